@@ -1,0 +1,42 @@
+import GEOS
+
+/// Shared shapes for the GEOS tests.
+enum Fixtures {
+    /// Square 0..10 with a 4..6 hole, plus square 20..30 × 0..10. Area 196.
+    static let multiPolygonWithHole = """
+    {"type":"MultiPolygon","coordinates":[
+      [[[0,0],[10,0],[10,10],[0,10],[0,0]],[[4,4],[6,4],[6,6],[4,6],[4,4]]],
+      [[[20,0],[30,0],[30,10],[20,10],[20,0]]]
+    ]}
+    """
+
+    /// Square 0..10. Area 100.
+    static let square = #"{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,10],[0,0]]]}"#
+
+    static func feature(_ geometry: String) -> String {
+        #"{"type":"Feature","properties":{"name":"zone"},"geometry":"# + geometry + "}"
+    }
+
+    static func collection(_ features: [String]) -> String {
+        #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
+    }
+
+    static func polygon(_ ring: String) -> String {
+        #"{"type":"Polygon","coordinates":["# + ring + "]}"
+    }
+}
+
+/// Expected category of a `GEOSError`.
+enum ExpectedKind: String, Sendable {
+    case parse, invalid, unsupported, failed
+
+    func matches(_ kind: GEOSError.Kind) -> Bool {
+        switch (self, kind) {
+        case (.parse, .parse), (.invalid, .invalidGeometry), (.unsupported, .unsupportedGeometry),
+             (.failed, .operationFailed):
+            return true
+        default:
+            return false
+        }
+    }
+}
