@@ -1,0 +1,45 @@
+import Postgres
+
+/// A failure of the store, in terms the protocol can answer with.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// The database cannot be reached or the connection broke; retrying later may work.
+    case unavailable(String)
+    /// A uniqueness rule was broken (the constraint's name).
+    case conflict(constraint: String?)
+    /// A migration could not be applied.
+    case migration(String)
+    /// Anything else: a bug or an unexpected database state.
+    case unexpected(String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let message): return "database unavailable: \(message)"
+        case .conflict(let constraint): return "conflict on \(constraint ?? "a unique constraint")"
+        case .migration(let message): return "migration failed: \(message)"
+        case .unexpected(let message): return message
+        }
+    }
+
+    /// Classifies a client error.
+    public init(_ error: PostgresError) {
+        switch error.code {
+        case .connectionFailure, .poolClosed: self = .unavailable(error.message)
+        case .uniqueViolation: self = .conflict(constraint: error.constraint)
+        default: self = .unexpected(error.description)
+        }
+    }
+}
+
+/// Runs `body`, turning database client errors into ``StoreError``.
+@discardableResult
+func mappingErrors<T>(_ body: () async throws -> T) async throws(StoreError) -> T {
+    do {
+        return try await body()
+    } catch let error as StoreError {
+        throw error
+    } catch let error as PostgresError {
+        throw StoreError(error)
+    } catch {
+        throw .unexpected(String(describing: error))
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Postgres
+
+/// The real PostgreSQL the tests run against, named by `SCAVENGER_TEST_DATABASE_URL`
+/// (`scripts/test.sh` starts a cluster and sets it). Tests fail, never skip, without it.
+public enum TestDatabase {
+    /// The connection string, or a failure that says how to get one.
+    public static func url() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["SCAVENGER_TEST_DATABASE_URL"] ?? environment["DATABASE_URL"], !url.isEmpty else {
+            throw MissingDatabase()
+        }
+        return url
+    }
+
+    public struct MissingDatabase: Error, CustomStringConvertible {
+        public var description: String {
+            "SCAVENGER_TEST_DATABASE_URL is not set: run the tests with scripts/test.sh, which starts PostgreSQL"
+        }
+    }
+
+    /// A configuration whose sessions use a fresh, empty schema of their own, so that tests
+    /// running in parallel never see each other's tables.
+    public static func isolatedConfiguration(prefix: String = "test") throws -> PostgresConfiguration {
+        let url = try url()
+        let schema = "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
+        let setup = try PostgresConnection.connect(PostgresConfiguration(connectionString: url))
+        try setup.query(SQL("CREATE SCHEMA \(schema)"))
+        return PostgresConfiguration(connectionString: url, options: "-c search_path=\(schema)")
+    }
+
+    /// A pool on a fresh schema.
+    public static func isolatedPool(maxConnections: Int = 4) throws -> PostgresPool {
+        PostgresPool(configuration: try isolatedConfiguration(), maxConnections: maxConnections)
+    }
+
+    /// The project's `db/` directory.
+    public static var migrationsDirectory: URL {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("db")
+    }
+}
