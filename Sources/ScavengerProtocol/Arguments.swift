@@ -1,0 +1,89 @@
+/// The arguments of one command (the tokens after its name), read in order with typed accessors
+/// that turn bad values into `BAD_ARGUMENT` errors naming the argument.
+public struct Arguments: Sendable {
+    public let command: String
+    private let tokens: [Token]
+    private var position = 0
+
+    public init(command: String, tokens: [Token]) {
+        self.command = command
+        self.tokens = tokens
+    }
+
+    /// Whether every argument has been read.
+    public var isAtEnd: Bool { position >= tokens.count }
+
+    /// The next token, if any, without consuming it.
+    public func peek() -> Token? { isAtEnd ? nil : tokens[position] }
+
+    /// The next token, if any.
+    public mutating func next() -> Token? {
+        guard !isAtEnd else { return nil }
+        defer { position += 1 }
+        return tokens[position]
+    }
+
+    /// The next token; a missing one is a wrong number of arguments.
+    public mutating func required(_ name: String) throws(CommandError) -> Token {
+        guard let token = next() else { throw .badArgument("missing \(name) for \(command)") }
+        return token
+    }
+
+    /// Fails when tokens are left over.
+    public func finish() throws(CommandError) {
+        if let extra = peek() {
+            throw .badArgument("unexpected argument \(Reply.echo(extra.text)) for \(command)")
+        }
+    }
+
+    /// A number in the contract's grammar.
+    public static func number(_ token: Token, _ name: String) throws(CommandError) -> Double {
+        guard let value = NumberGrammar.double(token.text) else {
+            throw .badArgument("\(name) must be a plain decimal number, got \(Reply.echo(token.text))")
+        }
+        return value
+    }
+
+    /// A whole number within `range` (written in the number grammar, with no fractional part).
+    public static func integer(_ token: Token, _ name: String, in range: ClosedRange<Int>) throws(CommandError) -> Int {
+        let value = try number(token, name)
+        guard value == value.rounded(.towardZero), let whole = Int(exactly: value) else {
+            throw .badArgument("\(name) must be a whole number, got \(Reply.echo(token.text))")
+        }
+        guard range.contains(whole) else {
+            throw .badArgument("\(name) must be between \(range.lowerBound) and \(range.upperBound), got \(whole)")
+        }
+        return whole
+    }
+
+    /// A latitude in [-90, 90].
+    public static func latitude(_ token: Token) throws(CommandError) -> Double {
+        let value = try number(token, "latitude")
+        guard (-90 ... 90).contains(value) else { throw .badArgument("latitude must be within [-90, 90]") }
+        return value
+    }
+
+    /// A longitude in [-180, 180].
+    public static func longitude(_ token: Token) throws(CommandError) -> Double {
+        let value = try number(token, "longitude")
+        guard (-180 ... 180).contains(value) else { throw .badArgument("longitude must be within [-180, 180]") }
+        return value
+    }
+
+    /// Reads trailing `KEYWORD value` pairs; keywords are case-insensitive, each allowed once.
+    /// Returns the values by upper-cased keyword.
+    public mutating func options(_ allowed: Set<String>) throws(CommandError) -> [String: Token] {
+        var found: [String: Token] = [:]
+        while let keyword = next() {
+            let key = keyword.text.uppercased()
+            guard allowed.contains(key) else {
+                let list = allowed.sorted().joined(separator: ", ")
+                throw .badArgument("unknown option \(Reply.echo(keyword.text)) for \(command) (expected \(list))")
+            }
+            guard found[key] == nil else { throw .badArgument("option \(key) given twice") }
+            guard let value = next() else { throw .badArgument("option \(key) needs a value") }
+            found[key] = value
+        }
+        return found
+    }
+}

@@ -1,0 +1,138 @@
+import Logging
+import ScavengerCore
+import ScavengerStore
+
+/// What a command's handler can reach.
+public struct CommandContext: Sendable {
+    public var session: Session
+    public var services: Services
+    public var logger: Logger
+
+    public init(session: Session, services: Services, logger: Logger) {
+        self.session = session
+        self.services = services
+        self.logger = logger
+    }
+}
+
+/// What a command produced: its reply, and whether the connection ends after it.
+public struct CommandOutcome: Sendable, Equatable {
+    public var reply: Reply
+    public var closesConnection: Bool
+
+    public init(_ reply: Reply, closesConnection: Bool = false) {
+        self.reply = reply
+        self.closesConnection = closesConnection
+    }
+}
+
+/// One row of the command table: name, arity, syntax and summary (for `HELP` and the README),
+/// a pure parser from arguments to a typed request, and the handler that executes it.
+public struct CommandSpec: Sendable {
+    /// Upper-case command name.
+    public let name: String
+    /// How many arguments (tokens after the name) it takes.
+    public let arity: ClosedRange<Int>
+    /// e.g. `NEARBY lat lon radius_m [LIMIT n]`.
+    public let syntax: String
+    public let summary: String
+    let run: @Sendable (inout Arguments, CommandContext) async throws -> CommandOutcome
+
+    /// - Parameters:
+    ///   - parse: turns the arguments into a request; pure, so it can be tested alone.
+    ///   - execute: carries the request out.
+    public init<Request: Sendable>(
+        _ name: String,
+        arity: ClosedRange<Int>,
+        syntax: String,
+        summary: String,
+        parse: @escaping @Sendable (inout Arguments) throws(CommandError) -> Request,
+        execute: @escaping @Sendable (Request, CommandContext) async throws -> CommandOutcome
+    ) {
+        self.name = name.uppercased()
+        self.arity = arity
+        self.syntax = syntax
+        self.summary = summary
+        self.run = { arguments, context in
+            let request = try parse(&arguments)
+            try arguments.finish()
+            return try await execute(request, context)
+        }
+    }
+
+    /// The `HELP` entry.
+    public var help: JSON {
+        ["command": .string(name), "syntax": .string(syntax), "summary": .string(summary)]
+    }
+}
+
+/// The command table: dispatch, arity errors, `HELP` and the README's reference all come from it.
+public struct CommandTable: Sendable {
+    /// Rows in the order `HELP` lists them.
+    public let commands: [CommandSpec]
+    private let byName: [String: CommandSpec]
+
+    public init(_ commands: [CommandSpec]) {
+        self.commands = commands
+        self.byName = Dictionary(commands.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The row for a name, case-insensitively.
+    public func command(named name: String) -> CommandSpec? {
+        byName[name.uppercased()]
+    }
+
+    /// Executes one request line (without its line ending). A blank line gets no reply (nil).
+    /// Never throws: every failure becomes an `ERR` reply.
+    public func execute(line: String, context: CommandContext) async -> CommandOutcome? {
+        let tokens: [Token]
+        do {
+            tokens = try Tokenizer.tokenize(line)
+        } catch {
+            return CommandOutcome(Reply(error))
+        }
+        guard let first = tokens.first else { return nil }
+        guard let spec = command(named: first.text) else {
+            return CommandOutcome(.error(.unknownCommand, "unknown command \(Reply.echo(first.text)); HELP lists the commands"))
+        }
+        let argumentCount = tokens.count - 1
+        guard spec.arity.contains(argumentCount) else {
+            return CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))
+        }
+        var arguments = Arguments(command: spec.name, tokens: Array(tokens.dropFirst()))
+        do {
+            return try await spec.run(&arguments, context)
+        } catch let error as CommandError {
+            return CommandOutcome(Reply(error))
+        } catch let error as StoreError {
+            return CommandOutcome(Self.reply(for: error, command: spec.name, logger: context.logger))
+        } catch {
+            context.logger.error("command failed", metadata: ["command": "\(spec.name)", "error": "\(error)"])
+            return CommandOutcome(.error(.internal, "internal error"))
+        }
+    }
+
+    static func reply(for error: StoreError, command: String, logger: Logger) -> Reply {
+        switch error {
+        case .unavailable(let message):
+            logger.warning("database unavailable", metadata: ["command": "\(command)", "error": "\(message)"])
+            return .error(.unavailable, "the database is unavailable; retry")
+        case .conflict:
+            return .error(.conflict, "already exists")
+        case .migration, .unexpected:
+            logger.error("command failed", metadata: ["command": "\(command)", "error": "\(error)"])
+            return .error(.internal, "internal error")
+        }
+    }
+
+    /// The command reference as a Markdown table, as the README shows it.
+    public var markdownReference: String {
+        var lines = ["| Command | Summary |", "| --- | --- |"]
+        for spec in commands {
+            let syntax = spec.syntax.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "\\|")
+            let summary = spec.summary.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "\\|")
+            lines.append("| `\(syntax)` | \(summary) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,92 @@
+/// The error codes of the contract; the raw value is what goes on the wire.
+public enum ErrorCode: String, Sendable, CaseIterable {
+    case badRequest = "BAD_REQUEST"
+    case unknownCommand = "UNKNOWN_COMMAND"
+    case badArgument = "BAD_ARGUMENT"
+    case unauthorized = "UNAUTHORIZED"
+    case forbidden = "FORBIDDEN"
+    case banned = "BANNED"
+    case notFound = "NOT_FOUND"
+    case conflict = "CONFLICT"
+    case tooLarge = "TOO_LARGE"
+    case rateLimited = "RATE_LIMITED"
+    case lineTooLong = "LINE_TOO_LONG"
+    case unavailable = "UNAVAILABLE"
+    case `internal` = "INTERNAL"
+}
+
+/// A command failure that becomes `ERR <CODE> <message>`.
+public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue) \(message)" }
+
+    public static func badArgument(_ message: String) -> CommandError { CommandError(.badArgument, message) }
+    public static func badRequest(_ message: String) -> CommandError { CommandError(.badRequest, message) }
+}
+
+/// One reply line.
+public enum Reply: Sendable, Equatable {
+    case ok(JSON)
+    case error(ErrorCode, String)
+
+    public init(_ error: CommandError) {
+        self = .error(error.code, error.message)
+    }
+
+    /// Longest message text sent back; echoed input is cut to fit.
+    public static let maximumMessageLength = 200
+
+    /// The reply line, ending in `\n`.
+    public var line: String {
+        String(decoding: lineBytes, as: UTF8.self)
+    }
+
+    /// The reply line as bytes, ending in `\n`.
+    public var lineBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        encode(into: &bytes)
+        return bytes
+    }
+
+    /// Appends the reply line, ending in `\n`.
+    public func encode(into bytes: inout [UInt8]) {
+        switch self {
+        case .ok(let value):
+            bytes.append(contentsOf: "OK ".utf8)
+            value.encode(into: &bytes)
+        case .error(let code, let message):
+            bytes.append(contentsOf: "ERR ".utf8)
+            bytes.append(contentsOf: code.rawValue.utf8)
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: Reply.sanitize(message).utf8)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// One line of printable text: control characters become spaces, and long text is cut.
+    static func sanitize(_ message: String) -> String {
+        var text = String(message.unicodeScalars.map { scalar -> Character in
+            scalar.value < 0x20 || scalar.value == 0x7F ? " " : Character(scalar)
+        })
+        if text.count > maximumMessageLength {
+            text = String(text.prefix(maximumMessageLength - 1)) + "…"
+        }
+        return text.isEmpty ? "error" : text
+    }
+
+    /// Quotes a piece of client input for an error message, cut short and on one line.
+    public static func echo(_ input: String, limit: Int = 40) -> String {
+        let cleaned = String(input.unicodeScalars.map { scalar -> Character in
+            scalar.value < 0x20 || scalar.value == 0x7F ? " " : Character(scalar)
+        })
+        let cut = cleaned.count > limit ? String(cleaned.prefix(limit)) + "…" : cleaned
+        return "'" + cut + "'"
+    }
+}

@@ -1,0 +1,162 @@
+/// One token of a request line.
+public struct Token: Sendable, Equatable, CustomStringConvertible {
+    /// The token's text; for a quoted token, the decoded string.
+    public var text: String
+    /// Whether it was written as a JSON string literal.
+    public var quoted: Bool
+
+    public init(_ text: String, quoted: Bool = false) {
+        self.text = text
+        self.quoted = quoted
+    }
+
+    public var description: String { quoted ? JSON.string(text).encoded : text }
+}
+
+/// Splits a request line into tokens: runs of characters separated by spaces or tabs, or JSON
+/// string literals (RFC 8259 escapes, `\uXXXX` and surrogate pairs included).
+public enum Tokenizer {
+    /// The tokens of `line` (without its line ending); `BAD_REQUEST` for a malformed quoted token.
+    public static func tokenize(_ line: String) throws(CommandError) -> [Token] {
+        var tokens: [Token] = []
+        let bytes = Array(line.utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "\"") {
+                let (text, end) = try readQuoted(bytes, from: index)
+                tokens.append(Token(text, quoted: true))
+                index = end
+                if index < bytes.count, bytes[index] != UInt8(ascii: " "), bytes[index] != UInt8(ascii: "\t") {
+                    throw .badRequest("a quoted token must be followed by a space or the end of the line")
+                }
+                continue
+            }
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: " "), bytes[index] != UInt8(ascii: "\t") {
+                index += 1
+            }
+            tokens.append(Token(String(decoding: bytes[start ..< index], as: UTF8.self)))
+        }
+        return tokens
+    }
+
+    /// Reads the JSON string literal starting at `start` (a `"`); returns its text and the index after it.
+    static func readQuoted(_ bytes: [UInt8], from start: Int) throws(CommandError) -> (String, Int) {
+        var output: [UInt8] = []
+        var index = start + 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                return (String(decoding: output, as: UTF8.self), index + 1)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { break }
+                switch bytes[index] {
+                case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "/"): output.append(UInt8(ascii: "/"))
+                case UInt8(ascii: "b"): output.append(0x08)
+                case UInt8(ascii: "f"): output.append(0x0C)
+                case UInt8(ascii: "n"): output.append(0x0A)
+                case UInt8(ascii: "r"): output.append(0x0D)
+                case UInt8(ascii: "t"): output.append(0x09)
+                case UInt8(ascii: "u"):
+                    let (scalar, next) = try readUnicodeEscape(bytes, at: index + 1)
+                    output.append(contentsOf: Array(String(Character(scalar)).utf8))
+                    index = next
+                    continue
+                default:
+                    throw .badRequest("invalid escape in a quoted token")
+                }
+                index += 1
+            case 0 ..< 0x20:
+                throw .badRequest("a control character must be escaped in a quoted token")
+            default:
+                output.append(byte)
+                index += 1
+            }
+        }
+        throw .badRequest("unterminated quoted token")
+    }
+
+    /// Reads `XXXX` (and a following `\uXXXX` low surrogate when `XXXX` is a high one).
+    static func readUnicodeEscape(_ bytes: [UInt8], at index: Int) throws(CommandError) -> (Unicode.Scalar, Int) {
+        let first = try readHex4(bytes, at: index)
+        var next = index + 4
+        if (0xD800 ... 0xDBFF).contains(first) {
+            guard next + 1 < bytes.count, bytes[next] == UInt8(ascii: "\\"), bytes[next + 1] == UInt8(ascii: "u") else {
+                throw .badRequest("unpaired surrogate in a quoted token")
+            }
+            let second = try readHex4(bytes, at: next + 2)
+            guard (0xDC00 ... 0xDFFF).contains(second) else {
+                throw .badRequest("unpaired surrogate in a quoted token")
+            }
+            next += 6
+            let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            return (Unicode.Scalar(value)!, next)
+        }
+        guard let scalar = Unicode.Scalar(first) else {
+            throw .badRequest("unpaired surrogate in a quoted token")
+        }
+        return (scalar, next)
+    }
+
+    static func readHex4(_ bytes: [UInt8], at index: Int) throws(CommandError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw .badRequest("invalid \\u escape in a quoted token") }
+        var value: UInt32 = 0
+        for byte in bytes[index ..< index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A") ... UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw .badRequest("invalid \\u escape in a quoted token")
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+}
+
+/// The contract's number grammar: `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`, and nothing else
+/// (no `nan`, `inf`, hex, `+1`, `1.`, `.5` or empty).
+public enum NumberGrammar {
+    /// Whether `text` is a number in the grammar.
+    public static func matches(_ text: String) -> Bool {
+        var iterator = text.utf8.makeIterator()
+        var current = iterator.next()
+        func isDigit(_ byte: UInt8?) -> Bool {
+            guard let byte else { return false }
+            return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+        }
+        func digits() -> Bool {
+            guard isDigit(current) else { return false }
+            while isDigit(current) { current = iterator.next() }
+            return true
+        }
+        if current == UInt8(ascii: "-") { current = iterator.next() }
+        guard digits() else { return false }
+        if current == UInt8(ascii: ".") {
+            current = iterator.next()
+            guard digits() else { return false }
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            current = iterator.next()
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { current = iterator.next() }
+            guard digits() else { return false }
+        }
+        return current == nil
+    }
+
+    /// The value of a number in the grammar, or nil (also for values too large to be finite).
+    public static func double(_ text: String) -> Double? {
+        guard matches(text), let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+}

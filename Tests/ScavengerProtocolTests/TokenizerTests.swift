@@ -1,0 +1,128 @@
+import Testing
+@testable import ScavengerProtocol
+
+@Suite("Tokenizer")
+struct TokenizerTests {
+    @Test("splits on spaces and tabs", arguments: [
+        ("PING", ["PING"]),
+        ("  PING  ", ["PING"]),
+        ("GET\tabc", ["GET", "abc"]),
+        ("POST 1 2 hello", ["POST", "1", "2", "hello"]),
+        ("a \t b\t\tc", ["a", "b", "c"]),
+        ("", []),
+        (" \t ", []),
+        ("x\"y", ["x\"y"]),
+    ])
+    func splits(line: String, expected: [String]) throws {
+        #expect(try Tokenizer.tokenize(line).map(\.text) == expected)
+    }
+
+    @Test("decodes JSON string literals", arguments: [
+        (#""hello world""#, "hello world"),
+        (#""""#, ""),
+        (#""a\"b""#, "a\"b"),
+        (#""back\\slash""#, "back\\slash"),
+        (#""line\nbreak\ttab\r""#, "line\nbreak\ttab\r"),
+        (#""\/\b\f""#, "/\u{08}\u{0C}"),
+        (#""\u00e9\u4e2d""#, "é中"),
+        (#""\ud83d\ude00""#, "😀"),
+        (#""raw 😀 é""#, "raw 😀 é"),
+        (#""POST 1 2 x""#, "POST 1 2 x"),
+    ])
+    func quoted(line: String, expected: String) throws {
+        let tokens = try Tokenizer.tokenize(line)
+        #expect(tokens == [Token(expected, quoted: true)])
+    }
+
+    @Test("mixes quoted and bare tokens")
+    func mixed() throws {
+        let tokens = try Tokenizer.tokenize(#"POST 52.5 13.4 "hi there" TTL 60"#)
+        #expect(tokens.map(\.text) == ["POST", "52.5", "13.4", "hi there", "TTL", "60"])
+        #expect(tokens.map(\.quoted) == [false, false, false, true, false, false])
+    }
+
+    @Test("rejects malformed quoted tokens", arguments: [
+        #""unterminated"#,
+        #""bad \x escape""#,
+        #""\u12""#,
+        #""\u12G4""#,
+        #""\ud83d alone""#,
+        #""\ude00""#,
+        #""\ud83d\u0041""#,
+        "\"raw\u{01}control\"",
+        #""glued"tail"#,
+        #""trailing backslash\"#,
+    ])
+    func rejects(line: String) {
+        #expect(throws: CommandError.self) { try Tokenizer.tokenize(line) }
+        do {
+            _ = try Tokenizer.tokenize(line)
+        } catch {
+            #expect(error.code == .badRequest)
+        }
+    }
+}
+
+@Suite("Number grammar")
+struct NumberGrammarTests {
+    @Test("accepts plain decimals", arguments: [
+        ("0", 0.0), ("-0", -0.0), ("12", 12), ("-12", -12), ("3.25", 3.25), ("-90.000", -90),
+        ("1e3", 1000), ("1E3", 1000), ("2.5e-3", 0.0025), ("1e+2", 100), ("007", 7),
+    ])
+    func accepts(text: String, value: Double) {
+        #expect(NumberGrammar.matches(text))
+        #expect(NumberGrammar.double(text) == value)
+    }
+
+    @Test("rejects everything else", arguments: [
+        "", "-", "+1", "1.", ".5", "-.5", "1e", "1e+", "e5", "nan", "NaN", "inf", "-inf", "Infinity",
+        "0x10", "0x1p3", "1,5", "1 ", " 1", "١٢", "1_000", "--1", "1.2.3", "1e5.5", "12a",
+    ])
+    func rejects(text: String) {
+        #expect(!NumberGrammar.matches(text))
+        #expect(NumberGrammar.double(text) == nil)
+    }
+
+    @Test("a number too large to be finite is rejected")
+    func overflow() {
+        #expect(NumberGrammar.matches("1e999"))
+        #expect(NumberGrammar.double("1e999") == nil)
+    }
+}
+
+@Suite("Arguments")
+struct ArgumentsTests {
+    @Test("latitude and longitude ranges", arguments: [
+        ("90", true), ("-90", true), ("90.0000001", false), ("-91", false), ("45.5", true),
+    ])
+    func latitude(text: String, valid: Bool) {
+        #expect(((try? Arguments.latitude(Token(text))) != nil) == valid)
+    }
+
+    @Test("longitude range", arguments: [("180", true), ("-180", true), ("180.5", false), ("-181", false)])
+    func longitude(text: String, valid: Bool) {
+        #expect(((try? Arguments.longitude(Token(text))) != nil) == valid)
+    }
+
+    @Test("whole numbers", arguments: [
+        ("60", 60 as Int?), ("1e2", 100), ("1.5", nil), ("0", nil), ("-5", nil), ("1e30", nil), ("abc", nil),
+    ])
+    func integer(text: String, expected: Int?) {
+        #expect((try? Arguments.integer(Token(text), "TTL", in: 1 ... 1_000_000)) == expected)
+    }
+
+    @Test("options: case-insensitive keywords, each once, known only")
+    func options() throws {
+        var arguments = Arguments(command: "NEARBY", tokens: [Token("limit"), Token("5"), Token("Kind"), Token("text")])
+        let options = try arguments.options(["LIMIT", "KIND", "CURSOR"])
+        #expect(options["LIMIT"]?.text == "5")
+        #expect(options["KIND"]?.text == "text")
+
+        var duplicate = Arguments(command: "X", tokens: [Token("LIMIT"), Token("1"), Token("limit"), Token("2")])
+        #expect(throws: CommandError.self) { try duplicate.options(["LIMIT"]) }
+        var unknown = Arguments(command: "X", tokens: [Token("COLOR"), Token("red")])
+        #expect(throws: CommandError.self) { try unknown.options(["LIMIT"]) }
+        var dangling = Arguments(command: "X", tokens: [Token("LIMIT")])
+        #expect(throws: CommandError.self) { try dangling.options(["LIMIT"]) }
+    }
+}
