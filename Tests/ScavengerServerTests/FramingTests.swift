@@ -1,0 +1,187 @@
+import Foundation
+import NIOCore
+import ScavengerProtocol
+import ScavengerServer
+import Testing
+
+@Suite("Framing and connection commands over TCP")
+struct FramingTests {
+    @Test("PING, HELLO, HELP, QUIT")
+    func connectionCommands() async throws {
+        try await withServer { address, _ in
+            let lines = try await transcript(address, "PING\nHELLO\nHELP PING\nQUIT\nPING\n")
+            #expect(lines == [
+                #"OK "PONG""#,
+                #"OK {"server":"scavengerd","version":"\#(Services.version)","protocol":1,"user":null}"#,
+                #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\"."}"#,
+                #"OK "BYE""#,
+            ])
+        }
+    }
+
+    @Test("QUIT closes the connection even when the client keeps it open")
+    func quitCloses() async throws {
+        try await withServer { address, _ in
+            try await withTimeout {
+                try await TestConnection.talk(address) { writer, reader in
+                    try await writer.send("QUIT\n")
+                    #expect(try await reader.next() == #"OK "BYE""#)
+                    #expect(try await reader.next() == nil)
+                }
+            }
+        }
+    }
+
+    @Test("blank lines get no reply; CRLF is accepted; case does not matter")
+    func blankAndCRLF() async throws {
+        try await withServer { address, _ in
+            let lines = try await transcript(address, "\n\r\n   \n\t\nping\r\nPiNg\n\r\n")
+            #expect(lines == [#"OK "PONG""#, #"OK "PONG""#])
+        }
+    }
+
+    @Test("invalid UTF-8 gets BAD_REQUEST and the connection goes on")
+    func invalidUTF8() async throws {
+        try await withServer { address, _ in
+            let lines = try await TestConnection.talk(address) { writer, reader in
+                try await writer.send(bytes: [0x50, 0x49, 0xFF, 0xFE, 0x0A] + Array("PING\n".utf8) + [0xC3, 0x28, 0x0A])
+                writer.finish()
+                return try await reader.rest()
+            }
+            #expect(lines.count == 3)
+            #expect(lines[0].hasPrefix("ERR BAD_REQUEST "))
+            #expect(lines[1] == #"OK "PONG""#)
+            #expect(lines[2].hasPrefix("ERR BAD_REQUEST "))
+        }
+    }
+
+    @Test("quoted tokens and errors come back on one line each")
+    func quotedTokens() async throws {
+        try await withServer { address, _ in
+            let lines = try await transcript(address, #"HELP "ping""# + "\n" + #"HELP "unterminated"# + "\nHELP \"\\u0000\"\nNOPE\u{7}\n")
+            #expect(lines.count == 4)
+            #expect(lines[0].hasPrefix("OK {\"command\":\"PING\""))
+            #expect(lines[1] == "ERR BAD_REQUEST unterminated quoted token")
+            #expect(lines[2].hasPrefix("ERR UNKNOWN_COMMAND "))
+            #expect(lines[3].hasPrefix("ERR UNKNOWN_COMMAND "))
+        }
+    }
+
+    @Test("1,000 pipelined commands are answered in order")
+    func pipelining() async throws {
+        try await withServer { address, _ in
+            let request = (0 ..< 1000).map { index in
+                index % 2 == 0 ? "PING\n" : "HELP \(index % 4 == 1 ? "ping" : "quit")\n"
+            }.joined()
+            let lines = try await withTimeout { try await transcript(address, request) }
+            #expect(lines.count == 1000)
+            for (index, line) in lines.enumerated() {
+                if index % 2 == 0 {
+                    #expect(line == #"OK "PONG""#)
+                } else {
+                    #expect(line.hasPrefix(#"OK {"command":"\#(index % 4 == 1 ? "PING" : "QUIT")""#))
+                }
+            }
+        }
+    }
+
+    @Test("a line at the limit is served; one byte more is LINE_TOO_LONG, then close")
+    func lineLimit() async throws {
+        let configuration = ServerConfiguration(limits: ProtocolLimits(maxLineBytes: 1024))
+        try await withServer(configuration) { address, _ in
+            let atLimit = "HELP " + String(repeating: "x", count: 1024 - 5)
+            let fits = try await transcript(address, atLimit + "\r\nPING\n")
+            #expect(fits.count == 2)
+            #expect(fits[0].hasPrefix("ERR UNKNOWN_COMMAND "))
+            #expect(fits[1] == #"OK "PONG""#)
+
+            let over = try await transcript(address, "PING\n" + atLimit + "x\nPING\n")
+            #expect(over.count == 2)
+            #expect(over[0] == #"OK "PONG""#)
+            #expect(over[1].hasPrefix("ERR LINE_TOO_LONG "))
+        }
+    }
+
+    @Test("a 100 MiB line gets LINE_TOO_LONG while other connections keep working")
+    func hugeLine() async throws {
+        try await withServer { address, _ in
+            try await withTimeout(120) {
+                let reply = try await TestConnection.talk(address) { writer, reader -> String? in
+                    let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
+                    // The server stops reading once it has answered; writes may then fail.
+                    do {
+                        for _ in 0 ..< 100 { try await writer.send(bytes: chunk) }
+                        try await writer.send("\n")
+                    } catch {}
+                    return try await reader.next()
+                }
+                #expect(reply?.hasPrefix("ERR LINE_TOO_LONG ") == true)
+                #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+            }
+        }
+    }
+
+    @Test("a client that sends half a line and waits does not hold up others")
+    func halfLine() async throws {
+        try await withServer { address, _ in
+            try await withTimeout {
+                try await TestConnection.talk(address) { slow, slowReader in
+                    try await slow.send("PI")
+                    #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+                    try await slow.send("NG\n")
+                    #expect(try await slowReader.next() == #"OK "PONG""#)
+                }
+            }
+        }
+    }
+
+    @Test("binary garbage gets an error per line and hurts nobody")
+    func garbage() async throws {
+        try await withServer { address, _ in
+            var generator = SystemRandomNumberGenerator()
+            let garbage = (0 ..< 64 * 1024).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+            let lines = try await withTimeout {
+                try await TestConnection.talk(address) { writer, reader in
+                    try await writer.send(bytes: garbage + Array("\nPING\n".utf8))
+                    writer.finish()
+                    return try await reader.rest()
+                }
+            }
+            #expect(lines.last == #"OK "PONG""#)
+            for line in lines.dropLast() {
+                #expect(line.hasPrefix("ERR ") || line.hasPrefix("OK "), "\(line.prefix(60))")
+            }
+            #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+        }
+    }
+
+    @Test("connections over the limit are refused with UNAVAILABLE")
+    func connectionLimit() async throws {
+        let configuration = ServerConfiguration(maxConnections: 2)
+        try await withServer(configuration) { address, _ in
+            try await withTimeout {
+                try await TestConnection.talk(address) { _, first in
+                    try await TestConnection.talk(address) { second, secondReader in
+                        try await second.send("PING\n")
+                        #expect(try await secondReader.next() == #"OK "PONG""#)
+                        let refused = try await transcript(address, "PING\n")
+                        #expect(refused.count == 1)
+                        #expect(refused.first?.hasPrefix("ERR UNAVAILABLE ") == true)
+                    }
+                    _ = first
+                }
+            }
+        }
+    }
+
+    @Test("an idle connection is closed after the idle timeout")
+    func idleTimeout() async throws {
+        let configuration = ServerConfiguration(idleTimeoutSeconds: 1)
+        try await withServer(configuration) { address, _ in
+            try await withTimeout(20) {
+                let line = try await TestConnection.talk(address) { _, reader in try await reader.next() }
+                #expect(line == nil)
+            }
+        }
+    }
+}

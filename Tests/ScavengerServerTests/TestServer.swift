@@ -1,0 +1,134 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ScavengerProtocol
+import ScavengerServer
+import ServiceLifecycle
+import Testing
+
+/// Runs a real server on an ephemeral port for the duration of `body`, then shuts it down
+/// gracefully and waits until it has stopped.
+func withServer(
+    _ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
+    services: Services = Services(database: nil),
+    table: CommandTable = .standard,
+    _ body: (SocketAddress, ServiceGroup) async throws -> Void
+) async throws {
+    var configuration = configuration
+    configuration.port = 0
+    var logger = Logger(label: "test-server")
+    logger.logLevel = .warning
+    let server = ScavengerServer(configuration: configuration, services: services, table: table, logger: logger)
+    let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        let address = try await server.listeningAddress
+        do {
+            try await body(address, group)
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+    }
+}
+
+/// Fails the test instead of hanging when `body` takes longer than `seconds`.
+func withTimeout<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimedOut(seconds: seconds)
+        }
+        let value = try await group.next()!
+        group.cancelAll()
+        return value
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "timed out after \(seconds) s" }
+}
+
+/// A raw TCP client: sends bytes, reads reply lines.
+struct TestConnection {
+    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    static func open(_ address: SocketAddress) async throws -> TestConnection {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connect(to: address) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                        wrappingChannelSynchronously: channel,
+                        configuration: .init(isOutboundHalfClosureEnabled: true))
+                }
+            }
+        return TestConnection(channel: channel)
+    }
+
+    /// Runs a conversation: `body` gets a writer and a line reader; the connection closes after.
+    static func talk<T: Sendable>(
+        _ address: SocketAddress, _ body: (Writer, inout LineReader) async throws -> T
+    ) async throws -> T {
+        let connection = try await open(address)
+        return try await connection.channel.executeThenClose { inbound, outbound in
+            var reader = LineReader(iterator: inbound.makeAsyncIterator())
+            return try await body(Writer(outbound: outbound), &reader)
+        }
+    }
+
+    struct Writer {
+        let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+
+        func send(_ text: String) async throws {
+            try await outbound.write(ByteBuffer(string: text))
+        }
+
+        func send(bytes: [UInt8]) async throws {
+            try await outbound.write(ByteBuffer(bytes: bytes))
+        }
+
+        /// Half-closes: the server sees end of input.
+        func finish() {
+            outbound.finish()
+        }
+    }
+
+    struct LineReader {
+        var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+        var pending: [UInt8] = []
+
+        /// The next line without its `\n`, or nil once the server has closed.
+        mutating func next() async throws -> String? {
+            while true {
+                if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    return line
+                }
+                guard let buffer = try await iterator.next() else { return nil }
+                pending.append(contentsOf: buffer.readableBytesView)
+            }
+        }
+
+        /// Reads lines until the server closes.
+        mutating func rest() async throws -> [String] {
+            var lines: [String] = []
+            while let line = try await next() { lines.append(line) }
+            return lines
+        }
+    }
+}
+
+/// Sends `request` on a fresh connection, half-closes, and returns every reply line.
+func transcript(_ address: SocketAddress, _ request: String) async throws -> [String] {
+    try await TestConnection.talk(address) { writer, reader in
+        try await writer.send(request)
+        writer.finish()
+        return try await reader.rest()
+    }
+}
