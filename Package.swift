@@ -51,13 +51,15 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        // Shared by the test targets: the real test database, isolated per test.
+        .target(name: "ScavengerTestSupport", dependencies: ["Postgres"], path: "Tests/ScavengerTestSupport"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "GEOSTests", dependencies: ["GEOS"]),
         .testTarget(name: "Base64Tests", dependencies: ["Base64"]),
         .testTarget(name: "ScavengerProtocolTests", dependencies: ["ScavengerProtocol"]),
-        .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres"]),
+        .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
-            "ScavengerServer",
+            "ScavengerServer", "ScavengerTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

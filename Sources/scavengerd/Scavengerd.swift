@@ -1,1 +1,142 @@
-print("scavengerd")
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import ScavengerProtocol
+import ScavengerServer
+import ScavengerStore
+import ServiceLifecycle
+
+@main
+struct Scavengerd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scavengerd",
+        abstract: "The Scavenger daemon: pins on a map, their chat, and its moderation, over a line protocol.",
+        version: Services.version,
+        subcommands: [Serve.self, Migrate.self, Commands.self]
+    )
+}
+
+/// Options every subcommand that talks to the database shares.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: "libpq connection string or URI (default: $DATABASE_URL).")
+    var databaseURL: String?
+
+    func configuration() throws -> PostgresConfiguration {
+        guard let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
+            throw CLIError("no database: pass --database-url or set DATABASE_URL")
+        }
+        return PostgresConfiguration(connectionString: url)
+    }
+}
+
+/// A one-line failure for stderr.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a subcommand body; any failure becomes one line on stderr and exit status 1.
+func reportingFailure(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        let message = String(describing: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+        FileHandle.standardError.write(Data("scavengerd: \(message)\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the daemon until SIGTERM or SIGINT.")
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on (0 picks a free one).") var port = 7467
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "Longest request line in bytes.") var maxLineBytes = 8 * 1024 * 1024
+    @Option(help: "Connections served at once.") var maxConnections = 1024
+    @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
+    @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func validate() throws {
+        guard (0 ... 65535).contains(port) else { throw ValidationError("--port must be within 0…65535") }
+        guard maxLineBytes >= 1024 else { throw ValidationError("--max-line-bytes must be at least 1024") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must be 0 or more") }
+        guard (1 ... 256).contains(databaseConnections) else {
+            throw ValidationError("--database-connections must be within 1…256")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+    }
+
+    func run() async throws {
+        try await reportingFailure {
+            let level = Logger.Level(rawValue: logLevel) ?? .info
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "scavengerd")
+            let pool = PostgresPool(configuration: try database.configuration(), maxConnections: databaseConnections)
+            let store = Database(pool: pool)
+            do {
+                try await store.ping()
+            } catch {
+                logger.warning("database not reachable at start; commands will answer UNAVAILABLE until it is",
+                               metadata: ["error": "\(error)"])
+            }
+            let limits = ProtocolLimits(maxLineBytes: maxLineBytes)
+            let server = ScavengerServer(
+                configuration: ServerConfiguration(
+                    host: host, port: port, maxConnections: maxConnections, idleTimeoutSeconds: idleTimeout,
+                    limits: limits),
+                services: Services(database: store, limits: limits),
+                logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: server)],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            try await group.run()
+            await pool.shutdown()
+        }
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply the SQL migrations in db/ that have not been applied; idempotent.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "Directory of NNNN_name.sql files (default: ./db, or db/ beside the executable's checkout).")
+    var migrations: String?
+
+    func run() async throws {
+        try await reportingFailure {
+            guard let directory = migrations.map({ URL(fileURLWithPath: $0) }) ?? Migrator.defaultDirectory() else {
+                throw CLIError("no migrations directory found: pass --migrations DIR")
+            }
+            let migrator = try Migrator(directory: directory)
+            let pool = PostgresPool(configuration: try database.configuration(), maxConnections: 1)
+            defer { Task { await pool.shutdown() } }
+            let outcome = try await migrator.migrate(pool)
+            for version in outcome.applied {
+                let name = migrator.migrations.first { $0.version == version }?.name ?? ""
+                print(String(format: "applied %04d_%@", version, name))
+            }
+            print("database is up to date: \(migrator.migrations.count) migrations, \(outcome.applied.count) applied now")
+        }
+    }
+}
+
+struct Commands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the protocol's command reference as a Markdown table (the README's is generated from it).")
+
+    func run() async throws {
+        print(CommandTable.standard.markdownReference, terminator: "")
+    }
+}

@@ -1,0 +1,256 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/run.sh, scripts/test.sh and scripts/db.sh.
+# Source it after `cd`-ing to the project root; it does not change any shell option.
+#
+# Local PostgreSQL cluster (used when DATABASE_URL is not set):
+#   .data/postgres/data     data directory (initdb -U postgres -E UTF8 --locale=C --auth=trust)
+#   .data/postgres/socket   unix socket directory (-k)
+#   .data/postgres/log      server log (pg_ctl -l)
+#   .data/postgres/port     TCP port the cluster was last started on
+# The cluster listens on 127.0.0.1 and its socket directory only, on a free port of its own
+# (never assumed to be 5432). Superuser `postgres`, no password (trust, local connections only).
+# As root, initdb/pg_ctl run as the `postgres` OS user, who owns .data/postgres; if that user
+# cannot reach the project directory, the cluster lives in /tmp/scavenger-pg-<hash> instead.
+
+PROJECT_ROOT=${PROJECT_ROOT:-$(pwd -P)}
+
+# Debian packages the build, the daemon and the tests need.
+SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev postgresql postgresql-contrib netcat-openbsd pkg-config"
+
+# First port tried for a new cluster; the search walks upward from here.
+PG_FIRST_PORT=55432
+PG_PORT_SEARCH=1000
+
+log()  { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+# Run a command as root: directly when root, through sudo otherwise.
+as_root() {
+    if is_root; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root to run '$*': run this script as root or install sudo"
+    fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Packages and toolchain
+# ---------------------------------------------------------------------------------------------
+
+package_installed() {
+    [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == "install ok installed" ]]
+}
+
+ensure_packages() {
+    local pkg missing=()
+    for pkg in $SCAVENGER_PACKAGES; do
+        package_installed "$pkg" || missing+=("$pkg")
+    done
+    if ((${#missing[@]} > 0)); then
+        log "installing missing packages: ${missing[*]}"
+        as_root apt-get update
+        as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends "${missing[@]}"
+    fi
+}
+
+# The Swift toolchain is not a Debian package: it must be installed by hand.
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1 && [[ -x /opt/swift/usr/bin/swift ]]; then
+        export PATH="$PATH:/opt/swift/usr/bin"
+    fi
+    command -v swift >/dev/null 2>&1 \
+        || die "swift is not on PATH: install the Swift 6 toolchain by hand (e.g. under /opt/swift) and add its usr/bin to PATH"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Local PostgreSQL cluster
+# ---------------------------------------------------------------------------------------------
+
+# The newest installed server binaries, e.g. /usr/lib/postgresql/15/bin.
+pg_find_bin() {
+    local dir newest=""
+    newest=$(for dir in /usr/lib/postgresql/*/bin; do
+                 if [[ -x $dir/initdb ]]; then printf '%s\n' "$dir"; fi
+             done | sort -V | tail -n 1)
+    [[ -n $newest ]] || die "no PostgreSQL server found in /usr/lib/postgresql/*/bin (package postgresql)"
+    printf '%s\n' "$newest"
+}
+
+short_hash() { printf '%s' "$1" | sha256sum | cut -c1-12; }
+
+# Sets PG_BIN, PG_ROOT, PG_DATA, PG_SOCKET, PG_LOG and PG_PORT_FILE.
+pg_init_paths() {
+    PG_BIN=$(pg_find_bin)
+    PG_ROOT="$PROJECT_ROOT/.data/postgres"
+    if is_root && ! runuser -u postgres -- test -x "$PROJECT_ROOT" 2>/dev/null; then
+        PG_ROOT="/tmp/scavenger-pg-$(short_hash "$PROJECT_ROOT")"
+        log "the postgres user cannot reach $PROJECT_ROOT: keeping the cluster in $PG_ROOT"
+    fi
+    PG_DATA="$PG_ROOT/data"
+    PG_SOCKET="$PG_ROOT/socket"
+    PG_LOG="$PG_ROOT/log"
+    PG_PORT_FILE="$PG_ROOT/port"
+    # A unix socket path is limited to 107 bytes (".s.PGSQL.NNNNN" included).
+    if ((${#PG_SOCKET} > 85)); then
+        PG_SOCKET="/tmp/scavenger-pg-$(short_hash "$PROJECT_ROOT").socket"
+    fi
+    # pg_ctl passes -o through a shell: keep the quoting simple.
+    [[ $PG_ROOT$PG_SOCKET != *"'"* ]] || die "the cluster path must not contain a single quote: $PG_ROOT"
+}
+
+# Run a PostgreSQL server tool as the cluster owner: `postgres` when root (initdb and pg_ctl
+# refuse root), the current user otherwise. Runs from / so an unreachable cwd does not matter.
+pg_run() {
+    if is_root; then
+        (cd / && runuser -u postgres -- "$@")
+    else
+        "$@"
+    fi
+}
+
+# Create the cluster directories, owned by whoever runs the server.
+pg_prepare_dirs() {
+    mkdir -p "$PG_ROOT" "$PG_SOCKET"
+    if is_root; then
+        id postgres >/dev/null 2>&1 || die "no 'postgres' OS user (is the postgresql package installed?)"
+        if [[ $PG_ROOT == "$PROJECT_ROOT"/* ]]; then
+            chmod go+x "$PROJECT_ROOT/.data"   # let postgres traverse .data/ to reach its files
+        fi
+        chown postgres: "$PG_ROOT" "$PG_SOCKET"
+    fi
+    chmod 700 "$PG_ROOT" "$PG_SOCKET"
+}
+
+pg_cluster_initdb() {
+    [[ -f $PG_DATA/PG_VERSION ]] && return 0
+    log "creating a PostgreSQL cluster in $PG_DATA"
+    pg_run "$PG_BIN/initdb" -D "$PG_DATA" -U postgres -E UTF8 --locale=C \
+        --auth=trust >"$PG_ROOT/initdb.log" 2>&1 \
+        || { cat "$PG_ROOT/initdb.log" >&2; die "initdb failed"; }
+}
+
+pg_cluster_running() {
+    [[ -f $PG_DATA/PG_VERSION ]] && pg_run "$PG_BIN/pg_ctl" status -D "$PG_DATA" >/dev/null 2>&1
+}
+
+# True when nothing listens on TCP port $1.
+port_is_free() {
+    local port=$1
+    if command -v ss >/dev/null 2>&1; then
+        [[ -z $(ss -Hltn "sport = :$port") ]]
+    else
+        ! nc -z 127.0.0.1 "$port" 2>/dev/null
+    fi
+}
+
+# Print a free port: $1 if given and free, else the first free one from a starting point
+# derived from the project path (so parallel checkouts rarely race for the same port).
+pg_pick_port() {
+    local preferred=${1:-} port i
+    if [[ -n $preferred ]] && port_is_free "$preferred"; then
+        printf '%s\n' "$preferred"
+        return 0
+    fi
+    local offset=$((16#$(short_hash "$PROJECT_ROOT" | cut -c1-4) % PG_PORT_SEARCH))
+    for ((i = 0; i < PG_PORT_SEARCH; i++)); do
+        port=$((PG_FIRST_PORT + (offset + i) % PG_PORT_SEARCH))
+        if port_is_free "$port"; then
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    die "no free TCP port in $PG_FIRST_PORT..$((PG_FIRST_PORT + PG_PORT_SEARCH - 1))"
+}
+
+# Port of the running cluster: 4th line of postmaster.pid.
+pg_running_port() {
+    sed -n 4p "$PG_DATA/postmaster.pid"
+}
+
+# Start (or reuse) this checkout's cluster. Sets PG_PORT, and PG_STARTED_HERE=1 when this
+# call started the server (0 when it was already running).
+pg_cluster_start() {
+    pg_init_paths
+    PG_STARTED_HERE=0
+    if pg_cluster_running; then
+        PG_PORT=$(pg_running_port)
+        printf '%s\n' "$PG_PORT" >"$PG_PORT_FILE"
+        log "reusing the running PostgreSQL cluster in $PG_DATA (port $PG_PORT)"
+        return 0
+    fi
+    pg_prepare_dirs
+    pg_cluster_initdb
+    pg_check_version
+
+    local recorded="" attempt
+    [[ -f $PG_PORT_FILE ]] && recorded=$(<"$PG_PORT_FILE")
+    for attempt in 1 2 3; do
+        PG_PORT=$(pg_pick_port "$recorded")
+        log "starting PostgreSQL $(<"$PG_DATA/PG_VERSION") in $PG_DATA on 127.0.0.1:$PG_PORT (log: $PG_LOG)"
+        if pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" \
+                -o "-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200" >/dev/null; then
+            printf '%s\n' "$PG_PORT" >"$PG_PORT_FILE"
+            # shellcheck disable=SC2034  # read by the calling script
+            PG_STARTED_HERE=1
+            return 0
+        fi
+        # Someone may have taken the port between the check and the bind: try another one.
+        grep -qE 'could not bind|Address already in use' < <(tail -n 5 "$PG_LOG") || break
+        warn "port $PG_PORT was taken meanwhile (attempt $attempt), picking another one"
+        recorded=""
+    done
+    tail -n 20 "$PG_LOG" >&2 || true
+    die "could not start PostgreSQL (see $PG_LOG)"
+}
+
+# The data directory must match the server binaries' major version.
+pg_check_version() {
+    local data_version bin_version
+    data_version=$(<"$PG_DATA/PG_VERSION")
+    bin_version=$(basename "$(dirname "$PG_BIN")")
+    [[ $data_version == "$bin_version" ]] \
+        || die "$PG_DATA was created by PostgreSQL $data_version but the newest server is $bin_version: remove $PG_ROOT to recreate it"
+}
+
+pg_cluster_stop() {
+    pg_cluster_running || return 0
+    log "stopping the PostgreSQL cluster in $PG_DATA"
+    pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null
+}
+
+# psql as the superuser through this cluster's unix socket.
+pg_psql() {
+    PGOPTIONS="-c client_min_messages=warning" \
+        "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_SOCKET" -p "$PG_PORT" -U postgres "$@"
+}
+
+pg_database_exists() {
+    [[ $(pg_psql -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = '$1'") == 1 ]]
+}
+
+pg_create_database() {
+    pg_database_exists "$1" && return 0
+    log "creating database $1"
+    pg_psql -d postgres -c "CREATE DATABASE \"$1\""
+}
+
+pg_recreate_database() {
+    log "recreating database $1"
+    pg_psql -d postgres -c "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)"
+    pg_psql -d postgres -c "CREATE DATABASE \"$1\""
+}
+
+pg_database_url() {
+    printf 'postgresql://postgres@127.0.0.1:%s/%s\n' "$PG_PORT" "$1"
+}
+
+# Hide the password of a connection URI before printing it.
+redact_url() {
+    sed -E 's#(://[^:/@]*):[^@/]*@#\1:***@#' <<<"$1"
+}

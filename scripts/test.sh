@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Build and run the test suite (extra arguments go to `swift test`, e.g. --filter X).
+#
+# Database: when DATABASE_URL or SCAVENGER_TEST_DATABASE_URL is set, it is used as is
+# (SCAVENGER_TEST_DATABASE_URL defaults to DATABASE_URL) and no cluster is started.
+# Otherwise this checkout's local PostgreSQL cluster (.data/postgres, see scripts/lib.sh) is
+# started, or reused if already running, and the database `scavenger_test` is dropped and
+# created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
+# The exit code is swift test's.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PROJECT_ROOT=$(pwd -P)
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+stop_cluster_if_started_here() {
+    if [[ ${PG_STARTED_HERE:-0} == 1 ]]; then
+        pg_cluster_stop || warn "could not stop the PostgreSQL cluster in $PG_DATA"
+    fi
+}
+
+ensure_packages
+ensure_swift
+
+if [[ -n ${DATABASE_URL:-} || -n ${SCAVENGER_TEST_DATABASE_URL:-} ]]; then
+    export SCAVENGER_TEST_DATABASE_URL=${SCAVENGER_TEST_DATABASE_URL:-$DATABASE_URL}
+    log "test database (given): $(redact_url "$SCAVENGER_TEST_DATABASE_URL")"
+else
+    trap stop_cluster_if_started_here EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    pg_cluster_start
+    pg_recreate_database scavenger_test
+    SCAVENGER_TEST_DATABASE_URL=$(pg_database_url scavenger_test)
+    export SCAVENGER_TEST_DATABASE_URL
+    log "test database (local cluster): $SCAVENGER_TEST_DATABASE_URL"
+fi
+
+log "swift build --build-tests"
+swift build --build-tests
+
+log "swift test $*"
+status=0
+swift test "$@" || status=$?
+log "swift test exited with $status"
+exit "$status"
