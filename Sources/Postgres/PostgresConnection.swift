@@ -70,6 +70,9 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(handle)
             throw PostgresError(code: .connectionFailure, message: message)
         }
+        // libpq prints notices and warnings to stderr by default; errors reach callers as
+        // typed errors, so the rest is dropped here.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         return PostgresConnection(handle: handle)
     }
 
@@ -94,7 +97,7 @@ public final class PostgresConnection: @unchecked Sendable {
         guard sql.binds.count <= 65535 else {
             throw PostgresError(code: .client, message: "too many parameters (\(sql.binds.count))")
         }
-        let result = ResultHandle(execute(sql, binaryResults: binaryResults))
+        let result = ResultHandle(try execute(sql, binaryResults: binaryResults))
         return try result.rows(connection: handle)
     }
 
@@ -148,7 +151,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return try drainNotifications()
     }
 
-    private func execute(_ sql: SQL, binaryResults: Bool) -> OpaquePointer? {
+    private func execute(_ sql: SQL, binaryResults: Bool) throws(PostgresError) -> OpaquePointer? {
         let count = sql.binds.count
         if count == 0 {
             return PQexecParams(handle, sql.text, 0, nil, nil, nil, nil, binaryResults ? 1 : 0)
@@ -163,6 +166,11 @@ public final class PostgresConnection: @unchecked Sendable {
             case .null:
                 buffers.append(nil)
             case .text(let text):
+                // Text travels NUL-terminated, and PostgreSQL text cannot hold NUL: refuse it
+                // rather than let the value be cut short.
+                if text.utf8.contains(0) {
+                    throw PostgresError(code: .client, message: "text parameter $\(index + 1) contains a NUL character")
+                }
                 let bytes = Array(text.utf8CString)
                 lengths[index] = Int32(bytes.count - 1)
                 buffers.append(bytes)

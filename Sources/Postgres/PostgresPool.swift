@@ -65,6 +65,9 @@ public final class PostgresPool: Sendable {
         do {
             return try await leaseAndRun(body)
         } catch let error as PostgresError where retryOnConnectionFailure && error.code == .connectionFailure {
+            // Idle connections opened before the failure are likely dead too (a server restart
+            // breaks them all): drop them so the retry opens a fresh one.
+            discardIdleConnections()
             return try await leaseAndRun(body)
         }
     }
@@ -130,6 +133,17 @@ public final class PostgresPool: Sendable {
     private struct LeasedFailure: Error, @unchecked Sendable {
         let error: any Error
         let connection: PostgresConnection
+    }
+
+    /// Closes every idle connection; new ones are opened on demand.
+    public func discardIdleConnections() {
+        let idle = state.withLock { state in
+            let idle = state.idle
+            state.idle = []
+            state.open -= idle.count
+            return idle
+        }
+        _ = idle
     }
 
     private func acquire() async throws -> Lease {

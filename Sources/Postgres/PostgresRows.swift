@@ -4,7 +4,8 @@
 public struct PostgresRows: Sendable, RandomAccessCollection {
     /// Column names, in order.
     public let columns: [String]
-    /// Rows affected by an `INSERT`, `UPDATE` or `DELETE` (from `PQcmdTuples`), else 0.
+    /// Rows the command affected or returned (`PQcmdTuples`): inserted, updated or deleted rows,
+    /// or selected rows for a `SELECT`; 0 for commands that report none.
     public let affectedRows: Int
     let storage: [UInt8]
     /// Per cell: start offset in `storage` and length, or length -1 for null.

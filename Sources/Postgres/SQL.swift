@@ -132,6 +132,12 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
             text += "$\(binds.count)"
         }
 
+        /// Binds an optional value: nil becomes NULL.
+        public mutating func appendInterpolation<Value: PostgresBindable>(_ value: Value?) {
+            binds.append(value?.postgresValue ?? .null)
+            text += "$\(binds.count)"
+        }
+
         /// Inserts SQL text verbatim. Only for fragments written in code, never for input.
         public mutating func appendInterpolation(unescaped fragment: String) {
             text += fragment

@@ -44,7 +44,10 @@ public struct Migrator: Sendable {
         var migrations: [Migration] = []
         for file in names where file.hasSuffix(".sql") {
             let stem = file.dropLast(4)
-            guard let underscore = stem.firstIndex(of: "_"), let version = Int(stem[..<underscore]) else {
+            guard let underscore = stem.firstIndex(of: "_"), stem.index(after: underscore) < stem.endIndex,
+                  !stem[..<underscore].isEmpty, stem[..<underscore].allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let version = Int(stem[..<underscore])
+            else {
                 throw .migration("\(file) is not named NNNN_name.sql")
             }
             guard let sql = try? String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8) else {

@@ -25,7 +25,7 @@ public enum TestDatabase {
         let url = try url()
         let schema = "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
         let setup = try PostgresConnection.connect(PostgresConfiguration(connectionString: url))
-        try setup.query(SQL("CREATE SCHEMA \(schema)"))
+        try setup.query("CREATE SCHEMA \(unescaped: schema)")
         return PostgresConfiguration(connectionString: url, options: "-c search_path=\(schema)")
     }
 

@@ -1,0 +1,266 @@
+import Postgres
+import ScavengerTestSupport
+import Testing
+
+@Suite("PostgresPool", .timeLimit(.minutes(2)))
+struct PoolTests {
+    struct Abort: Error {}
+
+    /// A pool on a fresh schema whose sessions carry an application name of their own, so
+    /// that a test can find (and terminate) exactly its own backends.
+    static func namedPool(maxConnections: Int = 4) throws -> (PostgresPool, applicationName: String) {
+        var configuration = try TestDatabase.isolatedConfiguration()
+        configuration.applicationName = Fixture.unique("pgtest_pool")
+        return (PostgresPool(configuration: configuration, maxConnections: maxConnections), configuration.applicationName)
+    }
+
+    /// Terminates every backend with this application name from a separate session, waiting
+    /// until each is gone; returns how many there were.
+    @discardableResult
+    static func terminateBackends(applicationName: String) throws -> Int {
+        let admin = try PostgresConnection.connect(PostgresConfiguration(connectionString: try TestDatabase.url()))
+        let rows = try admin.query("""
+            SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+            WHERE application_name = \(applicationName) AND pid <> pg_backend_pid()
+            """)
+        for row in rows {
+            #expect(try row.bool(0) as Bool)
+        }
+        return rows.count
+    }
+
+    @Test func queriesRunAndConnectionsAreReused() async throws {
+        let pool = try TestDatabase.isolatedPool(maxConnections: 4)
+        let first = try await pool.withConnection { $0.backendPID }
+        let second = try await pool.withConnection { $0.backendPID }
+        #expect(first == second)
+        #expect(pool.statistics.open == 1)
+        #expect(pool.statistics.idle == 1)
+        let rows = try await pool.query("SELECT \(20)::int + \(22)::int AS answer")
+        #expect(try rows.first?.int("answer") as Int? == 42)
+        await pool.shutdown()
+    }
+
+    @Test func moreTasksThanConnectionsAllSucceed() async throws {
+        let maxConnections = 4
+        let pool = try TestDatabase.isolatedPool(maxConnections: maxConnections)
+        try await pool.query("CREATE TABLE hits (task int PRIMARY KEY, pid int NOT NULL)")
+        let results = try await withThrowingTaskGroup(of: (pid: Int, open: Int).self) { group in
+            for task in 0 ..< 50 {
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        let openDuring = pool.statistics.open
+                        try connection.query("SELECT pg_sleep(0.01)")
+                        try connection.query("INSERT INTO hits VALUES (\(task), pg_backend_pid())")
+                        return (connection.backendPID, max(openDuring, pool.statistics.open))
+                    }
+                }
+            }
+            var results: [(pid: Int, open: Int)] = []
+            for try await result in group {
+                results.append(result)
+                #expect(pool.statistics.open <= maxConnections)
+            }
+            return results
+        }
+        #expect(results.count == 50)
+        #expect(results.allSatisfy { $0.open >= 1 && $0.open <= maxConnections })
+        #expect(Set(results.map(\.pid)).count <= maxConnections)
+        let stored = try await pool.query("SELECT count(*), count(DISTINCT pid) FROM hits")
+        let row = try #require(stored.first)
+        #expect(try row.int(0) as Int == 50)
+        #expect((try row.int(1) as Int) <= maxConnections)
+        let statistics = pool.statistics
+        #expect(statistics.open <= maxConnections)
+        #expect(statistics.idle == statistics.open)
+        await pool.shutdown()
+    }
+
+    @Test func transactionCommitsOnReturn() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        try await pool.query("CREATE TABLE t (v text)")
+        let value = try await pool.transaction { connection in
+            try connection.query("INSERT INTO t VALUES (\("kept"))")
+            return "done"
+        }
+        #expect(value == "done")
+        let rows = try await pool.query("SELECT v FROM t")
+        #expect(try rows.map { try $0.string(0) as String } == ["kept"])
+        await pool.shutdown()
+    }
+
+    @Test func transactionRollsBackOnThrow() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        try await pool.query("CREATE TABLE t (v text)")
+        await #expect(throws: Abort.self) {
+            try await pool.transaction { connection in
+                try connection.query("INSERT INTO t VALUES (\("lost"))")
+                throw Abort()
+            }
+        }
+        #expect(try await pool.query("SELECT v FROM t").isEmpty)
+        // The connection went back clean and is reused.
+        #expect(pool.statistics.open == 1)
+        #expect(try await pool.withConnection { !$0.isInTransaction && $0.isHealthy })
+        await pool.shutdown()
+    }
+
+    @Test func aConnectionLeftInATransactionIsNotReused() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        let leaked = try await pool.withConnection { connection in
+            try connection.query("BEGIN")
+            return connection.backendPID
+        }
+        #expect(pool.statistics.open == 0)
+        let next = try await pool.withConnection { connection in
+            (connection.backendPID, connection.isInTransaction)
+        }
+        #expect(next.0 != leaked)
+        #expect(!next.1)
+        await pool.shutdown()
+    }
+
+    @Test func aBrokenConnectionIsDiscarded() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        let before = try await pool.withConnection { $0.backendPID }
+        let error = await #expect(throws: PostgresError.self) {
+            try await pool.withConnection { connection in
+                try connection.query("SELECT pg_terminate_backend(pg_backend_pid())")
+            }
+        }
+        #expect(error?.code == .connectionFailure)
+        #expect(pool.statistics.open == 0)
+        #expect(pool.statistics.idle == 0)
+        let after = try await pool.withConnection { $0.backendPID }
+        #expect(after != before)
+        #expect(try await pool.query("SELECT 1").count == 1)
+        await pool.shutdown()
+    }
+
+    @Test func idempotentQueryIsRetriedOnceAfterTheConnectionBroke() async throws {
+        let (pool, applicationName) = try Self.namedPool()
+        try await pool.query("CREATE TABLE t (v int)")
+        #expect(pool.statistics.idle == 1)
+        #expect(try Self.terminateBackends(applicationName: applicationName) == 1)
+        // The idle connection is dead, the pool does not know yet: the read is retried.
+        let rows = try await pool.query("SELECT count(*) FROM t", idempotent: true)
+        #expect(try rows.first?.int(0) as Int? == 0)
+        #expect(pool.statistics.open == 1)
+        await pool.shutdown()
+    }
+
+    @Test func nonIdempotentQueryIsNotRetried() async throws {
+        let (pool, applicationName) = try Self.namedPool()
+        try await pool.query("CREATE TABLE t (v int)")
+        #expect(try Self.terminateBackends(applicationName: applicationName) == 1)
+        let error = await #expect(throws: PostgresError.self) {
+            try await pool.query("INSERT INTO t VALUES (1)", idempotent: false)
+        }
+        #expect(error?.code == .connectionFailure)
+        #expect(pool.statistics.open == 0)
+        // Nothing was written, and the pool recovers on the next call.
+        let rows = try await pool.query("SELECT count(*) FROM t", idempotent: false)
+        #expect(try rows.first?.int(0) as Int? == 0)
+        await pool.shutdown()
+    }
+
+    @Test func retryAfterEveryIdleConnectionBroke() async throws {
+        // What a PostgreSQL restart looks like: every idle connection in the pool is dead.
+        let (pool, applicationName) = try Self.namedPool(maxConnections: 4)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0 ..< 4 {
+                group.addTask {
+                    // Hold each connection until all four are open.
+                    try await pool.withConnection { connection in
+                        let deadline = ContinuousClock.now + .seconds(20)
+                        while pool.statistics.open < 4, ContinuousClock.now < deadline {
+                            try connection.query("SELECT pg_sleep(0.02)")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(pool.statistics.idle == 4)
+        #expect(try Self.terminateBackends(applicationName: applicationName) == 4)
+        // The documented contract: a read "is run once more on a fresh connection".
+        let rows = try await pool.query("SELECT 1", idempotent: true)
+        #expect(rows.count == 1)
+        await pool.shutdown()
+    }
+
+    @Test func shutdownMakesLaterCallsFail() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        try await pool.query("SELECT 1")
+        await pool.shutdown()
+        #expect(pool.statistics.open == 0)
+        #expect(pool.statistics.idle == 0)
+        let queryError = await #expect(throws: PostgresError.self) {
+            try await pool.query("SELECT 1")
+        }
+        #expect(queryError?.code == .poolClosed)
+        let connectionError = await #expect(throws: PostgresError.self) {
+            try await pool.withConnection { $0.backendPID }
+        }
+        #expect(connectionError?.code == .poolClosed)
+        let transactionError = await #expect(throws: PostgresError.self) {
+            try await pool.transaction { $0.backendPID }
+        }
+        #expect(transactionError?.code == .poolClosed)
+    }
+
+    @Test func shutdownFailsWaitersWhileACallRuns() async throws {
+        let (pool, applicationName) = try Self.namedPool(maxConnections: 1)
+        let admin = try PostgresConnection.connect(PostgresConfiguration(connectionString: try TestDatabase.url()))
+        let running = Task {
+            try await pool.withConnection { connection in
+                try connection.query("SELECT pg_sleep(60)")
+            }
+        }
+        // Wait until the only connection is busy in pg_sleep.
+        var sleeper: Int?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while sleeper == nil, ContinuousClock.now < deadline {
+            let rows = try admin.query("""
+                SELECT pid FROM pg_stat_activity
+                WHERE application_name = \(applicationName) AND state = 'active' AND query LIKE '%pg_sleep%'
+                """)
+            sleeper = try rows.first?.int(0)
+            if sleeper == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let pid = try #require(sleeper)
+        #expect(pool.statistics.open == 1)
+        #expect(pool.statistics.idle == 0)
+
+        let waiting = Task { try await pool.query("SELECT 1") }
+        try await Task.sleep(for: .milliseconds(100))
+        let shutdown = Task { await pool.shutdown() }
+        // The waiter is failed at once, while the running call still holds the connection.
+        let error = await #expect(throws: PostgresError.self) {
+            try await waiting.value
+        }
+        #expect(error?.code == .poolClosed)
+
+        // Let the running call end; shutdown waits for it, then the connection is closed.
+        #expect(try admin.query("SELECT pg_cancel_backend(\(pid))").first?.bool(0) as Bool? == true)
+        await shutdown.value
+        let canceled = await #expect(throws: PostgresError.self) {
+            try await running.value
+        }
+        #expect(canceled?.code == .queryCanceled)
+        #expect(pool.statistics.open == 0)
+    }
+
+    @Test func unreachableDatabaseFailsAndFreesTheSlot() async throws {
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(connectionString: try Fixture.url(port: 1)), maxConnections: 1)
+        for _ in 0 ..< 3 {
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.query("SELECT 1")
+            }
+            #expect(error?.code == .connectionFailure)
+            #expect(pool.statistics.open == 0)
+        }
+        await pool.shutdown()
+    }
+}

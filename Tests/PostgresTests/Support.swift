@@ -1,0 +1,50 @@
+import Foundation
+import Postgres
+import ScavengerTestSupport
+import Testing
+
+/// Helpers shared by the database tests of this target.
+enum Fixture {
+    /// A direct connection whose search path is a fresh, empty schema.
+    static func connect() throws -> PostgresConnection {
+        try PostgresConnection.connect(TestDatabase.isolatedConfiguration())
+    }
+
+    /// A name no other test (or test run) uses: channels, application names.
+    static func unique(_ prefix: String) -> String {
+        "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
+    }
+
+    /// The test database's URL with another database name.
+    static func url(database: String) throws -> String {
+        var components = try #require(URLComponents(string: TestDatabase.url()))
+        components.path = "/" + database
+        return try #require(components.string)
+    }
+
+    /// The test database's URL with another port.
+    static func url(port: Int) throws -> String {
+        var components = try #require(URLComponents(string: TestDatabase.url()))
+        components.port = port
+        return try #require(components.string)
+    }
+}
+
+extension PostgresConnection {
+    /// The single value of a one-row, one-column result.
+    func scalarInt(_ sql: SQL) throws -> Int {
+        let rows = try query(sql)
+        #expect(rows.count == 1)
+        return try #require(rows.first).int(0)
+    }
+
+    func scalarString(_ sql: SQL) throws -> String? {
+        let rows = try query(sql)
+        #expect(rows.count == 1)
+        return try #require(rows.first).string(0)
+    }
+
+    func tableExists(_ name: String) throws -> Bool {
+        try scalarInt("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = \(name)") == 1
+    }
+}
