@@ -18,11 +18,13 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
         .systemLibrary(name: "CB64", providers: [.apt(["libb64-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
         .target(name: "Postgres", dependencies: ["CLibPQ", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(name: "GEOS", dependencies: ["CGEOS"]),
         .target(name: "Base64", dependencies: ["CB64"]),
+        .target(name: "Sodium", dependencies: ["CSodium", .product(name: "NIOPosix", package: "swift-nio")]),
 
         // Pure-Swift domain: no SQL, no sockets.
         .target(name: "ScavengerCore"),
@@ -33,7 +35,7 @@ let package = Package(
         ]),
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
-            "ScavengerCore", "ScavengerStore",
+            "ScavengerCore", "ScavengerStore", "Sodium", "Base64",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // NIO server: connections, framing, limits, graceful shutdown.
@@ -56,10 +58,12 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "GEOSTests", dependencies: ["GEOS"]),
         .testTarget(name: "Base64Tests", dependencies: ["Base64"]),
+        .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
+        .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore"]),
         .testTarget(name: "ScavengerProtocolTests", dependencies: ["ScavengerProtocol"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
-            "ScavengerServer", "ScavengerTestSupport",
+            "ScavengerServer", "ScavengerTestSupport", "ScavengerStore", "ScavengerCore", "Sodium", "Postgres", "Base64",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

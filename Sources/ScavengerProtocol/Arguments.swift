@@ -1,13 +1,18 @@
+import ScavengerCore
+
 /// The arguments of one command (the tokens after its name), read in order with typed accessors
 /// that turn bad values into `BAD_ARGUMENT` errors naming the argument.
 public struct Arguments: Sendable {
     public let command: String
+    /// The configured pin rules (TTL bounds, photo size), so parsers can check against them.
+    public let pinRules: PinRules
     private let tokens: [Token]
     private var position = 0
 
-    public init(command: String, tokens: [Token]) {
+    public init(command: String, tokens: [Token], pinRules: PinRules = PinRules()) {
         self.command = command
         self.tokens = tokens
+        self.pinRules = pinRules
     }
 
     /// Whether every argument has been read.
@@ -68,6 +73,28 @@ public struct Arguments: Sendable {
         let value = try number(token, "longitude")
         guard (-180 ... 180).contains(value) else { throw .badArgument("longitude must be within [-180, 180]") }
         return value
+    }
+
+    /// A text argument checked against the contract's text rules.
+    public static func text(_ token: Token, _ name: String = "text", allowEmpty: Bool = false) throws(CommandError) -> String {
+        do {
+            try Validation.text(token.text, name: name, allowEmpty: allowEmpty)
+        } catch {
+            throw .badArgument(error.message)
+        }
+        return token.text
+    }
+
+    /// `LIMIT n`: 1 to 200, default 50.
+    public static func pageLimit(_ token: Token?) throws(CommandError) -> Int {
+        guard let token else { return 50 }
+        return try integer(token, "LIMIT", in: 1 ... 200)
+    }
+
+    /// `TTL seconds`: 1 to the configured maximum, default as configured.
+    public func ttl(_ token: Token?) throws(CommandError) -> Int {
+        guard let token else { return pinRules.defaultTTLSeconds }
+        return try Self.integer(token, "TTL", in: 1 ... pinRules.maximumTTLSeconds)
     }
 
     /// Reads trailing `KEYWORD value` pairs; keywords are case-insensitive, each allowed once.

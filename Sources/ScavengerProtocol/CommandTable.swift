@@ -46,7 +46,7 @@ public struct CommandSpec: Sendable {
         arity: ClosedRange<Int>,
         syntax: String,
         summary: String,
-        parse: @escaping @Sendable (inout Arguments) throws(CommandError) -> Request,
+        parse: @escaping @Sendable (inout Arguments) throws -> Request,
         execute: @escaping @Sendable (Request, CommandContext) async throws -> CommandOutcome
     ) {
         self.name = name.uppercased()
@@ -99,7 +99,8 @@ public struct CommandTable: Sendable {
         guard spec.arity.contains(argumentCount) else {
             return CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))
         }
-        var arguments = Arguments(command: spec.name, tokens: Array(tokens.dropFirst()))
+        var arguments = Arguments(
+            command: spec.name, tokens: Array(tokens.dropFirst()), pinRules: context.services.pinRules)
         do {
             return try await spec.run(&arguments, context)
         } catch let error as CommandError {
@@ -119,6 +120,8 @@ public struct CommandTable: Sendable {
             return .error(.unavailable, "the database is unavailable; retry")
         case .conflict:
             return .error(.conflict, "already exists")
+        case .invalidInput:
+            return .error(.badArgument, "a value contains a character that cannot be stored (NUL)")
         case .migration, .unexpected:
             logger.error("command failed", metadata: ["command": "\(command)", "error": "\(error)"])
             return .error(.internal, "internal error")

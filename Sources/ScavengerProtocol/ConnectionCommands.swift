@@ -50,5 +50,7 @@ enum ConnectionCommands {
 
 extension CommandTable {
     /// Every command the daemon speaks.
-    public static let standard: CommandTable = CommandTable(ConnectionCommands.all(helpSource: { CommandTable.standard }))
+    public static let standard: CommandTable = CommandTable(
+        ConnectionCommands.all(helpSource: { CommandTable.standard })
+            + AccountCommands.all + PinCommands.all + ReplyCommands.all)
 }

@@ -1,4 +1,6 @@
+import ScavengerCore
 import ScavengerStore
+import Sodium
 
 /// Limits of the protocol that operators can configure.
 public struct ProtocolLimits: Sendable {
@@ -19,10 +21,31 @@ public struct Services: Sendable {
 
     public var database: Database?
     public var limits: ProtocolLimits
+    /// Hashes and verifies passwords off the event loops.
+    public var passwordHasher: PasswordHasher?
+    /// TTLs and photo size.
+    public var pinRules: PinRules
+    /// How long a login lasts; default 30 days.
+    public var sessionTTLSeconds: Int
 
-    public init(database: Database?, limits: ProtocolLimits = ProtocolLimits()) {
+    public init(
+        database: Database?,
+        limits: ProtocolLimits = ProtocolLimits(),
+        passwordHasher: PasswordHasher? = nil,
+        pinRules: PinRules = PinRules(),
+        sessionTTLSeconds: Int = 30 * 24 * 3600
+    ) {
         self.database = database
         self.limits = limits
+        self.passwordHasher = passwordHasher
+        self.pinRules = pinRules
+        self.sessionTTLSeconds = sessionTTLSeconds
+    }
+
+    /// The password hasher, or `UNAVAILABLE` when the daemon runs without one.
+    public func requireHasher() throws(CommandError) -> PasswordHasher {
+        guard let passwordHasher else { throw CommandError(.unavailable, "accounts are not configured") }
+        return passwordHasher
     }
 
     /// The store, or `UNAVAILABLE` when the daemon runs without one.

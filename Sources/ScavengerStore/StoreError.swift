@@ -6,6 +6,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// A uniqueness rule was broken (the constraint's name).
     case conflict(constraint: String?)
+    /// A value the database cannot take (for example text with a NUL character).
+    case invalidInput(String)
     /// A migration could not be applied.
     case migration(String)
     /// Anything else: a bug or an unexpected database state.
@@ -15,6 +17,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unavailable(let message): return "database unavailable: \(message)"
         case .conflict(let constraint): return "conflict on \(constraint ?? "a unique constraint")"
+        case .invalidInput(let message): return "invalid input: \(message)"
         case .migration(let message): return "migration failed: \(message)"
         case .unexpected(let message): return message
         }
@@ -25,6 +28,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         switch error.code {
         case .connectionFailure, .poolClosed: self = .unavailable(error.message)
         case .uniqueViolation: self = .conflict(constraint: error.constraint)
+        case .client: self = .invalidInput(error.message)
         default: self = .unexpected(error.description)
         }
     }

@@ -2,10 +2,12 @@ import ArgumentParser
 import Foundation
 import Logging
 import Postgres
+import ScavengerCore
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
 import ServiceLifecycle
+import Sodium
 
 @main
 struct Scavengerd: AsyncParsableCommand {
@@ -13,7 +15,7 @@ struct Scavengerd: AsyncParsableCommand {
         commandName: "scavengerd",
         abstract: "The Scavenger daemon: pins on a map, their chat, and its moderation, over a line protocol.",
         version: Services.version,
-        subcommands: [Serve.self, Migrate.self, Commands.self]
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, Commands.self]
     )
 }
 
@@ -59,17 +61,31 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Connections served at once.") var maxConnections = 1024
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
+    @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = 48 * 3600
+    @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = 30 * 24 * 3600
+    @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = 5 * 1024 * 1024
+    @Option(help: "Seconds a login session lasts (default 30 days).") var sessionTtl = 30 * 24 * 3600
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
-        guard (0 ... 65535).contains(port) else { throw ValidationError("--port must be within 0…65535") }
-        guard maxLineBytes >= 1024 else { throw ValidationError("--max-line-bytes must be at least 1024") }
-        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
-        guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must be 0 or more") }
+        guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
+        guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
+        guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
+        guard idleTimeout >= 0 else { throw ArgumentParser.ValidationError("--idle-timeout must be 0 or more") }
         guard (1 ... 256).contains(databaseConnections) else {
-            throw ValidationError("--database-connections must be within 1…256")
+            throw ArgumentParser.ValidationError("--database-connections must be within 1…256")
         }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ArgumentParser.ValidationError("unknown --log-level \(logLevel)") }
+        guard maxTtl >= 1, (1 ... maxTtl).contains(defaultTtl) else {
+            throw ArgumentParser.ValidationError("--default-ttl must be within 1…--max-ttl")
+        }
+        guard sessionTtl >= 60 else { throw ArgumentParser.ValidationError("--session-ttl must be at least 60 seconds") }
+        guard maxPhotoBytes >= 1 else { throw ArgumentParser.ValidationError("--max-photo-bytes must be at least 1") }
+        // A photo travels base64-encoded on one line: the line must have room for the largest.
+        let photoLine = (maxPhotoBytes + 2) / 3 * 4 + 4096
+        guard maxLineBytes >= photoLine else {
+            throw ArgumentParser.ValidationError("--max-line-bytes must be at least \(photoLine) to carry a photo of --max-photo-bytes")
+        }
     }
 
     func run() async throws {
@@ -90,11 +106,15 @@ struct Serve: AsyncParsableCommand {
                                metadata: ["error": "\(error)"])
             }
             let limits = ProtocolLimits(maxLineBytes: maxLineBytes)
+            let hasher = PasswordHasher(parameters: .interactive)
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: maxConnections, idleTimeoutSeconds: idleTimeout,
                     limits: limits),
-                services: Services(database: store, limits: limits),
+                services: Services(
+                    database: store, limits: limits, passwordHasher: hasher,
+                    pinRules: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
+                    sessionTTLSeconds: sessionTtl),
                 logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
@@ -103,6 +123,7 @@ struct Serve: AsyncParsableCommand {
                     logger: logger))
             try await group.run()
             await pool.shutdown()
+            await hasher.shutdown()
         }
     }
 }
@@ -128,6 +149,33 @@ struct Migrate: AsyncParsableCommand {
                 print(String(format: "applied %04d_%@", version, name))
             }
             print("database is up to date: \(migrator.migrations.count) migrations, \(outcome.applied.count) applied now")
+        }
+    }
+}
+
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "Manage users.", subcommands: [SetRole.self])
+
+    struct SetRole: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "role", abstract: "Set a user's role.")
+
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The user's name (case-insensitive).") var username: String
+        @Argument(help: "user, moderator or admin.") var role: String
+
+        func run() async throws {
+            try await reportingFailure {
+                guard let newRole = Role(rawValue: role) else {
+                    throw CLIError("role must be user, moderator or admin, not \(role)")
+                }
+                let pool = PostgresPool(configuration: try database.configuration(), maxConnections: 1)
+                defer { Task { await pool.shutdown() } }
+                guard try await Database(pool: pool).setRole(username: username, role: newRole) else {
+                    throw CLIError("no user named \(username)")
+                }
+                print("\(username) is now \(newRole.rawValue)")
+            }
         }
     }
 }

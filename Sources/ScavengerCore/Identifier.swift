@@ -1,0 +1,33 @@
+/// Opaque ids for pins and replies: a kind letter and 120 random bits in lowercase base32.
+/// The letters keep the two kinds apart, so an id names exactly one thing.
+public enum Identifier {
+    static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
+
+    /// A new pin id, `p` and 24 characters.
+    public static func newPin() -> String { make(prefix: "p") }
+
+    /// A new reply id, `r` and 24 characters.
+    public static func newReply() -> String { make(prefix: "r") }
+
+    /// Whether `id` has the shape of a pin id (it may still not exist).
+    public static func isPin(_ id: String) -> Bool { hasShape(id, prefix: "p") }
+
+    /// Whether `id` has the shape of a reply id.
+    public static func isReply(_ id: String) -> Bool { hasShape(id, prefix: "r") }
+
+    static func make(prefix: UInt8) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = [prefix]
+        for _ in 0 ..< 24 {
+            bytes.append(alphabet[Int(generator.next(upperBound: UInt8(32)))])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func make(prefix: Character) -> String { make(prefix: prefix.asciiValue!) }
+
+    static func hasShape(_ id: String, prefix: Character) -> Bool {
+        let bytes = Array(id.utf8)
+        return bytes.count == 25 && bytes[0] == prefix.asciiValue! && bytes.dropFirst().allSatisfy(alphabet.contains)
+    }
+}

@@ -1,0 +1,105 @@
+/// A text pin, or a photo with a caption.
+public enum PinKind: String, Sendable, CaseIterable {
+    case text
+    case photo
+}
+
+/// The stored facts about a pin's photo (the bytes live apart).
+public struct PhotoInfo: Sendable, Equatable {
+    public var mime: String
+    public var bytes: Int
+
+    public init(mime: String, bytes: Int) {
+        self.mime = mime
+        self.bytes = bytes
+    }
+}
+
+/// A pin as clients see it.
+public struct Pin: Sendable, Equatable {
+    public var id: String
+    public var lat: Double
+    public var lon: Double
+    public var kind: PinKind
+    /// The message, or a photo's caption (may be empty).
+    public var text: String
+    public var author: String
+    public var created: Timestamp
+    public var expires: Timestamp
+    public var region: String?
+    public var photo: PhotoInfo?
+    public var replies: Int
+
+    public init(
+        id: String, lat: Double, lon: Double, kind: PinKind, text: String, author: String, created: Timestamp,
+        expires: Timestamp, region: String?, photo: PhotoInfo?, replies: Int
+    ) {
+        self.id = id
+        self.lat = lat
+        self.lon = lon
+        self.kind = kind
+        self.text = text
+        self.author = author
+        self.created = created
+        self.expires = expires
+        self.region = region
+        self.photo = photo
+        self.replies = replies
+    }
+}
+
+/// One message of the chat under a pin.
+public struct PinReply: Sendable, Equatable {
+    public var id: String
+    public var pin: String
+    public var text: String
+    public var author: String
+    public var created: Timestamp
+
+    public init(id: String, pin: String, text: String, author: String, created: Timestamp) {
+        self.id = id
+        self.pin = pin
+        self.text = text
+        self.author = author
+        self.created = created
+    }
+}
+
+/// A photo's bytes with their type.
+public struct Photo: Sendable, Equatable {
+    public var mime: String
+    public var data: [UInt8]
+
+    public init(mime: String, data: [UInt8]) {
+        self.mime = mime
+        self.data = data
+    }
+
+    /// The type by magic bytes: JPEG, PNG, GIF or WebP; nil for anything else.
+    public static func mimeType(of data: [UInt8]) -> String? {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            data.count >= offset + prefix.count && Array(data[offset ..< offset + prefix.count]) == prefix
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "image/gif" }
+        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return "image/webp" }
+        return nil
+    }
+}
+
+/// Rules for pins that operators can configure.
+public struct PinRules: Sendable {
+    /// TTL when a client gives none; default 48 hours.
+    public var defaultTTLSeconds: Int
+    /// Longest TTL a client may ask for; default 30 days.
+    public var maximumTTLSeconds: Int
+    /// Largest photo, decoded; default 5 MiB.
+    public var maximumPhotoBytes: Int
+
+    public init(defaultTTLSeconds: Int = 48 * 3600, maximumTTLSeconds: Int = 30 * 24 * 3600, maximumPhotoBytes: Int = 5 * 1024 * 1024) {
+        self.defaultTTLSeconds = defaultTTLSeconds
+        self.maximumTTLSeconds = maximumTTLSeconds
+        self.maximumPhotoBytes = maximumPhotoBytes
+    }
+}

@@ -1,0 +1,29 @@
+import ScavengerCore
+import ScavengerStore
+import Sodium
+
+extension CommandContext {
+    /// The logged-in account, checked against the database on every call so that a revoked or
+    /// expired session, or a changed role, takes effect at once. `UNAUTHORIZED` otherwise.
+    public func requireAccount() async throws -> Account {
+        guard let tokenHash = session.tokenHash else {
+            throw CommandError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)")
+        }
+        let database = try services.requireDatabase()
+        guard let account = try await database.account(sessionTokenHash: tokenHash) else {
+            session.logOut()
+            throw CommandError(.unauthorized, "the session has expired or was logged out; log in again")
+        }
+        session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+        return account
+    }
+
+    /// Starts a session for `account` on this connection and returns the token to give the client.
+    func startSession(_ account: Account, database: Database) async throws -> String {
+        let token = SecureRandom.token()
+        let tokenHash = Digest.sha256(token)
+        try await database.createSession(userID: account.id, tokenHash: tokenHash, ttlSeconds: services.sessionTTLSeconds)
+        session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+        return token
+    }
+}

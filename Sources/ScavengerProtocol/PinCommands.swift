@@ -1,0 +1,192 @@
+import Base64
+import ScavengerCore
+import ScavengerStore
+
+extension JSON {
+    /// The contract's pin object.
+    public static func pin(_ pin: Pin) -> JSON {
+        var members: [(String, JSON)] = [
+            ("id", .string(pin.id)), ("lat", .double(pin.lat)), ("lon", .double(pin.lon)),
+            ("kind", .string(pin.kind.rawValue)), ("text", .string(pin.text)), ("author", .string(pin.author)),
+            ("created", .string(pin.created.rfc3339)), ("expires", .string(pin.expires.rfc3339)),
+            ("region", .optional(pin.region)),
+        ]
+        members.append(("photo", pin.photo.map { ["mime": .string($0.mime), "bytes": .int($0.bytes)] } ?? .null))
+        members.append(("replies", .int(pin.replies)))
+        return .object(members)
+    }
+
+    /// The contract's reply object.
+    public static func reply(_ reply: PinReply) -> JSON {
+        [
+            "id": .string(reply.id), "pin": .string(reply.pin), "text": .string(reply.text),
+            "author": .string(reply.author), "created": .string(reply.created.rfc3339),
+        ]
+    }
+}
+
+/// POST, POSTPHOTO, GET, PHOTO, DELETE.
+enum PinCommands {
+    struct NewText: Sendable {
+        var lat: Double
+        var lon: Double
+        var text: String
+        var ttl: Int
+    }
+
+    struct NewPhoto: Sendable {
+        var lat: Double
+        var lon: Double
+        var photo: Photo
+        var caption: String
+        var ttl: Int
+    }
+
+    static let notFound = CommandError(.notFound, "no such pin")
+
+    /// Strictly decodes a photo and checks its size and type.
+    static func photo(_ token: Token, maximumBytes: Int) throws(CommandError) -> Photo {
+        let data: [UInt8]
+        do {
+            data = try Base64.decode(token.text, maximumDecodedLength: maximumBytes)
+        } catch .tooLarge {
+            throw CommandError(.tooLarge, "photo is larger than \(maximumBytes) bytes")
+        } catch {
+            throw .badArgument("photo: \(error)")
+        }
+        guard !data.isEmpty else { throw .badArgument("photo must not be empty") }
+        guard let mime = Photo.mimeType(of: data) else {
+            throw .badArgument("photo must be a JPEG, PNG, GIF or WebP image")
+        }
+        return Photo(mime: mime, data: data)
+    }
+
+    static func create(_ new: NewPin, context: CommandContext) async throws -> CommandOutcome {
+        let pin = try await context.services.requireDatabase().createPin(new)
+        return CommandOutcome(.ok(["pin": .pin(pin)]))
+    }
+
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            "POST", arity: 3 ... 5, syntax: "POST lat lon text [TTL seconds]",
+            summary: "Pins a text message (1–500 characters) where you stand; it fades after TTL seconds (default 48 h).",
+            parse: { arguments in
+                let lat = try Arguments.latitude(arguments.required("latitude"))
+                let lon = try Arguments.longitude(arguments.required("longitude"))
+                let text = try Arguments.text(arguments.required("text"))
+                let options = try arguments.options(["TTL"])
+                return NewText(lat: lat, lon: lon, text: text, ttl: try arguments.ttl(options["TTL"]))
+            },
+            execute: { request, context in
+                let account = try await context.requireAccount()
+                return try await create(
+                    NewPin(authorID: account.id, authorName: account.user.name, lat: request.lat, lon: request.lon,
+                           text: request.text, ttlSeconds: request.ttl, photo: nil),
+                    context: context)
+            }),
+        CommandSpec(
+            "POSTPHOTO", arity: 3 ... 7, syntax: "POSTPHOTO lat lon base64 [CAPTION text] [TTL seconds]",
+            summary: "Pins a photo (JPEG, PNG, GIF or WebP, base64, at most 5 MiB decoded) with an optional caption.",
+            parse: { arguments in
+                let lat = try Arguments.latitude(arguments.required("latitude"))
+                let lon = try Arguments.longitude(arguments.required("longitude"))
+                let data = try arguments.required("photo")
+                let options = try arguments.options(["CAPTION", "TTL"])
+                let caption = try options["CAPTION"].map { token throws(CommandError) in
+                    try Arguments.text(token, "caption", allowEmpty: true)
+                } ?? ""
+                let ttl = try arguments.ttl(options["TTL"])
+                let photo = try photo(data, maximumBytes: arguments.pinRules.maximumPhotoBytes)
+                return NewPhoto(lat: lat, lon: lon, photo: photo, caption: caption, ttl: ttl)
+            },
+            execute: { request, context in
+                let account = try await context.requireAccount()
+                return try await create(
+                    NewPin(authorID: account.id, authorName: account.user.name, lat: request.lat, lon: request.lon,
+                           text: request.caption, ttlSeconds: request.ttl, photo: request.photo),
+                    context: context)
+            }),
+        CommandSpec(
+            "GET", arity: 1 ... 1, syntax: "GET id", summary: "One live pin.",
+            parse: { arguments in try arguments.required("id").text },
+            execute: { id, context in
+                guard Identifier.isPin(id), let pin = try await context.services.requireDatabase().pin(id: id) else {
+                    throw notFound
+                }
+                return CommandOutcome(.ok(["pin": .pin(pin)]))
+            }),
+        CommandSpec(
+            "PHOTO", arity: 1 ... 1, syntax: "PHOTO id", summary: "A live photo pin's image, base64 on one line.",
+            parse: { arguments in try arguments.required("id").text },
+            execute: { id, context in
+                guard Identifier.isPin(id), let photo = try await context.services.requireDatabase().photo(pinID: id) else {
+                    throw CommandError(.notFound, "no such photo pin")
+                }
+                return CommandOutcome(.ok([
+                    "id": .string(id), "mime": .string(photo.mime), "data": .string(Base64.encode(photo.data)),
+                ]))
+            }),
+        CommandSpec(
+            "DELETE", arity: 1 ... 1, syntax: "DELETE id",
+            summary: "Deletes a pin with its replies and photo; only its author or a moderator.",
+            parse: { arguments in try arguments.required("id").text },
+            execute: { id, context in
+                let account = try await context.requireAccount()
+                guard Identifier.isPin(id) else { throw notFound }
+                switch try await context.services.requireDatabase().deletePin(
+                    id: id, userID: account.id, canModerate: account.user.role.canModerate)
+                {
+                case .deleted: return CommandOutcome(.ok(true))
+                case .notFound: throw notFound
+                case .forbidden: throw CommandError(.forbidden, "only the author or a moderator may delete this pin")
+                }
+            }),
+    ]
+}
+
+/// REPLY, REPLIES: the chat on a pin.
+enum ReplyCommands {
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            "REPLY", arity: 2 ... 2, syntax: "REPLY pin-id text",
+            summary: "Adds a message (1–500 characters) to the chat under a live pin.",
+            parse: { arguments in
+                (try arguments.required("pin id").text, try Arguments.text(arguments.required("text")))
+            },
+            execute: { request, context in
+                let (pinID, text) = request
+                let account = try await context.requireAccount()
+                guard Identifier.isPin(pinID),
+                      let reply = try await context.services.requireDatabase().createReply(
+                          pinID: pinID, authorID: account.id, authorName: account.user.name, text: text)
+                else { throw PinCommands.notFound }
+                return CommandOutcome(.ok(["reply": .reply(reply)]))
+            }),
+        CommandSpec(
+            "REPLIES", arity: 1 ... 5, syntax: "REPLIES pin-id [LIMIT n] [CURSOR c]",
+            summary: "A page of the chat under a pin, oldest first; pass `next` as CURSOR for the following page.",
+            parse: { arguments -> (String, Int, ReplyCursor?) in
+                let pinID = try arguments.required("pin id").text
+                let options = try arguments.options(["LIMIT", "CURSOR"])
+                let limit = try Arguments.pageLimit(options["LIMIT"])
+                var cursor: ReplyCursor?
+                if let token = options["CURSOR"] {
+                    guard let parsed = ReplyCursor(encoded: token.text) else {
+                        throw CommandError.badArgument("CURSOR is not a cursor this command returned")
+                    }
+                    cursor = parsed
+                }
+                return (pinID, limit, cursor)
+            },
+            execute: { request, context in
+                let (pinID, limit, cursor) = request
+                guard Identifier.isPin(pinID),
+                      let page = try await context.services.requireDatabase().replies(pinID: pinID, after: cursor, limit: limit)
+                else { throw PinCommands.notFound }
+                return CommandOutcome(.ok([
+                    "replies": .array(page.replies.map(JSON.reply)),
+                    "next": .optional(page.next?.encoded),
+                ]))
+            }),
+    ]
+}

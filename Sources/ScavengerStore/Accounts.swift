@@ -1,0 +1,123 @@
+import Postgres
+import ScavengerCore
+
+/// A user with their database id.
+public struct Account: Sendable, Equatable {
+    public var id: Int
+    public var user: User
+
+    public init(id: Int, user: User) {
+        self.id = id
+        self.user = user
+    }
+}
+
+/// What `LOGIN` checks a password against.
+public struct Credentials: Sendable {
+    public var account: Account
+    /// The stored argon2id hash string.
+    public var passwordHash: String
+}
+
+/// Which uniqueness rule a registration broke.
+public enum RegistrationConflict: Sendable, Equatable {
+    case username
+    case email
+}
+
+extension Database {
+    /// Creates a user and their first session in one transaction.
+    /// Throws `.conflict` naming `users_name_unique` or `users_email_unique`.
+    public func register(
+        name: String, email: String, passwordHash: String, tokenHash: [UInt8], sessionTTLSeconds: Int
+    ) async throws(StoreError) -> Account {
+        try await mappingErrors {
+            try await pool.transaction { connection in
+                let rows = try connection.query("""
+                    INSERT INTO users (name, email, password_hash) VALUES (\(name), \(email), \(passwordHash))
+                    RETURNING id, name, role
+                    """)
+                let account = try Self.account(rows[0])
+                try Self.insertSession(connection, userID: account.id, tokenHash: tokenHash, ttlSeconds: sessionTTLSeconds)
+                return account
+            }
+        }
+    }
+
+    /// The account whose name or email (case-insensitively) is `login`, with its password hash.
+    public func credentials(login: String) async throws(StoreError) -> Credentials? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT id, name, role, password_hash FROM users
+                WHERE lower(name) = lower(\(login)) OR lower(email) = lower(\(login))
+                LIMIT 1
+                """)
+            guard let row = rows.first else { return nil }
+            return Credentials(account: try Self.account(row), passwordHash: try row.string(3))
+        }
+    }
+
+    /// Starts a session: only the token's hash is stored.
+    public func createSession(userID: Int, tokenHash: [UInt8], ttlSeconds: Int) async throws(StoreError) {
+        try await mappingErrors {
+            try await pool.withConnection { connection in
+                try Self.insertSession(connection, userID: userID, tokenHash: tokenHash, ttlSeconds: ttlSeconds)
+            }
+        }
+    }
+
+    /// The account of a live session, or nil when the token is unknown, expired or revoked.
+    public func account(sessionTokenHash tokenHash: [UInt8]) async throws(StoreError) -> Account? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.token_hash = \(tokenHash) AND s.expires_at > now()
+                """)
+            return try rows.first.map(Self.account)
+        }
+    }
+
+    /// Revokes a session everywhere; false when it was not there.
+    @discardableResult
+    public func deleteSession(tokenHash: [UInt8]) async throws(StoreError) -> Bool {
+        try await mappingErrors {
+            try await pool.query("DELETE FROM sessions WHERE token_hash = \(tokenHash)", idempotent: false).affectedRows > 0
+        }
+    }
+
+    /// Sets a user's role; false when there is no such user.
+    public func setRole(username: String, role: Role) async throws(StoreError) -> Bool {
+        try await mappingErrors {
+            try await pool.query(
+                "UPDATE users SET role = \(role.rawValue) WHERE lower(name) = lower(\(username))", idempotent: false
+            ).affectedRows > 0
+        }
+    }
+
+    static func insertSession(_ connection: PostgresConnection, userID: Int, tokenHash: [UInt8], ttlSeconds: Int) throws {
+        try connection.query("""
+            INSERT INTO sessions (token_hash, user_id, expires_at)
+            VALUES (\(tokenHash), \(userID), now() + make_interval(secs => \(ttlSeconds)))
+            """)
+    }
+
+    static func account(_ row: PostgresRow) throws -> Account {
+        let roleName: String = try row.string(2)
+        guard let role = Role(rawValue: roleName) else {
+            throw StoreError.unexpected("unknown role \(roleName) in the database")
+        }
+        return Account(id: try row.int(0), user: User(name: try row.string(1), role: role))
+    }
+}
+
+extension RegistrationConflict {
+    /// Which rule a conflict from ``Database/register`` broke.
+    public init?(_ error: StoreError) {
+        guard case .conflict(let constraint) = error else { return nil }
+        switch constraint {
+        case "users_name_unique": self = .username
+        case "users_email_unique": self = .email
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import Postgres
+import ScavengerCore
+
+/// A pin to be written.
+public struct NewPin: Sendable {
+    public var authorID: Int
+    public var authorName: String
+    public var lat: Double
+    public var lon: Double
+    public var text: String
+    public var ttlSeconds: Int
+    /// Present for a photo pin.
+    public var photo: Photo?
+
+    public init(authorID: Int, authorName: String, lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo?) {
+        self.authorID = authorID
+        self.authorName = authorName
+        self.lat = lat
+        self.lon = lon
+        self.text = text
+        self.ttlSeconds = ttlSeconds
+        self.photo = photo
+    }
+}
+
+/// Where a REPLIES page starts: after this reply.
+public struct ReplyCursor: Sendable, Equatable {
+    public var created: Timestamp
+    public var id: String
+
+    public init(created: Timestamp, id: String) {
+        self.created = created
+        self.id = id
+    }
+
+    /// The opaque text clients pass back.
+    public var encoded: String { "\(created.microseconds)_\(id)" }
+
+    /// Parses what ``encoded`` produced; nil for anything else.
+    public init?(encoded: String) {
+        let parts = encoded.split(separator: "_", omittingEmptySubsequences: false)
+        guard parts.count == 2, let micros = Int64(parts[0]), Identifier.isReply(String(parts[1])) else { return nil }
+        self.init(created: Timestamp(microseconds: micros), id: String(parts[1]))
+    }
+}
+
+/// How a delete went.
+public enum DeleteOutcome: Sendable, Equatable {
+    case deleted
+    case notFound
+    case forbidden
+}
+
+extension Database {
+    /// The columns every pin query selects, in the order ``pin(_:)`` reads them.
+    static let pinColumns = """
+        p.id, p.lat, p.lon, p.kind, p.body, u.name,
+        (extract(epoch FROM p.created_at) * 1000000)::bigint,
+        (extract(epoch FROM p.expires_at) * 1000000)::bigint,
+        p.photo_mime, p.photo_bytes, p.reply_count
+        """
+
+    /// A live pin: not yet expired.
+    static let livePin = "p.expires_at > now()"
+
+    static func pin(_ row: PostgresRow) throws -> Pin {
+        let kindName: String = try row.string(3)
+        guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
+        var photo: PhotoInfo?
+        if let mime: String = try row.string(8), let bytes: Int = try row.int(9) {
+            photo = PhotoInfo(mime: mime, bytes: bytes)
+        }
+        return Pin(
+            id: try row.string(0), lat: try row.double(1), lon: try row.double(2), kind: kind, text: try row.string(4),
+            author: try row.string(5), created: Timestamp(microseconds: Int64(try row.int(6) as Int)),
+            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: nil, photo: photo,
+            replies: try row.int(10))
+    }
+
+    /// Writes a pin (and its photo) in one statement, so both or neither are stored.
+    public func createPin(_ new: NewPin) async throws(StoreError) -> Pin {
+        let id = Identifier.newPin()
+        let kind = new.photo == nil ? PinKind.text : .photo
+        return try await mappingErrors {
+            var sql: SQL = """
+                WITH inserted AS (
+                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes)
+                    VALUES (\(id), \(new.authorID), \(new.lat), \(new.lon), \(kind.rawValue), \(new.text),
+                            now() + make_interval(secs => \(new.ttlSeconds)), \(new.photo?.mime), \(new.photo?.data.count))
+                    RETURNING id, created_at, expires_at
+                )
+                """
+            if let photo = new.photo {
+                sql.append(", photo AS (INSERT INTO photos (pin_id, data) SELECT id, \(photo.data) FROM inserted)")
+            }
+            sql.append("""
+                 SELECT (extract(epoch FROM created_at) * 1000000)::bigint,
+                        (extract(epoch FROM expires_at) * 1000000)::bigint
+                FROM inserted
+                """)
+            let rows = try await pool.query(sql, idempotent: false)
+            let row = rows[0]
+            return Pin(
+                id: id, lat: new.lat, lon: new.lon, kind: kind, text: new.text, author: new.authorName,
+                created: Timestamp(microseconds: Int64(try row.int(0) as Int)),
+                expires: Timestamp(microseconds: Int64(try row.int(1) as Int)), region: nil,
+                photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0)
+        }
+    }
+
+    /// A live pin by id.
+    public func pin(id: String) async throws(StoreError) -> Pin? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
+                WHERE p.id = \(id) AND \(unescaped: Self.livePin)
+                """)
+            return try rows.first.map(Self.pin)
+        }
+    }
+
+    /// A live pin's photo.
+    public func photo(pinID: String) async throws(StoreError) -> Photo? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT p.photo_mime, ph.data FROM pins p JOIN photos ph ON ph.pin_id = p.id
+                WHERE p.id = \(pinID) AND \(unescaped: Self.livePin)
+                """, binaryResults: true)
+            guard let row = rows.first, let mime = try row.bytes(0), let data = try row.bytes(1) else { return nil }
+            return Photo(mime: String(decoding: mime, as: UTF8.self), data: data)
+        }
+    }
+
+    /// Deletes a live pin with its replies and photo, if `userID` wrote it or `canModerate`.
+    public func deletePin(id: String, userID: Int, canModerate: Bool) async throws(StoreError) -> DeleteOutcome {
+        try await mappingErrors {
+            try await pool.transaction { connection in
+                let rows = try connection.query("""
+                    SELECT p.author_id FROM pins p WHERE p.id = \(id) AND \(unescaped: Self.livePin) FOR UPDATE
+                    """)
+                guard let row = rows.first else { return DeleteOutcome.notFound }
+                let authorID: Int = try row.int(0)
+                guard canModerate || authorID == userID else { return .forbidden }
+                try connection.query("DELETE FROM pins WHERE id = \(id)")
+                return .deleted
+            }
+        }
+    }
+
+    /// Adds a reply under a live pin and counts it, in one statement; nil when the pin is not live.
+    public func createReply(pinID: String, authorID: Int, authorName: String, text: String) async throws(StoreError) -> PinReply? {
+        let id = Identifier.newReply()
+        return try await mappingErrors {
+            let rows = try await pool.query("""
+                WITH target AS (
+                    UPDATE pins p SET reply_count = reply_count + 1
+                    WHERE p.id = \(pinID) AND \(unescaped: Self.livePin)
+                    RETURNING p.id
+                )
+                INSERT INTO replies (id, pin_id, author_id, body)
+                SELECT \(id), target.id, \(authorID), \(text) FROM target
+                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint
+                """, idempotent: false)
+            guard let row = rows.first else { return nil }
+            return PinReply(
+                id: id, pin: pinID, text: text, author: authorName,
+                created: Timestamp(microseconds: Int64(try row.int(0) as Int)))
+        }
+    }
+
+    /// A page of a live pin's replies, oldest first, after `cursor`; nil when the pin is not live.
+    public func replies(pinID: String, after cursor: ReplyCursor?, limit: Int) async throws(StoreError)
+        -> (replies: [PinReply], next: ReplyCursor?)?
+    {
+        try await mappingErrors {
+            var sql: SQL = """
+                SELECT r.id, r.body, u.name, (extract(epoch FROM r.created_at) * 1000000)::bigint
+                FROM replies r JOIN users u ON u.id = r.author_id
+                WHERE r.pin_id = \(pinID)
+                  AND EXISTS (SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.livePin))
+                """
+            if let cursor {
+                sql.append("""
+                     AND (r.created_at, r.id) > ('epoch'::timestamptz + \(cursor.created.microseconds)::bigint * interval '1 microsecond', \(cursor.id))
+                    """)
+            }
+            sql.append(" ORDER BY r.created_at, r.id LIMIT \(limit + 1)")
+            let rows = try await pool.query(sql)
+            if rows.isEmpty {
+                let live = try await pool.query("SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.livePin)")
+                if live.isEmpty { return nil }
+            }
+            var replies: [PinReply] = []
+            for row in rows.prefix(limit) {
+                replies.append(PinReply(
+                    id: try row.string(0), pin: pinID, text: try row.string(1), author: try row.string(2),
+                    created: Timestamp(microseconds: Int64(try row.int(3) as Int))))
+            }
+            let next = rows.count > limit ? replies.last.map { ReplyCursor(created: $0.created, id: $0.id) } : nil
+            return (replies, next)
+        }
+    }
+}

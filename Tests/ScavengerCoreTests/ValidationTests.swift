@@ -1,0 +1,91 @@
+import Testing
+@testable import ScavengerCore
+
+@Suite("Validation rules")
+struct ValidationTests {
+    @Test("usernames", arguments: [
+        ("abc", true), ("a_b.c-d", true), (String(repeating: "z", count: 32), true), ("ABC123", true),
+        ("ab", false), (String(repeating: "z", count: 33), false), ("has space", false), ("ümlaut", false),
+        ("semi;colon", false), ("", false), ("emoji😀", false),
+    ])
+    func usernames(name: String, valid: Bool) {
+        #expect(((try? Validation.username(name)) != nil) == valid)
+    }
+
+    @Test("emails", arguments: [
+        ("a@b.co", true), ("first.last+tag@example.org", true), ("nobody", false), ("@example.org", false),
+        ("a@", false), ("a@nodot", false), ("a@b@c.org", false), ("a b@c.org", false), ("a@.org", false),
+        ("a@org.", false),
+    ])
+    func emails(email: String, valid: Bool) {
+        #expect(((try? Validation.email(email)) != nil) == valid)
+    }
+
+    @Test("passwords say which rule failed", arguments: [
+        ("password1", nil),
+        ("пароль123", nil),
+        ("short1", "at least 8 characters"),
+        ("onlyletters", "at least one digit"),
+        ("12345678", "at least one letter"),
+        (String(repeating: "a1", count: 513), "at most 1024 bytes"),
+    ])
+    func passwords(password: String, failure: String?) {
+        do {
+            try Validation.password(password)
+            #expect(failure == nil)
+        } catch {
+            #expect(failure.map { error.message.contains($0) } == true, "\(error.message)")
+        }
+    }
+
+    @Test("texts", arguments: [
+        ("hello", false, true), ("", false, false), ("", true, true), ("line\nbreak\ttab", false, true),
+        ("cr\r", false, false), ("nul\u{0}", false, false), ("del\u{7F}", false, false), ("c1\u{85}", false, false),
+        (String(repeating: "😀", count: 500), false, true), (String(repeating: "x", count: 501), false, false),
+    ])
+    func texts(text: String, allowEmpty: Bool, valid: Bool) {
+        #expect(((try? Validation.text(text, allowEmpty: allowEmpty)) != nil) == valid)
+    }
+}
+
+@Suite("Timestamps, ids and photo types")
+struct DomainValueTests {
+    @Test("RFC 3339 in UTC to the second", arguments: [
+        (Int64(0), "1970-01-01T00:00:00Z"),
+        (1_795_288_203_887_234, "2026-11-21T19:10:03Z"),
+        (951_782_400_000_000, "2000-02-29T00:00:00Z"),
+        (-1, "1969-12-31T23:59:59Z"),
+        (4_102_444_799_999_999, "2099-12-31T23:59:59Z"),
+    ])
+    func rfc3339(microseconds: Int64, expected: String) {
+        #expect(Timestamp(microseconds: microseconds).rfc3339 == expected)
+    }
+
+    @Test("ids: kind letter, 24 base32 characters, unique")
+    func identifiers() {
+        let pins = (0 ..< 1000).map { _ in Identifier.newPin() }
+        #expect(Set(pins).count == pins.count)
+        #expect(pins.allSatisfy(Identifier.isPin))
+        #expect(!pins.contains(where: Identifier.isReply))
+        let reply = Identifier.newReply()
+        #expect(Identifier.isReply(reply) && !Identifier.isPin(reply))
+        #expect(!Identifier.isPin("p123"))
+        #expect(!Identifier.isPin("P" + String(repeating: "a", count: 24)))
+        #expect(!Identifier.isPin("p" + String(repeating: "1", count: 24)))
+    }
+
+    @Test("photo types by magic bytes", arguments: [
+        ([0xFF, 0xD8, 0xFF, 0xDB] as [UInt8], "image/jpeg" as String?),
+        ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "image/png"),
+        (Array("GIF87a".utf8), "image/gif"),
+        (Array("GIF89a".utf8), "image/gif"),
+        (Array("RIFF1234WEBP".utf8), "image/webp"),
+        (Array("RIFF1234WAVE".utf8), nil),
+        ([0x89, 0x50, 0x4E, 0x47], nil),
+        (Array("hello".utf8), nil),
+        ([], nil),
+    ])
+    func photoTypes(bytes: [UInt8], mime: String?) {
+        #expect(Photo.mimeType(of: bytes) == mime)
+    }
+}
