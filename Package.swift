@@ -28,14 +28,23 @@ let package = Package(
 
         // Pure-Swift domain: no SQL, no sockets.
         .target(name: "ScavengerCore"),
+        // Named regions over GEOS: validation, the most specific region of a point.
+        .target(name: "ScavengerGeography", dependencies: ["ScavengerCore", "GEOS"]),
         // PostgreSQL store: the only place that knows SQL.
         .target(name: "ScavengerStore", dependencies: [
-            "ScavengerCore", "Postgres",
+            "ScavengerCore", "ScavengerGeography", "Postgres",
             .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The live feed: every live pin in memory, kept in step with PostgreSQL.
+        .target(name: "ScavengerFeed", dependencies: [
+            "ScavengerCore", "ScavengerGeography", "ScavengerStore", "Postgres",
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
-            "ScavengerCore", "ScavengerStore", "Sodium", "Base64",
+            "ScavengerCore", "ScavengerStore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Base64",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // NIO server: connections, framing, limits, graceful shutdown.
@@ -60,10 +69,12 @@ let package = Package(
         .testTarget(name: "Base64Tests", dependencies: ["Base64"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore"]),
+        .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS"]),
         .testTarget(name: "ScavengerProtocolTests", dependencies: ["ScavengerProtocol"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
-            "ScavengerServer", "ScavengerTestSupport", "ScavengerStore", "ScavengerCore", "Sodium", "Postgres", "Base64",
+            "ScavengerServer", "ScavengerTestSupport", "ScavengerStore", "ScavengerCore", "ScavengerFeed",
+            "ScavengerGeography", "Sodium", "Postgres", "Base64",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -46,17 +46,19 @@ public final class PostgresConnection: @unchecked Sendable {
         PQfinish(handle)
     }
 
-    /// Opens a connection (blocking). Times are reported in UTC, ISO style.
+    /// Opens a connection (blocking); the session's time zone is UTC.
     public static func connect(_ configuration: PostgresConfiguration) throws(PostgresError) -> PostgresConnection {
-        var options = "-c TimeZone=UTC -c DateStyle=ISO -c client_min_messages=warning"
-        if let extra = configuration.options { options += " " + extra }
-        let pairs: [(String, String)] = [
-            ("dbname", configuration.connectionString),
+        // Defaults first: what the connection string says overrides them (libpq expands `dbname`
+        // in place); `options` from the configuration, last, overrides the string's.
+        var pairs: [(String, String)] = [
             ("application_name", configuration.applicationName),
             ("connect_timeout", String(configuration.connectTimeoutSeconds)),
-            ("options", options),
+            ("dbname", configuration.connectionString),
             ("client_encoding", "UTF8"),
         ]
+        if let options = configuration.options {
+            pairs.append(("options", options))
+        }
         let handle: OpaquePointer? = withCStrings(pairs.map(\.0)) { keywords in
             withCStrings(pairs.map(\.1)) { values in
                 PQconnectdbParams(keywords, values, 1)
@@ -73,7 +75,10 @@ public final class PostgresConnection: @unchecked Sendable {
         // libpq prints notices and warnings to stderr by default; errors reach callers as
         // typed errors, so the rest is dropped here.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        return PostgresConnection(handle: handle)
+        let connection = PostgresConnection(handle: handle)
+        // Times the server prints are in UTC, whatever the server's default.
+        try connection.query("SET TimeZone = 'UTC'")
+        return connection
     }
 
     /// Whether the connection is still usable. A broken one must be discarded, never reused.

@@ -85,3 +85,16 @@ public enum Validation {
         }
     }
 }
+
+extension Validation {
+    /// A region name: 1–64 of `a-z 0-9 -`.
+    public static func regionName(_ name: String) throws(ValidationError) {
+        let bytes = Array(name.utf8)
+        guard (1 ... 64).contains(bytes.count),
+              bytes.allSatisfy({ (UInt8(ascii: "a") ... UInt8(ascii: "z")).contains($0)
+                  || (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") })
+        else {
+            throw ValidationError("a region name is 1 to 64 of a-z, 0-9 and '-'")
+        }
+    }
+}

@@ -6,13 +6,16 @@ public struct Arguments: Sendable {
     public let command: String
     /// The configured pin rules (TTL bounds, photo size), so parsers can check against them.
     public let pinRules: PinRules
+    /// The configured feed rules (radius limit).
+    public let feedRules: FeedRules
     private let tokens: [Token]
     private var position = 0
 
-    public init(command: String, tokens: [Token], pinRules: PinRules = PinRules()) {
+    public init(command: String, tokens: [Token], pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules()) {
         self.command = command
         self.tokens = tokens
         self.pinRules = pinRules
+        self.feedRules = feedRules
     }
 
     /// Whether every argument has been read.

@@ -100,7 +100,8 @@ public struct CommandTable: Sendable {
             return CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))
         }
         var arguments = Arguments(
-            command: spec.name, tokens: Array(tokens.dropFirst()), pinRules: context.services.pinRules)
+            command: spec.name, tokens: Array(tokens.dropFirst()), pinRules: context.services.pinRules,
+            feedRules: context.services.feedRules)
         do {
             return try await spec.run(&arguments, context)
         } catch let error as CommandError {

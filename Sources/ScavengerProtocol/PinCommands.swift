@@ -1,10 +1,11 @@
 import Base64
 import ScavengerCore
+import ScavengerFeed
 import ScavengerStore
 
 extension JSON {
-    /// The contract's pin object.
-    public static func pin(_ pin: Pin) -> JSON {
+    /// The contract's pin object, with `distance_m` for NEARBY.
+    public static func pin(_ pin: Pin, distance: Double? = nil) -> JSON {
         var members: [(String, JSON)] = [
             ("id", .string(pin.id)), ("lat", .double(pin.lat)), ("lon", .double(pin.lon)),
             ("kind", .string(pin.kind.rawValue)), ("text", .string(pin.text)), ("author", .string(pin.author)),
@@ -13,6 +14,7 @@ extension JSON {
         ]
         members.append(("photo", pin.photo.map { ["mime": .string($0.mime), "bytes": .int($0.bytes)] } ?? .null))
         members.append(("replies", .int(pin.replies)))
+        if let distance { members.append(("distance_m", .double(distance))) }
         return .object(members)
     }
 
@@ -61,8 +63,17 @@ enum PinCommands {
         return Photo(mime: mime, data: data)
     }
 
-    static func create(_ new: NewPin, context: CommandContext) async throws -> CommandOutcome {
+    /// Writes a pin, then puts it in the feed before answering, so the writer's next NEARBY sees it.
+    static func create(
+        author: Account, lat: Double, lon: Double, text: String, ttl: Int, photo: Photo?, context: CommandContext
+    ) async throws -> CommandOutcome {
+        let feed = try context.services.requireFeed()
+        let new = NewPin(
+            authorID: author.id, authorName: author.user.name, lat: lat, lon: lon, text: text, ttlSeconds: ttl,
+            photo: photo, cell: Int64(Grid.cell(lat: lat, lon: lon, level: 0).rawValue),
+            region: feed.region(lat: lat, lon: lon))
         let pin = try await context.services.requireDatabase().createPin(new)
+        feed.upsert(IndexedPin(pin))
         return CommandOutcome(.ok(["pin": .pin(pin)]))
     }
 
@@ -80,8 +91,7 @@ enum PinCommands {
             execute: { request, context in
                 let account = try await context.requireAccount()
                 return try await create(
-                    NewPin(authorID: account.id, authorName: account.user.name, lat: request.lat, lon: request.lon,
-                           text: request.text, ttlSeconds: request.ttl, photo: nil),
+                    author: account, lat: request.lat, lon: request.lon, text: request.text, ttl: request.ttl, photo: nil,
                     context: context)
             }),
         CommandSpec(
@@ -102,9 +112,8 @@ enum PinCommands {
             execute: { request, context in
                 let account = try await context.requireAccount()
                 return try await create(
-                    NewPin(authorID: account.id, authorName: account.user.name, lat: request.lat, lon: request.lon,
-                           text: request.caption, ttlSeconds: request.ttl, photo: request.photo),
-                    context: context)
+                    author: account, lat: request.lat, lon: request.lon, text: request.caption, ttl: request.ttl,
+                    photo: request.photo, context: context)
             }),
         CommandSpec(
             "GET", arity: 1 ... 1, syntax: "GET id", summary: "One live pin.",
@@ -136,7 +145,9 @@ enum PinCommands {
                 switch try await context.services.requireDatabase().deletePin(
                     id: id, userID: account.id, canModerate: account.user.role.canModerate)
                 {
-                case .deleted: return CommandOutcome(.ok(true))
+                case .deleted:
+                    context.services.feed?.remove(id: id)
+                    return CommandOutcome(.ok(true))
                 case .notFound: throw notFound
                 case .forbidden: throw CommandError(.forbidden, "only the author or a moderator may delete this pin")
                 }
@@ -160,6 +171,7 @@ enum ReplyCommands {
                       let reply = try await context.services.requireDatabase().createReply(
                           pinID: pinID, authorID: account.id, authorName: account.user.name, text: text)
                 else { throw PinCommands.notFound }
+                context.services.feed?.replyAdded(pinID: pinID)
                 return CommandOutcome(.ok(["reply": .reply(reply)]))
             }),
         CommandSpec(

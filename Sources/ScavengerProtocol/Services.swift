@@ -1,6 +1,17 @@
 import ScavengerCore
+import ScavengerFeed
 import ScavengerStore
 import Sodium
+
+/// Limits of the feeds that operators can configure.
+public struct FeedRules: Sendable {
+    /// Largest NEARBY radius in metres; default 50 km.
+    public var maximumRadiusMeters: Double
+
+    public init(maximumRadiusMeters: Double = 50_000) {
+        self.maximumRadiusMeters = maximumRadiusMeters
+    }
+}
 
 /// Limits of the protocol that operators can configure.
 public struct ProtocolLimits: Sendable {
@@ -27,19 +38,33 @@ public struct Services: Sendable {
     public var pinRules: PinRules
     /// How long a login lasts; default 30 days.
     public var sessionTTLSeconds: Int
+    /// The live feed in memory.
+    public var feed: Feed?
+    /// NEARBY's radius limit.
+    public var feedRules: FeedRules
 
     public init(
         database: Database?,
         limits: ProtocolLimits = ProtocolLimits(),
         passwordHasher: PasswordHasher? = nil,
         pinRules: PinRules = PinRules(),
-        sessionTTLSeconds: Int = 30 * 24 * 3600
+        sessionTTLSeconds: Int = 30 * 24 * 3600,
+        feed: Feed? = nil,
+        feedRules: FeedRules = FeedRules()
     ) {
+        self.feed = feed
+        self.feedRules = feedRules
         self.database = database
         self.limits = limits
         self.passwordHasher = passwordHasher
         self.pinRules = pinRules
         self.sessionTTLSeconds = sessionTTLSeconds
+    }
+
+    /// The feed, or `UNAVAILABLE` when the daemon runs without one.
+    public func requireFeed() throws(CommandError) -> Feed {
+        guard let feed else { throw CommandError(.unavailable, "the feed is not loaded") }
+        return feed
     }
 
     /// The password hasher, or `UNAVAILABLE` when the daemon runs without one.

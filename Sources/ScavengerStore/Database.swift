@@ -3,9 +3,18 @@ import Postgres
 /// The PostgreSQL store: every read and write of the daemon goes through it.
 public final class Database: Sendable {
     public let pool: PostgresPool
+    /// Names this process in change notifications, so it can skip its own.
+    public let instanceID: String
 
-    public init(pool: PostgresPool) {
+    public init(pool: PostgresPool, instanceID: String = Database.makeInstanceID()) {
         self.pool = pool
+        self.instanceID = instanceID
+    }
+
+    /// A random id for this process.
+    public static func makeInstanceID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next(), radix: 36)
     }
 
     /// Whether the database answers.

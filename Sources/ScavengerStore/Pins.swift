@@ -11,8 +11,15 @@ public struct NewPin: Sendable {
     public var ttlSeconds: Int
     /// Present for a photo pin.
     public var photo: Photo?
+    /// The finest grid cell of the location.
+    public var cell: Int64
+    /// The named region that contains the location, if any.
+    public var region: String?
 
-    public init(authorID: Int, authorName: String, lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo?) {
+    public init(
+        authorID: Int, authorName: String, lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo?,
+        cell: Int64, region: String?
+    ) {
         self.authorID = authorID
         self.authorName = authorName
         self.lat = lat
@@ -20,6 +27,8 @@ public struct NewPin: Sendable {
         self.text = text
         self.ttlSeconds = ttlSeconds
         self.photo = photo
+        self.cell = cell
+        self.region = region
     }
 }
 
@@ -57,7 +66,7 @@ extension Database {
         p.id, p.lat, p.lon, p.kind, p.body, u.name,
         (extract(epoch FROM p.created_at) * 1000000)::bigint,
         (extract(epoch FROM p.expires_at) * 1000000)::bigint,
-        p.photo_mime, p.photo_bytes, p.reply_count
+        p.photo_mime, p.photo_bytes, p.reply_count, p.region
         """
 
     /// A live pin: not yet expired.
@@ -73,7 +82,7 @@ extension Database {
         return Pin(
             id: try row.string(0), lat: try row.double(1), lon: try row.double(2), kind: kind, text: try row.string(4),
             author: try row.string(5), created: Timestamp(microseconds: Int64(try row.int(6) as Int)),
-            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: nil, photo: photo,
+            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: try row.string(11), photo: photo,
             replies: try row.int(10))
     }
 
@@ -84,9 +93,10 @@ extension Database {
         return try await mappingErrors {
             var sql: SQL = """
                 WITH inserted AS (
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes)
+                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
                     VALUES (\(id), \(new.authorID), \(new.lat), \(new.lon), \(kind.rawValue), \(new.text),
-                            now() + make_interval(secs => \(new.ttlSeconds)), \(new.photo?.mime), \(new.photo?.data.count))
+                            now() + make_interval(secs => \(new.ttlSeconds)), \(new.photo?.mime), \(new.photo?.data.count),
+                            \(new.cell), \(new.region))
                     RETURNING id, created_at, expires_at
                 )
                 """
@@ -95,7 +105,8 @@ extension Database {
             }
             sql.append("""
                  SELECT (extract(epoch FROM created_at) * 1000000)::bigint,
-                        (extract(epoch FROM expires_at) * 1000000)::bigint
+                        (extract(epoch FROM expires_at) * 1000000)::bigint,
+                        pg_notify(\(PinChange.channel), \(PinChange.upserted(id).payload(origin: instanceID)))
                 FROM inserted
                 """)
             let rows = try await pool.query(sql, idempotent: false)
@@ -103,7 +114,7 @@ extension Database {
             return Pin(
                 id: id, lat: new.lat, lon: new.lon, kind: kind, text: new.text, author: new.authorName,
                 created: Timestamp(microseconds: Int64(try row.int(0) as Int)),
-                expires: Timestamp(microseconds: Int64(try row.int(1) as Int)), region: nil,
+                expires: Timestamp(microseconds: Int64(try row.int(1) as Int)), region: new.region,
                 photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0)
         }
     }
@@ -142,6 +153,7 @@ extension Database {
                 let authorID: Int = try row.int(0)
                 guard canModerate || authorID == userID else { return .forbidden }
                 try connection.query("DELETE FROM pins WHERE id = \(id)")
+                try self.notify(connection, .deleted(id))
                 return .deleted
             }
         }
@@ -159,7 +171,8 @@ extension Database {
                 )
                 INSERT INTO replies (id, pin_id, author_id, body)
                 SELECT \(id), target.id, \(authorID), \(text) FROM target
-                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint
+                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint,
+                          pg_notify(\(PinChange.channel), \(PinChange.upserted(pinID).payload(origin: instanceID)))
                 """, idempotent: false)
             guard let row = rows.first else { return nil }
             return PinReply(

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import Postgres
 import ScavengerCore
+import ScavengerFeed
+import ScavengerGeography
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
@@ -15,7 +17,7 @@ struct Scavengerd: AsyncParsableCommand {
         commandName: "scavengerd",
         abstract: "The Scavenger daemon: pins on a map, their chat, and its moderation, over a line protocol.",
         version: Services.version,
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, Commands.self]
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, RegionCommand.self, Commands.self]
     )
 }
 
@@ -65,6 +67,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = 30 * 24 * 3600
     @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = 5 * 1024 * 1024
     @Option(help: "Seconds a login session lasts (default 30 days).") var sessionTtl = 30 * 24 * 3600
+    @Option(help: "Largest NEARBY radius in metres.") var maxRadius = 50_000.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -78,6 +81,9 @@ struct Serve: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ArgumentParser.ValidationError("unknown --log-level \(logLevel)") }
         guard maxTtl >= 1, (1 ... maxTtl).contains(defaultTtl) else {
             throw ArgumentParser.ValidationError("--default-ttl must be within 1…--max-ttl")
+        }
+        guard maxRadius > 0, maxRadius <= 20_000_000 else {
+            throw ArgumentParser.ValidationError("--max-radius must be within (0, 20000000] metres")
         }
         guard sessionTtl >= 60 else { throw ArgumentParser.ValidationError("--session-ttl must be at least 60 seconds") }
         guard maxPhotoBytes >= 1 else { throw ArgumentParser.ValidationError("--max-photo-bytes must be at least 1") }
@@ -97,13 +103,27 @@ struct Serve: AsyncParsableCommand {
                 return handler
             }
             let logger = Logger(label: "scavengerd")
-            let pool = PostgresPool(configuration: try database.configuration(), maxConnections: databaseConnections)
+            let databaseConfiguration = try database.configuration()
+            let pool = PostgresPool(configuration: databaseConfiguration, maxConnections: databaseConnections)
             let store = Database(pool: pool)
-            do {
-                try await store.ping()
-            } catch {
-                logger.warning("database not reachable at start; commands will answer UNAVAILABLE until it is",
-                               metadata: ["error": "\(error)"])
+            let feed = Feed(database: store, logger: logger)
+            // The feed must be complete before the first NEARBY: load it, retrying while the
+            // database is not there yet.
+            let started = ContinuousClock.now
+            var listening: PostgresConnection?
+            while listening == nil {
+                do {
+                    // Listen first, then load: a change made in between is heard, not lost.
+                    let connection = try FeedListener.listen(databaseConfiguration)
+                    let pins = try await feed.load()
+                    listening = connection
+                    logger.info("feed loaded", metadata: [
+                        "pins": "\(pins)", "regions": "\(feed.regionNames.count)", "seconds": "\(ContinuousClock.now - started)",
+                    ])
+                } catch {
+                    logger.warning("cannot load the feed yet; retrying", metadata: ["error": "\(error)"])
+                    try await Task.sleep(for: .seconds(2))
+                }
             }
             let limits = ProtocolLimits(maxLineBytes: maxLineBytes)
             let hasher = PasswordHasher(parameters: .interactive)
@@ -114,11 +134,15 @@ struct Serve: AsyncParsableCommand {
                 services: Services(
                     database: store, limits: limits, passwordHasher: hasher,
                     pinRules: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
-                    sessionTTLSeconds: sessionTtl),
+                    sessionTTLSeconds: sessionTtl, feed: feed, feedRules: FeedRules(maximumRadiusMeters: maxRadius)),
                 logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: server)],
+                    services: [
+                        .init(service: FeedListener(
+                            feed: feed, configuration: databaseConfiguration, logger: logger, listening: listening)),
+                        .init(service: server),
+                    ],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
             try await group.run()
@@ -175,6 +199,81 @@ struct UserCommand: AsyncParsableCommand {
                     throw CLIError("no user named \(username)")
                 }
                 print("\(username) is now \(newRole.rawValue)")
+            }
+        }
+    }
+}
+
+struct RegionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "region", abstract: "Manage named regions.", subcommands: [Set.self, List.self, Delete.self])
+
+    /// Runs `body` with a store on a one-connection pool.
+    static func withDatabase(_ options: DatabaseOptions, _ body: (Database) async throws -> Void) async throws {
+        let pool = PostgresPool(configuration: try options.configuration(), maxConnections: 1)
+        do {
+            try await body(Database(pool: pool))
+        } catch {
+            await pool.shutdown()
+            throw error
+        }
+        await pool.shutdown()
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Define or replace a region from a GeoJSON Polygon or MultiPolygon (bare, Feature, or FeatureCollection of one).")
+
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "1–64 of a-z, 0-9 and '-'.") var name: String
+        @Argument(help: "The GeoJSON file.") var file: String
+
+        func run() async throws {
+            try await reportingFailure {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw CLIError("cannot read \(file)")
+                }
+                guard let text = String(data: data, encoding: .utf8) else { throw CLIError("\(file) is not UTF-8 text") }
+                let region = try RegionDefinition.parse(name: name, geoJSON: text)
+                try await RegionCommand.withDatabase(database) { store in
+                    let update = try await store.setRegion(region)
+                    print("region \(name) set: \(update.pinsInRegion) pins in it, \(update.pinsReassigned) pins reassigned")
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the regions with their live pins and bounding boxes.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            try await reportingFailure {
+                try await RegionCommand.withDatabase(database) { store in
+                    for region in try await store.regionSummaries() {
+                        let box = region.envelope
+                        print("\(region.name)\t\(region.pins) pins\tlon \(box.minX)…\(box.maxX) lat \(box.minY)…\(box.maxY)")
+                    }
+                }
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a region; its pins belong to no region (or another that contains them).")
+
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The region's name.") var name: String
+
+        func run() async throws {
+            try await reportingFailure {
+                try await RegionCommand.withDatabase(database) { store in
+                    guard let update = try await store.deleteRegion(named: name) else {
+                        throw CLIError("no region named \(name)")
+                    }
+                    print("region \(name) deleted: \(update.pinsReassigned) pins unassigned or moved")
+                }
             }
         }
     }

@@ -1,28 +1,54 @@
 import Foundation
+import Logging
 import NIOCore
 import Postgres
 import ScavengerCore
+import ScavengerFeed
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
 import ScavengerTestSupport
+import ServiceLifecycle
 import Sodium
 import Testing
 
 /// A migrated database in a fresh schema, and the services a server needs on top of it.
 struct TestEnvironment: Sendable {
+    let configuration: PostgresConfiguration
     let pool: PostgresPool
     let database: Database
+    let feed: Feed
     let services: Services
 
-    static func make(pinRules: PinRules = PinRules(), sessionTTLSeconds: Int = 3600) async throws -> TestEnvironment {
-        let pool = try TestDatabase.isolatedPool(maxConnections: 6)
+    static func make(
+        pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(), sessionTTLSeconds: Int = 3600
+    ) async throws -> TestEnvironment {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        let pool = PostgresPool(configuration: configuration, maxConnections: 6)
         _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(pool)
         let database = Database(pool: pool)
+        var logger = Logger(label: "test-feed")
+        logger.logLevel = .warning
+        let feed = Feed(database: database, logger: logger)
+        try await feed.load()
         let services = Services(
             database: database, passwordHasher: PasswordHasher(parameters: .minimum), pinRules: pinRules,
-            sessionTTLSeconds: sessionTTLSeconds)
-        return TestEnvironment(pool: pool, database: database, services: services)
+            sessionTTLSeconds: sessionTTLSeconds, feed: feed, feedRules: feedRules)
+        return TestEnvironment(configuration: configuration, pool: pool, database: database, feed: feed, services: services)
+    }
+
+    /// A listener keeping the feed in step with other processes' writes.
+    func listener() throws -> FeedListener {
+        var logger = Logger(label: "test-listener")
+        logger.logLevel = .warning
+        return FeedListener(
+            feed: feed, configuration: configuration, logger: logger, listening: try FeedListener.listen(configuration),
+            purgeIntervalSeconds: 1)
+    }
+
+    /// A second store on the same schema, as another process (another daemon, the CLI) would be.
+    func otherProcess() -> Database {
+        Database(pool: pool, instanceID: "other-process")
     }
 
     func shutdown() async {
@@ -34,11 +60,14 @@ struct TestEnvironment: Sendable {
 /// A real server on a real, migrated PostgreSQL schema of its own.
 func withDatabaseServer(
     pinRules: PinRules = PinRules(),
+    feedRules: FeedRules = FeedRules(),
+    listening: Bool = false,
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    let environment = try await TestEnvironment.make(pinRules: pinRules)
+    let environment = try await TestEnvironment.make(pinRules: pinRules, feedRules: feedRules)
     do {
-        try await withServer(services: environment.services) { address, _ in
+        let extra: [any Service] = listening ? [try environment.listener()] : []
+        try await withServer(services: environment.services, alongside: extra) { address, _ in
             try await body(address, environment)
         }
     } catch {

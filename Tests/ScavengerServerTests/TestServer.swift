@@ -12,6 +12,7 @@ func withServer(
     _ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
     services: Services = Services(database: nil),
     table: CommandTable = .standard,
+    alongside extraServices: [any Service] = [],
     _ body: (SocketAddress, ServiceGroup) async throws -> Void
 ) async throws {
     var configuration = configuration
@@ -19,7 +20,8 @@ func withServer(
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
     let server = ScavengerServer(configuration: configuration, services: services, table: table, logger: logger)
-    let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
+    let group = ServiceGroup(
+        configuration: .init(services: extraServices.map { .init(service: $0) } + [.init(service: server)], logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         let address = try await server.listeningAddress

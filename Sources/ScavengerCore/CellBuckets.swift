@@ -1,0 +1,217 @@
+/// The slots of the pins in each cell of one grid level, compact for sparse data: a cell with
+/// one or two pins costs one 16-byte table entry and nothing else; larger cells keep their
+/// slots in an overflow list. Open addressing with linear probing, no tombstones.
+struct CellBuckets {
+    struct Entry {
+        /// `CellKey.rawValue`, or `Entry.vacant`.
+        var key: UInt64
+        /// The first slot, or the overflow list's index when `second == Entry.overflow`.
+        var first: UInt32
+        /// The second slot, `Entry.none`, or `Entry.overflow`.
+        var second: UInt32
+
+        static let vacant = UInt64.max
+        static let none = UInt32.max
+        static let overflow = UInt32.max - 1
+    }
+
+    private(set) var entries: [Entry] = Array(repeating: Entry(key: Entry.vacant, first: 0, second: 0), count: 16)
+    private var lists: [[UInt32]] = []
+    private var freeLists: [Int] = []
+    /// Cells holding at least one slot.
+    private(set) var count = 0
+
+    /// The slots of one cell (in no particular order), for each in turn.
+    @inline(__always)
+    func forEachSlot(in cell: CellKey, _ body: (UInt32) -> Void) {
+        guard let index = find(cell.rawValue) else { return }
+        let entry = entries[index]
+        if entry.second == Entry.overflow {
+            lists[Int(entry.first)].withUnsafeBufferPointer { for slot in $0 { body(slot) } }
+        } else {
+            body(entry.first)
+            if entry.second != Entry.none { body(entry.second) }
+        }
+    }
+
+    /// Appends the slots of all `cells` to `slots`. Looks all cells up before reading any
+    /// overflow list, so the processor can fetch many table entries at once.
+    func collectSlots(in cells: [CellKey], into slots: inout [UInt32]) {
+        var found: [Int] = []
+        found.reserveCapacity(cells.count)
+        entries.withUnsafeBufferPointer { entries in
+            let mask = entries.count - 1
+            for cell in cells {
+                let key = cell.rawValue
+                var index = Self.home(key, mask: mask)
+                while true {
+                    let stored = entries[index].key
+                    if stored == key {
+                        found.append(index)
+                        break
+                    }
+                    if stored == Entry.vacant { break }
+                    index = (index + 1) & mask
+                }
+            }
+            var overflowing: [Int] = []
+            for index in found {
+                let entry = entries[index]
+                if entry.second == Entry.overflow {
+                    overflowing.append(Int(entry.first))
+                } else {
+                    slots.append(entry.first)
+                    if entry.second != Entry.none { slots.append(entry.second) }
+                }
+            }
+            lists.withUnsafeBufferPointer { lists in
+                for list in overflowing { slots.append(contentsOf: lists[list]) }
+            }
+        }
+    }
+
+    /// The slots of one cell.
+    func slots(in cell: CellKey) -> [UInt32] {
+        var result: [UInt32] = []
+        forEachSlot(in: cell) { result.append($0) }
+        return result
+    }
+
+    /// How many slots all cells hold together.
+    var slotCount: Int {
+        entries.reduce(0) { total, entry in
+            guard entry.key != Entry.vacant else { return total }
+            if entry.second == Entry.overflow { return total + lists[Int(entry.first)].count }
+            return total + (entry.second == Entry.none ? 1 : 2)
+        }
+    }
+
+    /// Bytes held, roughly (table plus overflow lists).
+    var approximateBytes: Int {
+        entries.capacity * MemoryLayout<Entry>.stride
+            + lists.reduce(lists.capacity * 8) { $0 + ($1.capacity > 0 ? 32 + $1.capacity * 4 : 0) }
+    }
+
+    mutating func insert(_ slot: UInt32, into cell: CellKey) {
+        if let index = find(cell.rawValue) {
+            let entry = entries[index]
+            if entry.second == Entry.overflow {
+                Self.append(slot, to: &lists[Int(entry.first)])
+            } else if entry.second == Entry.none {
+                entries[index].second = slot
+            } else {
+                let list = [entry.first, entry.second, slot]
+                let listIndex: Int
+                if let reused = freeLists.popLast() {
+                    listIndex = reused
+                    lists[listIndex] = list
+                } else {
+                    listIndex = lists.count
+                    lists.append(list)
+                }
+                entries[index].first = UInt32(listIndex)
+                entries[index].second = Entry.overflow
+            }
+            return
+        }
+        if (count + 1) * 4 > entries.count * 3 { grow() }
+        let mask = entries.count - 1
+        var index = Self.home(cell.rawValue, mask: mask)
+        while entries[index].key != Entry.vacant { index = (index + 1) & mask }
+        entries[index] = Entry(key: cell.rawValue, first: slot, second: Entry.none)
+        count += 1
+    }
+
+    mutating func remove(_ slot: UInt32, from cell: CellKey) {
+        removeAll(from: cell) { $0 == slot }
+    }
+
+    /// Removes the slots of `cell` for which `shouldRemove` is true.
+    mutating func removeAll(from cell: CellKey, where shouldRemove: (UInt32) -> Bool) {
+        guard let index = find(cell.rawValue) else { return }
+        let entry = entries[index]
+        if entry.second == Entry.overflow {
+            let listIndex = Int(entry.first)
+            lists[listIndex].removeAll(where: shouldRemove)
+            let list = lists[listIndex]
+            if list.count <= 2 {
+                lists[listIndex] = []
+                freeLists.append(listIndex)
+                switch list.count {
+                case 0: erase(at: index)
+                case 1: entries[index] = Entry(key: entry.key, first: list[0], second: Entry.none)
+                default: entries[index] = Entry(key: entry.key, first: list[0], second: list[1])
+                }
+            } else if list.count * 2 < list.capacity, list.capacity > 8 {
+                lists[listIndex] = list.withUnsafeBufferPointer { Array($0) }  // give back memory after many removals
+            }
+            return
+        }
+        let keepFirst = !shouldRemove(entry.first)
+        let keepSecond = entry.second != Entry.none && !shouldRemove(entry.second)
+        switch (keepFirst, keepSecond) {
+        case (true, true): break
+        case (true, false): entries[index].second = Entry.none
+        case (false, true): entries[index] = Entry(key: entry.key, first: entry.second, second: Entry.none)
+        case (false, false): erase(at: index)
+        }
+    }
+
+    // MARK: - Table
+
+    @inline(__always)
+    static func home(_ key: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: Fingerprint.mix(key)) & mask
+    }
+
+    @inline(__always)
+    private func find(_ key: UInt64) -> Int? {
+        entries.withUnsafeBufferPointer { entries in
+            let mask = entries.count - 1
+            var index = Self.home(key, mask: mask)
+            while true {
+                let stored = entries[index].key
+                if stored == key { return index }
+                if stored == Entry.vacant { return nil }
+                index = (index + 1) & mask
+            }
+        }
+    }
+
+    /// Empties one table entry, shifting later entries of its probe run back.
+    private mutating func erase(at start: Int) {
+        let mask = entries.count - 1
+        var hole = start
+        var probe = start
+        while true {
+            probe = (probe + 1) & mask
+            let key = entries[probe].key
+            if key == Entry.vacant { break }
+            let home = Self.home(key, mask: mask)
+            let staysPut = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
+            if !staysPut {
+                entries[hole] = entries[probe]
+                hole = probe
+            }
+        }
+        entries[hole].key = Entry.vacant
+        count -= 1
+    }
+
+    private mutating func grow() {
+        let old = entries
+        entries = Array(repeating: Entry(key: Entry.vacant, first: 0, second: 0), count: old.count * 2)
+        let mask = entries.count - 1
+        for entry in old where entry.key != Entry.vacant {
+            var index = Self.home(entry.key, mask: mask)
+            while entries[index].key != Entry.vacant { index = (index + 1) & mask }
+            entries[index] = entry
+        }
+    }
+
+    /// Appends, growing by half rather than doubling: less slack in big cells.
+    private static func append(_ slot: UInt32, to list: inout [UInt32]) {
+        if list.count == list.capacity { list.reserveCapacity(list.count + list.count / 2 + 2) }
+        list.append(slot)
+    }
+}

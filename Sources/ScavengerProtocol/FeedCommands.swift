@@ -1,0 +1,113 @@
+import ScavengerCore
+import ScavengerFeed
+
+/// NEARBY, REGIONS, REGION: the feeds, answered from memory.
+enum FeedCommands {
+    struct Nearby: Sendable {
+        var lat: Double
+        var lon: Double
+        var radius: Double
+        var limit: Int
+        var kind: PinKind?
+        var cursor: String?
+    }
+
+    struct RegionRequest: Sendable {
+        var name: String
+        var limit: Int
+        var kind: PinKind?
+        var cursor: RegionCursor?
+    }
+
+    static func kind(_ token: Token?) throws(CommandError) -> PinKind? {
+        guard let token else { return nil }
+        guard let kind = PinKind(rawValue: token.text.lowercased()) else {
+            throw .badArgument("KIND must be text or photo")
+        }
+        return kind
+    }
+
+    static func page(_ pins: [JSON], next: String?) -> CommandOutcome {
+        CommandOutcome(.ok(["pins": .array(pins), "next": .optional(next)]))
+    }
+
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            "NEARBY", arity: 3 ... 9, syntax: "NEARBY lat lon radius_m [LIMIT n] [CURSOR c] [KIND text|photo]",
+            summary: "Live pins within radius_m metres (great-circle), nearest first, with distance_m; follow `next` for more.",
+            parse: { arguments -> Nearby in
+                let lat = try Arguments.latitude(arguments.required("latitude"))
+                let lon = try Arguments.longitude(arguments.required("longitude"))
+                let radius = try Arguments.number(arguments.required("radius"), "radius_m")
+                let maximum = arguments.feedRules.maximumRadiusMeters
+                guard radius > 0, radius <= maximum else {
+                    throw CommandError.badArgument("radius_m must be greater than 0 and at most \(JSON.format(maximum))")
+                }
+                let options = try arguments.options(["LIMIT", "CURSOR", "KIND"])
+                return Nearby(
+                    lat: lat, lon: lon, radius: radius, limit: try Arguments.pageLimit(options["LIMIT"]),
+                    kind: try kind(options["KIND"]), cursor: options["CURSOR"]?.text)
+            },
+            execute: { request, context in
+                let feed = try context.services.requireFeed()
+                var cursor: NearbyCursor?
+                if let text = request.cursor {
+                    guard let parsed = NearbyCursor(encoded: text) else {
+                        throw CommandError.badArgument("CURSOR is not a cursor NEARBY returned")
+                    }
+                    cursor = parsed
+                }
+                let query = NearbyQuery(
+                    lat: request.lat, lon: request.lon, radius: request.radius, limit: request.limit, kind: request.kind,
+                    after: cursor)
+                let result: NearbyPage
+                do {
+                    result = try feed.nearby(query)
+                } catch PinIndexError.cursorMismatch {
+                    throw CommandError.badArgument("CURSOR belongs to a different NEARBY query")
+                } catch {
+                    throw CommandError.badArgument(String(describing: error))
+                }
+                return page(result.pins.map { JSON.pin($0.pin, distance: $0.distance) }, next: result.next?.encoded)
+            }),
+        CommandSpec(
+            "REGIONS", arity: 0 ... 0, syntax: "REGIONS", summary: "The named regions with their numbers of live pins.",
+            parse: { _ in () },
+            execute: { _, context in
+                let feed = try context.services.requireFeed()
+                return CommandOutcome(.ok(.array(feed.regionCounts().map { ["name": .string($0.name), "pins": .int($0.pins)] })))
+            }),
+        CommandSpec(
+            "REGION", arity: 1 ... 7, syntax: "REGION name [LIMIT n] [CURSOR c] [KIND text|photo]",
+            summary: "Live pins inside a named region, newest first; follow `next` for more.",
+            parse: { arguments -> RegionRequest in
+                let name = try arguments.required("region name").text
+                let options = try arguments.options(["LIMIT", "CURSOR", "KIND"])
+                var cursor: RegionCursor?
+                if let token = options["CURSOR"] {
+                    guard let parsed = RegionCursor(encoded: token.text) else {
+                        throw CommandError.badArgument("CURSOR is not a cursor REGION returned")
+                    }
+                    cursor = parsed
+                }
+                return RegionRequest(
+                    name: name, limit: try Arguments.pageLimit(options["LIMIT"]), kind: try kind(options["KIND"]),
+                    cursor: cursor)
+            },
+            execute: { request, context in
+                let feed = try context.services.requireFeed()
+                let found: RegionPage?
+                do {
+                    found = try feed.regionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor)
+                } catch PinIndexError.cursorMismatch {
+                    throw CommandError.badArgument("CURSOR belongs to a different REGION query")
+                } catch {
+                    throw CommandError.badArgument(String(describing: error))
+                }
+                guard let result = found else {
+                    throw CommandError(.notFound, "no region named \(Reply.echo(request.name))")
+                }
+                return page(result.pins.map { JSON.pin($0) }, next: result.next?.encoded)
+            }),
+    ]
+}

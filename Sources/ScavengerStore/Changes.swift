@@ -1,0 +1,48 @@
+import Postgres
+
+/// A change to a pin, announced with `NOTIFY` so that every daemon on the database keeps its
+/// in-memory feed in step. Payload: `<origin> u <id>` or `<origin> d <id>`.
+public enum PinChange: Sendable, Equatable {
+    /// The pin was written or changed: reload it.
+    case upserted(String)
+    /// The pin is gone.
+    case deleted(String)
+
+    /// The channel pin changes go to.
+    public static let channel = "scavenger_pins"
+    /// The channel region changes go to; the payload is the region's name.
+    public static let regionsChannel = "scavenger_regions"
+
+    public var id: String {
+        switch self {
+        case .upserted(let id), .deleted(let id): return id
+        }
+    }
+
+    /// The notification text, naming the process that made the change.
+    public func payload(origin: String) -> String {
+        switch self {
+        case .upserted(let id): return "\(origin) u \(id)"
+        case .deleted(let id): return "\(origin) d \(id)"
+        }
+    }
+
+    /// Parses a payload; nil for anything malformed.
+    public static func parse(_ payload: String) -> (origin: String, change: PinChange)? {
+        let parts = payload.split(separator: " ")
+        guard parts.count == 3 else { return nil }
+        let id = String(parts[2])
+        switch parts[1] {
+        case "u": return (String(parts[0]), .upserted(id))
+        case "d": return (String(parts[0]), .deleted(id))
+        default: return nil
+        }
+    }
+}
+
+extension Database {
+    /// Announces a change, delivered when the surrounding transaction commits.
+    func notify(_ connection: PostgresConnection, _ change: PinChange) throws {
+        try connection.query("SELECT pg_notify(\(PinChange.channel), \(change.payload(origin: instanceID)))")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Postgres
+import ScavengerTestSupport
+import Testing
+
+/// Runs the built `scavengerd` executable.
+struct Executable {
+    /// Beside the test bundle in the build directory.
+    static var url: URL {
+        get throws {
+            var candidates: [URL] = []
+            if let bundle = Bundle.main.executableURL {
+                candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("scavengerd"))
+            }
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            candidates.append(root.appendingPathComponent(".build/debug/scavengerd"))
+            guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+                throw NotBuilt()
+            }
+            return found
+        }
+    }
+
+    struct NotBuilt: Error, CustomStringConvertible {
+        var description: String { "scavengerd is not built: run the tests through scripts/test.sh (swift build --build-tests)" }
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `scavengerd arguments…` against the schema of `configuration`.
+    static func run(_ arguments: [String], configuration: PostgresConfiguration) throws -> Result {
+        let process = Process()
+        process.executableURL = try url
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL(configuration)
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The configuration's URL with its `options` (the test schema) carried as a URI parameter.
+    static func databaseURL(_ configuration: PostgresConfiguration) -> String {
+        guard let options = configuration.options else { return configuration.connectionString }
+        let encoded = options.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? options
+        let separator = configuration.connectionString.contains("?") ? "&" : "?"
+        return configuration.connectionString + separator + "options=" + encoded
+    }
+}
+
+@Suite("The scavengerd command line")
+struct CommandLineTests {
+    func file(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("region-\(UUID().uuidString).json").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("region set, list and delete; bad input is one line on stderr and a non-zero exit")
+    func regions() async throws {
+        let environment = try await TestEnvironment.make()
+        defer { Task { await environment.shutdown() } }
+        let configuration = environment.configuration
+        let good = try file(square(13, 52, 1))
+        let set = try Executable.run(["region", "set", "berlin", good], configuration: configuration)
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(set.stdout.contains("region berlin set"))
+        let list = try Executable.run(["region", "list"], configuration: configuration)
+        #expect(list.status == 0)
+        #expect(list.stdout.hasPrefix("berlin\t0 pins"))
+
+        let cases: [(String, String)] = [
+            ("not json", "not valid JSON"),
+            (#"{"type":"Point","coordinates":[1,2]}"#, "Point"),
+            (#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}"#, "closed"),
+            (#"{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}"#, "invalid"),
+        ]
+        for (text, fragment) in cases {
+            let result = try Executable.run(["region", "set", "bad", try file(text)], configuration: configuration)
+            #expect(result.status != 0)
+            #expect(result.stderr.hasPrefix("scavengerd: "))
+            #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+            #expect(result.stderr.lowercased().contains(fragment.lowercased()), "\(result.stderr)")
+        }
+        let badName = try Executable.run(["region", "set", "Bad Name", good], configuration: configuration)
+        #expect(badName.status != 0 && badName.stderr.contains("region name"))
+        let missing = try Executable.run(["region", "set", "x", "/nonexistent.json"], configuration: configuration)
+        #expect(missing.status != 0 && missing.stderr.contains("cannot read"))
+
+        #expect(try Executable.run(["region", "delete", "berlin"], configuration: configuration).status == 0)
+        let again = try Executable.run(["region", "delete", "berlin"], configuration: configuration)
+        #expect(again.status != 0 && again.stderr == "scavengerd: no region named berlin\n")
+    }
+
+    @Test("user role: sets a role; an unknown user or role fails")
+    func userRole() async throws {
+        let environment = try await TestEnvironment.make()
+        defer { Task { await environment.shutdown() } }
+        _ = try await environment.database.register(
+            name: "mod", email: "mod@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 1, count: 32),
+            sessionTTLSeconds: 60)
+        let ok = try Executable.run(["user", "role", "mod", "moderator"], configuration: environment.configuration)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        let account = try await environment.database.credentials(login: "mod")
+        #expect(account?.account.user.role == .moderator)
+        #expect(try Executable.run(["user", "role", "nobody", "admin"], configuration: environment.configuration).status != 0)
+        #expect(try Executable.run(["user", "role", "mod", "king"], configuration: environment.configuration).status != 0)
+    }
+
+    @Test("migrate is idempotent and says so")
+    func migrate() async throws {
+        let environment = try await TestEnvironment.make()
+        defer { Task { await environment.shutdown() } }
+        let result = try Executable.run(
+            ["migrate", "--migrations", TestDatabase.migrationsDirectory.path], configuration: environment.configuration)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("0 applied now"))
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import ScavengerCore
+import ScavengerFeed
+import ScavengerGeography
+import ScavengerStore
+import Testing
+
+/// A point `metres` north of (lat, lon), on the sphere.
+func north(of lat: Double, _ lon: Double, metres: Double) -> (Double, Double) {
+    (lat + metres / Geodesy.earthRadius * 180 / .pi, lon)
+}
+
+func square(_ lon0: Double, _ lat0: Double, _ size: Double) -> String {
+    let ring = [[lon0, lat0], [lon0 + size, lat0], [lon0 + size, lat0 + size], [lon0, lat0 + size], [lon0, lat0]]
+    return #"{"type":"Polygon","coordinates":[\#(ring)]}"#
+}
+
+/// Polls until `condition` holds (other processes' changes arrive through NOTIFY).
+func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("timed out waiting until \(what)")
+}
+
+@Suite("NEARBY and regions over TCP with PostgreSQL")
+struct FeedTests {
+    @Test("NEARBY: within the radius, nearest first, distance_m, filters before the limit")
+    func nearby() async throws {
+        try await withDatabaseServer { address, _ in
+            try await converse(address) { client in
+                try await client.register("alice")
+                var ids: [Int: String] = [:]
+                for metres in [900, 100, 500, 1500, 300] {
+                    let (lat, lon) = north(of: 52.5, 13.4, metres: Double(metres))
+                    ids[metres] = try await client.ok("POST \(lat) \(lon) \(quoted("at \(metres) m"))")["pin"]["id"].string
+                }
+                let photo = try await client.ok("POSTPHOTO 52.5 13.4 /9j/4A==")["pin"]["id"].string
+                let page = try await client.ok("NEARBY 52.5 13.4 1000")
+                let pins = page["pins"].array
+                #expect(try pins.map { try $0["id"].string } == [photo, ids[100]!, ids[300]!, ids[500]!, ids[900]!])
+                #expect(page["next"].isNull)
+                let distances = pins.compactMap { $0["distance_m"].double }
+                #expect(distances.count == 5)
+                #expect(abs(distances[1] - 100) < 0.01 && abs(distances[4] - 900) < 0.01)
+                #expect(pins[1].keys.contains("distance_m"))
+
+                let texts = try await client.ok("NEARBY 52.5 13.4 1000 KIND text LIMIT 2")
+                #expect(try texts["pins"].array.map { try $0["id"].string } == [ids[100]!, ids[300]!])
+                let rest = try await client.ok("NEARBY 52.5 13.4 1000 KIND text LIMIT 2 CURSOR \(try texts["next"].string)")
+                #expect(try rest["pins"].array.map { try $0["id"].string } == [ids[500]!, ids[900]!])
+                let photos = try await client.ok("NEARBY 52.5 13.4 1000 kind PHOTO")
+                #expect(try photos["pins"].array.map { try $0["id"].string } == [photo])
+                #expect(try await client.ok("NEARBY 52.5 13.4 50 LIMIT 1")["pins"].array.count == 1)
+            }
+        }
+    }
+
+    @Test("NEARBY rejects bad arguments", arguments: [
+        ("NEARBY 52.5 13.4 0", "ERR BAD_ARGUMENT radius_m must be greater than 0 and at most 50000"),
+        ("NEARBY 52.5 13.4 50000.5", "ERR BAD_ARGUMENT radius_m must be greater than 0 and at most 50000"),
+        ("NEARBY 52.5 13.4 -5", "ERR BAD_ARGUMENT radius_m must be greater than 0 and at most 50000"),
+        ("NEARBY 52.5 13.4 inf", "ERR BAD_ARGUMENT radius_m must be a plain decimal number, got 'inf'"),
+        ("NEARBY 95 13.4 10", "ERR BAD_ARGUMENT latitude must be within [-90, 90]"),
+        ("NEARBY 52.5 13.4 10 LIMIT 0", "ERR BAD_ARGUMENT LIMIT must be between 1 and 200, got 0"),
+        ("NEARBY 52.5 13.4 10 KIND video", "ERR BAD_ARGUMENT KIND must be text or photo"),
+        ("NEARBY 52.5 13.4 10 CURSOR nonsense", "ERR BAD_ARGUMENT CURSOR is not a cursor NEARBY returned"),
+        ("NEARBY 52.5 13.4", "ERR BAD_ARGUMENT wrong number of arguments for NEARBY; usage: NEARBY lat lon radius_m [LIMIT n] [CURSOR c] [KIND text|photo]"),
+    ])
+    func nearbyRejects(line: String, expected: String) async throws {
+        try await withDatabaseServer { address, _ in
+            let reply = try await converseReturning(address) { try await $0.call(line) }
+            #expect(reply == expected)
+        }
+    }
+
+    @Test("a cursor from another NEARBY query is refused")
+    func foreignCursor() async throws {
+        try await withDatabaseServer { address, _ in
+            try await converse(address) { client in
+                try await client.register("alice")
+                for _ in 0 ..< 3 { _ = try await client.ok("POST 10 10 hi") }
+                let next = try await client.ok("NEARBY 10 10 100 LIMIT 1")["next"].string
+                #expect(try await client.call("NEARBY 10 10 200 LIMIT 1 CURSOR \(next)")
+                    == "ERR BAD_ARGUMENT CURSOR belongs to a different NEARBY query")
+            }
+        }
+    }
+
+    @Test("expired, deleted and other processes' pins: the feed stays in step")
+    func inStep() async throws {
+        try await withDatabaseServer(listening: true) { address, environment in
+            try await converse(address) { client in
+                try await client.register("alice")
+                let short = try await client.ok("POST 0 0 short TTL 1")["pin"]["id"].string
+                let gone = try await client.ok("POST 0 0 gone")["pin"]["id"].string
+                _ = try await client.ok("REPLY \(gone) hi")
+                #expect(try await client.ok("NEARBY 0 0 10")["pins"].array.count == 2)
+                #expect(try await client.call("DELETE \(gone)") == "OK true")
+                try await Task.sleep(for: .milliseconds(1200))
+                #expect(try await client.ok("NEARBY 0 0 10")["pins"].array.isEmpty, "\(short) expired")
+
+                // Another process writes: the daemon hears of it.
+                let other = environment.otherProcess()
+                let author = try #require(try await other.credentials(login: "alice")).account
+                let pin = try await other.createPin(NewPin(
+                    authorID: author.id, authorName: "alice", lat: 0, lon: 0.0001, text: "from elsewhere", ttlSeconds: 60,
+                    photo: nil, cell: Int64(Grid.cell(lat: 0, lon: 0.0001, level: 0).rawValue), region: nil))
+                try await eventually("the other process's pin is in the feed") {
+                    try await client.ok("NEARBY 0 0 100")["pins"].array.count == 1
+                }
+                _ = try await other.createReply(pinID: pin.id, authorID: author.id, authorName: "alice", text: "x")
+                try await eventually("the reply count follows") {
+                    try await client.ok("NEARBY 0 0 100")["pins"][0]["replies"].int == 1
+                }
+                _ = try await other.deletePin(id: pin.id, userID: author.id, canModerate: false)
+                try await eventually("the deleted pin leaves the feed") {
+                    try await client.ok("NEARBY 0 0 100")["pins"].array.isEmpty
+                }
+            }
+        }
+    }
+
+    @Test("regions: set after pins exist, seen by a running daemon; REGIONS and REGION page newest first")
+    func regions() async throws {
+        try await withDatabaseServer(listening: true) { address, environment in
+            try await converse(address) { client in
+                try await client.register("alice")
+                var inside: [String] = []
+                for index in 0 ..< 5 {
+                    inside.append(try await client.ok("POST 52.5\(index) 13.5 \(quoted("in \(index)"))")["pin"]["id"].string)
+                }
+                _ = try await client.ok("POST 40 13.5 outside")
+                #expect(try await client.call("REGIONS") == "OK []")
+                #expect(try await client.call("REGION berlin") == "ERR NOT_FOUND no region named 'berlin'")
+
+                // The CLI (another process) defines the region.
+                let update = try await environment.otherProcess().setRegion(
+                    try RegionDefinition.parse(name: "berlin", geoJSON: square(13, 52, 1)))
+                #expect(update.pinsInRegion == 5)
+                try await eventually("the daemon sees the region") {
+                    try await client.call("REGIONS") == #"OK [{"name":"berlin","pins":5}]"#
+                }
+                #expect(try await client.ok("GET \(inside[0])")["pin"]["region"].string == "berlin")
+                #expect(try await client.ok("NEARBY 52.5 13.5 100")["pins"][0]["region"].string == "berlin")
+
+                var seen: [String] = []
+                var cursor: String?
+                repeat {
+                    let page = try await client.ok("REGION berlin LIMIT 2" + (cursor.map { " CURSOR \($0)" } ?? ""))
+                    seen += try page["pins"].array.map { try $0["id"].string }
+                    cursor = page["next"].isNull ? nil : try page["next"].string
+                } while cursor != nil
+                #expect(seen == inside.reversed())
+
+                // A new pin inside belongs to it at once.
+                let fresh = try await client.ok("POST 52.9 13.9 new")["pin"]
+                #expect(try fresh["region"].string == "berlin")
+                #expect(try await client.ok("REGION berlin LIMIT 1")["pins"][0]["id"].string == fresh["id"].string)
+                #expect(try await client.ok("REGION berlin KIND photo")["pins"].array.isEmpty)
+
+                _ = try await environment.otherProcess().deleteRegion(named: "berlin")
+                try await eventually("the daemon sees the deletion") {
+                    try await client.call("REGIONS") == "OK []"
+                }
+                #expect(try await client.ok("GET \(inside[0])")["pin"]["region"].isNull)
+                #expect(try await client.ok("NEARBY 52.5 13.5 100")["pins"][0]["region"].isNull)
+            }
+        }
+    }
+}
