@@ -123,7 +123,7 @@ public enum Grid {
     /// has), with that cover.
     public static func cover(lat: Double, lon: Double, radius: Double, maxCells: Int = defaultMaximumCells) -> (level: Int, cells: [CellKey]) {
         var spans: [RowSpan] = []
-        let level = coverSpans(lat: lat, lon: lon, radius: radius, maximumCells: maxCells, into: &spans)
+        let level = coverSpans(lat: lat, lon: lon, radius: radius, maximumCells: maxCells, into: &spans) ?? levels.upperBound
         return (level, cells(of: spans, level: level))
     }
 
@@ -131,7 +131,7 @@ public enum Grid {
     /// longitude 0 (at other longitudes it may differ by one where a circle straddles cells).
     public static func level(forRadius radius: Double, atLatitude lat: Double, maxCells: Int = defaultMaximumCells) -> Int {
         var spans: [RowSpan] = []
-        return coverSpans(lat: lat, lon: 0, radius: radius, maximumCells: maxCells, into: &spans)
+        return coverSpans(lat: lat, lon: 0, radius: radius, maximumCells: maxCells, into: &spans) ?? levels.upperBound
     }
 
     // MARK: - Internals
@@ -161,15 +161,19 @@ public enum Grid {
         return cells
     }
 
-    /// Picks the finest level whose cover fits `maximumCells` and leaves its spans in `spans`.
-    static func coverSpans(lat: Double, lon: Double, radius: Double, maximumCells: Int, into spans: inout [RowSpan]) -> Int {
-        for level in levels.dropLast() {
+    /// Picks the finest of `candidates` whose cover fits `maximumCells` and leaves its spans in
+    /// `spans`. The coarsest candidate takes up to `coarsestMaximumCells`; nil when even that
+    /// is not enough (`spans` is then incomplete).
+    static func coverSpans(lat: Double, lon: Double, radius: Double, maximumCells: Int, levels candidates: ClosedRange<Int> = levels,
+                           coarsestMaximumCells: Int = Int.max, into spans: inout [RowSpan]) -> Int? {
+        for level in candidates.dropLast() {
             if coverSpans(lat: lat, lon: lon, radius: radius, level: level, maximumCells: maximumCells, into: &spans) {
                 return level
             }
         }
-        _ = coverSpans(lat: lat, lon: lon, radius: radius, level: levels.upperBound, maximumCells: Int.max, into: &spans)
-        return levels.upperBound
+        let coarsest = candidates.upperBound
+        let fits = coverSpans(lat: lat, lon: lon, radius: radius, level: coarsest, maximumCells: max(maximumCells, coarsestMaximumCells), into: &spans)
+        return fits ? coarsest : nil
     }
 
     /// The cover of one level as row spans; false (spans incomplete) when it needs more than

@@ -45,8 +45,16 @@ public final class PinIndex {
     var mimes: [String] = [""]
     var mimeNumbers: [String: UInt16] = [:]
 
-    /// Per level, cell → slots of the pins in it.
-    var buckets: [CellBuckets] = Array(repeating: CellBuckets(), count: Grid.levels.count)
+    /// Per indexed level, cell → slots of the pins in it.
+    var buckets: [CellBuckets] = Array(repeating: CellBuckets(), count: PinIndex.levels.count)
+
+    /// The grid levels kept: 0 (≈ 435 m) to 3 (≈ 28 km) serve radii up to a few hundred
+    /// kilometres in a few dozen cells. Coarser levels would cost memory for every pin and
+    /// serve only radii far above the protocol's limit; such queries use level 3 with more
+    /// cells, or past `fullScanCells` cells a scan of every pin.
+    static let levels = 0 ... 3
+    /// Beyond this many level-3 cells NEARBY scans every pin instead.
+    static let fullScanCells = 4096
 
     static let emptyBucket = UInt32.max
 
@@ -119,7 +127,7 @@ public final class PinIndex {
             slot = existing
             let old = cold[Int(slot)]
             if old.lat != pin.lat || old.lon != pin.lon {
-                for level in Grid.levels {
+                for level in Self.levels {
                     let before = Grid.cell(lat: old.lat, lon: old.lon, level: level)
                     let after = Grid.cell(lat: pin.lat, lon: pin.lon, level: level)
                     if before != after {
@@ -169,7 +177,7 @@ public final class PinIndex {
             }
             insertIntoTable(slot, key: key)
             live += 1
-            for level in Grid.levels {
+            for level in Self.levels {
                 buckets[level].insert(slot, into: Grid.cell(lat: pin.lat, lon: pin.lon, level: level))
             }
             if region != 0 { regionMembers[Int(region)].append(slot) }
@@ -183,7 +191,7 @@ public final class PinIndex {
     public func remove(id: String) -> Bool {
         guard let key = PinKey(id: id), let slot = find(key) else { return false }
         let record = cold[Int(slot)]
-        for level in Grid.levels {
+        for level in Self.levels {
             buckets[level].remove(slot, from: Grid.cell(lat: record.lat, lon: record.lon, level: level))
         }
         if record.region != 0 { Self.removeValue(slot, from: &regionMembers[Int(record.region)]) }
@@ -286,12 +294,16 @@ public final class PinIndex {
         let capacity = query.limit < Int.max ? query.limit + 1 : Int.max
 
         var spans: [Grid.RowSpan] = []
-        let level = Grid.coverSpans(lat: query.lat, lon: query.lon, radius: radius, maximumCells: maximumCoverCells, into: &spans)
         var slots: [UInt32] = []
         slots.reserveCapacity(256)
-        buckets[level].collectSlots(in: Grid.cells(of: spans, level: level), into: &slots)
-
         let hot = hot.buffer
+        if let level = Grid.coverSpans(lat: query.lat, lon: query.lon, radius: radius, maximumCells: maximumCoverCells, levels: Self.levels,
+                                       coarsestMaximumCells: Self.fullScanCells, into: &spans) {
+            buckets[level].collectSlots(in: Grid.cells(of: spans, level: level), into: &slots)
+        } else {
+            for (slot, record) in hot.enumerated() where record.flags & HotRecord.occupied != 0 { slots.append(UInt32(slot)) }
+        }
+
         let cold = cold.buffer
         /// Whether (d1, s1) comes before (d2, s2) in feed order.
         func precedes(_ d1: Double, _ s1: UInt32, _ d2: Double, _ s2: UInt32) -> Bool {
@@ -434,7 +446,17 @@ public final class PinIndex {
 
     /// Ids of the pins (hidden and expired included) in the given cells.
     public func pinIDs(inCells cells: [CellKey]) -> [String] {
-        cells.flatMap { cell in buckets[cell.level].slots(in: cell).map { cold[Int($0)].key.string } }
+        cells.flatMap { cell in
+            if Self.levels.contains(cell.level) {
+                return buckets[cell.level].slots(in: cell).map { cold[Int($0)].key.string }
+            }
+            var ids: [String] = []
+            for (slot, record) in hot.buffer.enumerated() where record.flags & HotRecord.occupied != 0 {
+                let coldRecord = cold[slot]
+                if Grid.cell(lat: coldRecord.lat, lon: coldRecord.lon, level: cell.level) == cell { ids.append(coldRecord.key.string) }
+            }
+            return ids
+        }
     }
 
     // MARK: - Internals: records
@@ -602,18 +624,18 @@ public final class PinIndex {
     /// Frees many slots at once, each bucket and region list filtered in one pass.
     func removeSlots(_ slots: [UInt32]) {
         guard !slots.isEmpty else { return }
-        var touched: [Set<CellKey>] = Array(repeating: [], count: Grid.levels.count)
+        var touched: [Set<CellKey>] = Array(repeating: [], count: Self.levels.count)
         var touchedRegions: Set<UInt32> = []
         for slot in slots {
             var record = hot[Int(slot)]
             record.setFlag(HotRecord.dying, true)
             hot[Int(slot)] = record
             let coldRecord = cold[Int(slot)]
-            for level in Grid.levels { touched[level].insert(Grid.cell(lat: coldRecord.lat, lon: coldRecord.lon, level: level)) }
+            for level in Self.levels { touched[level].insert(Grid.cell(lat: coldRecord.lat, lon: coldRecord.lon, level: level)) }
             if coldRecord.region != 0 { touchedRegions.insert(coldRecord.region) }
         }
         let hot = hot.buffer
-        for level in Grid.levels {
+        for level in Self.levels {
             for cell in touched[level] {
                 buckets[level].removeAll(from: cell) { hot[Int($0)].flags & HotRecord.dying != 0 }
             }

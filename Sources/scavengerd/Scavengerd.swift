@@ -17,7 +17,7 @@ struct Scavengerd: AsyncParsableCommand {
         commandName: "scavengerd",
         abstract: "The Scavenger daemon: pins on a map, their chat, and its moderation, over a line protocol.",
         version: Services.version,
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, RegionCommand.self, Commands.self]
+        subcommands: [Serve.self, Migrate.self, Expire.self, UserCommand.self, RegionCommand.self, Commands.self]
     )
 }
 
@@ -173,6 +173,35 @@ struct Migrate: AsyncParsableCommand {
                 print(String(format: "applied %04d_%@", version, name))
             }
             print("database is up to date: \(migrator.migrations.count) migrations, \(outcome.applied.count) applied now")
+        }
+    }
+}
+
+struct Expire: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "One pass of pin expiry, for cron: deletes expired pins with their replies and photos, and expired sessions.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "Rows per transaction: small batches keep locks short while feeds keep answering.")
+    var batchSize = 5000
+
+    func validate() throws {
+        guard (1 ... 100_000).contains(batchSize) else {
+            throw ArgumentParser.ValidationError("--batch-size must be within 1…100000")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailure {
+            let started = ContinuousClock.now
+            var report = ExpiryReport()
+            try await RegionCommand.withDatabase(database) { store in
+                report = try await store.expire(batchSize: batchSize)
+            }
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            print("expired \(report.pins) pins, \(report.replies) replies, \(report.photoBytes) photo bytes, "
+                + "\(report.sessions) sessions in \(String(format: "%.3f", seconds)) s")
         }
     }
 }

@@ -202,6 +202,24 @@ struct NearbyPropertyTests {
         }
     }
 
+    @Test("huge radii: coarse levels and the full scan agree with brute force", arguments: [60_000.0, 300_000, 3_000_000, 20_037_509])
+    func hugeRadii(radius: Double) throws {
+        var random = SplitMix64(seed: UInt64(radius))
+        let pins = Self.makePins(&random, count: 1500)
+        let index = PinIndex()
+        var model = Model()
+        for pin in pins {
+            try index.upsert(pin)
+            model.pins[pin.id] = pin
+        }
+        for _ in 0 ..< 6 {
+            var query = Self.randomQuery(&random, model: model, pins: pins)
+            query.radius = radius
+            query.limit = 200
+            try Self.check(index, model, query, now: Self.now)
+        }
+    }
+
     @Test("many pins on one spot page by id")
     func ties() throws {
         var random = SplitMix64(seed: 99)

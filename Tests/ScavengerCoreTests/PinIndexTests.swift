@@ -284,6 +284,72 @@ struct PinIndexTests {
         #expect(!index.addReplies(id: Self.id(2), delta: 1))
     }
 
+    @Test("cell buckets agree with a dictionary of sets")
+    func cellBuckets() {
+        var random = SplitMix64(seed: 12)
+        var buckets = CellBuckets()
+        var model: [CellKey: Set<UInt32>] = [:]
+        // Few cells, so they pass through one, two and many slots and back; many cells, so the
+        // table grows and probe runs wrap.
+        let cells = (0 ..< 300).map { Grid.cell(lat: Double($0 % 30) * 0.01, lon: Double($0 / 30) * 0.01, level: 0) }
+        for step in 0 ..< 20000 {
+            let cell = cells[random.int(in: 0 ... (step < 10000 ? 9 : cells.count - 1))]
+            let slot = UInt32(random.int(in: 0 ... 40))
+            if model[cell, default: []].contains(slot) {
+                buckets.remove(slot, from: cell)
+                model[cell]!.remove(slot)
+                if model[cell]!.isEmpty { model[cell] = nil }
+            } else {
+                buckets.insert(slot, into: cell)
+                model[cell, default: []].insert(slot)
+            }
+            if step % 997 == 0 {
+                buckets.removeAll(from: cell) { $0 % 3 == 0 }
+                model[cell] = model[cell]?.filter { $0 % 3 != 0 }
+                if model[cell]?.isEmpty == true { model[cell] = nil }
+            }
+        }
+        #expect(buckets.count == model.count)
+        #expect(buckets.slotCount == model.values.reduce(0) { $0 + $1.count })
+        for cell in cells {
+            let slots = buckets.slots(in: cell)
+            #expect(slots.count == Set(slots).count)
+            #expect(Set(slots) == model[cell] ?? [])
+        }
+        var collected: [UInt32] = []
+        buckets.collectSlots(in: cells, into: &collected)
+        #expect(collected.count == buckets.slotCount)
+        #expect(buckets.approximateBytes > 0)
+    }
+
+    @Test("statistics")
+    func statistics() throws {
+        let index = PinIndex()
+        for number in 0 ..< 10 { try index.upsert(Self.pin(Self.id(number), Double(number), 0)) }
+        #expect(index.remove(id: Self.id(0)))
+        let statistics = index.statistics
+        #expect(statistics.pins == 9)
+        #expect(statistics.slots == 10)
+        #expect(statistics.cells == [9, 9, 9, 9])
+        #expect(statistics.textBytes == 60)
+        #expect(statistics.garbageBytes == 6)
+        #expect(statistics.approximateBytes > 0)
+    }
+
+    @Test("far-off expiry times survive")
+    func farExpiries() throws {
+        let index = PinIndex()
+        for (number, microseconds) in [Int64.max, .min, 1 << 55, -(1 << 55) - 1, (1 << 55) - 1].enumerated() {
+            try index.upsert(Self.pin(Self.id(number), expires: Timestamp(microseconds: microseconds)))
+            #expect(index.pin(id: Self.id(number))?.expires.microseconds == microseconds)
+        }
+        let visible = try Self.nearbyIDs(index, NearbyQuery(lat: 48.8566, lon: 2.3522, radius: 1))
+        #expect(visible == [Self.id(0), Self.id(2), Self.id(4)])
+        #expect(index.removeExpired(now: Self.now) == 2)
+        try index.upsert(Self.pin(Self.id(0)))
+        #expect(index.pin(id: Self.id(0))?.expires == Self.later)
+    }
+
     @Test("ids compare like their strings")
     func idOrder() {
         var random = SplitMix64(seed: 5)
@@ -332,7 +398,7 @@ struct PinIndexTests {
         for pin in model.values where !pin.hidden { if let region = pin.region { counts[region, default: 0] += 1 } }
         #expect(index.liveCounts(now: Self.now) == counts)
         // Every pin sits in exactly one bucket per level.
-        for level in Grid.levels {
+        for level in PinIndex.levels {
             #expect(index.buckets[level].slotCount == model.count)
         }
         let box = index.locations(minLat: -10, maxLat: 10, minLon: 170, maxLon: -170)

@@ -1,0 +1,75 @@
+import Postgres
+
+/// What one expiry pass removed.
+public struct ExpiryReport: Sendable, Equatable {
+    public var pins = 0
+    public var replies = 0
+    public var photoBytes = 0
+    public var sessions = 0
+
+    public init() {}
+
+    public static func + (lhs: ExpiryReport, rhs: ExpiryReport) -> ExpiryReport {
+        var sum = lhs
+        sum.pins += rhs.pins
+        sum.replies += rhs.replies
+        sum.photoBytes += rhs.photoBytes
+        sum.sessions += rhs.sessions
+        return sum
+    }
+}
+
+extension Database {
+    /// Deletes up to `limit` expired pins with their replies and photos, in one short
+    /// transaction. Rows another pass is deleting are skipped (`SKIP LOCKED`), so passes running
+    /// at once never wait for each other nor count a row twice.
+    public func expirePins(limit: Int) async throws(StoreError) -> ExpiryReport {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                WITH doomed AS (
+                    SELECT id FROM pins WHERE expires_at <= now()
+                    ORDER BY expires_at LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                ), gone_replies AS (
+                    DELETE FROM replies r USING doomed d WHERE r.pin_id = d.id RETURNING 1
+                ), gone AS (
+                    DELETE FROM pins p USING doomed d WHERE p.id = d.id RETURNING p.photo_bytes
+                )
+                SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM gone_replies),
+                       (SELECT coalesce(sum(photo_bytes), 0) FROM gone)
+                """, idempotent: false)
+            var report = ExpiryReport()
+            report.pins = try rows[0].int(0)
+            report.replies = try rows[0].int(1)
+            report.photoBytes = try rows[0].int(2)
+            return report
+        }
+    }
+
+    /// Deletes up to `limit` expired sessions; returns how many.
+    public func expireSessions(limit: Int) async throws(StoreError) -> Int {
+        try await mappingErrors {
+            try await pool.query("""
+                DELETE FROM sessions WHERE token_hash IN (
+                    SELECT token_hash FROM sessions WHERE expires_at <= now() LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                )
+                """, idempotent: false).affectedRows
+        }
+    }
+
+    /// One whole pass: batches until nothing expired is left (or only rows another pass holds).
+    public func expire(batchSize: Int = 5000) async throws(StoreError) -> ExpiryReport {
+        var total = ExpiryReport()
+        while true {
+            let batch = try await expirePins(limit: batchSize)
+            total = total + batch
+            if batch.pins < batchSize { break }
+        }
+        while true {
+            let sessions = try await expireSessions(limit: batchSize)
+            total.sessions += sessions
+            if sessions < batchSize { break }
+        }
+        return total
+    }
+}

