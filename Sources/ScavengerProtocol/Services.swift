@@ -42,6 +42,8 @@ public struct Services: Sendable {
     public var feed: Feed?
     /// NEARBY's radius limit.
     public var feedRules: FeedRules
+    /// Report threshold, claim lease, report rate, default ban.
+    public var moderationRules: ModerationRules
 
     public init(
         database: Database?,
@@ -50,8 +52,10 @@ public struct Services: Sendable {
         pinRules: PinRules = PinRules(),
         sessionTTLSeconds: Int = 30 * 24 * 3600,
         feed: Feed? = nil,
-        feedRules: FeedRules = FeedRules()
+        feedRules: FeedRules = FeedRules(),
+        moderationRules: ModerationRules = ModerationRules()
     ) {
+        self.moderationRules = moderationRules
         self.feed = feed
         self.feedRules = feedRules
         self.database = database

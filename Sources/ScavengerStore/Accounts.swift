@@ -5,10 +5,13 @@ import ScavengerCore
 public struct Account: Sendable, Equatable {
     public var id: Int
     public var user: User
+    /// Set while the user is banned.
+    public var ban: BanEnd?
 
-    public init(id: Int, user: User) {
+    public init(id: Int, user: User, ban: BanEnd? = nil) {
         self.id = id
         self.user = user
+        self.ban = ban
     }
 }
 
@@ -35,7 +38,7 @@ extension Database {
             try await pool.transaction { connection in
                 let rows = try connection.query("""
                     INSERT INTO users (name, email, password_hash) VALUES (\(name), \(email), \(passwordHash))
-                    RETURNING id, name, role
+                    RETURNING id, name, role, NULL::bigint
                     """)
                 let account = try Self.account(rows[0])
                 try Self.insertSession(connection, userID: account.id, tokenHash: tokenHash, ttlSeconds: sessionTTLSeconds)
@@ -48,12 +51,12 @@ extension Database {
     public func credentials(login: String) async throws(StoreError) -> Credentials? {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT id, name, role, password_hash FROM users
+                SELECT id, name, role, \(unescaped: Self.banColumn), password_hash FROM users
                 WHERE lower(name) = lower(\(login)) OR lower(email) = lower(\(login))
                 LIMIT 1
                 """)
             guard let row = rows.first else { return nil }
-            return Credentials(account: try Self.account(row), passwordHash: try row.string(3))
+            return Credentials(account: try Self.account(row), passwordHash: try row.string(4))
         }
     }
 
@@ -70,7 +73,7 @@ extension Database {
     public func account(sessionTokenHash tokenHash: [UInt8]) async throws(StoreError) -> Account? {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
+                SELECT u.id, u.name, u.role, \(unescaped: Self.banColumn("u")) FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(tokenHash) AND s.expires_at > now()
                 """)
             return try rows.first.map(Self.account)
@@ -101,12 +104,29 @@ extension Database {
             """)
     }
 
+    /// The ban of a user row as one bigint column: NULL when not banned (or the ban is over),
+    /// -1 for a permanent ban, else the end in microseconds.
+    static func banColumn(_ table: String) -> String {
+        """
+        CASE WHEN \(table).banned_until IS NULL OR \(table).banned_until <= now() THEN NULL
+             WHEN \(table).banned_until = 'infinity' THEN -1
+             ELSE (extract(epoch FROM \(table).banned_until) * 1000000)::bigint END
+        """
+    }
+
+    static let banColumn = banColumn("users")
+
+    /// Reads id, name, role and ban (columns 0…3).
     static func account(_ row: PostgresRow) throws -> Account {
         let roleName: String = try row.string(2)
         guard let role = Role(rawValue: roleName) else {
             throw StoreError.unexpected("unknown role \(roleName) in the database")
         }
-        return Account(id: try row.int(0), user: User(name: try row.string(1), role: role))
+        var ban: BanEnd?
+        if let end: Int = try row.int(3) {
+            ban = end < 0 ? .permanent : .until(Timestamp(microseconds: Int64(end)))
+        }
+        return Account(id: try row.int(0), user: User(name: try row.string(1), role: role), ban: ban)
     }
 }
 

@@ -7,7 +7,7 @@ extension Database {
         p.id, p.lat, p.lon, p.kind, p.body, u.name,
         (extract(epoch FROM p.created_at) * 1000000)::bigint,
         (extract(epoch FROM p.expires_at) * 1000000)::bigint,
-        p.region, p.photo_mime, p.photo_bytes, p.reply_count, p.cell
+        p.region, p.photo_mime, p.photo_bytes, p.reply_count, p.hidden
         """
 
     static func indexedPin(_ row: PostgresRow) throws -> IndexedPin {
@@ -21,7 +21,7 @@ extension Database {
             id: try row.string(0), lat: try row.double(1), lon: try row.double(2), kind: kind, text: try row.string(4),
             author: try row.string(5), created: Timestamp(microseconds: Int64(try row.int(6) as Int)),
             expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: try row.string(8), photo: photo,
-            replies: try row.int(11), hidden: false)
+            replies: try row.int(11), hidden: try row.bool(12))
     }
 
     /// A page of live pins in id order after `afterID`, for loading the feed in bounded batches.

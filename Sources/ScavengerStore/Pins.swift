@@ -71,6 +71,8 @@ extension Database {
 
     /// A live pin: not yet expired.
     static let livePin = "p.expires_at > now()"
+    /// A pin anyone may see: live, and not hidden by moderation.
+    static let visiblePin = "p.expires_at > now() AND NOT p.hidden"
 
     static func pin(_ row: PostgresRow) throws -> Pin {
         let kindName: String = try row.string(3)
@@ -124,7 +126,7 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
-                WHERE p.id = \(id) AND \(unescaped: Self.livePin)
+                WHERE p.id = \(id) AND \(unescaped: Self.visiblePin)
                 """)
             return try rows.first.map(Self.pin)
         }
@@ -135,7 +137,7 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT p.photo_mime, ph.data FROM pins p JOIN photos ph ON ph.pin_id = p.id
-                WHERE p.id = \(pinID) AND \(unescaped: Self.livePin)
+                WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
                 """, binaryResults: true)
             guard let row = rows.first, let mime = try row.bytes(0), let data = try row.bytes(1) else { return nil }
             return Photo(mime: String(decoding: mime, as: UTF8.self), data: data)
@@ -166,7 +168,7 @@ extension Database {
             let rows = try await pool.query("""
                 WITH target AS (
                     UPDATE pins p SET reply_count = reply_count + 1
-                    WHERE p.id = \(pinID) AND \(unescaped: Self.livePin)
+                    WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
                     RETURNING p.id
                 )
                 INSERT INTO replies (id, pin_id, author_id, body)
@@ -189,8 +191,8 @@ extension Database {
             var sql: SQL = """
                 SELECT r.id, r.body, u.name, (extract(epoch FROM r.created_at) * 1000000)::bigint
                 FROM replies r JOIN users u ON u.id = r.author_id
-                WHERE r.pin_id = \(pinID)
-                  AND EXISTS (SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.livePin))
+                WHERE r.pin_id = \(pinID) AND NOT r.hidden
+                  AND EXISTS (SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin))
                 """
             if let cursor {
                 sql.append("""
@@ -200,7 +202,7 @@ extension Database {
             sql.append(" ORDER BY r.created_at, r.id LIMIT \(limit + 1)")
             let rows = try await pool.query(sql)
             if rows.isEmpty {
-                let live = try await pool.query("SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.livePin)")
+                let live = try await pool.query("SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)")
                 if live.isEmpty { return nil }
             }
             var replies: [PinReply] = []

@@ -68,6 +68,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = 5 * 1024 * 1024
     @Option(help: "Seconds a login session lasts (default 30 days).") var sessionTtl = 30 * 24 * 3600
     @Option(help: "Largest NEARBY radius in metres.") var maxRadius = 50_000.0
+    @Option(help: "Distinct reporters that hide an item until a moderator decides.") var reportThreshold = 3
+    @Option(help: "Seconds a moderator's claim lasts.") var claimSeconds = 15 * 60
+    @Option(help: "Reports one user may file per hour.") var reportsPerHour = 20
+    @Option(help: "Seconds a ban from RESOLVE … ban lasts when no DURATION is given (default 7 days).")
+    var defaultBanSeconds = 7 * 24 * 3600
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -84,6 +89,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard maxRadius > 0, maxRadius <= 20_000_000 else {
             throw ArgumentParser.ValidationError("--max-radius must be within (0, 20000000] metres")
+        }
+        guard reportThreshold >= 1, claimSeconds >= 1, reportsPerHour >= 1, defaultBanSeconds >= 1 else {
+            throw ArgumentParser.ValidationError("--report-threshold, --claim-seconds, --reports-per-hour and --default-ban-seconds must be at least 1")
         }
         guard sessionTtl >= 60 else { throw ArgumentParser.ValidationError("--session-ttl must be at least 60 seconds") }
         guard maxPhotoBytes >= 1 else { throw ArgumentParser.ValidationError("--max-photo-bytes must be at least 1") }
@@ -134,7 +142,10 @@ struct Serve: AsyncParsableCommand {
                 services: Services(
                     database: store, limits: limits, passwordHasher: hasher,
                     pinRules: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
-                    sessionTTLSeconds: sessionTtl, feed: feed, feedRules: FeedRules(maximumRadiusMeters: maxRadius)),
+                    sessionTTLSeconds: sessionTtl, feed: feed, feedRules: FeedRules(maximumRadiusMeters: maxRadius),
+                    moderationRules: ModerationRules(
+                        hideThreshold: reportThreshold, claimSeconds: claimSeconds, reportsPerWindow: reportsPerHour,
+                        reportWindowSeconds: 3600, defaultBanSeconds: defaultBanSeconds)),
                 logger: logger)
             let group = ServiceGroup(
                 configuration: .init(

@@ -21,7 +21,8 @@ struct TestEnvironment: Sendable {
     let services: Services
 
     static func make(
-        pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(), sessionTTLSeconds: Int = 3600
+        pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
+        moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600
     ) async throws -> TestEnvironment {
         let configuration = try TestDatabase.isolatedConfiguration()
         let pool = PostgresPool(configuration: configuration, maxConnections: 6)
@@ -33,7 +34,7 @@ struct TestEnvironment: Sendable {
         try await feed.load()
         let services = Services(
             database: database, passwordHasher: PasswordHasher(parameters: .minimum), pinRules: pinRules,
-            sessionTTLSeconds: sessionTTLSeconds, feed: feed, feedRules: feedRules)
+            sessionTTLSeconds: sessionTTLSeconds, feed: feed, feedRules: feedRules, moderationRules: moderationRules)
         return TestEnvironment(configuration: configuration, pool: pool, database: database, feed: feed, services: services)
     }
 
@@ -61,10 +62,11 @@ struct TestEnvironment: Sendable {
 func withDatabaseServer(
     pinRules: PinRules = PinRules(),
     feedRules: FeedRules = FeedRules(),
+    moderationRules: ModerationRules = ModerationRules(),
     listening: Bool = false,
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    let environment = try await TestEnvironment.make(pinRules: pinRules, feedRules: feedRules)
+    let environment = try await TestEnvironment.make(pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules)
     do {
         let extra: [any Service] = listening ? [try environment.listener()] : []
         try await withServer(services: environment.services, alongside: extra) { address, _ in

@@ -844,6 +844,10 @@ int main(int argc, char **argv) {
     parse_args(argc, argv);
     load_centres();
     if (op == OP_READY) return run_ready();
+    /* Ids for INSERT must differ from every earlier run's: seed from the clock and the pid.
+     * (Requests themselves are the same sequence every run: centres in file order.) */
+    rng_state ^= (uint64_t)now_ns() * 0x9e3779b97f4a7c15ull ^ ((uint64_t)getpid() << 32);
+    if (!rng_state) rng_state = 1;
     build_requests();
     setup_connections();
 

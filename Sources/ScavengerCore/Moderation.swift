@@ -1,0 +1,164 @@
+/// Why content was reported.
+public enum ReportReason: String, Sendable, CaseIterable {
+    case spam, harassment, hate, sexual, violence, illegal, other
+}
+
+/// What a moderator decided.
+public enum Resolution: String, Sendable, CaseIterable {
+    /// Nothing wrong: the content is shown again and cannot be hidden by reports again.
+    case dismiss
+    /// Taken out of every feed for good.
+    case remove
+    /// Removed, and its author banned.
+    case ban
+}
+
+/// Where a queue item stands.
+public enum ItemStatus: String, Sendable, CaseIterable {
+    case open, claimed, resolved
+}
+
+/// A ban's end: a time, or never.
+public enum BanEnd: Sendable, Equatable {
+    case until(Timestamp)
+    case permanent
+
+    /// `permanent`, or the RFC 3339 time.
+    public var text: String {
+        switch self {
+        case .until(let time): return time.rfc3339
+        case .permanent: return "permanent"
+        }
+    }
+}
+
+/// Moderation settings operators can configure.
+public struct ModerationRules: Sendable {
+    /// Distinct reporters that hide an item until a moderator decides; default 3.
+    public var hideThreshold: Int
+    /// How long a claim lasts; default 15 minutes.
+    public var claimSeconds: Int
+    /// Reports one user may file per window; default 20 per hour.
+    public var reportsPerWindow: Int
+    public var reportWindowSeconds: Int
+    /// A ban's length when RESOLVE … ban gives none; default 7 days.
+    public var defaultBanSeconds: Int
+
+    public init(
+        hideThreshold: Int = 3, claimSeconds: Int = 15 * 60, reportsPerWindow: Int = 20, reportWindowSeconds: Int = 3600,
+        defaultBanSeconds: Int = 7 * 24 * 3600
+    ) {
+        self.hideThreshold = hideThreshold
+        self.claimSeconds = claimSeconds
+        self.reportsPerWindow = reportsPerWindow
+        self.reportWindowSeconds = reportWindowSeconds
+        self.defaultBanSeconds = defaultBanSeconds
+    }
+}
+
+/// The evidence: the reported content as it was at the first report.
+public struct ContentSnapshot: Sendable, Equatable {
+    public var author: String
+    public var text: String
+    /// For a reply, the pin it was under.
+    public var pin: String?
+    public var lat: Double
+    public var lon: Double
+    /// For a pin, text or photo.
+    public var pinKind: PinKind?
+    public var created: Timestamp
+    public var expires: Timestamp?
+    public var photo: PhotoInfo?
+    /// Whether a copy of the photo is still kept (while the item is not resolved).
+    public var photoKept: Bool
+
+    public init(
+        author: String, text: String, pin: String?, lat: Double, lon: Double, pinKind: PinKind?, created: Timestamp,
+        expires: Timestamp?, photo: PhotoInfo?, photoKept: Bool
+    ) {
+        self.author = author
+        self.text = text
+        self.pin = pin
+        self.lat = lat
+        self.lon = lon
+        self.pinKind = pinKind
+        self.created = created
+        self.expires = expires
+        self.photo = photo
+        self.photoKept = photoKept
+    }
+}
+
+/// A reported pin or reply with all its reports, as the queue shows it.
+public struct ModerationItem: Sendable, Equatable {
+    public var item: String
+    /// `pin` or `reply`.
+    public var kind: String
+    public var content: ContentSnapshot
+    public var reports: Int
+    public var reasons: [(reason: String, count: Int)]
+    public var status: ItemStatus
+    public var claimedBy: String?
+    public var hidden: Bool
+    public var firstReported: Timestamp
+    public var lastReported: Timestamp
+    public var resolution: Resolution?
+
+    public init(
+        item: String, kind: String, content: ContentSnapshot, reports: Int, reasons: [(reason: String, count: Int)],
+        status: ItemStatus, claimedBy: String?, hidden: Bool, firstReported: Timestamp, lastReported: Timestamp,
+        resolution: Resolution?
+    ) {
+        self.item = item
+        self.kind = kind
+        self.content = content
+        self.reports = reports
+        self.reasons = reasons
+        self.status = status
+        self.claimedBy = claimedBy
+        self.hidden = hidden
+        self.firstReported = firstReported
+        self.lastReported = lastReported
+        self.resolution = resolution
+    }
+
+    public static func == (lhs: ModerationItem, rhs: ModerationItem) -> Bool {
+        lhs.item == rhs.item && lhs.kind == rhs.kind && lhs.content == rhs.content && lhs.reports == rhs.reports
+            && lhs.reasons.map(\.reason) == rhs.reasons.map(\.reason) && lhs.reasons.map(\.count) == rhs.reasons.map(\.count)
+            && lhs.status == rhs.status && lhs.claimedBy == rhs.claimedBy && lhs.hidden == rhs.hidden
+            && lhs.firstReported == rhs.firstReported && lhs.lastReported == rhs.lastReported
+            && lhs.resolution == rhs.resolution
+    }
+}
+
+/// One line of the moderation log.
+public struct ModerationLogEntry: Sendable, Equatable {
+    public var id: Int
+    public var at: Timestamp
+    public var moderator: String
+    public var action: String
+    public var item: String?
+    public var user: String?
+    public var note: String?
+
+    public init(id: Int, at: Timestamp, moderator: String, action: String, item: String?, user: String?, note: String?) {
+        self.id = id
+        self.at = at
+        self.moderator = moderator
+        self.action = action
+        self.item = item
+        self.user = user
+        self.note = note
+    }
+}
+
+extension Identifier {
+    /// A new report id, `q` and 24 characters.
+    public static func newReport() -> String { make(prefix: "q") }
+}
+
+/// How long a ban lasts, as a moderator gives it.
+public enum BanLength: Sendable, Equatable {
+    case seconds(Int)
+    case permanent
+}

@@ -1,0 +1,220 @@
+import ScavengerCore
+import ScavengerFeed
+import ScavengerStore
+
+extension JSON {
+    /// A queue item: the reported content's snapshot with its reports and state.
+    public static func item(_ item: ModerationItem) -> JSON {
+        let snapshot = item.content
+        var content: [(String, JSON)] = [
+            ("text", .string(snapshot.text)), ("author", .string(snapshot.author)),
+            ("lat", .double(snapshot.lat)), ("lon", .double(snapshot.lon)), ("created", .string(snapshot.created.rfc3339)),
+        ]
+        if let kind = snapshot.pinKind { content.append(("kind", .string(kind.rawValue))) }
+        if let expires = snapshot.expires { content.append(("expires", .string(expires.rfc3339))) }
+        if let pin = snapshot.pin { content.append(("pin", .string(pin))) }
+        content.append(("photo", snapshot.photo.map { photo in
+            ["mime": .string(photo.mime), "bytes": .int(photo.bytes), "kept": .bool(snapshot.photoKept)]
+        } ?? .null))
+        return .object([
+            ("item", .string(item.item)), ("kind", .string(item.kind)), ("content", .object(content)),
+            ("reports", .int(item.reports)),
+            ("reasons", .object(item.reasons.map { ($0.reason, .int($0.count)) })),
+            ("status", .string(item.status.rawValue)), ("claimed_by", .optional(item.claimedBy)),
+            ("hidden", .bool(item.hidden)), ("first_reported", .string(item.firstReported.rfc3339)),
+            ("last_reported", .string(item.lastReported.rfc3339)), ("resolution", .optional(item.resolution?.rawValue)),
+        ])
+    }
+}
+
+/// REPORT, MODQUEUE, CLAIM, RESOLVE, BAN, UNBAN, MODLOG.
+enum ModerationCommands {
+    /// Runs a store call, turning its refusals into the contract's errors.
+    static func refusing<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let refusal as ModerationRefusal {
+            switch refusal {
+            case .notFound(let message): throw CommandError(.notFound, message)
+            case .forbidden(let message): throw CommandError(.forbidden, message)
+            case .conflict(let message): throw CommandError(.conflict, message)
+            case .rateLimited(let message): throw CommandError(.rateLimited, message)
+            }
+        }
+    }
+
+    /// Brings the feed in line after moderation changed a pin.
+    static func refreshFeed(_ context: CommandContext, refresh: String?, removed: String?) async throws {
+        guard let feed = context.services.feed else { return }
+        if let removed { feed.remove(id: removed) }
+        if let refresh { try await feed.apply(.upserted(refresh)) }
+    }
+
+    static func banLength(_ token: Token) throws(CommandError) -> BanLength {
+        if token.text.lowercased() == "permanent" { return .permanent }
+        return .seconds(try Arguments.integer(token, "ban duration", in: 1 ... 100 * 365 * 24 * 3600))
+    }
+
+    static func note(_ token: Token?) throws(CommandError) -> String? {
+        try token.map { token throws(CommandError) in try Arguments.text(token, "NOTE") }
+    }
+
+    struct Report: Sendable {
+        var item: String
+        var reason: ReportReason
+        var note: String?
+    }
+
+    struct Resolve: Sendable {
+        var item: String
+        var resolution: Resolution
+        var ban: BanLength?
+        var note: String?
+    }
+
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            "REPORT", arity: 2 ... 4, syntax: "REPORT id reason [NOTE text]",
+            summary: "Reports a pin or reply: spam, harassment, hate, sexual, violence, illegal or other.",
+            parse: { arguments -> Report in
+                let item = try arguments.required("id").text
+                let reasonText = try arguments.required("reason").text
+                guard let reason = ReportReason(rawValue: reasonText.lowercased()) else {
+                    throw CommandError.badArgument(
+                        "reason must be one of " + ReportReason.allCases.map(\.rawValue).joined(separator: " "))
+                }
+                let options = try arguments.options(["NOTE"])
+                return Report(item: item, reason: reason, note: try note(options["NOTE"]))
+            },
+            execute: { request, context in
+                let reporter = try await context.requireWriter()
+                let database = try context.services.requireDatabase()
+                let receipt = try await refusing {
+                    try await database.report(
+                        reporter: reporter, item: request.item, reason: request.reason, note: request.note,
+                        rules: context.services.moderationRules)
+                }
+                try await refreshFeed(context, refresh: receipt.changedPin, removed: nil)
+                return CommandOutcome(.ok(["report": [
+                    "id": .string(receipt.reportID), "item": .string(receipt.item), "status": "open",
+                ]]))
+            }),
+        CommandSpec(
+            "MODQUEUE", arity: 0 ... 4, syntax: "MODQUEUE [LIMIT n] [STATUS open|claimed|resolved|all]",
+            summary: "Moderators: the reported items, most-reported first, then oldest (default: open ones).",
+            parse: { arguments -> (Int, ItemStatus?) in
+                let options = try arguments.options(["LIMIT", "STATUS"])
+                var status: ItemStatus? = .open
+                if let token = options["STATUS"] {
+                    let text = token.text.lowercased()
+                    if text == "all" {
+                        status = nil
+                    } else if let parsed = ItemStatus(rawValue: text) {
+                        status = parsed
+                    } else {
+                        throw CommandError.badArgument("STATUS must be open, claimed, resolved or all")
+                    }
+                }
+                return (try Arguments.pageLimit(options["LIMIT"]), status)
+            },
+            execute: { request, context in
+                _ = try await context.requireModerator()
+                let items = try await context.services.requireDatabase().moderationQueue(status: request.1, limit: request.0)
+                return CommandOutcome(.ok(["items": .array(items.map(JSON.item))]))
+            }),
+        CommandSpec(
+            "CLAIM", arity: 0 ... 1, syntax: "CLAIM [item]",
+            summary: "Moderators: claims that item, or the next open one (null when none), for 15 minutes.",
+            parse: { arguments in arguments.next()?.text },
+            execute: { item, context in
+                let moderator = try await context.requireModerator()
+                let database = try context.services.requireDatabase()
+                let claimed = try await refusing {
+                    try await database.claim(
+                        moderator: moderator, item: item, claimSeconds: context.services.moderationRules.claimSeconds)
+                }
+                return CommandOutcome(.ok(claimed.map { ["item": JSON.item($0)] } ?? .null))
+            }),
+        CommandSpec(
+            "RESOLVE", arity: 2 ... 6, syntax: "RESOLVE item dismiss|remove|ban [DURATION seconds|permanent] [NOTE text]",
+            summary: "The claim holder (or an admin) decides: dismiss shows it again, remove deletes it, ban also bans its author.",
+            parse: { arguments -> Resolve in
+                let item = try arguments.required("item").text
+                let actionText = try arguments.required("action").text
+                guard let resolution = Resolution(rawValue: actionText.lowercased()) else {
+                    throw CommandError.badArgument("the action must be dismiss, remove or ban")
+                }
+                let options = try arguments.options(["DURATION", "NOTE"])
+                if options["DURATION"] != nil, resolution != .ban {
+                    throw CommandError.badArgument("DURATION goes with ban only")
+                }
+                return Resolve(
+                    item: item, resolution: resolution, ban: try options["DURATION"].map(banLength),
+                    note: try note(options["NOTE"]))
+            },
+            execute: { request, context in
+                let moderator = try await context.requireModerator()
+                let database = try context.services.requireDatabase()
+                let ban = request.ban ?? .seconds(context.services.moderationRules.defaultBanSeconds)
+                let outcome = try await refusing {
+                    try await database.resolve(
+                        moderator: moderator, item: request.item, resolution: request.resolution, ban: ban, note: request.note)
+                }
+                try await refreshFeed(context, refresh: outcome.refreshPin, removed: outcome.removedPin)
+                return CommandOutcome(.ok(["item": .item(outcome.item)]))
+            }),
+        CommandSpec(
+            "BAN", arity: 2 ... 4, syntax: "BAN username seconds|permanent [NOTE text]",
+            summary: "Moderators: bans a user; their writes get ERR BANNED until it ends.",
+            parse: { arguments -> (String, BanLength, String?) in
+                let name = try arguments.required("username").text
+                let length = try banLength(arguments.required("duration"))
+                let options = try arguments.options(["NOTE"])
+                return (name, length, try note(options["NOTE"]))
+            },
+            execute: { request, context in
+                let moderator = try await context.requireModerator()
+                let database = try context.services.requireDatabase()
+                try await refusing {
+                    try await database.setBan(moderator: moderator, username: request.0, ban: request.1, note: request.2)
+                }
+                return CommandOutcome(.ok(true))
+            }),
+        CommandSpec(
+            "UNBAN", arity: 1 ... 1, syntax: "UNBAN username", summary: "Moderators: lifts a ban.",
+            parse: { arguments in try arguments.required("username").text },
+            execute: { name, context in
+                let moderator = try await context.requireModerator()
+                let database = try context.services.requireDatabase()
+                try await refusing {
+                    try await database.setBan(moderator: moderator, username: name, ban: nil, note: nil)
+                }
+                return CommandOutcome(.ok(true))
+            }),
+        CommandSpec(
+            "MODLOG", arity: 0 ... 4, syntax: "MODLOG [LIMIT n] [CURSOR c]",
+            summary: "Moderators: every moderator action, newest first; follow `next` for more.",
+            parse: { arguments -> (Int, Int?) in
+                let options = try arguments.options(["LIMIT", "CURSOR"])
+                var cursor: Int?
+                if let token = options["CURSOR"] {
+                    guard let value = Int(token.text), value > 0 else {
+                        throw CommandError.badArgument("CURSOR is not a cursor MODLOG returned")
+                    }
+                    cursor = value
+                }
+                return (try Arguments.pageLimit(options["LIMIT"]), cursor)
+            },
+            execute: { request, context in
+                _ = try await context.requireModerator()
+                let page = try await context.services.requireDatabase().moderationLog(limit: request.0, before: request.1)
+                let entries: [JSON] = page.entries.map { entry in
+                    [
+                        "at": .string(entry.at.rfc3339), "moderator": .string(entry.moderator), "action": .string(entry.action),
+                        "item": .optional(entry.item), "user": .optional(entry.user), "note": .optional(entry.note),
+                    ]
+                }
+                return CommandOutcome(.ok(["entries": .array(entries), "next": .optional(page.next.map(String.init))]))
+            }),
+    ]
+}

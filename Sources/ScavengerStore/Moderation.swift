@@ -1,0 +1,419 @@
+import Postgres
+import ScavengerCore
+
+/// A moderation command refused for a reason the client should hear; nothing was changed.
+public enum ModerationRefusal: Error, Sendable, Equatable {
+    case notFound(String)
+    case forbidden(String)
+    case conflict(String)
+    case rateLimited(String)
+}
+
+/// What REPORT did.
+public struct ReportReceipt: Sendable, Equatable {
+    public var reportID: String
+    public var item: String
+    /// The pin whose feed entry changed (hidden, or its reply count), to refresh in memory.
+    public var changedPin: String?
+    /// Whether this report hid the item.
+    public var hidNow: Bool
+}
+
+/// What RESOLVE changed besides the item.
+public struct ResolveOutcome: Sendable, Equatable {
+    public var item: ModerationItem
+    /// A pin to reload into the feed, or one that is gone from it.
+    public var refreshPin: String?
+    public var removedPin: String?
+}
+
+extension Database {
+    /// Runs a moderation transaction; a refusal rolls it back and is rethrown as is.
+    func moderation<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        do {
+            return try await pool.transaction(body)
+        } catch let refusal as ModerationRefusal {
+            throw refusal
+        } catch let error as PostgresError {
+            throw StoreError(error)
+        }
+    }
+
+    // MARK: Reports
+
+    /// Files a report; hides the item when its distinct reporters reach `rules.hideThreshold`
+    /// (unless a moderator dismissed it before).
+    public func report(
+        reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules
+    ) async throws -> ReportReceipt {
+        let reportID = Identifier.newReport()
+        let origin = instanceID
+        return try await moderation { connection in
+            let recent = try connection.query("""
+                SELECT count(*) FROM reports
+                WHERE reporter_id = \(reporter.id) AND created_at > now() - make_interval(secs => \(rules.reportWindowSeconds))
+                """)
+            guard (try recent[0].int(0) as Int) < rules.reportsPerWindow else {
+                throw ModerationRefusal.rateLimited(
+                    "at most \(rules.reportsPerWindow) reports per \(rules.reportWindowSeconds) seconds; try later")
+            }
+            let content = try Self.lockContent(connection, item: item)
+            guard content.authorID != reporter.id else {
+                throw ModerationRefusal.forbidden("you cannot report your own content")
+            }
+            try connection.query(Self.snapshotInsert(item: item, isPin: Identifier.isPin(item)))
+            let inserted = try connection.query("""
+                INSERT INTO reports (id, item, reporter_id, reason, note) VALUES (\(reportID), \(item), \(reporter.id), \(reason.rawValue), \(note))
+                ON CONFLICT ON CONSTRAINT reports_one_per_reporter DO NOTHING
+                """)
+            guard inserted.affectedRows == 1 else {
+                throw ModerationRefusal.conflict("you have already reported this")
+            }
+            // A resolved (dismissed) item goes back in the queue; the hide rule never overrides
+            // a dismissal.
+            let updated = try connection.query("""
+                UPDATE moderation_items SET
+                    reports = reports + 1, last_reported = now(),
+                    status = CASE WHEN status = 'resolved' THEN 'open' ELSE status END,
+                    resolution = CASE WHEN status = 'resolved' THEN NULL ELSE resolution END,
+                    hidden = hidden OR (NOT dismissed AND reports + 1 >= \(rules.hideThreshold))
+                WHERE item = \(item)
+                RETURNING hidden
+                """)
+            let hidden: Bool = try updated[0].bool(0)
+            var changedPin: String?
+            var hidNow = false
+            if hidden && !content.hidden {
+                hidNow = true
+                changedPin = try Self.setContentHidden(connection, item: item, hidden: true)
+                if let pin = changedPin {
+                    try connection.query("SELECT pg_notify(\(PinChange.channel), \(PinChange.upserted(pin).payload(origin: origin)))")
+                }
+            }
+            return ReportReceipt(reportID: reportID, item: item, changedPin: changedPin, hidNow: hidNow)
+        }
+    }
+
+    struct LockedContent {
+        var authorID: Int
+        var hidden: Bool
+        /// For a reply, its pin.
+        var pin: String?
+    }
+
+    /// Locks a live pin or a reply under a live pin; NOT_FOUND otherwise.
+    static func lockContent(_ connection: PostgresConnection, item: String) throws -> LockedContent {
+        if Identifier.isPin(item) {
+            let rows = try connection.query("""
+                SELECT author_id, hidden FROM pins WHERE id = \(item) AND expires_at > now() FOR UPDATE
+                """)
+            guard let row = rows.first else { throw ModerationRefusal.notFound("no such pin or reply") }
+            return LockedContent(authorID: try row.int(0), hidden: try row.bool(1), pin: nil)
+        }
+        if Identifier.isReply(item) {
+            let rows = try connection.query("""
+                SELECT r.author_id, r.hidden, r.pin_id FROM replies r JOIN pins p ON p.id = r.pin_id
+                WHERE r.id = \(item) AND p.expires_at > now() FOR UPDATE OF r
+                """)
+            guard let row = rows.first else { throw ModerationRefusal.notFound("no such pin or reply") }
+            return LockedContent(authorID: try row.int(0), hidden: try row.bool(1), pin: try row.string(2))
+        }
+        throw ModerationRefusal.notFound("no such pin or reply")
+    }
+
+    /// Creates the queue item with its evidence snapshot, unless it exists.
+    static func snapshotInsert(item: String, isPin: Bool) -> SQL {
+        if isPin {
+            return """
+                INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_lat, snap_lon, snap_pin_kind,
+                    snap_created, snap_expires, snap_photo_mime, snap_photo_bytes, photo)
+                SELECT p.id, 'pin', p.author_id, u.name, p.body, p.lat, p.lon, p.kind, p.created_at, p.expires_at,
+                       p.photo_mime, p.photo_bytes, (SELECT data FROM photos WHERE pin_id = p.id)
+                FROM pins p JOIN users u ON u.id = p.author_id WHERE p.id = \(item)
+                ON CONFLICT (item) DO NOTHING
+                """
+        }
+        return """
+            INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_pin, snap_lat, snap_lon, snap_created)
+            SELECT r.id, 'reply', r.author_id, u.name, r.body, r.pin_id, p.lat, p.lon, r.created_at
+            FROM replies r JOIN pins p ON p.id = r.pin_id JOIN users u ON u.id = r.author_id WHERE r.id = \(item)
+            ON CONFLICT (item) DO NOTHING
+            """
+    }
+
+    /// Hides or shows a pin or reply (keeping the pin's visible reply count right); returns
+    /// the pin whose feed entry changed, if the content still exists.
+    static func setContentHidden(_ connection: PostgresConnection, item: String, hidden: Bool) throws -> String? {
+        if Identifier.isPin(item) {
+            let rows = try connection.query("UPDATE pins SET hidden = \(hidden) WHERE id = \(item) AND hidden <> \(hidden) RETURNING id")
+            return rows.isEmpty ? nil : item
+        }
+        let rows = try connection.query("""
+            UPDATE replies SET hidden = \(hidden) WHERE id = \(item) AND hidden <> \(hidden) RETURNING pin_id
+            """)
+        guard let row = rows.first else { return nil }
+        let pin: String = try row.string(0)
+        try connection.query("""
+            UPDATE pins SET reply_count = greatest(0, reply_count + \(hidden ? -1 : 1)) WHERE id = \(pin)
+            """)
+        return pin
+    }
+
+    // MARK: The queue
+
+    /// The item's status as it stands now: a claim whose lease ran out is open again.
+    static let effectiveStatus = """
+        CASE WHEN m.status = 'claimed' AND m.claim_expires <= now() THEN 'open' ELSE m.status END
+        """
+
+    static let itemColumns = """
+        m.item, m.kind, m.snap_author, m.snap_text, m.snap_pin, m.snap_lat, m.snap_lon, m.snap_pin_kind,
+        (extract(epoch FROM m.snap_created) * 1000000)::bigint, (extract(epoch FROM m.snap_expires) * 1000000)::bigint,
+        m.snap_photo_mime, m.snap_photo_bytes, m.photo IS NOT NULL, m.reports,
+        \(effectiveStatus),
+        CASE WHEN m.status = 'claimed' AND m.claim_expires > now() THEN c.name END,
+        m.hidden, (extract(epoch FROM m.first_reported) * 1000000)::bigint,
+        (extract(epoch FROM m.last_reported) * 1000000)::bigint, m.resolution,
+        (SELECT string_agg(reason || '=' || n, ',' ORDER BY n DESC, reason)
+           FROM (SELECT reason, count(*) AS n FROM reports r WHERE r.item = m.item GROUP BY reason) x)
+        """
+
+    static func item(_ row: PostgresRow) throws -> ModerationItem {
+        var photo: PhotoInfo?
+        if let mime: String = try row.string(10), let bytes: Int = try row.int(11) {
+            photo = PhotoInfo(mime: mime, bytes: bytes)
+        }
+        let expires: Int? = try row.int(9)
+        let pinKind: String? = try row.string(7)
+        let content = ContentSnapshot(
+            author: try row.string(2), text: try row.string(3), pin: try row.string(4), lat: try row.double(5),
+            lon: try row.double(6), pinKind: pinKind.flatMap(PinKind.init(rawValue:)),
+            created: Timestamp(microseconds: Int64(try row.int(8) as Int)),
+            expires: expires.map { Timestamp(microseconds: Int64($0)) }, photo: photo, photoKept: try row.bool(12))
+        let reasonText: String? = try row.string(20)
+        let reasons = (reasonText ?? "").split(separator: ",").compactMap { pair -> (reason: String, count: Int)? in
+            let parts = pair.split(separator: "=")
+            guard parts.count == 2, let count = Int(parts[1]) else { return nil }
+            return (reason: String(parts[0]), count: count)
+        }
+        let statusText: String = try row.string(14)
+        let resolution: String? = try row.string(19)
+        return ModerationItem(
+            item: try row.string(0), kind: try row.string(1), content: content, reports: try row.int(13), reasons: reasons,
+            status: ItemStatus(rawValue: statusText) ?? .open, claimedBy: try row.string(15), hidden: try row.bool(16),
+            firstReported: Timestamp(microseconds: Int64(try row.int(17) as Int)),
+            lastReported: Timestamp(microseconds: Int64(try row.int(18) as Int)),
+            resolution: resolution.flatMap(Resolution.init(rawValue:)))
+    }
+
+    static func loadItem(_ connection: PostgresConnection, _ item: String) throws -> ModerationItem {
+        let rows = try connection.query("""
+            SELECT \(unescaped: itemColumns) FROM moderation_items m LEFT JOIN users c ON c.id = m.claimed_by
+            WHERE m.item = \(item)
+            """)
+        guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+        return try Self.item(row)
+    }
+
+    /// Queue items with the given status (nil: all), most-reported first, then oldest.
+    public func moderationQueue(status: ItemStatus?, limit: Int) async throws -> [ModerationItem] {
+        let filter: String
+        switch status {
+        case .open?: filter = "(m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now()))"
+        case .claimed?: filter = "(m.status = 'claimed' AND m.claim_expires > now())"
+        case .resolved?: filter = "m.status = 'resolved'"
+        case nil: filter = "true"
+        }
+        return try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT \(unescaped: Self.itemColumns) FROM moderation_items m LEFT JOIN users c ON c.id = m.claimed_by
+                WHERE \(unescaped: filter)
+                ORDER BY m.reports DESC, m.first_reported, m.item LIMIT \(limit)
+                """)
+            return try rows.map(Self.item)
+        }
+    }
+
+    /// Claims an item (or the next open one) for `claimSeconds`. Nil when nothing is open.
+    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`).
+    public func claim(moderator: Account, item: String?, claimSeconds: Int) async throws -> ModerationItem? {
+        try await moderation { connection -> ModerationItem? in
+            let target: String
+            if let item {
+                let rows = try connection.query("""
+                    SELECT status, claimed_by, claim_expires > now() FROM moderation_items WHERE item = \(item) FOR UPDATE
+                    """)
+                guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+                let status: String = try row.string(0)
+                if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
+                let holder: Int? = try row.int(1)
+                let active: Bool? = try row.bool(2)
+                if status == "claimed", active == true, holder != moderator.id {
+                    throw ModerationRefusal.conflict("another moderator holds that item")
+                }
+                target = item
+            } else {
+                let rows = try connection.query("""
+                    SELECT item FROM moderation_items m
+                    WHERE m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now())
+                    ORDER BY m.reports DESC, m.first_reported, m.item
+                    LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """)
+                guard let row = rows.first else { return nil }
+                target = try row.string(0)
+            }
+            try connection.query("""
+                UPDATE moderation_items SET status = 'claimed', claimed_by = \(moderator.id),
+                    claim_expires = now() + make_interval(secs => \(claimSeconds))
+                WHERE item = \(target)
+                """)
+            try Self.log(connection, moderator: moderator.id, action: "claim", item: target, user: nil, note: nil)
+            return try Self.loadItem(connection, target)
+        }
+    }
+
+    /// Decides an item. Only the moderator holding its claim, or an admin.
+    public func resolve(
+        moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?
+    ) async throws -> ResolveOutcome {
+        let origin = instanceID
+        return try await moderation { connection in
+            let rows = try connection.query("""
+                SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
+                """)
+            guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+            let status: String = try row.string(0)
+            if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
+            let holder: Int? = try row.int(1)
+            let active: Bool? = try row.bool(2)
+            let holds = status == "claimed" && active == true && holder == moderator.id
+            guard holds || moderator.user.role == .admin else {
+                throw ModerationRefusal.forbidden("only the moderator holding the claim, or an admin, may resolve it")
+            }
+            let authorID: Int? = try row.int(3)
+            var refreshPin: String?
+            var removedPin: String?
+            switch resolution {
+            case .dismiss:
+                refreshPin = try Self.setContentHidden(connection, item: item, hidden: false)
+            case .remove, .ban:
+                if resolution == .ban, let authorID {
+                    try Self.checkBannable(connection, target: authorID, by: moderator)
+                    try Self.setBan(connection, userID: authorID, ban: ban)
+                }
+                (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
+            }
+            try connection.query("""
+                UPDATE moderation_items SET status = 'resolved', resolution = \(resolution.rawValue),
+                    resolved_by = \(moderator.id), resolved_at = now(), claimed_by = NULL, claim_expires = NULL,
+                    hidden = CASE WHEN \(resolution.rawValue) = 'dismiss' THEN false ELSE hidden END,
+                    dismissed = dismissed OR \(resolution.rawValue) = 'dismiss',
+                    photo = NULL
+                WHERE item = \(item)
+                """)
+            try Self.log(
+                connection, moderator: moderator.id, action: resolution.rawValue, item: item,
+                user: resolution == .ban ? authorID : nil, note: note)
+            if let pin = refreshPin {
+                try connection.query("SELECT pg_notify(\(PinChange.channel), \(PinChange.upserted(pin).payload(origin: origin)))")
+            }
+            if let pin = removedPin {
+                try connection.query("SELECT pg_notify(\(PinChange.channel), \(PinChange.deleted(pin).payload(origin: origin)))")
+            }
+            return ResolveOutcome(item: try Self.loadItem(connection, item), refreshPin: refreshPin, removedPin: removedPin)
+        }
+    }
+
+    /// Deletes a pin (with its replies and photo) or a reply (keeping the count right).
+    /// Returns (pin to refresh, pin removed).
+    static func removeContent(_ connection: PostgresConnection, item: String) throws -> (String?, String?) {
+        if Identifier.isPin(item) {
+            let rows = try connection.query("DELETE FROM pins WHERE id = \(item) RETURNING id")
+            return (nil, rows.isEmpty ? nil : item)
+        }
+        let rows = try connection.query("DELETE FROM replies WHERE id = \(item) RETURNING pin_id, hidden")
+        guard let row = rows.first else { return (nil, nil) }
+        let pin: String = try row.string(0)
+        let wasHidden: Bool = try row.bool(1)
+        if !wasHidden {
+            try connection.query("UPDATE pins SET reply_count = greatest(0, reply_count - 1) WHERE id = \(pin)")
+        }
+        return (pin, nil)
+    }
+
+    // MARK: Bans
+
+    /// Moderators may ban users; only admins may ban moderators or admins.
+    static func checkBannable(_ connection: PostgresConnection, target: Int, by moderator: Account) throws {
+        let rows = try connection.query("SELECT role FROM users WHERE id = \(target)")
+        guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
+        let role: String = try row.string(0)
+        if role != Role.user.rawValue, moderator.user.role != .admin {
+            throw ModerationRefusal.forbidden("only an admin may ban a moderator or an admin")
+        }
+    }
+
+    static func setBan(_ connection: PostgresConnection, userID: Int, ban: BanLength?) throws {
+        switch ban {
+        case .permanent?:
+            try connection.query("UPDATE users SET banned_until = 'infinity' WHERE id = \(userID)")
+        case .seconds(let seconds)?:
+            try connection.query("""
+                UPDATE users SET banned_until = now() + make_interval(secs => \(seconds)) WHERE id = \(userID)
+                """)
+        case nil:
+            try connection.query("UPDATE users SET banned_until = NULL WHERE id = \(userID)")
+        }
+        // A banned user's sessions stay: they may still read and log out; writes are refused.
+    }
+
+    /// Bans (`ban` non-nil) or unbans a user by name.
+    public func setBan(moderator: Account, username: String, ban: BanLength?, note: String?) async throws {
+        try await moderation { connection in
+            let rows = try connection.query("SELECT id FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE")
+            guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
+            let userID: Int = try row.int(0)
+            try Self.checkBannable(connection, target: userID, by: moderator)
+            try Self.setBan(connection, userID: userID, ban: ban)
+            try Self.log(connection, moderator: moderator.id, action: ban == nil ? "unban" : "ban", item: nil, user: userID, note: note)
+        }
+    }
+
+    // MARK: The log
+
+    static func log(_ connection: PostgresConnection, moderator: Int, action: String, item: String?, user: Int?, note: String?) throws {
+        try connection.query("""
+            INSERT INTO moderation_log (moderator_id, action, item, user_id, note)
+            VALUES (\(moderator), \(action), \(item), \(user), \(note))
+            """)
+    }
+
+    /// The log, newest first, before the entry `before` (a cursor from the previous page).
+    public func moderationLog(limit: Int, before: Int?) async throws -> (entries: [ModerationLogEntry], next: Int?) {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT l.id, (extract(epoch FROM l.at) * 1000000)::bigint, m.name, l.action, l.item, u.name, l.note
+                FROM moderation_log l JOIN users m ON m.id = l.moderator_id LEFT JOIN users u ON u.id = l.user_id
+                WHERE l.id < \(before ?? Int.max)
+                ORDER BY l.id DESC LIMIT \(limit + 1)
+                """)
+            let entries = try rows.prefix(limit).map { row in
+                ModerationLogEntry(
+                    id: try row.int(0), at: Timestamp(microseconds: Int64(try row.int(1) as Int)), moderator: try row.string(2),
+                    action: try row.string(3), item: try row.string(4), user: try row.string(5), note: try row.string(6))
+            }
+            return (entries, rows.count > limit ? entries.last?.id : nil)
+        }
+    }
+
+    /// A photo kept as evidence for a reported pin (for moderators).
+    public func evidencePhoto(item: String) async throws(StoreError) -> Photo? {
+        try await mappingErrors {
+            let rows = try await pool.query(
+                "SELECT snap_photo_mime, photo FROM moderation_items WHERE item = \(item) AND photo IS NOT NULL",
+                binaryResults: true)
+            guard let row = rows.first, let mime = try row.bytes(0), let data = try row.bytes(1) else { return nil }
+            return Photo(mime: String(decoding: mime, as: UTF8.self), data: data)
+        }
+    }
+}
