@@ -66,16 +66,23 @@ public enum Grid {
     /// The most cells ``cover(lat:lon:radius:maxCells:)`` aims for by default.
     public static let defaultMaximumCells = 32
 
-    /// Row height in degrees of latitude at `level`: 2^(2·level − 8).
+    /// Row height in degrees of latitude at `level` (0...5): 2^(2·level − 8).
     public static func rowHeight(level: Int) -> Double {
-        Double(sign: .plus, exponent: 2 * level - 8, significand: 1)
+        precondition(levels.contains(level), "grid levels are 0...5")
+        return Double(sign: .plus, exponent: 2 * level - 8, significand: 1)
     }
 
-    /// How many rows `level` has: 180 / ``rowHeight(level:)``.
-    public static func rowCount(level: Int) -> Int { columnCounts[level].count }
+    /// How many rows `level` (0...5) has: 180 / ``rowHeight(level:)``.
+    public static func rowCount(level: Int) -> Int {
+        precondition(levels.contains(level), "grid levels are 0...5")
+        return columnCounts[level].count
+    }
 
     /// How many columns row `row` of `level` has.
-    public static func columnCount(level: Int, row: Int) -> Int { Int(columnCounts[level][row]) }
+    public static func columnCount(level: Int, row: Int) -> Int {
+        precondition(levels.contains(level), "grid levels are 0...5")
+        return Int(columnCounts[level][row])
+    }
 
     /// The row of a latitude (degrees; clamped to [−90, 90]; NaN counts as 0).
     public static func row(lat: Double, level: Int) -> Int {

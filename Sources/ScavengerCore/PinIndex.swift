@@ -12,8 +12,8 @@
 /// Storage: a slot per pin, reused through a free list. Per slot a 32-byte hot record (unit
 /// vector, expiry and flags) that NEARBY scans, a 64-byte cold record (id as two integers,
 /// position, times, interned author/region/MIME numbers, counts), the text length-prefixed in
-/// one shared byte arena, and the slot number in one cell bucket per grid level. About 190
-/// bytes per pin with 40-byte texts; no object per pin.
+/// one shared byte arena, and the slot number in one cell bucket per indexed grid level: about
+/// 200 bytes per pin with 40-byte texts (1,000,000 clustered pins ≈ 200 MB), no object per pin.
 public final class PinIndex {
     /// NEARBY uses the finest grid level whose cover needs at most this many cells.
     public let maximumCoverCells: Int
@@ -40,7 +40,8 @@ public final class PinIndex {
     /// Region 0 is "none".
     var regions: [String] = [""]
     var regionNumbers: [String: UInt32] = [:]
-    var regionMembers: [[UInt32]] = [[]]
+    /// Per region number: its pins, oldest first, and counts kept up to date.
+    var regionStates: [RegionState] = [RegionState()]
     /// Photo MIME types; 0 is "no photo".
     var mimes: [String] = [""]
     var mimeNumbers: [String: UInt16] = [:]
@@ -98,7 +99,7 @@ public final class PinIndex {
     public var statistics: Statistics {
         let records = hot.capacity * MemoryLayout<HotRecord>.stride + cold.capacity * MemoryLayout<ColdRecord>.stride
         let names = (authors.capacity + regions.capacity + mimes.capacity) * 16 + authorNumbers.capacity * 24
-            + regionMembers.reduce(0) { $0 + $1.capacity * 4 + 32 }
+            + regionStates.reduce(0) { $0 + $1.members.capacity * 4 + 48 }
         let total = records + arena.capacity + table.capacity * 4 + freeSlots.capacity * 4 + names
             + buckets.reduce(0) { $0 + $1.approximateBytes }
         return Statistics(
@@ -136,10 +137,7 @@ public final class PinIndex {
                     }
                 }
             }
-            if old.region != region {
-                if old.region != 0 { Self.removeValue(slot, from: &regionMembers[Int(old.region)]) }
-                if region != 0 { regionMembers[Int(region)].append(slot) }
-            }
+            if old.region != 0 { removeMember(slot, region: old.region) }
             var record = old
             if !textEquals(Int(slot), pin.text) {
                 garbage += storedTextSize(Int(slot))
@@ -158,6 +156,7 @@ public final class PinIndex {
             record.mime = mime
             cold[Int(slot)] = record
             hot[Int(slot)] = hotRecord
+            if region != 0 { addMember(slot, region: region) }
         } else {
             let record = ColdRecord(
                 high: key.high, low: key.low, lat: pin.lat, lon: pin.lon, created: pin.created.microseconds,
@@ -180,7 +179,7 @@ public final class PinIndex {
             for level in Self.levels {
                 buckets[level].insert(slot, into: Grid.cell(lat: pin.lat, lon: pin.lon, level: level))
             }
-            if region != 0 { regionMembers[Int(region)].append(slot) }
+            if region != 0 { addMember(slot, region: region) }
         }
         if flags & HotRecord.farExpiry != 0 { farExpiries[slot] = expires } else { farExpiries[slot] = nil }
         compactArenaIfWasteful()
@@ -194,7 +193,7 @@ public final class PinIndex {
         for level in Self.levels {
             buckets[level].remove(slot, from: Grid.cell(lat: record.lat, lon: record.lon, level: level))
         }
-        if record.region != 0 { Self.removeValue(slot, from: &regionMembers[Int(record.region)]) }
+        if record.region != 0 { removeMember(slot, region: record.region) }
         release(slot)
         compactArenaIfWasteful()
         return true
@@ -209,7 +208,14 @@ public final class PinIndex {
         for (slot, record) in hot.buffer.enumerated() where record.flags & HotRecord.occupied != 0 && record.expires <= nowMicros {
             expired.append(UInt32(slot))
         }
-        removeSlots(expired)
+        // In batches, so the bookkeeping of a huge sweep stays small.
+        for start in stride(from: 0, to: expired.count, by: 1 << 16) {
+            removeSlots(Array(expired[start ..< min(expired.count, start + 1 << 16)]))
+        }
+        let hot = hot.buffer
+        for number in regionStates.indices.dropFirst() where regionStates[number].earliestExpiry <= nowMicros {
+            regionStates[number].earliestExpiry = regionStates[number].members.reduce(Int64.max) { min($0, hot[Int($1)].expires) }
+        }
         return expired.count
     }
 
@@ -218,8 +224,11 @@ public final class PinIndex {
     public func setHidden(id: String, _ hidden: Bool) -> Bool {
         guard let slot = slot(of: id) else { return false }
         var record = hot[slot]
+        let wasHidden = record.flags & HotRecord.hidden != 0
         record.setFlag(HotRecord.hidden, hidden)
         hot[slot] = record
+        let region = cold[slot].region
+        if region != 0, wasHidden != hidden { regionStates[Int(region)].unhidden += hidden ? -1 : 1 }
         return true
     }
 
@@ -230,9 +239,9 @@ public final class PinIndex {
         let number = region.map { internRegion($0) } ?? 0
         let old = cold[slot].region
         guard old != number else { return true }
-        if old != 0 { Self.removeValue(UInt32(slot), from: &regionMembers[Int(old)]) }
-        if number != 0 { regionMembers[Int(number)].append(UInt32(slot)) }
+        if old != 0 { removeMember(UInt32(slot), region: old) }
         cold[slot].region = number
+        if number != 0 { addMember(UInt32(slot), region: number) }
         return true
     }
 
@@ -358,6 +367,8 @@ public final class PinIndex {
     /// REGION: the live, visible pins in region `name` (of `kind` when given), newest first
     /// (created, then id, descending), strictly after `after`, at most `limit`. A region without
     /// pins gives an empty page: whether the region exists is not the index's business.
+    /// Costs a binary search plus the pins walked over (returned, hidden, expired or of the
+    /// other kind), not the whole region.
     ///
     /// Throws ``PinIndexError/cursorMismatch`` for a cursor of another region or kind.
     public func region(named name: String, limit: Int, kind: PinKind? = nil, after: RegionCursor? = nil, now: Timestamp) throws(PinIndexError) -> RegionPage {
@@ -375,48 +386,36 @@ public final class PinIndex {
         let nowMicros = HotRecord.clamp(now.microseconds)
         let flagMask = HotRecord.hidden | (kind == nil ? 0 : HotRecord.photoKind)
         let flagsWanted = kind == .photo ? HotRecord.photoKind : 0
-        let capacity = limit < Int.max ? limit + 1 : Int.max
-
         let hot = hot.buffer
         let cold = cold.buffer
-        /// Newest first: the larger (created, id) comes first.
-        func precedes(_ a: UInt32, _ b: UInt32) -> Bool {
-            let first = cold[Int(a)]
-            let second = cold[Int(b)]
-            if first.created != second.created { return first.created > second.created }
-            return second.key < first.key
-        }
-        var heap: [UInt32] = []
-        for slot in regionMembers[Int(number)] {
+        let members = regionStates[Int(number)].members
+        // Members are sorted oldest first: walk back from the cursor (or the end).
+        var index = hasCursor ? Self.firstMember(members, notBefore: afterCreated, afterKey, cold: cold) : members.count
+        var page: [UInt32] = []
+        while index > 0, page.count <= limit {
+            index -= 1
+            let slot = members[index]
             let record = hot[Int(slot)]
             if record.expires <= nowMicros || record.flags & flagMask != flagsWanted { continue }
-            if hasCursor {
-                let created = cold[Int(slot)].created
-                if created > afterCreated { continue }
-                if created == afterCreated, !(cold[Int(slot)].key < afterKey) { continue }
-            }
-            if heap.count < capacity {
-                heap.append(slot)
-                Self.siftUp(&heap, from: heap.count - 1, precedes: precedes)
-            } else if precedes(slot, heap[0]) {
-                heap[0] = slot
-                Self.siftDown(&heap, from: 0, precedes: precedes)
-            }
+            page.append(slot)
         }
-        heap.sort(by: precedes)
-        let more = heap.count > limit
-        if more { heap.removeLast() }
-        let next = more ? heap.last.map { RegionCursor(created: Timestamp(microseconds: cold[Int($0)].created), id: cold[Int($0)].key.string, fingerprint: fingerprint) } : nil
-        return RegionPage(pins: makePins(heap.map { Int($0) }), next: next)
+        let more = page.count > limit
+        if more { page.removeLast() }
+        let next = more ? page.last.map { RegionCursor(created: Timestamp(microseconds: cold[Int($0)].created), id: cold[Int($0)].key.string, fingerprint: fingerprint) } : nil
+        return RegionPage(pins: makePins(page.map { Int($0) }), next: next)
     }
 
     /// Live (`expires > now`), visible pins per region name; regions without any are absent.
+    /// Counts are kept as pins come and go; only a region holding pins that expired since the
+    /// last ``removeExpired(now:)`` is counted one by one.
     public func liveCounts(now: Timestamp) -> [String: Int] {
         let nowMicros = HotRecord.clamp(now.microseconds)
         let hot = hot.buffer
         var counts: [String: Int] = [:]
-        for number in regionMembers.indices.dropFirst() {
-            let visible = regionMembers[number].reduce(0) { $0 + (hot[Int($1)].isVisible(now: nowMicros) ? 1 : 0) }
+        for (number, state) in regionStates.enumerated().dropFirst() {
+            let visible = state.earliestExpiry > nowMicros
+                ? state.unhidden
+                : state.members.reduce(0) { $0 + (hot[Int($1)].isVisible(now: nowMicros) ? 1 : 0) }
             if visible > 0 { counts[regions[number]] = visible }
         }
         return counts
@@ -425,7 +424,7 @@ public final class PinIndex {
     /// Ids of the pins (hidden and expired included) whose region is `name`.
     public func pinIDs(inRegion name: String) -> [String] {
         guard let number = regionNumbers[name] else { return [] }
-        return regionMembers[Int(number)].map { cold[Int($0)].key.string }
+        return regionStates[Int(number)].members.map { cold[Int($0)].key.string }
     }
 
     /// Positions of the pins (hidden and expired included) in a latitude/longitude box, in
@@ -641,17 +640,64 @@ public final class PinIndex {
             }
         }
         for region in touchedRegions {
-            regionMembers[Int(region)].removeAll { hot[Int($0)].flags & HotRecord.dying != 0 }
+            regionStates[Int(region)].members.removeAll { hot[Int($0)].flags & HotRecord.dying != 0 }
+        }
+        for slot in slots {
+            let region = cold[Int(slot)].region
+            if region != 0, hot[Int(slot)].flags & HotRecord.hidden == 0 { regionStates[Int(region)].unhidden -= 1 }
         }
         for slot in slots { release(slot) }
         compactArenaIfWasteful()
     }
 
-    static func removeValue(_ value: UInt32, from array: inout [UInt32]) {
-        if let index = array.lastIndex(of: value) {
-            array.swapAt(index, array.count - 1)
-            array.removeLast()
+    // MARK: - Internals: regions
+
+    struct RegionState {
+        /// Slots ordered by (created, id), oldest first.
+        var members: [UInt32] = []
+        /// Members not hidden, expired or not.
+        var unhidden = 0
+        /// No member expires before this (it may be lower than the true minimum).
+        var earliestExpiry = Int64.max
+    }
+
+    /// The first position in `members` whose (created, id) is not before (`created`, `key`).
+    static func firstMember(_ members: [UInt32], notBefore created: Int64, _ key: PinKey, cold: UnsafeBufferPointer<ColdRecord>) -> Int {
+        var low = 0
+        var high = members.count
+        while low < high {
+            let middle = (low + high) / 2
+            let record = cold[Int(members[middle])]
+            if record.created < created || (record.created == created && record.key < key) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
+        return low
+    }
+
+    /// Adds a slot whose records are written to a region's list, in order.
+    func addMember(_ slot: UInt32, region: UInt32) {
+        let record = cold[Int(slot)]
+        let hotRecord = hot[Int(slot)]
+        let position = Self.firstMember(regionStates[Int(region)].members, notBefore: record.created, record.key, cold: cold.buffer)
+        regionStates[Int(region)].members.insert(slot, at: position)
+        if hotRecord.flags & HotRecord.hidden == 0 { regionStates[Int(region)].unhidden += 1 }
+        regionStates[Int(region)].earliestExpiry = min(regionStates[Int(region)].earliestExpiry, hotRecord.expires)
+    }
+
+    /// Takes a slot out of a region's list, while its records still say where it is.
+    func removeMember(_ slot: UInt32, region: UInt32) {
+        let record = cold[Int(slot)]
+        let members = regionStates[Int(region)].members
+        var position = Self.firstMember(members, notBefore: record.created, record.key, cold: cold.buffer)
+        if position >= members.count || members[position] != slot {
+            guard let found = members.firstIndex(of: slot) else { return }
+            position = found
+        }
+        regionStates[Int(region)].members.remove(at: position)
+        if hot[Int(slot)].flags & HotRecord.hidden == 0 { regionStates[Int(region)].unhidden -= 1 }
     }
 
     // MARK: - Internals: texts and names
@@ -719,7 +765,7 @@ public final class PinIndex {
         if let number = regionNumbers[name] { return number }
         let number = UInt32(regions.count)
         regions.append(name)
-        regionMembers.append([])
+        regionStates.append(RegionState())
         regionNumbers[name] = number
         return number
     }

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import ScavengerCore
 
@@ -350,6 +351,31 @@ struct PinIndexTests {
         #expect(index.pin(id: Self.id(0))?.expires == Self.later)
     }
 
+    @Test("the index works from many tasks behind a Mutex")
+    func behindMutex() async throws {
+        let index = PinIndex()
+        for number in 0 ..< 100 { try index.upsert(Self.pin(Self.id(number), 48.8566, 2.3522 + Double(number) * 1e-5)) }
+        /// How the daemon holds it: a Mutex in a Sendable object.
+        final class Shared: Sendable {
+            let index: Mutex<PinIndex>
+            init(_ index: sending PinIndex) { self.index = Mutex(index) }
+        }
+        let shared = Shared(index)
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0 ..< 8 {
+                group.addTask {
+                    try shared.index.withLock { index in
+                        if task % 2 == 0 { try index.upsert(Self.pin(Self.id(1000 + task))) }
+                        return try index.nearby(NearbyQuery(lat: 48.8566, lon: 2.3522, radius: 1000, limit: 200), now: Self.now).pins.count
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts.allSatisfy { $0 >= 100 && $0 <= 104 })
+        #expect(shared.index.withLock { $0.count } == 104)
+    }
+
     @Test("ids compare like their strings")
     func idOrder() {
         var random = SplitMix64(seed: 5)
@@ -361,6 +387,83 @@ struct PinIndexTests {
             #expect((keyA < keyB) == (a < b))
             #expect(keyA.string == a)
         }
+    }
+
+    @Test("random writes keep REGION pages and counts right")
+    func randomRegionWrites() throws {
+        var random = SplitMix64(seed: 21)
+        let index = PinIndex()
+        var model: [String: IndexedPin] = [:]
+        var ids: [String] = []
+        let regions = ["north", "south", "old-town"]
+        func checkRegions(now: Timestamp) throws {
+            var counts: [String: Int] = [:]
+            for pin in model.values where !pin.hidden && pin.expires > now {
+                if let region = pin.region { counts[region, default: 0] += 1 }
+            }
+            #expect(index.liveCounts(now: now) == counts)
+            for region in regions {
+                for kind in [nil, PinKind.text, .photo] {
+                    let expected = model.values
+                        .filter { $0.region == region && !$0.hidden && $0.expires > now && (kind == nil || $0.kind == kind) }
+                        .sorted { $0.created != $1.created ? $0.created > $1.created : $0.id > $1.id }
+                        .map(\.id)
+                    var got: [String] = []
+                    var cursor: RegionCursor?
+                    let limit = random.int(in: 1 ... 40)
+                    repeat {
+                        let page = try index.region(named: region, limit: limit, kind: kind, after: cursor, now: now)
+                        #expect(page.pins.count <= limit)
+                        got += page.pins.map(\.id)
+                        cursor = page.next
+                    } while cursor != nil
+                    #expect(got == expected, "\(region) \(String(describing: kind))")
+                }
+            }
+        }
+        for step in 0 ..< 4000 {
+            switch random.int(in: 0 ... 19) {
+            case 0 ... 10:
+                let id = !ids.isEmpty && random.chance(0.2) ? ids[random.int(in: 0 ... ids.count - 1)] : random.pinID()
+                let pin = Self.pin(
+                    id, kind: random.chance(0.5) ? .text : .photo, created: Int64(step / 4),  // ties on created
+                    expires: Timestamp(microseconds: Self.now.microseconds + Int64(random.int(in: -1000 ... 100_000))),
+                    region: random.chance(0.8) ? regions[random.int(in: 0 ... 2)] : nil, hidden: random.chance(0.1)
+                )
+                if model[id] == nil { ids.append(id) }
+                try index.upsert(pin)
+                model[id] = pin
+            case 11 ... 13 where !ids.isEmpty:
+                let position = random.int(in: 0 ... ids.count - 1)
+                #expect(index.remove(id: ids[position]))
+                model[ids[position]] = nil
+                ids.swapAt(position, ids.count - 1)
+                ids.removeLast()
+            case 14 ... 15 where !ids.isEmpty:
+                let id = ids[random.int(in: 0 ... ids.count - 1)]
+                let hidden = random.chance(0.5)
+                #expect(index.setHidden(id: id, hidden))
+                model[id]?.hidden = hidden
+            case 16 ... 17 where !ids.isEmpty:
+                let id = ids[random.int(in: 0 ... ids.count - 1)]
+                let region = random.chance(0.8) ? regions[random.int(in: 0 ... 2)] : nil
+                #expect(index.setRegion(id: id, region))
+                model[id]?.region = region
+            case 18:
+                let now = Timestamp(microseconds: Self.now.microseconds + Int64(random.int(in: 0 ... 20000)))
+                let expired = model.values.filter { $0.expires <= now }.map(\.id)
+                #expect(index.removeExpired(now: now) == expired.count)
+                for id in expired { model[id] = nil }
+                ids = ids.filter { model[$0] != nil }
+            default:
+                break
+            }
+            if step % 500 == 499 {
+                try checkRegions(now: Self.now)
+                try checkRegions(now: Timestamp(microseconds: Self.now.microseconds + 50_000))
+            }
+        }
+        #expect(index.count == model.count)
     }
 
     @Test("random writes agree with a dictionary; texts survive arena compaction")
