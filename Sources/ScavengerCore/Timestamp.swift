@@ -20,6 +20,38 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         return "\(yearText)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
     }
 
+    /// Appends ``rfc3339`` as UTF-8 without building a string (for the hot reply path).
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        let seconds = microseconds >= 0 ? microseconds / 1_000_000 : (microseconds - 999_999) / 1_000_000
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = seconds - days * 86400
+        let (year, month, day) = Self.civil(fromDays: days)
+        guard (0 ... 9999).contains(year) else {
+            bytes.append(contentsOf: rfc3339.utf8)
+            return
+        }
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1 ..< count { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
     /// Howard Hinnant's days-to-civil: the proleptic Gregorian date of a day number.
     static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719_468

@@ -7,6 +7,8 @@ public enum JSON: Sendable, Equatable {
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
+    /// JSON already encoded (by a writer that produces valid, single-line JSON).
+    case raw([UInt8])
 
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
@@ -18,6 +20,7 @@ public enum JSON: Sendable, Equatable {
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.raw(let a), .raw(let b)): return a == b
         default: return false
         }
     }
@@ -50,6 +53,8 @@ public enum JSON: Sendable, Equatable {
                 value.encode(into: &bytes)
             }
             bytes.append(UInt8(ascii: "]"))
+        case .raw(let encoded):
+            bytes.append(contentsOf: encoded)
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
             for (index, (key, value)) in members.enumerated() {

@@ -48,3 +48,29 @@ struct ReplyTests {
         #expect(!Reply.echo("a\nb").contains("\n"))
     }
 }
+
+import ScavengerCore
+
+@Suite("Pin encoding")
+struct PinEncodingTests {
+    @Test("the pin object has the contract's fields in order, with distance_m for NEARBY")
+    func pinObject() {
+        let pin = Pin(
+            id: "pabcdefghijklmnopqrstuvwx", lat: 52.5, lon: -13.25, kind: .photo, text: "say \"hi\"\n",
+            author: "alice", created: Timestamp(microseconds: 1_795_288_203_887_234),
+            expires: Timestamp(microseconds: 1_795_460_000_000_000), region: "berlin",
+            photo: PhotoInfo(mime: "image/png", bytes: 12), replies: 3)
+        #expect(JSON.pin(pin).encoded == #"{"id":"pabcdefghijklmnopqrstuvwx","lat":52.5,"lon":-13.25,"kind":"photo","text":"say \"hi\"\n","author":"alice","created":"2026-11-21T19:10:03Z","expires":"2026-11-23T18:53:20Z","region":"berlin","photo":{"mime":"image/png","bytes":12},"replies":3}"#)
+        var plain = pin
+        plain.photo = nil
+        plain.region = nil
+        #expect(JSON.pin(plain, distance: 12.5).encoded.hasSuffix(#""region":null,"photo":null,"replies":3,"distance_m":12.5}"#))
+    }
+
+    @Test("timestamps append the same text as they format", arguments: [Int64(0), 1_795_288_203_887_234, -1, 951_782_400_000_000])
+    func timestamps(microseconds: Int64) {
+        var bytes: [UInt8] = []
+        Timestamp(microseconds: microseconds).appendRFC3339(to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == Timestamp(microseconds: microseconds).rfc3339)
+    }
+}
