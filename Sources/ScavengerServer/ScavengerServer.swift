@@ -53,7 +53,8 @@ public final class ScavengerServer: Service, Sendable {
             try await channel.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await connection in inbound {
-                        group.addTask { await self.serve(connection) }
+                        let executor = EventLoopExecutor(connection.channel.eventLoop)
+                        group.addTask(executorPreference: executor) { await self.serve(connection) }
                     }
                 }
             }
