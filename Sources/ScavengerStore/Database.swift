@@ -1,4 +1,5 @@
 import Postgres
+import Synchronization
 
 /// The PostgreSQL store: every read and write of the daemon goes through it.
 public final class Database: Sendable {
@@ -6,9 +7,22 @@ public final class Database: Sendable {
     /// Names this process in change notifications, so it can skip its own.
     public let instanceID: String
 
+    /// Text pins are written in groups (see ``GroupCommit``).
+    private let groupCommit = Mutex<GroupCommit?>(nil)
+
     public init(pool: PostgresPool, instanceID: String = Database.makeInstanceID()) {
         self.pool = pool
         self.instanceID = instanceID
+    }
+
+    /// The group committer, made on first use (it refers back to this database).
+    var textPinWriter: GroupCommit {
+        groupCommit.withLock { writer in
+            if let writer { return writer }
+            let made = GroupCommit(database: self)
+            writer = made
+            return made
+        }
     }
 
     /// A random id for this process.

@@ -88,8 +88,13 @@ extension Database {
             replies: try row.int(10))
     }
 
-    /// Writes a pin (and its photo) in one statement, so both or neither are stored.
+    /// Writes a pin (and its photo) in one statement, so both or neither are stored. Text pins
+    /// are grouped with other writers' into one transaction; either way the answer comes after
+    /// the commit.
     public func createPin(_ new: NewPin) async throws(StoreError) -> Pin {
+        if new.photo == nil {
+            return try await mappingErrors { try await textPinWriter.write(new) }
+        }
         let id = Identifier.newPin()
         let kind = new.photo == nil ? PinKind.text : .photo
         return try await mappingErrors {

@@ -97,3 +97,39 @@ struct ExpiryTests {
         #expect(report.pins == 0)
     }
 }
+
+@Suite("Group commit of text pins")
+struct GroupCommitTests {
+    @Test("many concurrent writers: every pin is committed once, each caller gets its own")
+    func concurrentWriters() async throws {
+        let environment = try await TestEnvironment.make()
+        defer { Task { await environment.shutdown() } }
+        let account = try await environment.database.register(
+            name: "many", email: "many@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 4, count: 32),
+            sessionTTLSeconds: 60)
+        let database = environment.database
+        let pins = try await withThrowingTaskGroup(of: Pin.self) { group in
+            for index in 0 ..< 200 {
+                group.addTask {
+                    try await database.createPin(NewPin(
+                        authorID: account.id, authorName: "many", lat: Double(index % 90), lon: 0, text: "pin \(index)",
+                        ttlSeconds: 60 + index, photo: nil, cell: 0, region: nil))
+                }
+            }
+            return try await group.reduce(into: [Pin]()) { $0.append($1) }
+        }
+        #expect(Set(pins.map(\.id)).count == 200)
+        #expect(Set(pins.map(\.text)).count == 200)
+        let rows = try await environment.pool.query("""
+            SELECT id, body, extract(epoch FROM expires_at - created_at)::int FROM pins
+            """)
+        #expect(rows.count == 200)
+        var stored: [String: (String, Int)] = [:]
+        for row in rows { stored[try row.string(0)] = (try row.string(1), try row.int(2)) }
+        for pin in pins {
+            let index = Int(pin.text.dropFirst(4))!
+            #expect(stored[pin.id]?.0 == pin.text)
+            #expect(stored[pin.id]?.1 == 60 + index)
+        }
+    }
+}
