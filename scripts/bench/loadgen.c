@@ -18,6 +18,8 @@
  *                   nearby: SELECT id, ST_Distance(geog, $1) d FROM pins
  *                           WHERE ST_DWithin(geog, $1, R) ORDER BY d LIMIT L
  *                   insert: INSERT INTO <table> (...) VALUES (...)   (autocommit, one row)
+ *                   insert-notify: the same INSERT with a pg_notify of the row in the same
+ *                           statement, as scavengerd's POST does
  *   --op ready      (scav) poll until a PING and a NEARBY answer; print seconds since --since.
  *
  * Output: one line of key=value pairs on stdout (bench.sh parses it); problems on stderr.
@@ -46,7 +48,7 @@
 #include <unistd.h>
 
 enum target { T_SCAV, T_REDIS, T_PG };
-enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY };
+enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY, OP_INSERT_NOTIFY };
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -146,7 +148,7 @@ static const char *label = "";
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: loadgen --target scav|redis|pg --op nearby|post|photo|insert|ping|ready\n"
+            "usage: loadgen --target scav|redis|pg --op nearby|post|photo|insert|insert-notify|ping|ready\n"
             "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
             "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
             "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
@@ -169,6 +171,7 @@ static void parse_args(int argc, char **argv) {
             else if (!strcmp(v, "post")) op = OP_POST;
             else if (!strcmp(v, "photo")) op = OP_PHOTO;
             else if (!strcmp(v, "insert")) op = OP_INSERT;
+            else if (!strcmp(v, "insert-notify")) op = OP_INSERT_NOTIFY;
             else if (!strcmp(v, "ping")) op = OP_PING;
             else if (!strcmp(v, "ready")) op = OP_READY;
             else usage();
@@ -602,6 +605,14 @@ static void setup_connections(void) {
                          "VALUES ($1, $2, $3, $4, 'text', $5, now() + interval '48 hours', $6)",
                          insert_table);
                 r = PQprepare(c->pg, "q", sql, 6, NULL);
+            } else if (op == OP_INSERT_NOTIFY) {
+                /* The daemon's shape: the row and a NOTIFY of it in one statement. */
+                snprintf(sql, sizeof sql,
+                         "WITH i AS (INSERT INTO %s (id, author_id, lat, lon, kind, body, expires_at, cell) "
+                         "VALUES ($1, $2, $3, $4, 'text', $5, now() + interval '48 hours', $6) RETURNING id) "
+                         "SELECT pg_notify('bench_inserts', id) FROM i",
+                         insert_table);
+                r = PQprepare(c->pg, "q", sql, 6, NULL);
             } else if (op == OP_PING) {
                 r = PQprepare(c->pg, "q", "SELECT 1", 0, NULL);
             } else {
@@ -640,7 +651,7 @@ static void pg_send(struct conn *c) {
         snprintf(p1, sizeof p1, "SRID=4326;POINT(%.6f %.6f)", c_lon[i], c_lat[i]);
         const char *vals[1] = {p1};
         ok = PQsendQueryPrepared(c->pg, "q", 1, vals, NULL, NULL, 0);
-    } else if (op == OP_INSERT) {
+    } else if (op == OP_INSERT || op == OP_INSERT_NOTIFY) {
         char id[26], author[16], lat[32], lon[32], body[128], cell[24];
         id[0] = 'p';
         uint64_t a = rng_next(), b = rng_next();
@@ -814,7 +825,17 @@ static int run_ready(void) {
         if (watch_pid > 0 && kill(watch_pid, 0) != 0) die("the server (pid %d) exited", watch_pid);
         int fd = tcp_connect();
         if (fd < 0) {
-            usleep(2000);
+            usleep(5000);
+            continue;
+        }
+        /* Nothing listening and the port in the ephemeral range: the kernel may have connected
+         * the socket to itself (simultaneous open). Let go of it at once. */
+        struct sockaddr_in me, peer;
+        socklen_t ml = sizeof me, pl = sizeof peer;
+        if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0 && getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 &&
+            me.sin_port == peer.sin_port && me.sin_addr.s_addr == peer.sin_addr.s_addr) {
+            close(fd);
+            usleep(5000);
             continue;
         }
         struct timeval rt = {.tv_sec = 30};
@@ -834,7 +855,7 @@ static int run_ready(void) {
             die("NEARBY did not work: %s", reply);
         }
         close(fd);
-        usleep(2000);
+        usleep(5000);
     }
 }
 
@@ -902,7 +923,7 @@ int main(int argc, char **argv) {
     if (window < seconds) window = seconds;
     double cpu = cpu1 - cpu0;
     const char *tname = target == T_SCAV ? "scav" : target == T_REDIS ? "redis" : "pg";
-    const char *oname[] = {"nearby", "post", "photo", "insert", "ping", "ready"};
+    const char *oname[] = {"nearby", "post", "photo", "insert", "ping", "ready", "insert-notify"};
     printf("label=%s target=%s op=%s conns=%d seconds=%.2f requests=%llu rps=%.1f p50_us=%.1f p90_us=%.1f "
            "p99_us=%.1f p999_us=%.1f max_us=%.1f errors=%llu mean_results=%.2f bytes_in=%llu client_cpu_s=%.3f "
            "client_cpu_pct=%.1f server_cpu_s=%.3f server_cpu_pct=%.1f mib_s=%.2f\n",

@@ -76,7 +76,16 @@ def main():
             "scpu": med(get("server_cpu_pct")),
             "mib": med(get("mib_s")),
             "errors": sum(int(r["errors"]) for r in rs),
+            "seconds": med(get("seconds")),
         }
+
+    def short(a):
+        """A note for runs shorter than the main ones."""
+        try:
+            main = float(meta.get("seconds", "nan"))
+        except ValueError:
+            return ""
+        return f" ({a['seconds']:g} s run)" if a["n"] and abs(a["seconds"] - main) > 1e-6 else ""
 
     conns_levels = sorted({c for (t, o, c) in groups if o == "nearby"})
     out = []
@@ -89,6 +98,12 @@ def main():
       f"{meta.get('redis_version', '?')}, {meta.get('pg_version', '?')} with PostGIS {meta.get('postgis_version', '?')}.  ")
     w(f"Data: {int(meta.get('pins', 0)):,} pins (seed {meta.get('seed', '?')}; cities by population, gaussian "
       f"0.7–8 km), {meta.get('centres', '?')} query centres drawn the same way; radius 1000 m, LIMIT 50.  ")
+    loadavg = f"Load average (1/5/15 min) before the run: {meta.get('loadavg_start', '?')}; after: {meta.get('loadavg_end', '?')}."
+    try:
+        busy = max(float(meta["loadavg_start"].split()[0]), float(meta["loadavg_end"].split()[0])) > 1.0
+    except (KeyError, ValueError, IndexError):
+        busy = False
+    w(loadavg + (" **The machine was busy with other work: treat the figures with care.**" if busy else "") + "  ")
     w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
       f"in flight per connection; {meta.get('rounds', '?')} rounds alternating redis → scavengerd → PostGIS; "
       f"medians quoted. All servers on 127.0.0.1, same client (scripts/bench/loadgen.c, 1 thread).")
@@ -125,7 +140,8 @@ def main():
     ping = [(t, agg(t, "ping", c), c) for (t, o, c) in sorted(groups) if o == "ping"]
     if ping:
         w("Protocol floor, PING: " + "; ".join(
-            f"{TARGET_NAMES[t].split()[0]} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs)" for t, a, c in ping)
+            f"{TARGET_NAMES[t].split()[0]} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs){short(a)}"
+            for t, a, c in ping)
           + ".")
         w("")
 
@@ -133,26 +149,26 @@ def main():
     w("")
     w("| what | conns | req/s | MiB/s | p50 µs | p99 µs | client CPU | server CPU | req/s per round |")
     w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    post = insert = None
-    for (t, o, c) in sorted(groups):
-        if o not in ("post", "insert", "photo"):
-            continue
+    order = {("scav", "post"): 0, ("pg", "insert"): 1, ("pg", "insert-notify"): 2, ("scav", "photo"): 3}
+    names = {"post": "scavengerd POST (durable)", "insert": "PostgreSQL single-row INSERT (autocommit)",
+             "insert-notify": "PostgreSQL INSERT + pg_notify in one statement (POST's shape; reference)",
+             "photo": f"scavengerd POSTPHOTO ({int(meta.get('photo_bytes', 0)) // 1024} KiB photos)"}
+    for (t, o, c) in sorted((k for k in groups if (k[0], k[1]) in order), key=lambda k: (order[(k[0], k[1])], k[2])):
         a = agg(t, o, c)
-        name = {"post": "scavengerd POST (durable)", "insert": "PostgreSQL single-row INSERT (autocommit)",
-                "photo": f"scavengerd POSTPHOTO ({int(meta.get('photo_bytes', 0)) // 1024} KiB)"}[o]
         err = f" ({a['errors']} errors)" if a["errors"] else ""
         mib = fnum(a["mib"], 1) if o == "photo" else "–"
-        w(f"| {name}{err} | {c} | {fnum(a['rps'])} | {mib} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
+        w(f"| {names[o]}{short(a)}{err} | {c} | {fnum(a['rps'])} | {mib} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
           f"{fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
-        if o == "post":
-            post = a
-        if o == "insert":
-            insert = a
     w("")
-    if post and insert:
+    post, insert, notify = agg("scav", "post", 8), agg("pg", "insert", 8), agg("pg", "insert-notify", 8)
+    if post["n"] and insert["n"]:
         rr = ratio(post["rps"], insert["rps"])
-        w(f"POST ÷ INSERT at 8 connections: **{fnum(rr, 2)}×** (target ≥ 1.0×: {'met' if rr >= 1 else 'MISSED'}; "
-          f"stretch 3×: {'met' if rr >= 3 else 'missed'}). Both durable: fsync on, synchronous_commit on, same cluster.")
+        w(f"POST ÷ INSERT at 8 connections ({meta.get('write_rounds', '?')} rounds, alternating): **{fnum(rr, 2)}×** "
+          f"(target ≥ 1.0×: {'met' if rr >= 1 else 'MISSED'}; stretch 3×: {'met' if rr >= 3 else 'missed'}). "
+          "Both durable: fsync on, synchronous_commit on, same cluster.")
+        if notify["n"]:
+            w(f"INSERT + pg_notify ÷ INSERT: {fnum(ratio(notify['rps'], insert['rps']), 2)}×: PostgreSQL serializes the "
+              "commits of transactions that NOTIFY (a lock held until the commit is flushed), so they get no group commit.")
         w("")
 
     w("## Start-up and memory")
