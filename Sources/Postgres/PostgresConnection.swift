@@ -37,6 +37,12 @@ public struct PostgresNotification: Sendable, Equatable {
 /// each connection to one task at a time. Freed with `PQfinish` when released.
 public final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// Statements prepared on this connection, by their text: planned once, then executed.
+    private var prepared: [String: String] = [:]
+
+    /// Most statements kept prepared per connection; beyond, statements run unprepared (dynamic
+    /// SQL, such as multi-row inserts of varying size, must not grow the server's memory).
+    public static let maximumPreparedStatements = 256
 
     private init(handle: OpaquePointer) {
         self.handle = handle
@@ -102,8 +108,31 @@ public final class PostgresConnection: @unchecked Sendable {
         guard sql.binds.count <= 65535 else {
             throw PostgresError(code: .client, message: "too many parameters (\(sql.binds.count))")
         }
-        let result = ResultHandle(try execute(sql, binaryResults: binaryResults))
-        return try result.rows(connection: handle)
+        let statement = sql.binds.isEmpty ? nil : try preparedName(for: sql)
+        let result = ResultHandle(try execute(sql, statement: statement, binaryResults: binaryResults))
+        do {
+            return try result.rows(connection: handle)
+        } catch {
+            // A plan invalidated by a schema change (or a statement the server lost): forget it,
+            // so the next call prepares it afresh.
+            if let statement, error.sqlState == "0A000" || error.sqlState == "26000" {
+                prepared[sql.text] = nil
+                _ = PQexec(handle, "DEALLOCATE \(statement)").map { PQclear($0) }
+            }
+            throw error
+        }
+    }
+
+    /// The name of the prepared statement for `sql`'s text, preparing it on first use; nil
+    /// when the cache is full.
+    private func preparedName(for sql: SQL) throws(PostgresError) -> String? {
+        if let name = prepared[sql.text] { return name }
+        guard prepared.count < Self.maximumPreparedStatements else { return nil }
+        let name = "scavenger_\(prepared.count + 1)"
+        let result = ResultHandle(PQprepare(handle, name, sql.text, Int32(sql.binds.count), nil))
+        _ = try result.rows(connection: handle)
+        prepared[sql.text] = name
+        return name
     }
 
     /// Runs SQL text with no parameters through the simple-query protocol, which allows several
@@ -156,7 +185,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return try drainNotifications()
     }
 
-    private func execute(_ sql: SQL, binaryResults: Bool) throws(PostgresError) -> OpaquePointer? {
+    private func execute(_ sql: SQL, statement: String?, binaryResults: Bool) throws(PostgresError) -> OpaquePointer? {
         let count = sql.binds.count
         if count == 0 {
             return PQexecParams(handle, sql.text, 0, nil, nil, nil, nil, binaryResults ? 1 : 0)
@@ -186,7 +215,10 @@ public final class PostgresConnection: @unchecked Sendable {
             }
         }
         return withParameterPointers(buffers) { values in
-            PQexecParams(handle, sql.text, Int32(count), nil, values, lengths, formats, binaryResults ? 1 : 0)
+            if let statement {
+                return PQexecPrepared(handle, statement, Int32(count), values, lengths, formats, binaryResults ? 1 : 0)
+            }
+            return PQexecParams(handle, sql.text, Int32(count), nil, values, lengths, formats, binaryResults ? 1 : 0)
         }
     }
 
