@@ -33,7 +33,7 @@ public final class Feed: Sendable {
 
     /// Loads the regions and every live pin (in bounded batches); returns the number of pins.
     @discardableResult
-    public func load(batchSize: Int = 20000) async throws(StoreError) -> Int {
+    public func load(batchSize: Int = 5000) async throws(StoreError) -> Int {
         try await reloadRegions()
         try await fillMissingCells()
         let fresh = PinIndex()
