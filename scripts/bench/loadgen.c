@@ -23,6 +23,10 @@
  *   --op ready      (scav) poll until a PING and a NEARBY answer; print seconds since --since.
  *
  * Output: one line of key=value pairs on stdout (bench.sh parses it); problems on stderr.
+ * SIGINT or SIGTERM ends a run early and cleanly: the line is printed for the window measured so
+ * far (seconds= is then that window, and stopped=1), so a run can be sized to some other event
+ * (bench.sh: --seconds large, stopped when the expiry sweep exits). --mark FILE creates FILE when
+ * the measured window starts (after the connections are up and the warm-up is over).
  * Build: gcc -O2 -o loadgen loadgen.c -I$(pg_config --includedir) -lpq
  */
 #define _GNU_SOURCE
@@ -145,6 +149,13 @@ static double since = 0, ready_timeout = 300;
 static int watch_pid = 0;
 static const char *cpu_pids = "";
 static const char *label = "";
+static const char *mark_path = NULL;
+static volatile sig_atomic_t stop_requested = 0;
+
+static void on_stop_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+}
 
 static void usage(void) {
     fprintf(stderr,
@@ -152,7 +163,8 @@ static void usage(void) {
             "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
             "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
             "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
-            "  [--label TEXT] [--watch-pid PID]\n");
+            "  [--label TEXT] [--watch-pid PID] [--mark FILE]\n"
+            "SIGINT/SIGTERM: stop early and print the figures of the window measured so far.\n");
     exit(2);
 }
 
@@ -192,6 +204,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--watch-pid")) watch_pid = atoi(v);
         else if (!strcmp(a, "--cpu-pids")) cpu_pids = v;
         else if (!strcmp(a, "--label")) label = v;
+        else if (!strcmp(a, "--mark")) mark_path = v;
         else usage();
     }
     if (nconns < 1 || nconns > 4096) die("--conns must be 1..4096");
@@ -865,6 +878,11 @@ int main(int argc, char **argv) {
     parse_args(argc, argv);
     load_centres();
     if (op == OP_READY) return run_ready();
+    /* No SA_RESTART: epoll_wait returns EINTR at once and the loop sees the flag. */
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     /* Ids for INSERT must differ from every earlier run's: seed from the clock and the pid.
      * (Requests themselves are the same sequence every run: centres in file order.) */
     rng_state ^= (uint64_t)now_ns() * 0x9e3779b97f4a7c15ull ^ ((uint64_t)getpid() << 32);
@@ -879,19 +897,25 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nconns; i++) send_next(&conns[i]);
     int measuring = 0;
     double cpu0 = 0, srv0 = 0, cpu1, srv1;
-    uint64_t t_meas0 = warm_end;
+    uint64_t t_meas0 = warm_end, t_stop = 0;
     if (warmup == 0) {
         measuring = 1;
         cpu0 = self_cpu();
         srv0 = servers_cpu();
+        if (mark_path) close(open(mark_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     }
     for (;;) {
         uint64_t t = now_ns();
-        if (!measuring && t >= warm_end) {
+        if (!measuring && t >= warm_end && !stop_requested) {
             measuring = 1;
             cpu0 = self_cpu();
             srv0 = servers_cpu();
             t_meas0 = t;
+            if (mark_path) close(open(mark_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        }
+        if (stop_requested) {
+            t_stop = t;
+            break;
         }
         if (t >= run_end) break;
         uint64_t until = measuring ? run_end : warm_end;
@@ -921,18 +945,28 @@ int main(int argc, char **argv) {
     srv1 = servers_cpu();
     double window = (double)(now_ns() - t_meas0) / 1e9;
     if (window < seconds) window = seconds;
+    if (t_stop) { /* stopped by a signal: the figures are for the window measured until then */
+        seconds = measuring && t_stop > t_meas0 ? (double)(t_stop - t_meas0) / 1e9 : 0;
+        window = seconds;
+        if (!measuring) {
+            cpu0 = cpu1;
+            srv0 = srv1;
+            fprintf(stderr, "loadgen: stopped during the warm-up: nothing measured\n");
+        }
+    }
     double cpu = cpu1 - cpu0;
     const char *tname = target == T_SCAV ? "scav" : target == T_REDIS ? "redis" : "pg";
     const char *oname[] = {"nearby", "post", "photo", "insert", "ping", "ready", "insert-notify"};
     printf("label=%s target=%s op=%s conns=%d seconds=%.2f requests=%llu rps=%.1f p50_us=%.1f p90_us=%.1f "
            "p99_us=%.1f p999_us=%.1f max_us=%.1f errors=%llu mean_results=%.2f bytes_in=%llu client_cpu_s=%.3f "
-           "client_cpu_pct=%.1f server_cpu_s=%.3f server_cpu_pct=%.1f mib_s=%.2f\n",
+           "client_cpu_pct=%.1f server_cpu_s=%.3f server_cpu_pct=%.1f mib_s=%.2f%s\n",
            label[0] ? label : "-", tname, oname[op], nconns, seconds, (unsigned long long)done_requests,
-           (double)done_requests / seconds, percentile_us(50), percentile_us(90), percentile_us(99),
+           seconds > 0 ? (double)done_requests / seconds : 0.0, percentile_us(50), percentile_us(90), percentile_us(99),
            percentile_us(99.9), (double)hist_max / 1000.0, (unsigned long long)errors,
            done_requests ? (double)results_total / (double)done_requests : 0.0, (unsigned long long)bytes_in, cpu,
-           100.0 * cpu / window, srv1 - srv0, 100.0 * (srv1 - srv0) / window,
-           op == OP_PHOTO ? (double)done_requests * (double)photo_bytes / 1048576.0 / seconds : 0.0);
+           window > 0 ? 100.0 * cpu / window : 0.0, srv1 - srv0, window > 0 ? 100.0 * (srv1 - srv0) / window : 0.0,
+           op == OP_PHOTO && seconds > 0 ? (double)done_requests * (double)photo_bytes / 1048576.0 / seconds : 0.0,
+           t_stop ? " stopped=1" : "");
     if (errors || warmup_errors)
         fprintf(stderr, "loadgen: %llu errors (+%llu in the warm-up); first: %s\n", (unsigned long long)errors,
                 (unsigned long long)warmup_errors, first_error);
