@@ -19,20 +19,12 @@ public enum PinIndexError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A pin as the index keeps it: what clients see, plus whether moderation hides it.
+/// A pin as the index keeps it: what clients see, plus whether moderation hides it. The pin's
+/// fields read through (`indexed.id`, `indexed.lat`, …).
+@dynamicMemberLookup
 public struct IndexedPin: Sendable, Equatable {
-    public var id: String
-    public var lat: Double
-    public var lon: Double
-    public var kind: PinKind
-    /// The message, or a photo's caption (may be empty).
-    public var text: String
-    public var author: String
-    public var created: Timestamp
-    public var expires: Timestamp
-    public var region: String?
-    public var photo: PhotoInfo?
-    public var replies: Int
+    /// The pin as clients see it.
+    public var pin: Pin
     /// Hidden by reports or moderation: kept, but in no feed.
     public var hidden: Bool
 
@@ -40,33 +32,21 @@ public struct IndexedPin: Sendable, Equatable {
         id: String, lat: Double, lon: Double, kind: PinKind, text: String, author: String, created: Timestamp,
         expires: Timestamp, region: String? = nil, photo: PhotoInfo? = nil, replies: Int = 0, hidden: Bool = false
     ) {
-        self.id = id
-        self.lat = lat
-        self.lon = lon
-        self.kind = kind
-        self.text = text
-        self.author = author
-        self.created = created
-        self.expires = expires
-        self.region = region
-        self.photo = photo
-        self.replies = replies
+        self.pin = Pin(
+            id: id, lat: lat, lon: lon, kind: kind, text: text, author: author, created: created, expires: expires,
+            region: region, photo: photo, replies: replies)
         self.hidden = hidden
     }
 
     /// A client-visible pin with its moderation state.
     public init(_ pin: Pin, hidden: Bool = false) {
-        self.init(
-            id: pin.id, lat: pin.lat, lon: pin.lon, kind: pin.kind, text: pin.text, author: pin.author,
-            created: pin.created, expires: pin.expires, region: pin.region, photo: pin.photo, replies: pin.replies,
-            hidden: hidden
-        )
+        self.pin = pin
+        self.hidden = hidden
     }
 
-    /// The pin as clients see it.
-    public var pin: Pin {
-        Pin(id: id, lat: lat, lon: lon, kind: kind, text: text, author: author, created: created, expires: expires,
-            region: region, photo: photo, replies: replies)
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Pin, Value>) -> Value {
+        get { pin[keyPath: field] }
+        set { pin[keyPath: field] = newValue }
     }
 }
 

@@ -32,14 +32,21 @@ public final class Feed: Sendable {
     // MARK: Loading
 
     /// Loads the regions and every live pin (in bounded batches); returns the number of pins.
+    /// The next batch is fetched while the current one is indexed, so the database's work and
+    /// the daemon's overlap.
     @discardableResult
-    public func load(batchSize: Int = 5000) async throws(StoreError) -> Int {
+    public func load(batchSize: Int = 10000) async throws(StoreError) -> Int {
         try await reloadRegions()
         try await fillMissingCells()
         let fresh = PinIndex()
-        var last: String?
-        while true {
-            let batch = try await database.livePins(after: last, limit: batchSize)
+        let database = self.database
+        var batch = try await database.livePins(after: nil, limit: batchSize)
+        while !batch.isEmpty {
+            let after = batch.count == batchSize ? batch.last?.id : nil
+            let next = Task { () throws(StoreError) -> [IndexedPin] in
+                guard let after else { return [] }
+                return try await database.livePins(after: after, limit: batchSize)
+            }
             for pin in batch {
                 do {
                     try fresh.upsert(pin)
@@ -47,8 +54,13 @@ public final class Feed: Sendable {
                     logger.error("a stored pin cannot be indexed; skipping it", metadata: ["id": "\(pin.id)", "error": "\(error)"])
                 }
             }
-            guard batch.count == batchSize, let tail = batch.last else { break }
-            last = tail.id
+            do {
+                batch = try await next.value
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .unexpected("\(error)")
+            }
         }
         let count = fresh.count
         index.withLock { $0 = fresh }
