@@ -35,7 +35,7 @@ public final class Feed: Sendable {
     /// The next batch is fetched while the current one is indexed, so the database's work and
     /// the daemon's overlap.
     @discardableResult
-    public func load(batchSize: Int = 10000) async throws(StoreError) -> Int {
+    public func load(batchSize: Int = 5000) async throws(StoreError) -> Int {
         try await reloadRegions()
         try await fillMissingCells()
         let fresh = PinIndex()
