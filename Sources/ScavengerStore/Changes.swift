@@ -43,6 +43,11 @@ public enum PinChange: Sendable, Equatable {
 extension Database {
     /// Announces a change, delivered when the surrounding transaction commits.
     func notify(_ connection: PostgresConnection, _ change: PinChange) throws {
-        try connection.query("SELECT pg_notify(\(PinChange.channel), \(change.payload(origin: instanceID)))")
+        try Self.notify(connection, change, origin: instanceID)
+    }
+
+    /// Announces a change made by `origin`, delivered when the surrounding transaction commits.
+    static func notify(_ connection: PostgresConnection, _ change: PinChange, origin: String) throws {
+        try connection.query("SELECT pg_notify(\(PinChange.channel), \(change.payload(origin: origin)))")
     }
 }

@@ -87,7 +87,7 @@ extension Database {
                 hidNow = true
                 changedPin = try Self.setContentHidden(connection, item: item, hidden: true)
                 if let pin = changedPin {
-                    try connection.query("SELECT pg_notify(\(PinChange.channel), \(PinChange.upserted(pin).payload(origin: origin)))")
+                    try Self.notify(connection, .upserted(pin), origin: origin)
                 }
             }
             return ReportReceipt(reportID: reportID, item: item, changedPin: changedPin, hidNow: hidNow)
@@ -315,10 +315,10 @@ extension Database {
                 connection, moderator: moderator.id, action: resolution.rawValue, item: item,
                 user: resolution == .ban ? authorID : nil, note: note)
             if let pin = refreshPin {
-                try connection.query("SELECT pg_notify(\(PinChange.channel), \(PinChange.upserted(pin).payload(origin: origin)))")
+                try Self.notify(connection, .upserted(pin), origin: origin)
             }
             if let pin = removedPin {
-                try connection.query("SELECT pg_notify(\(PinChange.channel), \(PinChange.deleted(pin).payload(origin: origin)))")
+                try Self.notify(connection, .deleted(pin), origin: origin)
             }
             return ResolveOutcome(item: try Self.loadItem(connection, item), refreshPin: refreshPin, removedPin: removedPin)
         }
