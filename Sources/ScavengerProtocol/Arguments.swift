@@ -8,18 +8,21 @@ public struct Arguments: Sendable {
     public let pinRules: PinRules
     /// The configured feed rules (radius limit).
     public let feedRules: FeedRules
-    private let tokens: [Token]
-    private var position = 0
+    private let tokens: ArraySlice<Token>
+    private var position: Int
 
-    public init(command: String, tokens: [Token], pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules()) {
+    public init(
+        command: String, tokens: ArraySlice<Token>, pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules()
+    ) {
         self.command = command
         self.tokens = tokens
+        self.position = self.tokens.startIndex
         self.pinRules = pinRules
         self.feedRules = feedRules
     }
 
     /// Whether every argument has been read.
-    public var isAtEnd: Bool { position >= tokens.count }
+    public var isAtEnd: Bool { position >= tokens.endIndex }
 
     /// The next token, if any, without consuming it.
     public func peek() -> Token? { isAtEnd ? nil : tokens[position] }

@@ -26,6 +26,15 @@ public struct CommandOutcome: Sendable, Equatable {
     }
 }
 
+/// What dispatching a line produced: a reply at once (in-memory commands, and every error found
+/// while parsing), or work that must wait on the database or a thread pool.
+public enum Dispatch: Sendable {
+    /// The reply, or nil for a blank line.
+    case reply(CommandOutcome?)
+    /// Work to await; it never throws, every failure is already an `ERR` reply.
+    case deferred(@Sendable () async -> CommandOutcome)
+}
+
 /// One row of the command table: name, arity, syntax and summary (for `HELP` and the README),
 /// a pure parser from arguments to a typed request, and the handler that executes it.
 public struct CommandSpec: Sendable {
@@ -36,8 +45,17 @@ public struct CommandSpec: Sendable {
     /// e.g. `NEARBY lat lon radius_m [LIMIT n]`.
     public let syntax: String
     public let summary: String
-    let run: @Sendable (inout Arguments, CommandContext) async throws -> CommandOutcome
+    /// Whether the handler answers from memory, without awaiting anything.
+    public let isImmediate: Bool
+    let prepare: @Sendable (inout Arguments, CommandContext) throws -> Step
 
+    /// A parsed request: answered already, or work to await.
+    enum Step {
+        case done(CommandOutcome)
+        case deferred(@Sendable () async throws -> CommandOutcome)
+    }
+
+    /// A command whose handler awaits (the database, password hashing).
     /// - Parameters:
     ///   - parse: turns the arguments into a request; pure, so it can be tested alone.
     ///   - execute: carries the request out.
@@ -49,15 +67,42 @@ public struct CommandSpec: Sendable {
         parse: @escaping @Sendable (inout Arguments) throws -> Request,
         execute: @escaping @Sendable (Request, CommandContext) async throws -> CommandOutcome
     ) {
+        self.init(name, arity: arity, syntax: syntax, summary: summary, isImmediate: false) { arguments, context in
+            let request = try parse(&arguments)
+            try arguments.finish()
+            return .deferred { try await execute(request, context) }
+        }
+    }
+
+    /// A command answered from memory on the connection's event loop, with no hand-off.
+    /// - Parameters:
+    ///   - parse: turns the arguments into a request; pure, so it can be tested alone.
+    ///   - answer: carries the request out without blocking.
+    public init<Request: Sendable>(
+        _ name: String,
+        arity: ClosedRange<Int>,
+        syntax: String,
+        summary: String,
+        parse: @escaping @Sendable (inout Arguments) throws -> Request,
+        answer: @escaping @Sendable (Request, CommandContext) throws -> CommandOutcome
+    ) {
+        self.init(name, arity: arity, syntax: syntax, summary: summary, isImmediate: true) { arguments, context in
+            let request = try parse(&arguments)
+            try arguments.finish()
+            return .done(try answer(request, context))
+        }
+    }
+
+    private init(
+        _ name: String, arity: ClosedRange<Int>, syntax: String, summary: String, isImmediate: Bool,
+        prepare: @escaping @Sendable (inout Arguments, CommandContext) throws -> Step
+    ) {
         self.name = name.uppercased()
         self.arity = arity
         self.syntax = syntax
         self.summary = summary
-        self.run = { arguments, context in
-            let request = try parse(&arguments)
-            try arguments.finish()
-            return try await execute(request, context)
-        }
+        self.isImmediate = isImmediate
+        self.prepare = prepare
     }
 
     /// The `HELP` entry.
@@ -85,31 +130,60 @@ public struct CommandTable: Sendable {
     /// Executes one request line (without its line ending). A blank line gets no reply (nil).
     /// Never throws: every failure becomes an `ERR` reply.
     public func execute(line: String, context: CommandContext) async -> CommandOutcome? {
+        switch dispatch(line: line, context: context) {
+        case .reply(let outcome): return outcome
+        case .deferred(let work): return await work()
+        }
+    }
+
+    /// Tokenizes, parses and, for in-memory commands, answers one line without suspending;
+    /// commands that need the database come back as deferred work.
+    public func dispatch(line: String, context: CommandContext) -> Dispatch {
         let tokens: [Token]
         do {
             tokens = try Tokenizer.tokenize(line)
         } catch {
-            return CommandOutcome(Reply(error))
+            return .reply(CommandOutcome(Reply(error)))
         }
-        guard let first = tokens.first else { return nil }
+        guard let first = tokens.first else { return .reply(nil) }
         guard let spec = command(named: first.text) else {
-            return CommandOutcome(.error(.unknownCommand, "unknown command \(Reply.echo(first.text)); HELP lists the commands"))
+            return .reply(CommandOutcome(.error(.unknownCommand, "unknown command \(Reply.echo(first.text)); HELP lists the commands")))
         }
         let argumentCount = tokens.count - 1
         guard spec.arity.contains(argumentCount) else {
-            return CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))
+            return .reply(CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)")))
         }
         var arguments = Arguments(
-            command: spec.name, tokens: Array(tokens.dropFirst()), pinRules: context.services.pinRules,
+            command: spec.name, tokens: tokens.dropFirst(), pinRules: context.services.pinRules,
             feedRules: context.services.feedRules)
         do {
-            return try await spec.run(&arguments, context)
-        } catch let error as CommandError {
-            return CommandOutcome(Reply(error))
-        } catch let error as StoreError {
-            return CommandOutcome(Self.reply(for: error, command: spec.name, logger: context.logger))
+            switch try spec.prepare(&arguments, context) {
+            case .done(let outcome):
+                return .reply(outcome)
+            case .deferred(let work):
+                let name = spec.name
+                return .deferred {
+                    do {
+                        return try await work()
+                    } catch {
+                        return Self.outcome(for: error, command: name, logger: context.logger)
+                    }
+                }
+            }
         } catch {
-            context.logger.error("command failed", metadata: ["command": "\(spec.name)", "error": "\(error)"])
+            return .reply(Self.outcome(for: error, command: spec.name, logger: context.logger))
+        }
+    }
+
+    /// The `ERR` reply for a handler's failure.
+    static func outcome(for error: any Error, command: String, logger: Logger) -> CommandOutcome {
+        switch error {
+        case let error as CommandError:
+            return CommandOutcome(Reply(error))
+        case let error as StoreError:
+            return CommandOutcome(reply(for: error, command: command, logger: logger))
+        default:
+            logger.error("command failed", metadata: ["command": "\(command)", "error": "\(error)"])
             return CommandOutcome(.error(.internal, "internal error"))
         }
     }

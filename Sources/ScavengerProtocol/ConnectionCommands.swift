@@ -15,12 +15,12 @@ enum ConnectionCommands {
             CommandSpec(
                 "PING", arity: 0 ... 0, syntax: "PING", summary: "Answers \"PONG\".",
                 parse: { _ in () },
-                execute: { _, _ in CommandOutcome(.ok("PONG")) }),
+                answer: { _, _ in CommandOutcome(.ok("PONG")) }),
             CommandSpec(
                 "HELLO", arity: 0 ... 0, syntax: "HELLO",
                 summary: "The server's name and version, the protocol version and the logged-in user.",
                 parse: { _ in () },
-                execute: { _, context in
+                answer: { _, context in
                     CommandOutcome(.ok([
                         "server": "scavengerd",
                         "version": .string(Services.version),
@@ -32,7 +32,7 @@ enum ConnectionCommands {
                 "HELP", arity: 0 ... 1, syntax: "HELP [command]",
                 summary: "Lists the commands with their syntax, or describes one.",
                 parse: { arguments in arguments.next()?.text },
-                execute: { name, _ in
+                answer: { name, _ in
                     let table = helpSource()
                     guard let name else { return CommandOutcome(.ok(.array(table.commands.map(\.help)))) }
                     guard let spec = table.command(named: name) else {
@@ -43,7 +43,7 @@ enum ConnectionCommands {
             CommandSpec(
                 "QUIT", arity: 0 ... 0, syntax: "QUIT", summary: "Answers \"BYE\" and closes the connection.",
                 parse: { _ in () },
-                execute: { _, _ in CommandOutcome(.ok("BYE"), closesConnection: true) }),
+                answer: { _, _ in CommandOutcome(.ok("BYE"), closesConnection: true) }),
         ]
     }
 }

@@ -48,7 +48,7 @@ enum FeedCommands {
                     lat: lat, lon: lon, radius: radius, limit: try Arguments.pageLimit(options["LIMIT"]),
                     kind: try kind(options["KIND"]), cursor: options["CURSOR"]?.text)
             },
-            execute: { request, context in
+            answer: { request, context in
                 let feed = try context.services.requireFeed()
                 var cursor: NearbyCursor?
                 if let text = request.cursor {
@@ -73,7 +73,7 @@ enum FeedCommands {
         CommandSpec(
             "REGIONS", arity: 0 ... 0, syntax: "REGIONS", summary: "The named regions with their numbers of live pins.",
             parse: { _ in () },
-            execute: { _, context in
+            answer: { _, context in
                 let feed = try context.services.requireFeed()
                 return CommandOutcome(.ok(.array(feed.regionCounts().map { ["name": .string($0.name), "pins": .int($0.pins)] })))
             }),
@@ -94,7 +94,7 @@ enum FeedCommands {
                     name: name, limit: try Arguments.pageLimit(options["LIMIT"]), kind: try kind(options["KIND"]),
                     cursor: cursor)
             },
-            execute: { request, context in
+            answer: { request, context in
                 let feed = try context.services.requireFeed()
                 let found: RegionPage?
                 do {

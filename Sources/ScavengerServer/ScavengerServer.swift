@@ -38,117 +38,56 @@ public final class ScavengerServer: Service, Sendable {
     }
 
     public func run() async throws {
-        let channel: NIOAsyncChannel<NIOAsyncChannel<InboundFrame, ByteBuffer>, Never>
+        let channel: any Channel
         do {
             channel = try await bind()
         } catch {
             bound.fail(error)
             throw error
         }
-        let address = channel.channel.localAddress!
+        let address = channel.localAddress!
         bound.succeed(address)
         logger.info("listening", metadata: ["address": "\(address)"])
 
-        try await withGracefulShutdownHandler {
-            try await channel.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        let executor = EventLoopExecutor(connection.channel.eventLoop)
-                        group.addTask(executorPreference: executor) { await self.serve(connection) }
-                    }
-                }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                try? await channel.closeFuture.get()
+            } onCancel: {
+                channel.close(promise: nil)
+                self.connections.closeAll()
             }
+            await connections.waitUntilAllClosed()
         } onGracefulShutdown: {
             self.logger.info("shutting down: no new connections, finishing requests in flight")
-            channel.channel.close(promise: nil)
+            channel.close(promise: nil)
             self.connections.shutDown()
         }
         logger.info("stopped")
     }
 
-    private func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<InboundFrame, ByteBuffer>, Never> {
-        let maxLineBytes = configuration.limits.maxLineBytes
-        let idleTimeout = configuration.idleTimeoutSeconds
+    private func bind() async throws -> any Channel {
+        let configuration = self.configuration
+        let (table, services, connections, logger) = (self.table, self.services, self.connections, self.logger)
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .bind(host: configuration.host, port: configuration.port) { channel in
+            .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if idleTimeout > 0 {
-                        try channel.pipeline.syncOperations.addHandler(
-                            IdleStateHandler(readTimeout: .seconds(Int64(idleTimeout))))
-                        try channel.pipeline.syncOperations.addHandler(IdleConnectionCloser())
+                    let pipeline = channel.pipeline.syncOperations
+                    if configuration.idleTimeoutSeconds > 0 {
+                        try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))))
+                        try pipeline.addHandler(IdleConnectionCloser())
                     }
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)))
-                    return try NIOAsyncChannel<InboundFrame, ByteBuffer>(
-                        wrappingChannelSynchronously: channel,
-                        configuration: .init(isOutboundHalfClosureEnabled: true))
+                    try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineBytes: configuration.limits.maxLineBytes)))
+                    try pipeline.addHandler(
+                        ConnectionHandler(
+                            table: table, services: services, registry: connections, configuration: configuration, logger: logger))
                 }
             }
-    }
-
-    /// Serves one connection until it ends. Never throws: one client cannot hurt another.
-    private func serve(_ connection: NIOAsyncChannel<InboundFrame, ByteBuffer>) async {
-        let id = connections.register(connection.channel, limit: configuration.maxConnections)
-        var logger = self.logger
-        logger[metadataKey: "connection.id"] = "\(id.number)"
-        defer { connections.unregister(id) }
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                guard id.admitted else {
-                    logger.warning("connection refused: at the connection limit")
-                    let reply = Reply.error(
-                        .unavailable, "the server is at its connection limit (\(configuration.maxConnections)); retry later")
-                    try await outbound.write(ByteBuffer(bytes: reply.lineBytes))
-                    return
-                }
-                logger.debug("connection opened", metadata: ["peer": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"])
-                let context = CommandContext(session: Session(connectionID: id.number), services: services, logger: logger)
-                var frames = inbound.makeAsyncIterator()
-                while let frame = try await frames.next() {
-                    switch frame {
-                    case .line(let line):
-                        guard let outcome = await handle(line, context: context) else { continue }
-                        try await outbound.write(ByteBuffer(bytes: outcome.reply.lineBytes))
-                        if outcome.closesConnection { return }
-                    case .lineTooLong:
-                        let reply = Reply.error(
-                            .lineTooLong, "request line longer than \(configuration.limits.maxLineBytes) bytes; closing")
-                        try await outbound.write(ByteBuffer(bytes: reply.lineBytes))
-                        logger.info("closing: line too long")
-                        try await lingeringClose(connection.channel, outbound: outbound, frames: &frames)
-                        return
-                    }
-                }
-            }
-        } catch {
-            logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
-        }
-        logger.debug("connection closed")
-    }
-
-    /// Sends FIN after the last reply but keeps reading (and discarding) for a moment, so the
-    /// client's unread upload does not turn the close into a reset that destroys that reply.
-    private func lingeringClose(
-        _ channel: any Channel,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        frames: inout NIOAsyncChannelInboundStream<InboundFrame>.AsyncIterator
-    ) async throws {
-        outbound.finish()
-        let deadline = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-        defer { deadline.cancel() }
-        while try await frames.next() != nil {}
-    }
-
-    /// One line: UTF-8 check, then the command table. Nil for a blank line.
-    private func handle(_ line: ByteBuffer, context: CommandContext) async -> CommandOutcome? {
-        guard let text = String(validating: line.readableBytesView, as: UTF8.self) else {
-            return CommandOutcome(.error(.badRequest, "request line is not valid UTF-8"))
-        }
-        return await table.execute(line: text, context: context)
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
     }
 }
 
@@ -196,6 +135,23 @@ final class ConnectionRegistry: Sendable {
     func unregister(_ id: ID) {
         guard id.admitted else { return }
         state.withLock { _ = $0.channels.removeValue(forKey: id.number) }
+    }
+
+    /// Closes every connection at once (the server task was cancelled).
+    func closeAll() {
+        let channels = state.withLock { state in
+            state.shuttingDown = true
+            return Array(state.channels.values)
+        }
+        channels.forEach { $0.close(promise: nil) }
+    }
+
+    /// Returns once no connection is open.
+    func waitUntilAllClosed() async {
+        while let channel = state.withLock({ $0.channels.first?.value }) {
+            try? await channel.closeFuture.get()
+            await Task.yield()
+        }
     }
 
     func shutDown() {

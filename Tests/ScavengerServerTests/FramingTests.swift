@@ -85,6 +85,36 @@ struct FramingTests {
         }
     }
 
+    /// The standard table plus ECHO, answered after a short await like a database command.
+    static let deferredTable = CommandTable(CommandTable.standard.commands + [
+        CommandSpec(
+            "ECHO", arity: 1 ... 1, syntax: "ECHO word", summary: "Answers the word after a short wait (tests only).",
+            parse: { arguments in try arguments.required("word").text },
+            execute: { word, _ in
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0 ... 2)))
+                return CommandOutcome(.ok(.string(word)))
+            }),
+    ])
+
+    @Test(
+        "replies keep the order of requests when awaited and in-memory commands interleave",
+        arguments: [10, 300])
+    func orderAcrossDeferred(count: Int) async throws {
+        try await withServer(table: Self.deferredTable) { address, _ in
+            // Long runs of PING behind each ECHO fill the queue past the point where reading stops.
+            let request = (0 ..< count).map { index in
+                index % 100 == 0 ? "ECHO w\(index)\n" + String(repeating: "PING\n", count: 150) : "ECHO w\(index)\nHELP ping\n"
+            }.joined()
+            let expected = (0 ..< count).flatMap { index -> [String] in
+                let echo = #"OK "w\#(index)""#
+                if index % 100 == 0 { return [echo] + Array(repeating: #"OK "PONG""#, count: 150) }
+                return [echo, #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\"."}"#]
+            }
+            let lines = try await withTimeout { try await transcript(address, request) }
+            #expect(lines == expected)
+        }
+    }
+
     @Test("a line at the limit is served; one byte more is LINE_TOO_LONG, then close")
     func lineLimit() async throws {
         let configuration = ServerConfiguration(limits: ProtocolLimits(maxLineBytes: 1024))

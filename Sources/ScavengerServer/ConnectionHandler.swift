@@ -1,0 +1,237 @@
+import Logging
+import NIOCore
+import ScavengerProtocol
+
+/// Serves one connection: runs each line through the command table and writes the replies in
+/// the order the requests came.
+///
+/// In-memory commands (PING, NEARBY, REGION, …) are answered right here on the event loop, with
+/// no task or thread hop. A command that awaits the database runs as a task on this connection's
+/// event loop; lines that arrive meanwhile wait in a queue, and reading stops while the queue is
+/// full, so a client that pipelines cannot make the server buffer without bound.
+final class ConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = InboundFrame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Lines kept waiting behind a deferred command before reading stops.
+    static let maximumQueuedLines = 64
+    /// Bytes kept waiting behind a deferred command before reading stops.
+    static let maximumQueuedBytes = 1 << 20
+    /// How long input is still read and discarded after `LINE_TOO_LONG` before closing.
+    static let lingerSeconds: Int64 = 2
+
+    private let table: CommandTable
+    private let services: Services
+    private let registry: ConnectionRegistry
+    private let configuration: ServerConfiguration
+    private var logger: Logger
+
+    private var context: ChannelHandlerContext!
+    private var commandContext: CommandContext!
+    private var connectionID: ConnectionRegistry.ID?
+    private var executor: EventLoopExecutor!
+
+    private var queue = CircularBuffer<InboundFrame>()
+    private var queuedBytes = 0
+    /// A deferred command is running; its reply comes before anything queued.
+    private var awaitingDeferred = false
+    /// A `read` was held back because the queue is full.
+    private var readHeld = false
+    private var inputClosed = false
+    /// After QUIT or LINE_TOO_LONG: further input is dropped.
+    private var finishing = false
+    /// After LINE_TOO_LONG: the client's FIN ends the connection at once.
+    private var lingering = false
+    private var unflushed = false
+
+    init(table: CommandTable, services: Services, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
+        self.table = table
+        self.services = services
+        self.registry = registry
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        self.executor = EventLoopExecutor(context.eventLoop)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let id = registry.register(context.channel, limit: configuration.maxConnections)
+        connectionID = id
+        logger[metadataKey: "connection.id"] = "\(id.number)"
+        commandContext = CommandContext(session: Session(connectionID: id.number), services: services, logger: logger)
+        guard id.admitted else {
+            logger.warning("connection refused: at the connection limit")
+            lingeringClose(
+                after: .error(.unavailable, "the server is at its connection limit (\(configuration.maxConnections)); retry later"))
+            context.fireChannelActive()
+            return
+        }
+        logger.debug("connection opened", metadata: ["peer": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connectionID { registry.unregister(connectionID) }
+        logger.debug("connection closed")
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !finishing else { return }
+        let frame = unwrapInboundIn(data)
+        if awaitingDeferred || !queue.isEmpty {
+            enqueue(frame)
+        } else {
+            handle(frame)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfNeeded()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
+            inputClosed = true
+            if lingering { context.close(promise: nil) } else { closeIfDone() }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    /// Holds reads back while the queue is full: the kernel's buffer, then the client, wait.
+    func read(context: ChannelHandlerContext) {
+        if queue.count >= Self.maximumQueuedLines || queuedBytes >= Self.maximumQueuedBytes {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    // MARK: Requests
+
+    private func enqueue(_ frame: InboundFrame) {
+        queue.append(frame)
+        if case .line(let line) = frame { queuedBytes += line.readableBytes }
+    }
+
+    private func dequeue() -> InboundFrame? {
+        guard let frame = queue.popFirst() else { return nil }
+        if case .line(let line) = frame { queuedBytes -= line.readableBytes }
+        return frame
+    }
+
+    /// Handles one frame; it may leave a deferred command running.
+    private func handle(_ frame: InboundFrame) {
+        switch frame {
+        case .line(let line):
+            guard let text = String(validating: line.readableBytesView, as: UTF8.self) else {
+                write(CommandOutcome(.error(.badRequest, "request line is not valid UTF-8")))
+                return
+            }
+            switch table.dispatch(line: text, context: commandContext) {
+            case .reply(let outcome):
+                if let outcome { write(outcome) }
+            case .deferred(let work):
+                startDeferred(work)
+            }
+        case .lineTooLong:
+            let reply = Reply.error(.lineTooLong, "request line longer than \(configuration.limits.maxLineBytes) bytes; closing")
+            logger.info("closing: line too long")
+            lingeringClose(after: reply)
+        }
+    }
+
+    private func startDeferred(_ work: @escaping @Sendable () async -> CommandOutcome) {
+        awaitingDeferred = true
+        let promise = context.eventLoop.makePromise(of: CommandOutcome.self)
+        Task(executorPreference: executor) { promise.succeed(await work()) }
+        promise.futureResult.assumeIsolated().whenSuccess { outcome in
+            self.awaitingDeferred = false
+            guard self.context != nil else { return }
+            self.write(outcome)
+            self.drainQueue()
+            self.flushIfNeeded()
+        }
+    }
+
+    /// Handles queued lines in order until one defers or the queue is empty.
+    private func drainQueue() {
+        while !awaitingDeferred, !finishing, let frame = dequeue() {
+            handle(frame)
+        }
+        if readHeld, queue.count < Self.maximumQueuedLines, queuedBytes < Self.maximumQueuedBytes {
+            readHeld = false
+            context.read()
+        }
+        closeIfDone()
+    }
+
+    private func write(_ outcome: CommandOutcome) {
+        let buffer = wrapOutboundOut(Self.buffer(outcome.reply, context: context))
+        guard outcome.closesConnection else {
+            context.write(buffer, promise: nil)
+            unflushed = true
+            return
+        }
+        finishing = true
+        queue.removeAll()
+        queuedBytes = 0
+        unflushed = false
+        let context = self.context!
+        context.writeAndFlush(buffer).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func flushIfNeeded() {
+        guard unflushed, let context else { return }
+        unflushed = false
+        context.flush()
+    }
+
+    /// Input has ended and every request has its reply: close.
+    private func closeIfDone() {
+        guard inputClosed, !awaitingDeferred, queue.isEmpty, !finishing, let context else { return }
+        finishing = true
+        flushIfNeeded()
+        context.close(promise: nil)
+    }
+
+    /// Sends the reply and FIN but keeps reading (and discarding) for a moment, so the client's
+    /// unread upload does not turn the close into a reset that destroys that reply.
+    private func lingeringClose(after reply: Reply) {
+        finishing = true
+        queue.removeAll()
+        queuedBytes = 0
+        let context = self.context!
+        context.writeAndFlush(wrapOutboundOut(Self.buffer(reply, context: context)), promise: nil)
+        unflushed = false
+        context.close(mode: .output, promise: nil)
+        let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.lingerSeconds)) {
+            context.close(promise: nil)
+        }
+        context.channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        lingering = true
+        if inputClosed { context.close(promise: nil) }
+    }
+
+    private static func buffer(_ reply: Reply, context: ChannelHandlerContext) -> ByteBuffer {
+        var bytes: [UInt8] = []
+        reply.encode(into: &bytes)
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        return buffer
+    }
+}
