@@ -88,9 +88,9 @@ public final class FeedListener: Service, Sendable {
         do {
             switch notification.channel {
             case PinChange.channel:
-                guard let (origin, change) = PinChange.parse(notification.payload) else { return }
+                guard let (origin, changes) = PinChange.parse(notification.payload) else { return }
                 if origin == feed.database.instanceID { return }
-                try await feed.apply(change)
+                for change in changes { try await feed.apply(change) }
             case PinChange.regionsChannel:
                 let parts = notification.payload.split(separator: " ")
                 guard parts.count == 2 else { return }

@@ -6,9 +6,7 @@ extension CommandContext {
     /// The logged-in account, checked against the database on every call so that a revoked or
     /// expired session, or a changed role, takes effect at once. `UNAUTHORIZED` otherwise.
     public func requireAccount() async throws -> Account {
-        guard let tokenHash = session.tokenHash else {
-            throw CommandError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)")
-        }
+        let tokenHash = try requireLogin().tokenHash
         let database = try services.requireDatabase()
         guard let account = try await database.account(sessionTokenHash: tokenHash) else {
             session.logOut()
@@ -16,6 +14,15 @@ extension CommandContext {
         }
         session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
         return account
+    }
+
+    /// This connection's login as last checked, without asking the database: for writes that
+    /// check the session in their own statement (``NewPin/sessionTokenHash``).
+    public func requireLogin() throws(CommandError) -> (tokenHash: [UInt8], userID: Int, user: User) {
+        guard let login = session.login else {
+            throw CommandError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)")
+        }
+        return login
     }
 
     /// The logged-in account, which must not be banned: what every write asks for.

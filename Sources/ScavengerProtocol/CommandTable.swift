@@ -195,6 +195,8 @@ public struct CommandTable: Sendable {
             return .error(.unavailable, "the database is unavailable; retry")
         case .conflict:
             return .error(.conflict, "already exists")
+        case .sessionRefused:
+            return .error(.unauthorized, "the session has expired or was logged out, or the account is banned; log in again")
         case .invalidInput:
             return .error(.badArgument, "a value contains a character that cannot be stored (NUL)")
         case .migration, .unexpected:

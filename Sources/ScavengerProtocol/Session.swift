@@ -26,6 +26,14 @@ public final class Session: Sendable {
     /// The hash of this connection's session token, if logged in.
     public var tokenHash: [UInt8]? { state.withLock { $0.tokenHash } }
 
+    /// The session token's hash, user id and user, if logged in.
+    public var login: (tokenHash: [UInt8], userID: Int, user: User)? {
+        state.withLock { state in
+            guard let tokenHash = state.tokenHash, let userID = state.userID, let user = state.user else { return nil }
+            return (tokenHash, userID, user)
+        }
+    }
+
     /// Records a login.
     public func logIn(user: User, userID: Int, tokenHash: [UInt8]) {
         state.withLock { $0 = State(user: user, userID: userID, tokenHash: tokenHash) }

@@ -1,7 +1,8 @@
 import Postgres
 
 /// A change to a pin, announced with `NOTIFY` so that every daemon on the database keeps its
-/// in-memory feed in step. Payload: `<origin> u <id>` or `<origin> d <id>`.
+/// in-memory feed in step. Payload: `<origin> u <id> [<id> …]` or `<origin> d <id> [<id> …]`
+/// (a group of pins written in one transaction is announced in one notification).
 public enum PinChange: Sendable, Equatable {
     /// The pin was written or changed: reload it.
     case upserted(String)
@@ -28,13 +29,13 @@ public enum PinChange: Sendable, Equatable {
     }
 
     /// Parses a payload; nil for anything malformed.
-    public static func parse(_ payload: String) -> (origin: String, change: PinChange)? {
+    public static func parse(_ payload: String) -> (origin: String, changes: [PinChange])? {
         let parts = payload.split(separator: " ")
-        guard parts.count == 3 else { return nil }
-        let id = String(parts[2])
+        guard parts.count >= 3 else { return nil }
+        let ids = parts.dropFirst(2).map(String.init)
         switch parts[1] {
-        case "u": return (String(parts[0]), .upserted(id))
-        case "d": return (String(parts[0]), .deleted(id))
+        case "u": return (String(parts[0]), ids.map(PinChange.upserted))
+        case "d": return (String(parts[0]), ids.map(PinChange.deleted))
         default: return nil
         }
     }

@@ -62,8 +62,8 @@ final class GroupCommit: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let pins = try await database.value.insertTextPins(batch.map(\.0))
-                for (index, entry) in batch.enumerated() { entry.1.resume(returning: pins[index]) }
+                let pins = try await database.value.insertPins(batch.map(\.0))
+                for (index, entry) in batch.enumerated() { Self.resume(entry.1, with: pins[index]) }
             } catch {
                 // One bad pin must not fail its neighbours: write them one by one.
                 if batch.count == 1 {
@@ -72,7 +72,7 @@ final class GroupCommit: Sendable {
                 }
                 for entry in batch {
                     do {
-                        entry.1.resume(returning: try await database.value.insertTextPins([entry.0])[0])
+                        Self.resume(entry.1, with: try await database.value.insertPins([entry.0])[0])
                     } catch {
                         entry.1.resume(throwing: error)
                     }
@@ -80,30 +80,60 @@ final class GroupCommit: Sendable {
             }
         }
     }
+
+    private static func resume(_ waiter: Waiter, with pin: Pin?) {
+        if let pin {
+            waiter.resume(returning: pin)
+        } else {
+            waiter.resume(throwing: StoreError.sessionRefused)
+        }
+    }
 }
 
 extension Database {
-    /// Inserts text pins in one statement (one transaction) and announces each.
-    func insertTextPins(_ pins: [NewPin]) async throws(StoreError) -> [Pin] {
+    /// Inserts pins (with their photos) in one statement, so in one transaction, and announces
+    /// them in one notification. A pin whose ``NewPin/sessionTokenHash`` does not check out
+    /// (the session is gone or its user banned, at commit time) is not written: nil in its place.
+    func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Pin?] {
         let ids = pins.map { _ in Identifier.newPin() }
         return try await mappingErrors {
             var sql: SQL = """
-                WITH inserted AS (
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, cell, region) VALUES
+                WITH batch (id, author_id, token_hash, lat, lon, kind, body, ttl, photo_mime, photo_bytes, cell, region) AS (
+                    VALUES
                 """
             for (index, new) in pins.enumerated() {
                 sql.append(index == 0 ? " " : ", ")
                 sql.append("""
-                    (\(ids[index]), \(new.authorID), \(new.lat), \(new.lon), 'text', \(new.text),
-                     now() + make_interval(secs => \(new.ttlSeconds)), \(new.cell), \(new.region))
+                    (\(ids[index])::text, \(new.authorID)::bigint, \(new.sessionTokenHash)::bytea, \(new.lat)::float8,
+                     \(new.lon)::float8, \((new.photo == nil ? PinKind.text : .photo).rawValue)::text, \(new.text)::text,
+                     \(new.ttlSeconds)::float8, \(new.photo?.mime)::text, \(new.photo?.data.count)::int, \(new.cell)::bigint,
+                     \(new.region)::text)
                     """)
             }
             sql.append("""
-                     RETURNING id, created_at, expires_at
+                ), inserted AS (
+                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
+                    SELECT b.id, b.author_id, b.lat, b.lon, b.kind, b.body, now() + make_interval(secs => b.ttl),
+                           b.photo_mime, b.photo_bytes, b.cell, b.region
+                    FROM batch b
+                    WHERE b.token_hash IS NULL OR EXISTS (
+                        SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                        WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
+                          AND (u.banned_until IS NULL OR u.banned_until <= now()))
+                    RETURNING id, created_at, expires_at
+                ), announced AS (
+                    SELECT pg_notify(\(PinChange.channel), \(instanceID) || ' u ' || string_agg(id, ' ')) FROM inserted
+                    HAVING count(*) > 0
                 )
-                SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
-                       (extract(epoch FROM expires_at) * 1000000)::bigint,
-                       pg_notify(\(PinChange.channel), \(instanceID) || ' u ' || id)
+                """)
+            for (index, new) in pins.enumerated() {
+                guard let photo = new.photo else { continue }
+                sql.append(", photo\(unescaped: String(index)) AS (INSERT INTO photos (pin_id, data) SELECT id, \(photo.data) FROM inserted WHERE id = \(ids[index]))")
+            }
+            sql.append("""
+                 SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
+                        (extract(epoch FROM expires_at) * 1000000)::bigint,
+                        (SELECT count(*) FROM announced)
                 FROM inserted
                 """)
             let rows = try await pool.query(sql, idempotent: false)
@@ -111,14 +141,13 @@ extension Database {
             for row in rows {
                 times[try row.string(0)] = (try row.int(1), try row.int(2))
             }
-            return try pins.enumerated().map { index, new in
-                guard let (created, expires) = times[ids[index]] else {
-                    throw StoreError.unexpected("a grouped pin was not written")
-                }
+            return pins.enumerated().map { index, new -> Pin? in
+                guard let (created, expires) = times[ids[index]] else { return nil }
                 return Pin(
-                    id: ids[index], lat: new.lat, lon: new.lon, kind: .text, text: new.text, author: new.authorName,
-                    created: Timestamp(microseconds: Int64(created)), expires: Timestamp(microseconds: Int64(expires)),
-                    region: new.region, photo: nil, replies: 0)
+                    id: ids[index], lat: new.lat, lon: new.lon, kind: new.photo == nil ? .text : .photo, text: new.text,
+                    author: new.authorName, created: Timestamp(microseconds: Int64(created)),
+                    expires: Timestamp(microseconds: Int64(expires)), region: new.region,
+                    photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0)
             }
         }
     }

@@ -15,11 +15,16 @@ public struct NewPin: Sendable {
     public var cell: Int64
     /// The named region that contains the location, if any.
     public var region: String?
+    /// When set, the pin is written only if this session is live, belongs to `authorID` and
+    /// the user is not banned, checked in the writing statement itself; otherwise the write
+    /// fails with ``StoreError/sessionRefused`` and nothing is stored.
+    public var sessionTokenHash: [UInt8]?
 
     public init(
         authorID: Int, authorName: String, lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo?,
-        cell: Int64, region: String?
+        cell: Int64, region: String?, sessionTokenHash: [UInt8]? = nil
     ) {
+        self.sessionTokenHash = sessionTokenHash
         self.authorID = authorID
         self.authorName = authorName
         self.lat = lat
@@ -95,35 +100,8 @@ extension Database {
         if new.photo == nil {
             return try await mappingErrors { try await textPinWriter.write(new) }
         }
-        let id = Identifier.newPin()
-        let kind = new.photo == nil ? PinKind.text : .photo
-        return try await mappingErrors {
-            var sql: SQL = """
-                WITH inserted AS (
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
-                    VALUES (\(id), \(new.authorID), \(new.lat), \(new.lon), \(kind.rawValue), \(new.text),
-                            now() + make_interval(secs => \(new.ttlSeconds)), \(new.photo?.mime), \(new.photo?.data.count),
-                            \(new.cell), \(new.region))
-                    RETURNING id, created_at, expires_at
-                )
-                """
-            if let photo = new.photo {
-                sql.append(", photo AS (INSERT INTO photos (pin_id, data) SELECT id, \(photo.data) FROM inserted)")
-            }
-            sql.append("""
-                 SELECT (extract(epoch FROM created_at) * 1000000)::bigint,
-                        (extract(epoch FROM expires_at) * 1000000)::bigint,
-                        pg_notify(\(PinChange.channel), \(PinChange.upserted(id).payload(origin: instanceID)))
-                FROM inserted
-                """)
-            let rows = try await pool.query(sql, idempotent: false)
-            let row = rows[0]
-            return Pin(
-                id: id, lat: new.lat, lon: new.lon, kind: kind, text: new.text, author: new.authorName,
-                created: Timestamp(microseconds: Int64(try row.int(0) as Int)),
-                expires: Timestamp(microseconds: Int64(try row.int(1) as Int)), region: new.region,
-                photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0)
-        }
+        guard let pin = try await insertPins([new])[0] else { throw .sessionRefused }
+        return pin
     }
 
     /// A live pin by id.

@@ -10,6 +10,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidInput(String)
     /// A migration could not be applied.
     case migration(String)
+    /// A write made under a session was refused because, when it committed, the session was
+    /// no longer live (expired or logged out) or its user was banned. Nothing was written.
+    case sessionRefused
     /// Anything else: a bug or an unexpected database state.
     case unexpected(String)
 
@@ -19,6 +22,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .conflict(let constraint): return "conflict on \(constraint ?? "a unique constraint")"
         case .invalidInput(let message): return "invalid input: \(message)"
         case .migration(let message): return "migration failed: \(message)"
+        case .sessionRefused: return "the session is no longer live or its user is banned"
         case .unexpected(let message): return message
         }
     }
