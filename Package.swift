@@ -26,6 +26,9 @@ let package = Package(
         .target(name: "Base64", dependencies: ["CB64"]),
         .target(name: "Sodium", dependencies: ["CSodium", .product(name: "NIOPosix", package: "swift-nio")]),
 
+        // A reader-writer lock over pthread_rwlock, for the in-memory feed.
+        .target(name: "ReadWriteLock"),
+
         // Pure-Swift domain: no SQL, no sockets.
         .target(name: "ScavengerCore"),
         // Named regions over GEOS: validation, the most specific region of a point.
@@ -37,7 +40,7 @@ let package = Package(
         ]),
         // The live feed: every live pin in memory, kept in step with PostgreSQL.
         .target(name: "ScavengerFeed", dependencies: [
-            "ScavengerCore", "ScavengerGeography", "ScavengerStore", "Postgres",
+            "ScavengerCore", "ScavengerGeography", "ScavengerStore", "Postgres", "ReadWriteLock",
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -67,6 +70,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "GEOSTests", dependencies: ["GEOS"]),
         .testTarget(name: "Base64Tests", dependencies: ["Base64"]),
+        .testTarget(name: "ReadWriteLockTests", dependencies: ["ReadWriteLock"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS"]),

@@ -34,7 +34,8 @@
 #  6. prints the table (scripts/bench/report.py) and writes it to .data/bench/results-<date>.md,
 #     with the raw figures and logs in .data/bench/runs/<date>/.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
-# The scavengerd processes run with MALLOC_ARENA_MAX=2 (unless set), as scripts/run.sh runs them.
+# The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
+# set), as scripts/run.sh runs them.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -58,6 +59,7 @@ SWEEP_CONNS=8
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
 SCAV_ARENAS=${MALLOC_ARENA_MAX:-2}
+SCAV_MMAP_THRESHOLD=${MALLOC_MMAP_THRESHOLD_:-131072}
 
 usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
@@ -286,7 +288,7 @@ VACUUM ANALYZE pins;
 SQL
 
 step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
-MALLOC_ARENA_MAX=$SCAV_ARENAS "$SCAVENGERD" migrate --database-url "$SCAV_URL" >"$RUN_DIR/migrate.log" 2>&1 \
+MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "$SCAV_URL" >"$RUN_DIR/migrate.log" 2>&1 \
     || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
 pg_psql -d bench_scav -c "\\copy users (name, email, password_hash) FROM '$DATA_DIR/users.csv' WITH (FORMAT csv)"
 python3 scripts/bench/gen_data.py stamp "$DATA_DIR" | pg_psql -d bench_scav -c \
@@ -336,7 +338,7 @@ hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 start_daemon() {
     local name=$1 t0
     t0=$EPOCHREALTIME
-    MALLOC_ARENA_MAX=$SCAV_ARENAS "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
+    MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
         --idle-timeout 0 --max-connections 1024 >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
     DAEMON_PID=$!
     if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
@@ -511,7 +513,7 @@ done
 [[ -e $MARK ]] || die "the loadgen's measured window did not start within 30 s"
 T_SWEEP=$EPOCHREALTIME
 SWEEP_RC=0
-DATABASE_URL=$SCAV_URL MALLOC_ARENA_MAX=$SCAV_ARENAS timeout 7200 "$SCAVENGERD" expire \
+DATABASE_URL=$SCAV_URL MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD timeout 7200 "$SCAVENGERD" expire \
     >"$RUN_DIR/sweep.log" 2>&1 9>&- || SWEEP_RC=$?
 SWEEP_WALL_S=$(awk -v a="$T_SWEEP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 LOAD_RUNNING=0

@@ -35,7 +35,10 @@ log "scavengerd migrate"
 
 log "scavengerd serve on ${SCAVENGER_HOST:-127.0.0.1}:${SCAVENGER_PORT:-7467}"
 # glibc gives each allocating thread its own arena; with the feed's large index in memory, two
-# arenas keep the resident size down (the load's freed buffers are not spread over many).
+# arenas keep the resident size down (the load's freed buffers are not spread over many). A
+# fixed mmap threshold keeps large blocks (the index's arrays as they grow) out of the heap, so
+# what is freed goes back to the system instead of staying resident.
 export MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
+export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}
 exec .build/release/scavengerd serve \
     --host "${SCAVENGER_HOST:-127.0.0.1}" --port "${SCAVENGER_PORT:-7467}" "$@"

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ScavengerCore
 import ScavengerGeography
+import ReadWriteLock
 import ScavengerStore
 import Synchronization
 
@@ -13,13 +14,13 @@ import Synchronization
 /// sweep: a pin whose `expires` has passed is skipped on every read.
 public final class Feed: Sendable {
     public let database: Database
-    private let index: Guarded<PinIndex>
+    private let index: ReadWriteLock<PinIndex>
     private let regionIndex: Mutex<RegionIndex>
     private let logger: Logger
 
     public init(database: Database, logger: Logger) {
         self.database = database
-        self.index = Guarded(PinIndex())
+        self.index = ReadWriteLock(PinIndex())
         self.regionIndex = Mutex(RegionIndex.empty)
         self.logger = logger
     }
@@ -63,7 +64,7 @@ public final class Feed: Sendable {
             }
         }
         let count = fresh.count
-        index.withLock { $0 = fresh }
+        index.write { $0 = fresh }
         return count
     }
 
@@ -103,7 +104,7 @@ public final class Feed: Sendable {
     /// A page of NEARBY; fails with `cursorMismatch` for another query's cursor.
     public func nearby(_ query: NearbyQuery) throws(PinIndexError) -> NearbyPage {
         let now = Self.now()
-        return try index.withLock { index throws(PinIndexError) in try index.nearby(query, now: now) }
+        return try index.read { index throws(PinIndexError) in try index.nearby(query, now: now) }
     }
 
     /// A page of REGION; nil when no such region is defined.
@@ -112,7 +113,7 @@ public final class Feed: Sendable {
     {
         guard regionIndex.withLock({ $0 }).definitions[name] != nil else { return nil }
         let now = Self.now()
-        return try index.withLock { index throws(PinIndexError) in
+        return try index.read { index throws(PinIndexError) in
             try index.region(named: name, limit: limit, kind: kind, after: cursor, now: now)
         }
     }
@@ -121,18 +122,18 @@ public final class Feed: Sendable {
     public func regionCounts() -> [(name: String, pins: Int)] {
         let names = regionNames
         let now = Self.now()
-        let counts = index.withLock { $0.liveCounts(now: now) }
+        let counts = index.read { $0.liveCounts(now: now) }
         return names.map { (name: $0, pins: counts[$0] ?? 0) }
     }
 
     /// How many pins are in memory (expired ones not yet purged included).
-    public var count: Int { index.withLock { $0.count } }
+    public var count: Int { index.read { $0.count } }
 
     // MARK: Writes (after they commit)
 
     /// A pin was written or changed.
     public func upsert(_ pin: IndexedPin) {
-        index.withLock { index in
+        index.write { index in
             do {
                 try index.upsert(pin)
             } catch {
@@ -143,19 +144,19 @@ public final class Feed: Sendable {
 
     /// A pin is gone.
     public func remove(id: String) {
-        _ = index.withLock { $0.remove(id: id) }
+        _ = index.write { $0.remove(id: id) }
     }
 
     /// A reply was added under a pin.
     public func replyAdded(pinID: String) {
-        _ = index.withLock { $0.addReplies(id: pinID, delta: 1) }
+        _ = index.write { $0.addReplies(id: pinID, delta: 1) }
     }
 
     /// Drops expired pins from memory; returns how many.
     @discardableResult
     public func purgeExpired() -> Int {
         let now = Self.now()
-        return index.withLock { $0.removeExpired(now: now) }
+        return index.write { $0.removeExpired(now: now) }
     }
 
     // MARK: Other processes' changes
@@ -189,7 +190,7 @@ public final class Feed: Sendable {
             changes += try await database.pinRegions(
                 minLat: box.minY, minLon: box.minX, maxLat: box.maxY, maxLon: box.maxX, orRegion: name)
         }
-        index.withLock { index in
+        index.write { index in
             for change in changes { _ = index.setRegion(id: change.id, change.region) }
         }
         logger.info("region changed", metadata: ["region": "\(name)", "pins": "\(changes.count)"])
@@ -197,17 +198,3 @@ public final class Feed: Sendable {
 }
 
 
-/// A value touched only under its lock. For values that are not `Sendable` (the pin index is a
-/// class of arrays, mutated in place): the lock is what makes sharing them safe.
-final class Guarded<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = Mutex(())
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        try lock.withLock { _ throws(Failure) -> Result in try body(&self.value) }
-    }
-}

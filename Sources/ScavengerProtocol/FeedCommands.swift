@@ -27,8 +27,8 @@ enum FeedCommands {
         return kind
     }
 
-    static func page(_ pins: [JSON], next: String?) -> CommandOutcome {
-        CommandOutcome(.ok(["pins": .array(pins), "next": .optional(next)]))
+    static func page(_ pins: JSON, next: String?) -> CommandOutcome {
+        CommandOutcome(.ok(["pins": pins, "next": .optional(next)]))
     }
 
     static let all: [CommandSpec] = [
@@ -68,7 +68,8 @@ enum FeedCommands {
                 } catch {
                     throw CommandError.badArgument(String(describing: error))
                 }
-                return page(result.pins.map { JSON.pin($0.pin, distance: $0.distance) }, next: result.next?.encoded)
+                return page(
+                    JSON.pins(result.pins) { JSON.appendPin($0.pin, distance: $0.distance, to: &$1) }, next: result.next?.encoded)
             }),
         CommandSpec(
             "REGIONS", arity: 0 ... 0, syntax: "REGIONS", summary: "The named regions with their numbers of live pins.",
@@ -107,7 +108,7 @@ enum FeedCommands {
                 guard let result = found else {
                     throw CommandError(.notFound, "no region named \(Reply.echo(request.name))")
                 }
-                return page(result.pins.map { JSON.pin($0) }, next: result.next?.encoded)
+                return page(JSON.pins(result.pins) { JSON.appendPin($0, distance: nil, to: &$1) }, next: result.next?.encoded)
             }),
     ]
 }

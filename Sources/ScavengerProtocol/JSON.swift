@@ -77,16 +77,22 @@ public enum JSON: Sendable, Equatable {
 
     static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// Writes a JSON string literal: quotes, backslashes and control characters escaped. Runs of
-    /// bytes that need no escape are copied whole.
+    /// Writes a JSON string literal: quotes, backslashes and control characters escaped. A
+    /// string with nothing to escape (the usual case) is copied whole; otherwise runs of bytes
+    /// that need no escape are.
     public static func encodeString(_ value: String, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         let utf8 = value.utf8
+        guard let first = utf8.firstIndex(where: needsEscape) else {
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         var runStart = utf8.startIndex
-        var index = runStart
+        var index = first
         while index != utf8.endIndex {
             let byte = utf8[index]
-            if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != 0x7F {
+            if !needsEscape(byte) {
                 utf8.formIndex(after: &index)
                 continue
             }
@@ -97,6 +103,11 @@ public enum JSON: Sendable, Equatable {
         }
         bytes.append(contentsOf: utf8[runStart ..< index])
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
     }
 
     static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
