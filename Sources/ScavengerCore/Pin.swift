@@ -103,3 +103,30 @@ public struct PinRules: Sendable {
         self.maximumPhotoBytes = maximumPhotoBytes
     }
 }
+
+/// What a reply shows of a pin: satisfied by ``Pin`` and by ``PinRecord``, the index's
+/// view of a pin that copies nothing, so replies are written by one encoder from either.
+public protocol PinFields {
+    associatedtype TextUTF8: Collection<UInt8>
+    var lat: Double { get }
+    var lon: Double { get }
+    var kind: PinKind { get }
+    /// The message or caption, as UTF-8.
+    var textUTF8: TextUTF8 { get }
+    var author: String { get }
+    var created: Timestamp { get }
+    var expires: Timestamp { get }
+    var region: String? { get }
+    var photo: PhotoInfo? { get }
+    var replies: Int { get }
+    /// Appends the id's characters (ASCII).
+    func appendID(to bytes: inout [UInt8])
+}
+
+extension Pin: PinFields {
+    public var textUTF8: String.UTF8View { text.utf8 }
+
+    public func appendID(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: id.utf8)
+    }
+}

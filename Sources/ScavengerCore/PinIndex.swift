@@ -283,6 +283,13 @@ public final class PinIndex {
     /// Throws ``PinIndexError/cursorMismatch`` for a cursor of another query, and
     /// ``PinIndexError/invalidQuery(_:)`` or ``PinIndexError/invalidCoordinates`` for bad values.
     public func nearby(_ query: NearbyQuery, now: Timestamp) throws(PinIndexError) -> NearbyPage {
+        let page = try nearbyRecords(query, now: now)
+        return NearbyPage(pins: page.pins.map { (pin: Pin($0.record), distance: $0.distance) }, next: page.next)
+    }
+
+    /// ``nearby(_:now:)`` as borrowed records, which copy nothing: use them before the index
+    /// changes again.
+    public func nearbyRecords(_ query: NearbyQuery, now: Timestamp) throws(PinIndexError) -> NearbyRecords {
         guard Self.isValid(lat: query.lat, lon: query.lon) else { throw .invalidCoordinates }
         guard query.radius.isFinite, query.radius > 0 else { throw .invalidQuery("radius must be a positive number of metres") }
         guard query.limit >= 1 else { throw .invalidQuery("limit must be at least 1") }
@@ -359,9 +366,9 @@ public final class PinIndex {
         heap.sort { precedes($0.distance, $0.slot, $1.distance, $1.slot) }
         let more = heap.count > query.limit
         if more { heap.removeLast() }
-        let pins = makePins(heap.map { Int($0.slot) }) { (pin: $0, distance: heap[$1].distance) }
+        let records = makeRecords(heap.map { Int($0.slot) })
         let next = more ? heap.last.map { NearbyCursor(distance: $0.distance, id: cold[Int($0.slot)].key.string, fingerprint: query.fingerprint) } : nil
-        return NearbyPage(pins: pins, next: next)
+        return NearbyRecords(pins: records.indices.map { (record: records[$0], distance: heap[$0].distance) }, next: next)
     }
 
     /// REGION: the live, visible pins in region `name` (of `kind` when given), newest first
@@ -372,6 +379,15 @@ public final class PinIndex {
     ///
     /// Throws ``PinIndexError/cursorMismatch`` for a cursor of another region or kind.
     public func region(named name: String, limit: Int, kind: PinKind? = nil, after: RegionCursor? = nil, now: Timestamp) throws(PinIndexError) -> RegionPage {
+        let page = try regionRecords(named: name, limit: limit, kind: kind, after: after, now: now)
+        return RegionPage(pins: page.pins.map(Pin.init), next: page.next)
+    }
+
+    /// ``region(named:limit:kind:after:now:)`` as borrowed records, which copy nothing: use
+    /// them before the index changes again.
+    public func regionRecords(named name: String, limit: Int, kind: PinKind? = nil, after: RegionCursor? = nil, now: Timestamp)
+        throws(PinIndexError) -> RegionRecords
+    {
         guard limit >= 1 else { throw .invalidQuery("limit must be at least 1") }
         let fingerprint = RegionCursor.fingerprint(region: name, kind: kind)
         var afterCreated = Int64.max
@@ -382,7 +398,7 @@ public final class PinIndex {
             afterKey = key
         }
         let hasCursor = after != nil
-        guard let number = regionNumbers[name] else { return RegionPage(pins: [], next: nil) }
+        guard let number = regionNumbers[name] else { return RegionRecords(pins: [], next: nil) }
         let nowMicros = HotRecord.clamp(now.microseconds)
         let flagMask = HotRecord.hidden | (kind == nil ? 0 : HotRecord.photoKind)
         let flagsWanted = kind == .photo ? HotRecord.photoKind : 0
@@ -402,7 +418,7 @@ public final class PinIndex {
         let more = page.count > limit
         if more { page.removeLast() }
         let next = more ? page.last.map { RegionCursor(created: Timestamp(microseconds: cold[Int($0)].created), id: cold[Int($0)].key.string, fingerprint: fingerprint) } : nil
-        return RegionPage(pins: makePins(page.map { Int($0) }), next: next)
+        return RegionRecords(pins: makeRecords(page.map { Int($0) }), next: next)
     }
 
     /// Live (`expires > now`), visible pins per region name; regions without any are absent.
@@ -571,39 +587,30 @@ public final class PinIndex {
     }
 
     /// The pins of some slots, in order.
-    func makePins(_ slots: [Int]) -> [Pin] { makePins(slots) { pin, _ in pin } }
-
-    /// The pins of some slots, each passed through `wrap` with its position. Finds every text
-    /// before building any pin, so the processor can fetch many records at once.
-    func makePins<T>(_ slots: [Int], _ wrap: (Pin, Int) -> T) -> [T] {
+    /// The records of some slots. Finds every text before building any record, so the
+    /// processor can fetch many at once.
+    func makeRecords(_ slots: [Int]) -> [PinRecord] {
         let hot = hot.buffer
         let cold = cold.buffer
-        let authors = authors
-        let regions = regions
-        let mimes = mimes
-        let farExpiries = farExpiries
-        return arena.withUnsafeBufferPointer { arena in
-            let texts = slots.map { Self.textRange(arena, at: Int(cold[$0].textOffset)) }
-            return slots.indices.map { position in
-                let slot = slots[position]
-                let record = cold[slot]
-                let hotRecord = hot[slot]
-                let expires = hotRecord.flags & HotRecord.farExpiry != 0 ? farExpiries[UInt32(slot)] ?? hotRecord.expires : hotRecord.expires
-                return wrap(Pin(
-                    id: record.key.string, lat: record.lat, lon: record.lon,
-                    kind: hotRecord.flags & HotRecord.photoKind != 0 ? .photo : .text,
-                    text: String(decoding: UnsafeBufferPointer(rebasing: arena[texts[position]]), as: UTF8.self),
-                    author: authors[Int(record.author)], created: Timestamp(microseconds: record.created),
-                    expires: Timestamp(microseconds: expires),
-                    region: record.region == 0 ? nil : regions[Int(record.region)],
-                    photo: record.mime == 0 ? nil : PhotoInfo(mime: mimes[Int(record.mime)], bytes: Int(record.photoBytes)),
-                    replies: Int(record.replies)
-                ), position)
-            }
+        let texts = arena.withUnsafeBufferPointer { arena in slots.map { Self.textRange(arena, at: Int(cold[$0].textOffset)) } }
+        return slots.indices.map { position in
+            let slot = slots[position]
+            let record = cold[slot]
+            let hotRecord = hot[slot]
+            let expires = hotRecord.flags & HotRecord.farExpiry != 0 ? farExpiries[UInt32(slot)] ?? hotRecord.expires : hotRecord.expires
+            return PinRecord(
+                key: record.key, lat: record.lat, lon: record.lon,
+                kind: hotRecord.flags & HotRecord.photoKind != 0 ? .photo : .text,
+                textUTF8: arena[texts[position]],
+                author: authors[Int(record.author)], created: Timestamp(microseconds: record.created),
+                expires: Timestamp(microseconds: expires),
+                region: record.region == 0 ? nil : regions[Int(record.region)],
+                photo: record.mime == 0 ? nil : PhotoInfo(mime: mimes[Int(record.mime)], bytes: Int(record.photoBytes)),
+                replies: Int(record.replies))
         }
     }
 
-    func makePin(_ slot: Int) -> Pin { makePins([slot])[0] }
+    func makePin(_ slot: Int) -> Pin { Pin(makeRecords([slot])[0]) }
 
     // MARK: - Internals: freeing
 

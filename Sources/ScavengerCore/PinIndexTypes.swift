@@ -85,6 +85,51 @@ public struct NearbyQuery: Sendable, Equatable {
 }
 
 /// One page of NEARBY: pins with their canonical distance in metres, and where to continue.
+/// A pin as the index holds it, borrowed: its text is a slice of the index's storage and its
+/// names are the index's interned strings, so nothing is copied. Valid only while the index
+/// is not being changed (under the feed's read lock); ``Pin/init(_:)`` makes a lasting copy.
+public struct PinRecord: PinFields {
+    let key: PinKey
+    public let lat: Double
+    public let lon: Double
+    public let kind: PinKind
+    public let textUTF8: ArraySlice<UInt8>
+    public let author: String
+    public let created: Timestamp
+    public let expires: Timestamp
+    public let region: String?
+    public let photo: PhotoInfo?
+    public let replies: Int
+
+    public func appendID(to bytes: inout [UInt8]) {
+        key.append(to: &bytes)
+    }
+}
+
+extension Pin {
+    /// A lasting copy of a borrowed record.
+    public init(_ record: PinRecord) {
+        self.init(
+            id: record.key.string, lat: record.lat, lon: record.lon, kind: record.kind,
+            text: String(decoding: record.textUTF8, as: UTF8.self), author: record.author, created: record.created,
+            expires: record.expires, region: record.region, photo: record.photo, replies: record.replies)
+    }
+}
+
+/// A page of NEARBY as borrowed records, nearest first (see ``PinRecord``).
+public struct NearbyRecords {
+    public var pins: [(record: PinRecord, distance: Double)]
+    /// Set when more pins follow; nil on the last page.
+    public var next: NearbyCursor?
+}
+
+/// A page of REGION as borrowed records, newest first (see ``PinRecord``).
+public struct RegionRecords {
+    public var pins: [PinRecord]
+    /// Set when more pins follow; nil on the last page.
+    public var next: RegionCursor?
+}
+
 public struct NearbyPage: Sendable {
     public var pins: [(pin: Pin, distance: Double)]
     /// Set when more pins follow; nil on the last page.
@@ -280,14 +325,20 @@ struct PinKey: Hashable, Comparable {
     static let digits = Array("234567abcdefghijklmnopqrstuvwxyz".utf8)
 
     var string: String {
-        String(unsafeUninitializedCapacity: 25) { buffer in
-            buffer[0] = UInt8(ascii: "p")
-            for index in 0 ..< 12 {
-                let shift = UInt64(55 - 5 * index)
-                buffer[1 + index] = Self.digits[Int(high >> shift & 31)]
-                buffer[13 + index] = Self.digits[Int(low >> shift & 31)]
-            }
-            return 25
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(25)
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the id's 25 characters.
+    func append(to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "p"))
+        for index in 0 ..< 12 {
+            bytes.append(Self.digits[Int(high >> UInt64(55 - 5 * index) & 31)])
+        }
+        for index in 0 ..< 12 {
+            bytes.append(Self.digits[Int(low >> UInt64(55 - 5 * index) & 31)])
         }
     }
 

@@ -107,6 +107,25 @@ public final class Feed: Sendable {
         return try index.read { index throws(PinIndexError) in try index.nearby(query, now: now) }
     }
 
+    /// A page of NEARBY as borrowed records, handed to `body` while the index cannot change
+    /// (under the read lock, so other readers go on): for writing a reply without copying pins.
+    public func withNearby<Result>(_ query: NearbyQuery, _ body: (NearbyRecords) -> Result) throws(PinIndexError) -> Result {
+        let now = Self.now()
+        return try index.read { index throws(PinIndexError) in body(try index.nearbyRecords(query, now: now)) }
+    }
+
+    /// A page of REGION as borrowed records, handed to `body` while the index cannot change;
+    /// nil when no such region is defined.
+    public func withRegionPage<Result>(
+        named name: String, limit: Int, kind: PinKind?, after cursor: RegionCursor?, _ body: (RegionRecords) -> Result
+    ) throws(PinIndexError) -> Result? {
+        guard regionIndex.withLock({ $0 }).definitions[name] != nil else { return nil }
+        let now = Self.now()
+        return try index.read { index throws(PinIndexError) in
+            body(try index.regionRecords(named: name, limit: limit, kind: kind, after: cursor, now: now))
+        }
+    }
+
     /// A page of REGION; nil when no such region is defined.
     public func regionPage(named name: String, limit: Int, kind: PinKind?, after cursor: RegionCursor?)
         throws(PinIndexError) -> RegionPage?

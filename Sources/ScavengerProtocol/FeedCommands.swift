@@ -60,16 +60,15 @@ enum FeedCommands {
                 let query = NearbyQuery(
                     lat: request.lat, lon: request.lon, radius: request.radius, limit: request.limit, kind: request.kind,
                     after: cursor)
-                let result: NearbyPage
                 do {
-                    result = try feed.nearby(query)
+                    return try feed.withNearby(query) { result in
+                        page(JSON.pins(result.pins) { JSON.appendPin($0.record, distance: $0.distance, to: &$1) }, next: result.next?.encoded)
+                    }
                 } catch PinIndexError.cursorMismatch {
                     throw CommandError.badArgument("CURSOR belongs to a different NEARBY query")
                 } catch {
                     throw CommandError.badArgument(String(describing: error))
                 }
-                return page(
-                    JSON.pins(result.pins) { JSON.appendPin($0.pin, distance: $0.distance, to: &$1) }, next: result.next?.encoded)
             }),
         CommandSpec(
             "REGIONS", arity: 0 ... 0, syntax: "REGIONS", summary: "The named regions with their numbers of live pins.",
@@ -97,18 +96,20 @@ enum FeedCommands {
             },
             answer: { request, context in
                 let feed = try context.services.requireFeed()
-                let found: RegionPage?
+                let found: CommandOutcome?
                 do {
-                    found = try feed.regionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor)
+                    found = try feed.withRegionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor) {
+                        page(JSON.pins($0.pins) { JSON.appendPin($0, distance: nil, to: &$1) }, next: $0.next?.encoded)
+                    }
                 } catch PinIndexError.cursorMismatch {
                     throw CommandError.badArgument("CURSOR belongs to a different REGION query")
                 } catch {
                     throw CommandError.badArgument(String(describing: error))
                 }
-                guard let result = found else {
+                guard let found else {
                     throw CommandError(.notFound, "no region named \(Reply.echo(request.name))")
                 }
-                return page(JSON.pins(result.pins) { JSON.appendPin($0, distance: nil, to: &$1) }, next: result.next?.encoded)
+                return found
             }),
     ]
 }

@@ -81,8 +81,12 @@ public enum JSON: Sendable, Equatable {
     /// string with nothing to escape (the usual case) is copied whole; otherwise runs of bytes
     /// that need no escape are.
     public static func encodeString(_ value: String, into bytes: inout [UInt8]) {
+        encodeString(utf8: value.utf8, into: &bytes)
+    }
+
+    /// ``encodeString(_:into:)`` for text given as UTF-8 bytes.
+    public static func encodeString(utf8: some Collection<UInt8>, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        let utf8 = value.utf8
         guard let first = utf8.firstIndex(where: needsEscape) else {
             bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))

@@ -26,7 +26,7 @@ extension JSON {
     }
 
     /// Appends the pin object's encoding.
-    static func appendPin(_ pin: Pin, distance: Double?, to bytes: inout [UInt8]) {
+    static func appendPin(_ pin: some PinFields, distance: Double?, to bytes: inout [UInt8]) {
         func key(_ name: String, first: Bool = false) {
             if !first { bytes.append(UInt8(ascii: ",")) }
             bytes.append(UInt8(ascii: "\""))
@@ -35,7 +35,9 @@ extension JSON {
         }
         bytes.append(UInt8(ascii: "{"))
         key("id", first: true)
-        JSON.encodeString(pin.id, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        pin.appendID(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
         key("lat")
         JSON.double(pin.lat).encode(into: &bytes)
         key("lon")
@@ -43,7 +45,7 @@ extension JSON {
         key("kind")
         JSON.encodeString(pin.kind.rawValue, into: &bytes)
         key("text")
-        JSON.encodeString(pin.text, into: &bytes)
+        JSON.encodeString(utf8: pin.textUTF8, into: &bytes)
         key("author")
         JSON.encodeString(pin.author, into: &bytes)
         key("created")
