@@ -84,33 +84,35 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     }
 
     static func renumber(_ text: String, by offset: Int) -> String {
-        var result = ""
-        var digits = ""
+        guard offset != 0 else { return text }
+        var result: [UInt8] = []
+        result.reserveCapacity(text.utf8.count + 16)
         var inPlaceholder = false
+        var number = 0
+        var digits = 0
         func flush() {
             guard inPlaceholder else { return }
-            if let number = Int(digits) {
-                result += "$" + String(number + offset)
-            } else {
-                result += "$" + digits
-            }
-            digits = ""
+            result.append(UInt8(ascii: "$"))
+            if digits > 0 { result.append(contentsOf: String(number + offset).utf8) }
             inPlaceholder = false
         }
-        for character in text {
-            if inPlaceholder, character.isASCII, character.isNumber {
-                digits.append(character)
+        for byte in text.utf8 {
+            if inPlaceholder, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                number = number &* 10 &+ Int(byte - UInt8(ascii: "0"))
+                digits += 1
                 continue
             }
             flush()
-            if character == "$" {
+            if byte == UInt8(ascii: "$") {
                 inPlaceholder = true
+                number = 0
+                digits = 0
             } else {
-                result.append(character)
+                result.append(byte)
             }
         }
         flush()
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     public struct StringInterpolation: StringInterpolationProtocol {
