@@ -6,10 +6,22 @@ import Synchronization
 /// the next one and are written together (one multi-row INSERT, one commit, one flush). Every
 /// caller still hears back only after the transaction holding its pin has committed.
 ///
+/// A caller that finds a writer's place free leads: it writes its own pin with those waiting,
+/// on its own executor (for a connection, its event loop), answers them, and hands the lead to
+/// the next waiting caller, if any. So a group costs one trip to the database's threads and
+/// back, with no task of its own in between.
+///
 /// A pin's NOTIFY takes a lock until its transaction's commit is flushed, so one transaction
 /// per POST serialized every POST behind every other's flush; grouping shares that cost.
 final class GroupCommit: Sendable {
-    typealias Waiter = CheckedContinuation<Pin, any Error>
+    /// What a waiting caller is told: its pin's outcome, or that it leads the next group.
+    enum Turn: Sendable {
+        case written(Pin)
+        case failed(StoreError)
+        case lead
+    }
+
+    typealias Waiter = CheckedContinuation<Turn, Never>
 
     private let database: UnownedDatabase
     private let maximumBatch: Int
@@ -33,60 +45,74 @@ final class GroupCommit: Sendable {
     }
 
     /// Writes the pin in the next group; returns once that group has committed.
-    func write(_ pin: NewPin) async throws -> Pin {
-        try await withCheckedThrowingContinuation { (waiter: Waiter) in
-            let startWriter = state.withLock { state -> Bool in
+    func write(_ pin: NewPin) async throws(StoreError) -> Pin {
+        let turn = await withCheckedContinuation { (waiter: Waiter) in
+            let leads = state.withLock { state -> Bool in
+                if state.writers < maximumWriters {
+                    state.writers += 1
+                    return true
+                }
                 state.pending.append((pin, waiter))
-                guard state.writers < maximumWriters else { return false }
-                state.writers += 1
-                return true
+                return false
             }
-            if startWriter {
-                Task { await self.drain() }
-            }
+            if leads { waiter.resume(returning: .lead) }
+        }
+        switch turn {
+        case .written(let written): return written
+        case .failed(let error): throw error
+        case .lead: return try await lead(with: pin).get()
         }
     }
 
-    /// Writes groups until nothing is waiting.
-    private func drain() async {
-        while true {
-            let batch = state.withLock { state -> [(NewPin, Waiter)] in
-                let count = min(state.pending.count, maximumBatch)
-                guard count > 0 else {
-                    state.writers -= 1
-                    return []
-                }
-                let batch = Array(state.pending.prefix(count))
-                state.pending.removeFirst(count)
-                return batch
+    /// Writes `own` with the pins waiting, answers their callers, passes the lead on and
+    /// returns the outcome for `own`.
+    private func lead(with own: NewPin) async -> Result<Pin, StoreError> {
+        let followers = state.withLock { state -> [(NewPin, Waiter)] in
+            let count = min(state.pending.count, maximumBatch - 1)
+            let taken = Array(state.pending.prefix(count))
+            state.pending.removeFirst(count)
+            return taken
+        }
+        let outcomes = await write([own] + followers.map(\.0))
+        for (index, follower) in followers.enumerated() {
+            switch outcomes[index + 1] {
+            case .success(let pin): follower.1.resume(returning: .written(pin))
+            case .failure(let error): follower.1.resume(returning: .failed(error))
             }
-            if batch.isEmpty { return }
+        }
+        let next = state.withLock { state -> Waiter? in
+            guard !state.pending.isEmpty else {
+                state.writers -= 1
+                return nil
+            }
+            return state.pending.removeFirst().1
+        }
+        next?.resume(returning: .lead)
+        return outcomes[0]
+    }
+
+    /// Writes a group in one statement; if that fails, each pin alone, so one bad pin does not
+    /// fail its neighbours. A pin refused by its session check is ``StoreError/sessionRefused``.
+    private func write(_ pins: [NewPin]) async -> [Result<Pin, StoreError>] {
+        let database = self.database.value
+        do {
+            return try await database.insertPins(pins).map(Self.outcome)
+        } catch {
+            if pins.count == 1 { return [.failure(error)] }
+        }
+        var outcomes: [Result<Pin, StoreError>] = []
+        for pin in pins {
             do {
-                let pins = try await database.value.insertPins(batch.map(\.0))
-                for (index, entry) in batch.enumerated() { Self.resume(entry.1, with: pins[index]) }
+                outcomes.append(Self.outcome(try await database.insertPins([pin])[0]))
             } catch {
-                // One bad pin must not fail its neighbours: write them one by one.
-                if batch.count == 1 {
-                    batch[0].1.resume(throwing: error)
-                    continue
-                }
-                for entry in batch {
-                    do {
-                        Self.resume(entry.1, with: try await database.value.insertPins([entry.0])[0])
-                    } catch {
-                        entry.1.resume(throwing: error)
-                    }
-                }
+                outcomes.append(.failure(error))
             }
         }
+        return outcomes
     }
 
-    private static func resume(_ waiter: Waiter, with pin: Pin?) {
-        if let pin {
-            waiter.resume(returning: pin)
-        } else {
-            waiter.resume(throwing: StoreError.sessionRefused)
-        }
+    private static func outcome(_ pin: Pin?) -> Result<Pin, StoreError> {
+        pin.map { .success($0) } ?? .failure(.sessionRefused)
     }
 }
 

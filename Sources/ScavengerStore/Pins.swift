@@ -98,7 +98,7 @@ extension Database {
     /// the commit.
     public func createPin(_ new: NewPin) async throws(StoreError) -> Pin {
         if new.photo == nil {
-            return try await mappingErrors { try await textPinWriter.write(new) }
+            return try await textPinWriter.write(new)
         }
         guard let pin = try await insertPins([new])[0] else { throw .sessionRefused }
         return pin

@@ -83,4 +83,34 @@ struct SessionCheckedWriteTests {
     func malformedPayloads(payload: String) {
         #expect(PinChange.parse(payload) == nil)
     }
+
+    @Test("concurrent writers are all answered; a bad pin in a group fails alone", arguments: [1, 7, 40])
+    func groupCommit(writers: Int) async throws {
+        try await withDatabaseServer { _, environment in
+            let database = environment.database
+            let token = Digest.sha256("writer-token")
+            let author = try await database.register(
+                name: "writer", email: "writer@example.org", passwordHash: "x", tokenHash: token, sessionTTLSeconds: 60)
+            let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+                for index in 0 ..< writers {
+                    group.addTask {
+                        var pin = Self.newPin("pin \(index)", author: author, tokenHash: token)
+                        // Every fifth names a region that does not exist: a foreign-key violation.
+                        if index % 5 == 4 { pin.region = "nowhere" }
+                        do {
+                            let written = try await database.createPin(pin)
+                            return (index, written.text == "pin \(index)")
+                        } catch {
+                            return (index, false)
+                        }
+                    }
+                }
+                return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+            }
+            let expected = Dictionary(uniqueKeysWithValues: (0 ..< writers).map { ($0, $0 % 5 != 4) })
+            #expect(outcomes == expected)
+            let stored = try await Self.storedTexts(environment.pool)
+            #expect(stored == Set((0 ..< writers).filter { $0 % 5 != 4 }.map { "pin \($0)" }))
+        }
+    }
 }
