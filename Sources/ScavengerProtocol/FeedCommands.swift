@@ -27,10 +27,6 @@ enum FeedCommands {
         return kind
     }
 
-    static func page(_ pins: JSON, next: String?) -> CommandOutcome {
-        CommandOutcome(.ok(["pins": pins, "next": .optional(next)]))
-    }
-
     static let all: [CommandSpec] = [
         CommandSpec(
             "NEARBY", arity: 3 ... 9, syntax: "NEARBY lat lon radius_m [LIMIT n] [CURSOR c] [KIND text|photo]",
@@ -62,7 +58,9 @@ enum FeedCommands {
                     after: cursor)
                 do {
                     return try feed.withNearby(query) { result in
-                        page(JSON.pins(result.pins) { JSON.appendPin($0.record, distance: $0.distance, to: &$1) }, next: result.next?.encoded)
+                        CommandOutcome(.ok(JSON.page(result.pins, next: result.next?.encoded) {
+                            JSON.appendPin($0.record, distance: $0.distance, to: &$1)
+                        }))
                     }
                 } catch PinIndexError.cursorMismatch {
                     throw CommandError.badArgument("CURSOR belongs to a different NEARBY query")
@@ -99,7 +97,7 @@ enum FeedCommands {
                 let found: CommandOutcome?
                 do {
                     found = try feed.withRegionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor) {
-                        page(JSON.pins($0.pins) { JSON.appendPin($0, distance: nil, to: &$1) }, next: $0.next?.encoded)
+                        CommandOutcome(.ok(JSON.page($0.pins, next: $0.next?.encoded) { JSON.appendPin($0, distance: nil, to: &$1) }))
                     }
                 } catch PinIndexError.cursorMismatch {
                     throw CommandError.badArgument("CURSOR belongs to a different REGION query")

@@ -38,13 +38,7 @@ public enum JSON: Sendable, Equatable {
         case .null: bytes.append(contentsOf: "null".utf8)
         case .bool(let value): bytes.append(contentsOf: (value ? "true" : "false").utf8)
         case .int(let value): bytes.append(contentsOf: String(value).utf8)
-        case .double(let value):
-            // JSON has no NaN or infinity.
-            if value.isFinite {
-                bytes.append(contentsOf: JSON.format(value).utf8)
-            } else {
-                bytes.append(contentsOf: "null".utf8)
-            }
+        case .double(let value): JSON.appendNumber(value, to: &bytes)
         case .string(let value): JSON.encodeString(value, into: &bytes)
         case .array(let values):
             bytes.append(UInt8(ascii: "["))
@@ -64,6 +58,15 @@ public enum JSON: Sendable, Equatable {
                 value.encode(into: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends a number as ``format(_:)`` writes it; `null` for NaN and infinity, which JSON lacks.
+    static func appendNumber(_ value: Double, to bytes: inout [UInt8]) {
+        if value.isFinite {
+            bytes.append(contentsOf: format(value).utf8)
+        } else {
+            bytes.append(contentsOf: "null".utf8)
         }
     }
 

@@ -3,6 +3,25 @@ import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
 
+/// The fixed parts of the pin object and the feed page, as bytes.
+private enum PinFragments {
+    static let pageOpen = Array(#"{"pins":["#.utf8)
+    static let pageNext = Array(#"],"next":"#.utf8)
+    static let id = Array(#"{"id":""#.utf8)
+    static let lat = Array(#"","lat":"#.utf8)
+    static let lon = Array(#","lon":"#.utf8)
+    static let textKind = Array(#","kind":"text","text":"#.utf8)
+    static let photoKind = Array(#","kind":"photo","text":"#.utf8)
+    static let author = Array(#","author":"#.utf8)
+    static let created = Array(#","created":""#.utf8)
+    static let expires = Array(#"","expires":""#.utf8)
+    static let region = Array(#"","region":"#.utf8)
+    static let photo = Array(#","photo":"#.utf8)
+    static let replies = Array(#","replies":"#.utf8)
+    static let distance = Array(#","distance_m":"#.utf8)
+    static let null = Array("null".utf8)
+}
+
 extension JSON {
     /// The contract's pin object, with `distance_m` for NEARBY. Written straight to bytes: feeds
     /// encode up to 200 of these per reply.
@@ -13,62 +32,56 @@ extension JSON {
         return .raw(bytes)
     }
 
-    /// An array of pin objects, encoded into one buffer.
-    public static func pins<Pins: Collection>(_ pins: Pins, encode: (Pins.Element, inout [UInt8]) -> Void) -> JSON {
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        bytes.reserveCapacity(2 + pins.count * 320)
+    /// A feed page, `{"pins":[…],"next":…}`, encoded into one buffer.
+    public static func page<Pins: Collection>(
+        _ pins: Pins, next: String?, encode: (Pins.Element, inout [UInt8]) -> Void
+    ) -> JSON {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + pins.count * 400)
+        bytes.append(contentsOf: PinFragments.pageOpen)
         for (index, pin) in pins.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             encode(pin, &bytes)
         }
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(contentsOf: PinFragments.pageNext)
+        JSON.optional(next).encode(into: &bytes)
+        bytes.append(UInt8(ascii: "}"))
         return .raw(bytes)
     }
 
-    /// Appends the pin object's encoding.
+    /// Appends the pin object's encoding: the contract's fields, in its order.
     static func appendPin(_ pin: some PinFields, distance: Double?, to bytes: inout [UInt8]) {
-        func key(_ name: String, first: Bool = false) {
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: name.utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-        }
-        bytes.append(UInt8(ascii: "{"))
-        key("id", first: true)
-        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: PinFragments.id)
         pin.appendID(to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
-        key("lat")
-        JSON.double(pin.lat).encode(into: &bytes)
-        key("lon")
-        JSON.double(pin.lon).encode(into: &bytes)
-        key("kind")
-        JSON.encodeString(pin.kind.rawValue, into: &bytes)
-        key("text")
-        JSON.encodeString(utf8: pin.textUTF8, into: &bytes)
-        key("author")
-        JSON.encodeString(pin.author, into: &bytes)
-        key("created")
-        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: PinFragments.lat)
+        appendNumber(pin.lat, to: &bytes)
+        bytes.append(contentsOf: PinFragments.lon)
+        appendNumber(pin.lon, to: &bytes)
+        bytes.append(contentsOf: pin.kind == .photo ? PinFragments.photoKind : PinFragments.textKind)
+        encodeString(utf8: pin.textUTF8, into: &bytes)
+        bytes.append(contentsOf: PinFragments.author)
+        encodeString(pin.author, into: &bytes)
+        bytes.append(contentsOf: PinFragments.created)
         pin.created.appendRFC3339(to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
-        key("expires")
-        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: PinFragments.expires)
         pin.expires.appendRFC3339(to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
-        key("region")
-        JSON.optional(pin.region).encode(into: &bytes)
-        key("photo")
+        bytes.append(contentsOf: PinFragments.region)
+        if let region = pin.region {
+            encodeString(region, into: &bytes)
+        } else {
+            bytes.append(contentsOf: PinFragments.null)
+        }
+        bytes.append(contentsOf: PinFragments.photo)
         if let photo = pin.photo {
             JSON.object([("mime", .string(photo.mime)), ("bytes", .int(photo.bytes))]).encode(into: &bytes)
         } else {
-            bytes.append(contentsOf: "null".utf8)
+            bytes.append(contentsOf: PinFragments.null)
         }
-        key("replies")
+        bytes.append(contentsOf: PinFragments.replies)
         bytes.append(contentsOf: String(pin.replies).utf8)
         if let distance {
-            key("distance_m")
-            JSON.double(distance).encode(into: &bytes)
+            bytes.append(contentsOf: PinFragments.distance)
+            appendNumber(distance, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
     }

@@ -44,6 +44,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// After LINE_TOO_LONG: the client's FIN ends the connection at once.
     private var lingering = false
     private var unflushed = false
+    private var scratch: [UInt8] = []
+    /// Largest scratch array kept between replies; a bigger one is given back.
+    static let scratchCapacity = 64 * 1024
 
     init(table: CommandTable, services: Services, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
         self.table = table
@@ -181,7 +184,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     private func write(_ outcome: CommandOutcome) {
-        let buffer = wrapOutboundOut(Self.buffer(outcome.reply, context: context))
+        let buffer = wrapOutboundOut(buffer(outcome.reply))
         guard outcome.closesConnection else {
             context.write(buffer, promise: nil)
             unflushed = true
@@ -216,7 +219,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         queue.removeAll()
         queuedBytes = 0
         let context = self.context!
-        context.writeAndFlush(wrapOutboundOut(Self.buffer(reply, context: context)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(buffer(reply)), promise: nil)
         unflushed = false
         context.close(mode: .output, promise: nil)
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.lingerSeconds)) {
@@ -227,11 +230,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if inputClosed { context.close(promise: nil) }
     }
 
-    private static func buffer(_ reply: Reply, context: ChannelHandlerContext) -> ByteBuffer {
-        var bytes: [UInt8] = []
-        reply.encode(into: &bytes)
-        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
-        buffer.writeBytes(bytes)
+    /// The reply line in a buffer of the channel's allocator. Encodes into a scratch array the
+    /// handler keeps, so a reply costs no allocation beyond its buffer.
+    private func buffer(_ reply: Reply) -> ByteBuffer {
+        scratch.removeAll(keepingCapacity: scratch.capacity <= Self.scratchCapacity)
+        reply.encode(into: &scratch)
+        var buffer = context.channel.allocator.buffer(capacity: scratch.count)
+        buffer.writeBytes(scratch)
         return buffer
     }
 }
