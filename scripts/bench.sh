@@ -439,6 +439,16 @@ meta hwm_end_mb "$(hwm_mb "$DAEMON_PID")"
 # back and were expired before it could have loaded them.
 SWEEP=$RUN_DIR/sweep.txt
 : >"$SWEEP"
+# Writes the load generator abandoned when its window closed (a POSTPHOTO of a megabyte can take
+# a while) still commit: give them a moment to reach the database, then wait until no statement
+# of scavengerd's is running before counting.
+sleep 0.5
+for _ in $(seq 150); do
+    BUSY=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pg_stat_activity
+        WHERE datname = 'bench_scav' AND state <> 'idle' AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+    ((BUSY == 0)) && break
+    sleep 0.2
+done
 LIVE_BEFORE=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE expires_at > now()")
 EXPIRED_BEFORE=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE expires_at <= now()")
 ((EXPIRED_BEFORE == 0)) || warn "$EXPIRED_BEFORE pins had already expired before the sweep's set-up"
