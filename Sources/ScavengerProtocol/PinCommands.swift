@@ -3,23 +3,25 @@ import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
 
-/// The fixed parts of the pin object and the feed page, as bytes.
+/// The fixed parts of the pin object and the feed page. Each is at most 15 bytes of UTF-8, so
+/// Swift keeps it inline: appending one copies bytes and touches no reference count.
 private enum PinFragments {
-    static let pageOpen = Array(#"{"pins":["#.utf8)
-    static let pageNext = Array(#"],"next":"#.utf8)
-    static let id = Array(#"{"id":""#.utf8)
-    static let lat = Array(#"","lat":"#.utf8)
-    static let lon = Array(#","lon":"#.utf8)
-    static let textKind = Array(#","kind":"text","text":"#.utf8)
-    static let photoKind = Array(#","kind":"photo","text":"#.utf8)
-    static let author = Array(#","author":"#.utf8)
-    static let created = Array(#","created":""#.utf8)
-    static let expires = Array(#"","expires":""#.utf8)
-    static let region = Array(#"","region":"#.utf8)
-    static let photo = Array(#","photo":"#.utf8)
-    static let replies = Array(#","replies":"#.utf8)
-    static let distance = Array(#","distance_m":"#.utf8)
-    static let null = Array("null".utf8)
+    static let pageOpen = #"{"pins":["#
+    static let pageNext = #"],"next":"#
+    static let id = #"{"id":""#
+    static let lat = #"","lat":"#
+    static let lon = #","lon":"#
+    static let textKind = #","kind":"text""#
+    static let photoKind = #","kind":"photo""#
+    static let text = #","text":"#
+    static let author = #","author":"#
+    static let created = #","created":""#
+    static let expires = #"","expires":""#
+    static let region = #"","region":"#
+    static let photo = #","photo":"#
+    static let replies = #","replies":"#
+    static let distance = #","distance_m":"#
+    static let null = "null"
 }
 
 extension JSON {
@@ -38,12 +40,12 @@ extension JSON {
     ) -> JSON {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32 + pins.count * 400)
-        bytes.append(contentsOf: PinFragments.pageOpen)
+        bytes.append(contentsOf: PinFragments.pageOpen.utf8)
         for (index, pin) in pins.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             encode(pin, &bytes)
         }
-        bytes.append(contentsOf: PinFragments.pageNext)
+        bytes.append(contentsOf: PinFragments.pageNext.utf8)
         JSON.optional(next).encode(into: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return .raw(bytes)
@@ -51,36 +53,37 @@ extension JSON {
 
     /// Appends the pin object's encoding: the contract's fields, in its order.
     static func appendPin(_ pin: some PinFields, distance: Double?, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: PinFragments.id)
+        bytes.append(contentsOf: PinFragments.id.utf8)
         pin.appendID(to: &bytes)
-        bytes.append(contentsOf: PinFragments.lat)
+        bytes.append(contentsOf: PinFragments.lat.utf8)
         appendNumber(pin.lat, to: &bytes)
-        bytes.append(contentsOf: PinFragments.lon)
+        bytes.append(contentsOf: PinFragments.lon.utf8)
         appendNumber(pin.lon, to: &bytes)
-        bytes.append(contentsOf: pin.kind == .photo ? PinFragments.photoKind : PinFragments.textKind)
+        bytes.append(contentsOf: (pin.kind == .photo ? PinFragments.photoKind : PinFragments.textKind).utf8)
+        bytes.append(contentsOf: PinFragments.text.utf8)
         encodeString(utf8: pin.textUTF8, into: &bytes)
-        bytes.append(contentsOf: PinFragments.author)
+        bytes.append(contentsOf: PinFragments.author.utf8)
         encodeString(pin.author, into: &bytes)
-        bytes.append(contentsOf: PinFragments.created)
+        bytes.append(contentsOf: PinFragments.created.utf8)
         pin.created.appendRFC3339(to: &bytes)
-        bytes.append(contentsOf: PinFragments.expires)
+        bytes.append(contentsOf: PinFragments.expires.utf8)
         pin.expires.appendRFC3339(to: &bytes)
-        bytes.append(contentsOf: PinFragments.region)
+        bytes.append(contentsOf: PinFragments.region.utf8)
         if let region = pin.region {
             encodeString(region, into: &bytes)
         } else {
-            bytes.append(contentsOf: PinFragments.null)
+            bytes.append(contentsOf: PinFragments.null.utf8)
         }
-        bytes.append(contentsOf: PinFragments.photo)
+        bytes.append(contentsOf: PinFragments.photo.utf8)
         if let photo = pin.photo {
             JSON.object([("mime", .string(photo.mime)), ("bytes", .int(photo.bytes))]).encode(into: &bytes)
         } else {
-            bytes.append(contentsOf: PinFragments.null)
+            bytes.append(contentsOf: PinFragments.null.utf8)
         }
-        bytes.append(contentsOf: PinFragments.replies)
+        bytes.append(contentsOf: PinFragments.replies.utf8)
         bytes.append(contentsOf: String(pin.replies).utf8)
         if let distance {
-            bytes.append(contentsOf: PinFragments.distance)
+            bytes.append(contentsOf: PinFragments.distance.utf8)
             appendNumber(distance, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
