@@ -283,8 +283,7 @@ public final class PinIndex {
     /// Throws ``PinIndexError/cursorMismatch`` for a cursor of another query, and
     /// ``PinIndexError/invalidQuery(_:)`` or ``PinIndexError/invalidCoordinates`` for bad values.
     public func nearby(_ query: NearbyQuery, now: Timestamp) throws(PinIndexError) -> NearbyPage {
-        let page = try nearbyRecords(query, now: now)
-        return NearbyPage(pins: page.pins.map { (pin: Pin($0.record), distance: $0.distance) }, next: page.next)
+        try nearbyRecords(query, now: now).map { (pin: Pin($0.record), distance: $0.distance) }
     }
 
     /// ``nearby(_:now:)`` as borrowed records, which copy nothing: use them before the index
@@ -379,8 +378,7 @@ public final class PinIndex {
     ///
     /// Throws ``PinIndexError/cursorMismatch`` for a cursor of another region or kind.
     public func region(named name: String, limit: Int, kind: PinKind? = nil, after: RegionCursor? = nil, now: Timestamp) throws(PinIndexError) -> RegionPage {
-        let page = try regionRecords(named: name, limit: limit, kind: kind, after: after, now: now)
-        return RegionPage(pins: page.pins.map(Pin.init), next: page.next)
+        try regionRecords(named: name, limit: limit, kind: kind, after: after, now: now).map(Pin.init)
     }
 
     /// ``region(named:limit:kind:after:now:)`` as borrowed records, which copy nothing: use

@@ -116,30 +116,34 @@ extension Pin {
     }
 }
 
-/// A page of NEARBY as borrowed records, nearest first (see ``PinRecord``).
-public struct NearbyRecords {
-    public var pins: [(record: PinRecord, distance: Double)]
+/// One page of a feed, and where the next one starts (nil on the last page).
+public struct FeedPage<Item, Cursor> {
+    public var pins: [Item]
     /// Set when more pins follow; nil on the last page.
-    public var next: NearbyCursor?
-}
+    public var next: Cursor?
 
-/// A page of REGION as borrowed records, newest first (see ``PinRecord``).
-public struct RegionRecords {
-    public var pins: [PinRecord]
-    /// Set when more pins follow; nil on the last page.
-    public var next: RegionCursor?
-}
-
-public struct NearbyPage: Sendable {
-    public var pins: [(pin: Pin, distance: Double)]
-    /// Set when more pins follow; nil on the last page.
-    public var next: NearbyCursor?
-
-    public init(pins: [(pin: Pin, distance: Double)], next: NearbyCursor?) {
+    public init(pins: [Item], next: Cursor?) {
         self.pins = pins
         self.next = next
     }
+
+    /// The same page with each item transformed.
+    public func map<Other>(_ transform: (Item) throws -> Other) rethrows -> FeedPage<Other, Cursor> {
+        FeedPage<Other, Cursor>(pins: try pins.map(transform), next: next)
+    }
 }
+
+extension FeedPage: Sendable where Item: Sendable, Cursor: Sendable {}
+extension FeedPage: Equatable where Item: Equatable, Cursor: Equatable {}
+
+/// A page of NEARBY, nearest first, each pin with its distance in metres.
+public typealias NearbyPage = FeedPage<(pin: Pin, distance: Double), NearbyCursor>
+/// A page of NEARBY as borrowed records (see ``PinRecord``).
+public typealias NearbyRecords = FeedPage<(record: PinRecord, distance: Double), NearbyCursor>
+/// A page of REGION, newest first.
+public typealias RegionPage = FeedPage<Pin, RegionCursor>
+/// A page of REGION as borrowed records (see ``PinRecord``).
+public typealias RegionRecords = FeedPage<PinRecord, RegionCursor>
 
 /// Where a NEARBY page ended: the last pin's distance and id, and the query it belongs to.
 public struct NearbyCursor: Sendable, Equatable {
@@ -167,18 +171,6 @@ public struct NearbyCursor: Sendable, Equatable {
         let distance = Double(bitPattern: bits)
         guard distance.isFinite, distance >= 0 else { return nil }
         self.init(distance: distance, id: id, fingerprint: fingerprint)
-    }
-}
-
-/// One page of a REGION feed, newest first, and where to continue.
-public struct RegionPage: Sendable, Equatable {
-    public var pins: [Pin]
-    /// Set when more pins follow; nil on the last page.
-    public var next: RegionCursor?
-
-    public init(pins: [Pin], next: RegionCursor?) {
-        self.pins = pins
-        self.next = next
     }
 }
 

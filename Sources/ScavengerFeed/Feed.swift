@@ -101,12 +101,6 @@ public final class Feed: Sendable {
     /// Names of the defined regions.
     public var regionNames: [String] { regionIndex.withLock { $0 }.names }
 
-    /// A page of NEARBY; fails with `cursorMismatch` for another query's cursor.
-    public func nearby(_ query: NearbyQuery) throws(PinIndexError) -> NearbyPage {
-        let now = Self.now()
-        return try index.read { index throws(PinIndexError) in try index.nearby(query, now: now) }
-    }
-
     /// A page of NEARBY as borrowed records, handed to `body` while the index cannot change
     /// (under the read lock, so other readers go on): for writing a reply without copying pins.
     public func withNearby<Result>(_ query: NearbyQuery, _ body: (NearbyRecords) -> Result) throws(PinIndexError) -> Result {
@@ -123,17 +117,6 @@ public final class Feed: Sendable {
         let now = Self.now()
         return try index.read { index throws(PinIndexError) in
             body(try index.regionRecords(named: name, limit: limit, kind: kind, after: cursor, now: now))
-        }
-    }
-
-    /// A page of REGION; nil when no such region is defined.
-    public func regionPage(named name: String, limit: Int, kind: PinKind?, after cursor: RegionCursor?)
-        throws(PinIndexError) -> RegionPage?
-    {
-        guard regionIndex.withLock({ $0 }).definitions[name] != nil else { return nil }
-        let now = Self.now()
-        return try index.read { index throws(PinIndexError) in
-            try index.region(named: name, limit: limit, kind: kind, after: cursor, now: now)
         }
     }
 

@@ -45,8 +45,6 @@ public struct CommandSpec: Sendable {
     /// e.g. `NEARBY lat lon radius_m [LIMIT n]`.
     public let syntax: String
     public let summary: String
-    /// Whether the handler answers from memory, without awaiting anything.
-    public let isImmediate: Bool
     let prepare: @Sendable (inout Arguments, CommandContext) throws -> Step
 
     /// A parsed request: answered already, or work to await.
@@ -67,10 +65,8 @@ public struct CommandSpec: Sendable {
         parse: @escaping @Sendable (inout Arguments) throws -> Request,
         execute: @escaping @Sendable (Request, CommandContext) async throws -> CommandOutcome
     ) {
-        self.init(name, arity: arity, syntax: syntax, summary: summary, isImmediate: false) { arguments, context in
-            let request = try parse(&arguments)
-            try arguments.finish()
-            return .deferred { try await execute(request, context) }
+        self.init(name, arity: arity, syntax: syntax, summary: summary, parse: parse) { request, context in
+            .deferred { try await execute(request, context) }
         }
     }
 
@@ -86,23 +82,26 @@ public struct CommandSpec: Sendable {
         parse: @escaping @Sendable (inout Arguments) throws -> Request,
         answer: @escaping @Sendable (Request, CommandContext) throws -> CommandOutcome
     ) {
-        self.init(name, arity: arity, syntax: syntax, summary: summary, isImmediate: true) { arguments, context in
-            let request = try parse(&arguments)
-            try arguments.finish()
-            return .done(try answer(request, context))
+        self.init(name, arity: arity, syntax: syntax, summary: summary, parse: parse) { request, context in
+            .done(try answer(request, context))
         }
     }
 
-    private init(
-        _ name: String, arity: ClosedRange<Int>, syntax: String, summary: String, isImmediate: Bool,
-        prepare: @escaping @Sendable (inout Arguments, CommandContext) throws -> Step
+    /// Parses all the arguments, then turns the request into a step.
+    private init<Request: Sendable>(
+        _ name: String, arity: ClosedRange<Int>, syntax: String, summary: String,
+        parse: @escaping @Sendable (inout Arguments) throws -> Request,
+        step: @escaping @Sendable (Request, CommandContext) throws -> Step
     ) {
         self.name = name.uppercased()
         self.arity = arity
         self.syntax = syntax
         self.summary = summary
-        self.isImmediate = isImmediate
-        self.prepare = prepare
+        self.prepare = { arguments, context in
+            let request = try parse(&arguments)
+            try arguments.finish()
+            return try step(request, context)
+        }
     }
 
     /// The `HELP` entry.

@@ -20,9 +20,6 @@ public final class Session: Sendable {
     /// The logged-in user, if any.
     public var user: User? { state.withLock { $0.user } }
 
-    /// The logged-in user's database id, if any.
-    public var userID: Int? { state.withLock { $0.userID } }
-
     /// The hash of this connection's session token, if logged in.
     public var tokenHash: [UInt8]? { state.withLock { $0.tokenHash } }
 

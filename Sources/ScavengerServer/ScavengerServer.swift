@@ -139,11 +139,7 @@ final class ConnectionRegistry: Sendable {
 
     /// Closes every connection at once (the server task was cancelled).
     func closeAll() {
-        let channels = state.withLock { state in
-            state.shuttingDown = true
-            return Array(state.channels.values)
-        }
-        channels.forEach { $0.close(promise: nil) }
+        markShuttingDown().forEach { $0.close(promise: nil) }
     }
 
     /// Returns once no connection is open.
@@ -154,12 +150,17 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Stops every connection's input: each finishes what it has received, then closes.
     func shutDown() {
-        let channels = state.withLock { state in
+        markShuttingDown().forEach(Self.stopInput)
+    }
+
+    /// From now on new connections are stopped at once; returns the open ones.
+    private func markShuttingDown() -> [any Channel] {
+        state.withLock { state in
             state.shuttingDown = true
             return Array(state.channels.values)
         }
-        channels.forEach(Self.stopInput)
     }
 
     private static func stopInput(_ channel: any Channel) {
