@@ -15,13 +15,19 @@ public enum Identifier {
     /// Whether `id` has the shape of a reply id.
     public static func isReply(_ id: String) -> Bool { hasShape(id, prefix: "r") }
 
+    /// Two 64-bit draws give the 120 bits: one system call each, not one per character.
     static func make(prefix: UInt8) -> String {
         var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = [prefix]
-        for _ in 0 ..< 24 {
-            bytes.append(alphabet[Int(generator.next(upperBound: UInt8(32)))])
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        return String(unsafeUninitializedCapacity: 25) { buffer in
+            buffer[0] = prefix
+            for index in 0 ..< 24 {
+                let bits = index < 12 ? high >> (index * 5) : low >> ((index - 12) * 5)
+                buffer[index + 1] = alphabet[Int(bits & 31)]
+            }
+            return 25
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func make(prefix: Character) -> String { make(prefix: prefix.asciiValue!) }

@@ -35,7 +35,7 @@ public enum Validation {
         guard (3 ... 254).contains(scalars.count) else {
             throw ValidationError("email must be 3 to 254 characters long")
         }
-        guard !scalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) else {
+        guard !scalars.contains(where: { $0.properties.isWhitespace || isControl($0) }) else {
             throw ValidationError("email must not contain spaces or control characters")
         }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
@@ -65,6 +65,12 @@ public enum Validation {
         }
     }
 
+    /// Whether `scalar` is in Unicode's general category Cc (control), which is exactly
+    /// U+0000–U+001F and U+007F–U+009F; a range check, not a property-table lookup.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F ... 0x9F).contains(scalar.value)
+    }
+
     /// Longest pin, caption or reply text, in characters (Unicode code points).
     public static let maximumTextLength = 500
 
@@ -73,7 +79,7 @@ public enum Validation {
         var count = 0
         for scalar in text.unicodeScalars {
             count += 1
-            if scalar.properties.generalCategory == .control, scalar != "\n", scalar != "\t" {
+            if isControl(scalar), scalar != "\n", scalar != "\t" {
                 throw ValidationError("\(name) must not contain control characters other than newline and tab")
             }
         }

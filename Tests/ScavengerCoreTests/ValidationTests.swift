@@ -74,6 +74,22 @@ struct DomainValueTests {
         #expect(!Identifier.isPin("p" + String(repeating: "1", count: 24)))
     }
 
+    @Test("ids use every base32 letter at every position, so all 120 bits are random")
+    func identifierPositionsAreRandom() {
+        let ids = (0 ..< 2000).map { _ in Array(Identifier.newPin().utf8.dropFirst()) }
+        for position in 0 ..< 24 {
+            #expect(Set(ids.map { $0[position] }).count == 32, "position \(position)")
+        }
+    }
+
+    @Test("a control character is exactly Unicode's general category Cc")
+    func controlCharacters() {
+        let disagreeing = (UInt32(0) ... 0x10FFFF).compactMap(Unicode.Scalar.init).filter {
+            Validation.isControl($0) != ($0.properties.generalCategory == .control)
+        }
+        #expect(disagreeing.isEmpty)
+    }
+
     @Test("photo types by magic bytes", arguments: [
         ([0xFF, 0xD8, 0xFF, 0xDB] as [UInt8], "image/jpeg" as String?),
         ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "image/png"),
