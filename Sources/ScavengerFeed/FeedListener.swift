@@ -70,8 +70,8 @@ public final class FeedListener: Service, Sendable {
     private func listen(on connection: PostgresConnection, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
         while !Task.isCancelled {
-            let notifications = try await thread.runIfActive {
-                try connection.waitForNotifications(timeoutMilliseconds: 500)
+            let notifications = try await thread.runIfActive { [origin = feed.database.instanceID] in
+                try Self.waitForChanges(on: connection, notMadeBy: origin, timeoutMilliseconds: 500)
             }
             for notification in notifications {
                 await handle(notification)
@@ -81,6 +81,23 @@ public final class FeedListener: Service, Sendable {
                 if purged > 0 { logger.debug("expired pins dropped from memory", metadata: ["pins": "\(purged)"]) }
                 lastPurge = .now
             }
+        }
+    }
+
+    /// Waits (blocking) until a notification this feed must act on arrives, or the timeout
+    /// passes. The announcements of this process's own pin writes are dropped here, on the
+    /// listener's thread: the feed already holds those pins, and every group commit sends one.
+    static func waitForChanges(
+        on connection: PostgresConnection, notMadeBy origin: String, timeoutMilliseconds: Int
+    ) throws(PostgresError) -> [PostgresNotification] {
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
+        while true {
+            let left = deadline - .now
+            guard left > .zero else { return [] }
+            let received = try connection.waitForNotifications(
+                timeoutMilliseconds: Int((left / .milliseconds(1)).rounded(.up)))
+            let foreign = received.filter { !PinChange.isAnnouncement($0, madeBy: origin) }
+            if !foreign.isEmpty || received.isEmpty { return foreign }
         }
     }
 

@@ -28,6 +28,12 @@ public enum PinChange: Sendable, Equatable {
         }
     }
 
+    /// Whether `notification` announces pin changes made by the process `origin`.
+    public static func isAnnouncement(_ notification: PostgresNotification, madeBy origin: String) -> Bool {
+        notification.channel == channel && notification.payload.utf8.starts(with: origin.utf8)
+            && notification.payload.utf8.dropFirst(origin.utf8.count).first == UInt8(ascii: " ")
+    }
+
     /// Parses a payload; nil for anything malformed.
     public static func parse(_ payload: String) -> (origin: String, changes: [PinChange])? {
         let parts = payload.split(separator: " ")

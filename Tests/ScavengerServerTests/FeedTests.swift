@@ -1,8 +1,10 @@
 import Foundation
+@testable import Postgres
 import ScavengerCore
-import ScavengerFeed
+@testable import ScavengerFeed
 import ScavengerGeography
 import ScavengerStore
+import ScavengerTestSupport
 import Testing
 
 /// A point `metres` north of (lat, lon), on the sphere.
@@ -121,6 +123,37 @@ struct FeedTests {
                 }
             }
         }
+    }
+
+    @Test("the listener drops this process's own announcements and hands on everyone else's")
+    func listenerDropsOwnAnnouncements() async throws {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        let listening = try FeedListener.listen(configuration)
+        let speaker = try PostgresConnection.connect(configuration)
+        let me = "me-\(Identifier.newPin())", other = "other-\(Identifier.newPin())"
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u p1"))")
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(other + " u p2"))")
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " d p3"))")
+        var heard: [PostgresNotification] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !heard.contains(where: { $0.payload == other + " u p2" }), ContinuousClock.now < deadline {
+            heard += try FeedListener.waitForChanges(on: listening, notMadeBy: me, timeoutMilliseconds: 200)
+        }
+        #expect(heard.contains { $0.payload == other + " u p2" })
+        #expect(!heard.contains { $0.payload.hasPrefix(me) })
+        // Only this process's own: nothing to hand on, and the wait ends at its timeout.
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u p4"))")
+        let later = try FeedListener.waitForChanges(on: listening, notMadeBy: me, timeoutMilliseconds: 300)
+        #expect(!later.contains { $0.payload.hasPrefix(me) })
+    }
+
+    @Test("whose announcement a notification is", arguments: [
+        (PinChange.channel, "me u p1", true), (PinChange.channel, "me d p1 p2", true),
+        (PinChange.channel, "meme u p1", false), (PinChange.channel, "other u p1", false),
+        (PinChange.channel, "me", false), (PinChange.regionsChannel, "me north", false),
+    ])
+    func announcements(channel: String, payload: String, own: Bool) {
+        #expect(PinChange.isAnnouncement(PostgresNotification(channel: channel, payload: payload), madeBy: "me") == own)
     }
 
     @Test("regions: set after pins exist, seen by a running daemon; REGIONS and REGION page newest first")
