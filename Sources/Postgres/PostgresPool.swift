@@ -146,19 +146,14 @@ public final class PostgresPool: Sendable {
         _ = idle
     }
 
+    /// A connection, or the right to open one; waits (suspends) only when none is free.
     private func acquire() async throws -> Lease {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
+        if let immediate = state.withLock({ state in Self.leaseAtOnce(&state, maxConnections: maxConnections) }) {
+            return try immediate.get()
+        }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
             let immediate: Result<Lease, PostgresError>? = state.withLock { state in
-                if state.closed {
-                    return .failure(PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
-                }
-                if let connection = state.idle.popLast() {
-                    return .success(.existing(connection))
-                }
-                if state.open < maxConnections {
-                    state.open += 1
-                    return .success(.openNew)
-                }
+                if let immediate = Self.leaseAtOnce(&state, maxConnections: maxConnections) { return immediate }
                 state.waiters.append(continuation)
                 return nil
             }
@@ -166,6 +161,20 @@ public final class PostgresPool: Sendable {
                 continuation.resume(with: immediate)
             }
         }
+    }
+
+    private static func leaseAtOnce(_ state: inout State, maxConnections: Int) -> Result<Lease, PostgresError>? {
+        if state.closed {
+            return .failure(PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
+        }
+        if let connection = state.idle.popLast() {
+            return .success(.existing(connection))
+        }
+        if state.open < maxConnections {
+            state.open += 1
+            return .success(.openNew)
+        }
+        return nil
     }
 
     private func release(_ connection: PostgresConnection) {

@@ -46,6 +46,9 @@ final class GroupCommit: Sendable {
 
     /// Writes the pin in the next group; returns once that group has committed.
     func write(_ pin: NewPin) async throws(StoreError) -> Pin {
+        // A free writer's place is taken without suspending (a suspension is a trip through
+        // the executor's queue).
+        if takeWriterPlace() { return try await lead(with: pin).get() }
         let turn = await withCheckedContinuation { (waiter: Waiter) in
             let leads = state.withLock { state -> Bool in
                 if state.writers < maximumWriters {
@@ -61,6 +64,14 @@ final class GroupCommit: Sendable {
         case .written(let written): return written
         case .failed(let error): throw error
         case .lead: return try await lead(with: pin).get()
+        }
+    }
+
+    private func takeWriterPlace() -> Bool {
+        state.withLock { state in
+            guard state.writers < maximumWriters else { return false }
+            state.writers += 1
+            return true
         }
     }
 
