@@ -10,16 +10,23 @@ public final class Database: Sendable {
     /// Text pins are written in groups (see ``GroupCommit``).
     private let groupCommit = Mutex<GroupCommit?>(nil)
 
-    public init(pool: PostgresPool, instanceID: String = Database.makeInstanceID()) {
+    /// Groups of text pins being written at once; see ``GroupCommit``.
+    public let pinWriters: Int
+
+    /// - Parameter pinWriters: groups of text pins written at once. One makes the largest
+    ///   groups, which PostgreSQL writes most cheaply per pin; each writer holds a connection.
+    public init(pool: PostgresPool, instanceID: String = Database.makeInstanceID(), pinWriters: Int = 1) {
+        precondition(pinWriters >= 1, "at least one pin writer")
         self.pool = pool
         self.instanceID = instanceID
+        self.pinWriters = pinWriters
     }
 
     /// The group committer, made on first use (it refers back to this database).
     var textPinWriter: GroupCommit {
         groupCommit.withLock { writer in
             if let writer { return writer }
-            let made = GroupCommit(database: self)
+            let made = GroupCommit(database: self, maximumWriters: pinWriters)
             writer = made
             return made
         }

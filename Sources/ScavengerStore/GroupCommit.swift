@@ -38,7 +38,7 @@ final class GroupCommit: Sendable {
         unowned let value: Database
     }
 
-    init(database: Database, maximumBatch: Int = 64, maximumWriters: Int = 2) {
+    init(database: Database, maximumBatch: Int = 64, maximumWriters: Int = 1) {
         self.database = UnownedDatabase(value: database)
         self.maximumBatch = maximumBatch
         self.maximumWriters = maximumWriters

@@ -63,6 +63,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Connections served at once.") var maxConnections = 1024
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
+    @Option(help: "Groups of text pins written at once (group commit; 1 makes the largest groups).") var pinWriters = 1
     @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = 48 * 3600
     @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = 30 * 24 * 3600
     @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = 5 * 1024 * 1024
@@ -82,6 +83,9 @@ struct Serve: AsyncParsableCommand {
         guard idleTimeout >= 0 else { throw ArgumentParser.ValidationError("--idle-timeout must be 0 or more") }
         guard (1 ... 256).contains(databaseConnections) else {
             throw ArgumentParser.ValidationError("--database-connections must be within 1…256")
+        }
+        guard (1 ... databaseConnections).contains(pinWriters) else {
+            throw ArgumentParser.ValidationError("--pin-writers must be within 1…--database-connections")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ArgumentParser.ValidationError("unknown --log-level \(logLevel)") }
         guard maxTtl >= 1, (1 ... maxTtl).contains(defaultTtl) else {
@@ -113,7 +117,7 @@ struct Serve: AsyncParsableCommand {
             let logger = Logger(label: "scavengerd")
             let databaseConfiguration = try database.configuration()
             let pool = PostgresPool(configuration: databaseConfiguration, maxConnections: databaseConnections)
-            let store = Database(pool: pool)
+            let store = Database(pool: pool, pinWriters: pinWriters)
             let feed = Feed(database: store, logger: logger)
             // The feed must be complete before the first NEARBY: load it, retrying while the
             // database is not there yet.

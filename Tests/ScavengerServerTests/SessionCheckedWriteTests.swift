@@ -84,10 +84,11 @@ struct SessionCheckedWriteTests {
         #expect(PinChange.parse(payload) == nil)
     }
 
-    @Test("concurrent writers are all answered; a bad pin in a group fails alone", arguments: [1, 7, 40])
-    func groupCommit(writers: Int) async throws {
+    @Test("concurrent writers are all answered; a bad pin in a group fails alone",
+          arguments: [1, 7, 40], [1, 3])
+    func groupCommit(writers: Int, pinWriters: Int) async throws {
         try await withDatabaseServer { _, environment in
-            let database = environment.database
+            let database = Database(pool: environment.pool, pinWriters: pinWriters)
             let token = Digest.sha256("writer-token")
             let author = try await database.register(
                 name: "writer", email: "writer@example.org", passwordHash: "x", tokenHash: token, sessionTTLSeconds: 60)
