@@ -10,47 +10,50 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     /// RFC 3339 in UTC to the second: `2026-11-21T18:00:00Z`.
     public var rfc3339: String {
-        let seconds = microseconds >= 0 ? microseconds / 1_000_000 : (microseconds - 999_999) / 1_000_000
-        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let secondOfDay = seconds - days * 86400
-        let (year, month, day) = Self.civil(fromDays: days)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        var yearText = String(year)
-        while yearText.count < 4 { yearText = "0" + yearText }
-        return "\(yearText)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+        var bytes: [UInt8] = []
+        appendRFC3339(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends ``rfc3339`` as UTF-8 without building a string (for the hot reply path).
+    /// Appends ``rfc3339`` as UTF-8 without building a string (for the hot reply path): the 20
+    /// bytes go into the array's spare capacity in one step, two digits at a time.
     public func appendRFC3339(to bytes: inout [UInt8]) {
         let seconds = microseconds >= 0 ? microseconds / 1_000_000 : (microseconds - 999_999) / 1_000_000
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let secondOfDay = seconds - days * 86400
+        let secondOfDay = Int(seconds - days * 86400)
         let (year, month, day) = Self.civil(fromDays: days)
-        guard (0 ... 9999).contains(year) else {
-            bytes.append(contentsOf: rfc3339.utf8)
-            return
+        let fourDigits = (0 ... 9999).contains(year)
+        if !fourDigits {
+            // Years no pin will see: written plainly, at least four digits.
+            var text = String(year.magnitude)
+            while text.utf8.count < 4 { text = "0" + text }
+            bytes.append(contentsOf: ((year < 0 ? "-" : "") + text).utf8)
         }
-        func digits(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1 ..< count { divisor *= 10 }
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                divisor /= 10
+        bytes.append(addingCapacity: fourDigits ? 20 : 16) { out in
+            func pair(_ value: Int) {
+                out.append(Self.digitPairs[2 * value])
+                out.append(Self.digitPairs[2 * value + 1])
             }
+            if fourDigits {
+                pair(Int(year) / 100)
+                pair(Int(year) % 100)
+            }
+            out.append(UInt8(ascii: "-"))
+            pair(Int(month))
+            out.append(UInt8(ascii: "-"))
+            pair(Int(day))
+            out.append(UInt8(ascii: "T"))
+            pair(secondOfDay / 3600)
+            out.append(UInt8(ascii: ":"))
+            pair(secondOfDay / 60 % 60)
+            out.append(UInt8(ascii: ":"))
+            pair(secondOfDay % 60)
+            out.append(UInt8(ascii: "Z"))
         }
-        digits(year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        digits(month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        digits(day, 2)
-        bytes.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2)
-        bytes.append(UInt8(ascii: "Z"))
     }
+
+    /// "00" through "99", back to back.
+    static let digitPairs: [UInt8] = (0 ..< 100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
 
     /// Howard Hinnant's days-to-civil: the proleptic Gregorian date of a day number.
     static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {

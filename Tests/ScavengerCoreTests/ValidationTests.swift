@@ -56,9 +56,15 @@ struct DomainValueTests {
         (951_782_400_000_000, "2000-02-29T00:00:00Z"),
         (-1, "1969-12-31T23:59:59Z"),
         (4_102_444_799_999_999, "2099-12-31T23:59:59Z"),
+        (-62_167_219_200_000_000, "0000-01-01T00:00:00Z"),
+        (-62_167_219_200_000_001, "-0001-12-31T23:59:59Z"),
+        (253_402_300_800_000_000, "10000-01-01T00:00:00Z"),
     ])
     func rfc3339(microseconds: Int64, expected: String) {
         #expect(Timestamp(microseconds: microseconds).rfc3339 == expected)
+        var bytes = Array("after ".utf8)
+        Timestamp(microseconds: microseconds).appendRFC3339(to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "after " + expected)
     }
 
     @Test("ids: kind letter, 24 base32 characters, unique")
