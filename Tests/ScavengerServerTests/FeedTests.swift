@@ -125,6 +125,27 @@ struct FeedTests {
         }
     }
 
+    @Test("pins without a grid cell (written before db/0003) get theirs when the feed loads")
+    func cellBackfill() async throws {
+        try await withDatabaseServer { address, environment in
+            try await converse(address) { client in
+                try await client.register("alice")
+                for (lat, lon) in [(48.85, 2.35), (-33.87, 151.21), (0.0, 0.0)] {
+                    _ = try await client.ok("POST \(lat) \(lon) old")
+                }
+                try await environment.pool.query("UPDATE pins SET cell = NULL", idempotent: false)
+                #expect(try await environment.feed.load() == 3)
+                let cells = try await environment.pool.query("SELECT lat, lon, cell FROM pins ORDER BY lat")
+                #expect(cells.count == 3)
+                for row in cells {
+                    let (lat, lon, cell): (Double, Double, Int) = (try row.double(0), try row.double(1), try row.int(2))
+                    #expect(cell == Int(Grid.cell(lat: lat, lon: lon, level: 0).rawValue))
+                }
+                #expect(try await client.ok("NEARBY 48.85 2.35 100")["pins"].array.count == 1)
+            }
+        }
+    }
+
     @Test("the listener drops this process's own announcements and hands on everyone else's")
     func listenerDropsOwnAnnouncements() async throws {
         let configuration = try TestDatabase.isolatedConfiguration()
