@@ -6,8 +6,9 @@
 #                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42. `--pins 20000 --seconds 3` is the
-# quick check (under 2 minutes once packages and the release build are in place); runs shorter
-# than 5 s do 2 rounds of the write comparison instead of --rounds (--write-rounds overrides).
+# quick check (under 2 minutes once packages and the release build are in place): runs shorter
+# than 5 s default to 2 rounds, and do 2 rounds of the write comparison even when --rounds asks
+# for more (--write-rounds overrides).
 # The figures are only as good as the machine is quiet: the load average before and after the
 # run is recorded next to them.
 # --scavengerd PATH benchmarks that binary instead of building this checkout (e.g. to compare two
@@ -45,7 +46,7 @@ source scripts/lib.sh
 
 PINS=1000000
 RUN_SECONDS=10
-ROUNDS=3
+ROUNDS=""
 SEED=42
 CONNS_LEVELS="1 8 32"
 WARMUP=""
@@ -80,6 +81,7 @@ while (($# > 0)); do
 done
 [[ $PINS =~ ^[0-9]+$ ]] && ((PINS >= 100 && PINS <= 50000000)) || die "--pins must be 100..50000000"
 [[ $RUN_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--seconds must be a number"
+[[ -n $ROUNDS ]] || ROUNDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { print (s < 5) ? 2 : 3 }')
 [[ $ROUNDS =~ ^[0-9]+$ ]] && ((ROUNDS >= 1 && ROUNDS <= 20)) || die "--rounds must be 1..20"
 [[ $SEED =~ ^[0-9]+$ ]] || die "--seed must be a whole number"
 [[ $PHOTO_CONNS =~ ^[0-9]+$ ]] && ((PHOTO_CONNS >= 1 && PHOTO_CONNS <= 64)) || die "--photo-conns must be 1..64"
