@@ -20,14 +20,13 @@ public enum Identifier {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64
         let low = generator.next() as UInt64
-        return String(unsafeUninitializedCapacity: 25) { buffer in
-            buffer[0] = prefix
-            for index in 0 ..< 24 {
-                let bits = index < 12 ? high >> (index * 5) : low >> ((index - 12) * 5)
-                buffer[index + 1] = alphabet[Int(bits & 31)]
-            }
-            return 25
+        var bytes: [UInt8] = [prefix]
+        bytes.reserveCapacity(25)
+        for index in 0 ..< 24 {
+            let bits = index < 12 ? high >> (index * 5) : low >> ((index - 12) * 5)
+            bytes.append(alphabet[Int(bits & 31)])
         }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func make(prefix: Character) -> String { make(prefix: prefix.asciiValue!) }

@@ -105,8 +105,8 @@ public final class FeedListener: Service, Sendable {
         do {
             switch notification.channel {
             case PinChange.channel:
-                guard let (origin, changes) = PinChange.parse(notification.payload) else { return }
-                if origin == feed.database.instanceID { return }
+                // This process's own announcements were dropped by `waitForChanges`.
+                guard let (_, changes) = PinChange.parse(notification.payload) else { return }
                 for change in changes { try await feed.apply(change) }
             case PinChange.regionsChannel:
                 let parts = notification.payload.split(separator: " ")

@@ -48,13 +48,10 @@ final class GroupCommit: Sendable {
     func write(_ pin: NewPin) async throws(StoreError) -> Pin {
         // A free writer's place is taken without suspending (a suspension is a trip through
         // the executor's queue).
-        if takeWriterPlace() { return try await lead(with: pin).get() }
+        if state.withLock({ state in takeWriterPlace(&state) }) { return try await lead(with: pin).get() }
         let turn = await withCheckedContinuation { (waiter: Waiter) in
             let leads = state.withLock { state -> Bool in
-                if state.writers < maximumWriters {
-                    state.writers += 1
-                    return true
-                }
+                if takeWriterPlace(&state) { return true }
                 state.pending.append((pin, waiter))
                 return false
             }
@@ -67,12 +64,11 @@ final class GroupCommit: Sendable {
         }
     }
 
-    private func takeWriterPlace() -> Bool {
-        state.withLock { state in
-            guard state.writers < maximumWriters else { return false }
-            state.writers += 1
-            return true
-        }
+    /// Takes a writer's place if one is free (under the state's lock).
+    private func takeWriterPlace(_ state: inout State) -> Bool {
+        guard state.writers < maximumWriters else { return false }
+        state.writers += 1
+        return true
     }
 
     /// Writes `own` with the pins waiting, answers their callers, passes the lead on and
