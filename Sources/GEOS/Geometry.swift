@@ -38,7 +38,7 @@ public final class Geometry: CustomStringConvertible {
         self.init(owning: raw)
     }
 
-    /// Reads any GeoJSON geometry or Feature with GEOS's reader (no region checks; see `region(geoJSON:)`).
+    /// Reads any GeoJSON geometry or Feature with GEOS's reader (no further checks: region rules live above this wrapper).
     public convenience init(geoJSON: String) throws(GEOSError) {
         let raw = try ContextPool.shared.withContext("read GeoJSON") { context throws(GEOSError) in
             try Context.rejectNUL(geoJSON, "read GeoJSON")
@@ -73,15 +73,45 @@ public final class Geometry: CustomStringConvertible {
     }
 
     /// A polygon from closed rings of at least 4 finite positions (not checked for validity; see `isValid`).
-    public static func polygon(exterior: [Coordinate], holes: [[Coordinate]] = []) throws(GEOSError) -> Geometry {
-        let rings = [exterior] + holes
-        for (index, ring) in rings.enumerated() {
-            if let problem = RingCheck.problem(ring, name: index == 0 ? "exterior ring" : "hole \(index)") {
-                throw GEOSError(.invalidGeometry(reason: problem), operation: "create polygon", message: problem)
+    public static func polygon(
+        exterior: [Coordinate], holes: [[Coordinate]] = [], operation: String = "create polygon"
+    ) throws(GEOSError) -> Geometry {
+        try multiPolygon([[exterior] + holes], single: true, operation: operation)
+    }
+
+    /// A MultiPolygon from polygons given as rings (exterior first, then holes), each ring closed
+    /// with at least 4 finite positions (not checked for validity; see `isValid`).
+    public static func multiPolygon(_ polygons: [[[Coordinate]]], operation: String = "create multipolygon") throws(GEOSError) -> Geometry {
+        try multiPolygon(polygons, single: false, operation: operation)
+    }
+
+    /// Why `ring` cannot be a polygon ring (fewer than 4 positions, a non-finite one, not
+    /// closed), in one line naming it `name`; nil when it can.
+    public static func ringProblem(_ ring: [Coordinate], name: String) -> String? {
+        RingCheck.problem(ring, name: name)
+    }
+
+    private static func multiPolygon(_ polygons: [[[Coordinate]]], single: Bool, operation: String) throws(GEOSError) -> Geometry {
+        guard !polygons.isEmpty else {
+            throw GEOSError(.invalidGeometry(reason: "no polygons"), operation: operation, message: "no polygons")
+        }
+        for rings in polygons {
+            for (index, ring) in rings.enumerated() {
+                if let problem = RingCheck.problem(ring, name: index == 0 ? "exterior ring" : "hole \(index)") {
+                    throw GEOSError(.invalidGeometry(reason: problem), operation: operation, message: problem)
+                }
             }
         }
-        return Geometry(owning: try ContextPool.shared.withContext("create polygon") { context throws(GEOSError) in
-            try context.makePolygon(rings, "create polygon")
+        return Geometry(owning: try ContextPool.shared.withContext(operation) { context throws(GEOSError) in
+            var made: [OpaquePointer] = []
+            do throws(GEOSError) {
+                for rings in polygons { made.append(try context.makePolygon(rings, operation)) }
+            } catch let failure {
+                for polygon in made { context.destroy(polygon) }
+                throw failure
+            }
+            if single { return made[0] }
+            return try context.makeMultiPolygon(made, operation)
         })
     }
 

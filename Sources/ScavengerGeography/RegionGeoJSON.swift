@@ -1,5 +1,5 @@
-internal import CGEOS
 import Foundation
+import GEOS
 
 extension Geometry {
     /// Reads a region boundary from GeoJSON and checks it thoroughly.
@@ -11,17 +11,9 @@ extension Geometry {
     public static func region(geoJSON: String) throws(GEOSError) -> Geometry {
         let (polygons, multi) = try RegionGeoJSON.polygons(from: geoJSON)
         let operation = RegionGeoJSON.operation
-        let geometry = Geometry(owning: try ContextPool.shared.withContext(operation) { context throws(GEOSError) in
-            var made: [OpaquePointer] = []
-            do throws(GEOSError) {
-                for rings in polygons { made.append(try context.makePolygon(rings, operation)) }
-            } catch let failure {
-                for polygon in made { context.destroy(polygon) }
-                throw failure
-            }
-            if !multi { return made[0] }
-            return try context.makeMultiPolygon(made, operation)
-        })
+        let geometry = multi
+            ? try Geometry.multiPolygon(polygons, operation: operation)
+            : try Geometry.polygon(exterior: polygons[0][0], holes: Array(polygons[0].dropFirst()), operation: operation)
         guard try geometry.isValid else {
             let reason = "invalid polygon: \(try geometry.validityReason)"
             throw GEOSError(.invalidGeometry(reason: reason), operation: operation, message: reason)
@@ -122,7 +114,7 @@ enum RegionGeoJSON {
             for positionValue in positionValues {
                 ring.append(try position(positionValue, in: name))
             }
-            if let problem = RingCheck.problem(ring, name: name) {
+            if let problem = Geometry.ringProblem(ring, name: name) {
                 throw fail(.invalidGeometry(reason: problem.capitalizedFirst), problem.capitalizedFirst)
             }
             rings.append(ring)

@@ -1,5 +1,6 @@
 import Testing
 @testable import GEOS
+import ScavengerTestSupport
 
 @Suite("Context pool and error messages")
 struct ContextTests {
@@ -89,7 +90,7 @@ struct ContextTests {
                               "wrong message \(error.message) for \(token)")
                     }
                 case 3:
-                    let region = try Geometry.region(geoJSON: Fixtures.multiPolygonWithHole)
+                    let region = try Geometry(geoJSON: GeoJSONFixtures.multiPolygonWithHole)
                     let prepared = try PreparedGeometry(region)
                     check(try prepared.containsPoint(x: 2, y: 2), "prepared inside")
                     check(try !prepared.containsPoint(x: 5, y: 5), "prepared hole")

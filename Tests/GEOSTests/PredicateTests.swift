@@ -1,5 +1,6 @@
 import Testing
 import GEOS
+import ScavengerTestSupport
 
 @Suite("Containment and prepared predicates")
 struct PredicateTests {
@@ -12,7 +13,7 @@ struct PredicateTests {
         (-1.0, 5.0, false),   // left of everything
     ])
     func pointInMultiPolygonWithHole(x: Double, y: Double, inside: Bool) throws {
-        let region = try Geometry.region(geoJSON: Fixtures.multiPolygonWithHole)
+        let region = try Geometry(geoJSON: GeoJSONFixtures.multiPolygonWithHole)
         let point = try Geometry.point(x: x, y: y)
         #expect(try region.contains(point) == inside)
         #expect(try region.covers(point) == inside)
@@ -24,7 +25,7 @@ struct PredicateTests {
     }
 
     @Test func boundaryIsCoveredButNotContained() throws {
-        let region = try Geometry.region(geoJSON: Fixtures.multiPolygonWithHole)
+        let region = try Geometry(geoJSON: GeoJSONFixtures.multiPolygonWithHole)
         let prepared = try PreparedGeometry(region)
         for (x, y) in [(0.0, 5.0), (4.0, 5.0), (20.0, 0.0)] {
             #expect(try !prepared.containsPoint(x: x, y: y))
@@ -35,7 +36,7 @@ struct PredicateTests {
     }
 
     @Test func preparedAgreesWithPlainOverManyPoints() throws {
-        let region = try Geometry.region(geoJSON: Fixtures.multiPolygonWithHole)
+        let region = try Geometry(geoJSON: GeoJSONFixtures.multiPolygonWithHole)
         let prepared = try PreparedGeometry(region)
         var inside = 0, outside = 0
         for i in 0...136 {
@@ -67,7 +68,7 @@ struct PredicateTests {
     }
 
     @Test func preparedPolygonPredicates() throws {
-        let prepared = try PreparedGeometry(try Geometry.region(geoJSON: Fixtures.multiPolygonWithHole))
+        let prepared = try PreparedGeometry(try Geometry(geoJSON: GeoJSONFixtures.multiPolygonWithHole))
         #expect(try prepared.contains(try Geometry.rectangle(minX: 1, minY: 1, maxX: 3, maxY: 3)))
         #expect(try !prepared.contains(try Geometry.rectangle(minX: 3, minY: 3, maxX: 5, maxY: 5)))  // overlaps hole
         #expect(try prepared.intersects(try Geometry.rectangle(minX: 3, minY: 3, maxX: 5, maxY: 5)))

@@ -1,5 +1,6 @@
 import Testing
 import GEOS
+import ScavengerTestSupport
 
 @Suite("STRtree")
 struct STRTreeTests {
@@ -49,7 +50,7 @@ struct STRTreeTests {
 
     @Test func buildsFromGeometriesAndSkipsEmpty() throws {
         let entries: [(Geometry, String)] = [
-            (try Geometry.region(geoJSON: Fixtures.square), "square"),
+            (try Geometry(geoJSON: GeoJSONFixtures.square), "square"),
             (try Geometry(wkt: "POLYGON EMPTY"), "empty"),
             (try Geometry.point(x: 25, y: 5), "point"),
             (try Geometry.rectangle(minX: 20, minY: 0, maxX: 30, maxY: 10), "east"),

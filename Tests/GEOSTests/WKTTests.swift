@@ -1,5 +1,6 @@
 import Testing
 import GEOS
+import ScavengerTestSupport
 
 @Suite("WKT and basic geometry")
 struct WKTTests {

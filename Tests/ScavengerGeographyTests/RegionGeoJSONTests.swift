@@ -1,5 +1,7 @@
 import Testing
 import GEOS
+import ScavengerGeography
+import ScavengerTestSupport
 
 @Suite("Region GeoJSON")
 struct RegionGeoJSONTests {
@@ -13,21 +15,21 @@ struct RegionGeoJSONTests {
     }
 
     static let accepted: [Accepted] = [
-        Accepted(name: "bare Polygon", json: Fixtures.square, kind: .polygon, polygons: 1, area: 100),
-        Accepted(name: "MultiPolygon with a hole", json: Fixtures.multiPolygonWithHole,
+        Accepted(name: "bare Polygon", json: GeoJSONFixtures.square, kind: .polygon, polygons: 1, area: 100),
+        Accepted(name: "MultiPolygon with a hole", json: GeoJSONFixtures.multiPolygonWithHole,
                  kind: .multiPolygon, polygons: 2, area: 196),
-        Accepted(name: "Feature", json: Fixtures.feature(Fixtures.square), kind: .polygon, polygons: 1, area: 100),
+        Accepted(name: "Feature", json: GeoJSONFixtures.feature(GeoJSONFixtures.square), kind: .polygon, polygons: 1, area: 100),
         Accepted(name: "FeatureCollection of one",
-                 json: Fixtures.collection([Fixtures.feature(Fixtures.multiPolygonWithHole)]),
+                 json: GeoJSONFixtures.collection([GeoJSONFixtures.feature(GeoJSONFixtures.multiPolygonWithHole)]),
                  kind: .multiPolygon, polygons: 2, area: 196),
         Accepted(name: "positions with altitude",
-                 json: Fixtures.polygon("[[0,0,5],[10,0,5],[10,10,5],[0,10,5],[0,0,5]]"),
+                 json: GeoJSONFixtures.polygon("[[0,0,5],[10,0,5],[10,10,5],[0,10,5],[0,0,5]]"),
                  kind: .polygon, polygons: 1, area: 100),
         Accepted(name: "one-part MultiPolygon stays multi",
                  json: #"{"type":"MultiPolygon","coordinates":[[[[0,0],[10,0],[10,10],[0,10],[0,0]]]]}"#,
                  kind: .multiPolygon, polygons: 1, area: 100),
         Accepted(name: "extreme coordinates",
-                 json: Fixtures.polygon("[[-180,-90],[180,-90],[180,90],[-180,90],[-180,-90]]"),
+                 json: GeoJSONFixtures.polygon("[[-180,-90],[180,-90],[180,90],[-180,90],[-180,-90]]"),
                  kind: .polygon, polygons: 1, area: 360 * 180),
     ]
 
@@ -58,24 +60,24 @@ struct RegionGeoJSONTests {
         Rejected(name: "LineString", json: #"{"type":"LineString","coordinates":[[1,2],[3,4]]}"#,
                  kind: .unsupported, fragment: "LineString"),
         Rejected(name: "GeometryCollection",
-                 json: #"{"type":"GeometryCollection","geometries":[\#(Fixtures.square)]}"#,
+                 json: #"{"type":"GeometryCollection","geometries":[\#(GeoJSONFixtures.square)]}"#,
                  kind: .unsupported, fragment: "GeometryCollection"),
-        Rejected(name: "FeatureCollection of 0", json: Fixtures.collection([]),
+        Rejected(name: "FeatureCollection of 0", json: GeoJSONFixtures.collection([]),
                  kind: .unsupported, fragment: "found 0"),
         Rejected(name: "FeatureCollection of 2",
-                 json: Fixtures.collection([Fixtures.feature(Fixtures.square), Fixtures.feature(Fixtures.square)]),
+                 json: GeoJSONFixtures.collection([GeoJSONFixtures.feature(GeoJSONFixtures.square), GeoJSONFixtures.feature(GeoJSONFixtures.square)]),
                  kind: .unsupported, fragment: "found 2"),
-        Rejected(name: "FeatureCollection holding a bare geometry", json: Fixtures.collection([Fixtures.square]),
+        Rejected(name: "FeatureCollection holding a bare geometry", json: GeoJSONFixtures.collection([GeoJSONFixtures.square]),
                  kind: .parse, fragment: "not a Feature"),
         Rejected(name: "Feature with null geometry", json: #"{"type":"Feature","properties":{},"geometry":null}"#,
                  kind: .unsupported, fragment: "no geometry"),
-        Rejected(name: "Feature with a Point", json: Fixtures.feature(#"{"type":"Point","coordinates":[1,2]}"#),
+        Rejected(name: "Feature with a Point", json: GeoJSONFixtures.feature(#"{"type":"Point","coordinates":[1,2]}"#),
                  kind: .unsupported, fragment: "Point"),
-        Rejected(name: "non-closed ring", json: Fixtures.polygon("[[0,0],[10,0],[10,10],[0,10]]"),
+        Rejected(name: "non-closed ring", json: GeoJSONFixtures.polygon("[[0,0],[10,0],[10,10],[0,10]]"),
                  kind: .invalid, fragment: "not closed"),
-        Rejected(name: "too few points", json: Fixtures.polygon("[[0,0],[10,0],[0,0]]"),
+        Rejected(name: "too few points", json: GeoJSONFixtures.polygon("[[0,0],[10,0],[0,0]]"),
                  kind: .invalid, fragment: "at least 4"),
-        Rejected(name: "self-intersecting bow-tie", json: Fixtures.polygon("[[0,0],[10,10],[10,0],[0,10],[0,0]]"),
+        Rejected(name: "self-intersecting bow-tie", json: GeoJSONFixtures.polygon("[[0,0],[10,10],[10,0],[0,10],[0,0]]"),
                  kind: .invalid, fragment: "Self-intersection"),
         Rejected(name: "hole outside shell",
                  json: #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]],[[5,5],[6,5],[6,6],[5,6],[5,5]]]}"#,
@@ -83,15 +85,15 @@ struct RegionGeoJSONTests {
         Rejected(name: "overlapping MultiPolygon parts",
                  json: #"{"type":"MultiPolygon","coordinates":[[[[0,0],[2,0],[2,2],[0,2],[0,0]]],[[[1,1],[3,1],[3,3],[1,3],[1,1]]]]}"#,
                  kind: .invalid, fragment: "invalid polygon"),
-        Rejected(name: "longitude out of range", json: Fixtures.polygon("[[170,0],[200,0],[200,10],[170,10],[170,0]]"),
+        Rejected(name: "longitude out of range", json: GeoJSONFixtures.polygon("[[170,0],[200,0],[200,10],[170,10],[170,0]]"),
                  kind: .invalid, fragment: "Longitude 200"),
-        Rejected(name: "latitude out of range", json: Fixtures.polygon("[[0,80],[10,80],[10,95],[0,95],[0,80]]"),
+        Rejected(name: "latitude out of range", json: GeoJSONFixtures.polygon("[[0,80],[10,80],[10,95],[0,95],[0,80]]"),
                  kind: .invalid, fragment: "Latitude 95"),
-        Rejected(name: "string coordinate", json: Fixtures.polygon(#"[["0",0],[10,0],[10,10],[0,10],["0",0]]"#),
+        Rejected(name: "string coordinate", json: GeoJSONFixtures.polygon(#"[["0",0],[10,0],[10,10],[0,10],["0",0]]"#),
                  kind: .parse, fragment: "[longitude, latitude]"),
-        Rejected(name: "boolean coordinate", json: Fixtures.polygon("[[true,0],[10,0],[10,10],[0,10],[true,0]]"),
+        Rejected(name: "boolean coordinate", json: GeoJSONFixtures.polygon("[[true,0],[10,0],[10,10],[0,10],[true,0]]"),
                  kind: .parse, fragment: "[longitude, latitude]"),
-        Rejected(name: "one-number position", json: Fixtures.polygon("[[0],[10,0],[10,10],[0,10],[0]]"),
+        Rejected(name: "one-number position", json: GeoJSONFixtures.polygon("[[0],[10,0],[10,10],[0,10],[0]]"),
                  kind: .parse, fragment: "[longitude, latitude]"),
         Rejected(name: "no rings", json: #"{"type":"Polygon","coordinates":[]}"#,
                  kind: .parse, fragment: "non-empty array of rings"),
@@ -114,7 +116,7 @@ struct RegionGeoJSONTests {
 
     @Test func invalidGeometryCarriesReason() throws {
         let error = try #require(throws: GEOSError.self) {
-            _ = try Geometry.region(geoJSON: Fixtures.polygon("[[0,0],[10,10],[10,0],[0,10],[0,0]]"))
+            _ = try Geometry.region(geoJSON: GeoJSONFixtures.polygon("[[0,0],[10,10],[10,0],[0,10],[0,0]]"))
         }
         guard case .invalidGeometry(let reason) = error.kind else {
             Issue.record("expected invalidGeometry, got \(error.kind)")

@@ -1,9 +1,9 @@
 import GEOS
 
-/// Shared shapes for the GEOS tests.
-enum Fixtures {
+/// Shared shapes for the GEOS and region tests.
+public enum GeoJSONFixtures {
     /// Square 0..10 with a 4..6 hole, plus square 20..30 × 0..10. Area 196.
-    static let multiPolygonWithHole = """
+    public static let multiPolygonWithHole = """
     {"type":"MultiPolygon","coordinates":[
       [[[0,0],[10,0],[10,10],[0,10],[0,0]],[[4,4],[6,4],[6,6],[4,6],[4,4]]],
       [[[20,0],[30,0],[30,10],[20,10],[20,0]]]
@@ -11,26 +11,26 @@ enum Fixtures {
     """
 
     /// Square 0..10. Area 100.
-    static let square = #"{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,10],[0,0]]]}"#
+    public static let square = #"{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,10],[0,0]]]}"#
 
-    static func feature(_ geometry: String) -> String {
+    public static func feature(_ geometry: String) -> String {
         #"{"type":"Feature","properties":{"name":"zone"},"geometry":"# + geometry + "}"
     }
 
-    static func collection(_ features: [String]) -> String {
+    public static func collection(_ features: [String]) -> String {
         #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
     }
 
-    static func polygon(_ ring: String) -> String {
+    public static func polygon(_ ring: String) -> String {
         #"{"type":"Polygon","coordinates":["# + ring + "]}"
     }
 }
 
 /// Expected category of a `GEOSError`.
-enum ExpectedKind: String, Sendable {
+public enum ExpectedKind: String, Sendable {
     case parse, invalid, unsupported, failed
 
-    func matches(_ kind: GEOSError.Kind) -> Bool {
+    public func matches(_ kind: GEOSError.Kind) -> Bool {
         switch (self, kind) {
         case (.parse, .parse), (.invalid, .invalidGeometry), (.unsupported, .unsupportedGeometry),
              (.failed, .operationFailed):
