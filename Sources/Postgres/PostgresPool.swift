@@ -50,7 +50,8 @@ public final class PostgresPool: Sendable {
         for waiter in waiters {
             waiter.resume(throwing: PostgresError(code: .poolClosed, message: "the connection pool is shut down"))
         }
-        _ = idle
+        // Closing a connection (`PQfinish`) writes to its socket: do it on a pool thread.
+        _ = try? await threadPool.runIfActive { withExtendedLifetime(idle) {} }
         try? await threadPool.shutdownGracefully()
     }
 
@@ -98,18 +99,20 @@ public final class PostgresPool: Sendable {
     private func leaseAndRun<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let lease = try await acquire()
         let configuration = self.configuration
-        let outcome: Result<(T, PostgresConnection), any Error>
+        let outcome: Result<(T, PostgresConnection?), any Error>
         do {
-            let value = try await threadPool.runIfActive { () throws -> (T, PostgresConnection) in
+            let value = try await threadPool.runIfActive { () throws -> (T, PostgresConnection?) in
                 let connection: PostgresConnection
                 switch lease {
                 case .existing(let existing): connection = existing
                 case .openNew: connection = try PostgresConnection.connect(configuration)
                 }
+                // A broken connection is closed here, on the pool's thread, and not handed back.
                 do {
-                    return (try body(connection), connection)
+                    let value = try body(connection)
+                    return (value, connection.isHealthy ? connection : nil)
                 } catch {
-                    throw LeasedFailure(error: error, connection: connection)
+                    throw LeasedFailure(error: error, connection: connection.isHealthy ? connection : nil)
                 }
             }
             outcome = .success(value)
@@ -121,7 +124,7 @@ public final class PostgresPool: Sendable {
             if case .existing(let connection) = lease {
                 release(connection)
             } else {
-                releaseUnopened()
+                release(nil)
             }
             throw error
         }
@@ -132,7 +135,8 @@ public final class PostgresPool: Sendable {
 
     private struct LeasedFailure: Error, @unchecked Sendable {
         let error: any Error
-        let connection: PostgresConnection
+        /// Nil when the connection broke and was closed.
+        let connection: PostgresConnection?
     }
 
     /// Closes every idle connection; new ones are opened on demand.
@@ -143,7 +147,8 @@ public final class PostgresPool: Sendable {
             state.open -= idle.count
             return idle
         }
-        _ = idle
+        // Closing a connection (`PQfinish`) writes to its socket: do it on a pool thread.
+        if !idle.isEmpty { threadPool.submit { _ in withExtendedLifetime(idle) {} } }
     }
 
     /// A connection, or the right to open one; waits (suspends) only when none is free.
@@ -177,10 +182,11 @@ public final class PostgresPool: Sendable {
         return nil
     }
 
-    private func release(_ connection: PostgresConnection) {
-        let healthy = connection.isHealthy
+    /// Hands a connection back (nil: it broke and was closed, or was never opened), to a waiter
+    /// if there is one.
+    private func release(_ connection: PostgresConnection?) {
         let handOff: (CheckedContinuation<Lease, any Error>, Lease)? = state.withLock { state in
-            if !healthy || state.closed {
+            guard let connection, !state.closed else {
                 state.open -= 1
                 guard !state.closed, !state.waiters.isEmpty else { return nil }
                 state.open += 1
@@ -193,15 +199,5 @@ public final class PostgresPool: Sendable {
             return nil
         }
         handOff?.0.resume(returning: handOff!.1)
-    }
-
-    private func releaseUnopened() {
-        let waiter: CheckedContinuation<Lease, any Error>? = state.withLock { state in
-            state.open -= 1
-            guard !state.closed, !state.waiters.isEmpty else { return nil }
-            state.open += 1
-            return state.waiters.removeFirst()
-        }
-        waiter?.resume(returning: .openNew)
     }
 }
