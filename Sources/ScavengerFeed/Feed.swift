@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import ScavengerCore
 import ScavengerGeography
 import ReadWriteLock
@@ -31,6 +32,12 @@ public final class Feed: Sendable {
     }
 
     // MARK: Loading
+
+    /// Opens a ``ChangeListener`` for ``FeedListener``, on a thread pool's thread (libpq blocks).
+    /// Open it before ``load(batchSize:)``, so a change made in between is heard, not lost.
+    public func startListening() async throws -> ChangeListener {
+        try await NIOThreadPool.singleton.runIfActive { [database] in try database.listenForChanges() }
+    }
 
     /// Loads the regions and every live pin (in bounded batches); returns the number of pins.
     /// The next batch is fetched while the current one is indexed, so the database's work and

@@ -2,37 +2,15 @@ import Postgres
 import ScavengerCore
 
 extension Database {
-    /// The columns the in-memory feed keeps of a pin, in the order ``indexedPin(_:)`` reads them.
-    static let indexedColumns = """
-        p.id, p.lat, p.lon, p.kind, p.body, u.name,
-        (extract(epoch FROM p.created_at) * 1000000)::bigint,
-        (extract(epoch FROM p.expires_at) * 1000000)::bigint,
-        p.region, p.photo_mime, p.photo_bytes, p.reply_count, p.hidden
-        """
-
-    static func indexedPin(_ row: PostgresRow) throws -> IndexedPin {
-        let kindName: String = try row.string(3)
-        guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
-        var photo: PhotoInfo?
-        if let mime: String = try row.string(9), let bytes: Int = try row.int(10) {
-            photo = PhotoInfo(mime: mime, bytes: bytes)
-        }
-        return IndexedPin(
-            id: try row.string(0), lat: try row.double(1), lon: try row.double(2), kind: kind, text: try row.string(4),
-            author: try row.string(5), created: Timestamp(microseconds: Int64(try row.int(6) as Int)),
-            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: try row.string(8), photo: photo,
-            replies: try row.int(11), hidden: try row.bool(12))
-    }
-
     /// A page of live pins in id order after `afterID`, for loading the feed in bounded batches.
     public func livePins(after afterID: String?, limit: Int) async throws(StoreError) -> [IndexedPin] {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT \(unescaped: Self.indexedColumns) FROM pins p JOIN users u ON u.id = p.author_id
+                SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
                 WHERE p.expires_at > now() AND p.id > \(afterID ?? "")
                 ORDER BY p.id LIMIT \(limit)
                 """)
-            return try rows.map(Self.indexedPin)
+            return try rows.map(Self.pin)
         }
     }
 
@@ -40,10 +18,10 @@ extension Database {
     public func indexedPin(id: String) async throws(StoreError) -> IndexedPin? {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT \(unescaped: Self.indexedColumns) FROM pins p JOIN users u ON u.id = p.author_id
+                SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
                 WHERE p.id = \(id) AND p.expires_at > now()
                 """)
-            return try rows.first.map(Self.indexedPin)
+            return try rows.first.map(Self.pin)
         }
     }
 

@@ -66,12 +66,13 @@ public enum DeleteOutcome: Sendable, Equatable {
 }
 
 extension Database {
-    /// The columns every pin query selects, in the order ``pin(_:)`` reads them.
+    /// The columns every pin query selects, in the order ``pin(_:)`` reads them: the pin as
+    /// clients see it, then whether moderation hides it.
     static let pinColumns = """
         p.id, p.lat, p.lon, p.kind, p.body, u.name,
         (extract(epoch FROM p.created_at) * 1000000)::bigint,
         (extract(epoch FROM p.expires_at) * 1000000)::bigint,
-        p.photo_mime, p.photo_bytes, p.reply_count, p.region
+        p.region, p.photo_mime, p.photo_bytes, p.reply_count, p.hidden
         """
 
     /// A live pin: not yet expired.
@@ -79,18 +80,19 @@ extension Database {
     /// A pin anyone may see: live, and not hidden by moderation.
     static let visiblePin = "p.expires_at > now() AND NOT p.hidden"
 
-    static func pin(_ row: PostgresRow) throws -> Pin {
+    /// Reads a row of ``pinColumns``.
+    static func pin(_ row: PostgresRow) throws -> IndexedPin {
         let kindName: String = try row.string(3)
         guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
         var photo: PhotoInfo?
-        if let mime: String = try row.string(8), let bytes: Int = try row.int(9) {
+        if let mime: String = try row.string(9), let bytes: Int = try row.int(10) {
             photo = PhotoInfo(mime: mime, bytes: bytes)
         }
-        return Pin(
+        return IndexedPin(
             id: try row.string(0), lat: try row.double(1), lon: try row.double(2), kind: kind, text: try row.string(4),
             author: try row.string(5), created: Timestamp(microseconds: Int64(try row.int(6) as Int)),
-            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: try row.string(11), photo: photo,
-            replies: try row.int(10))
+            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: try row.string(8), photo: photo,
+            replies: try row.int(11), hidden: try row.bool(12))
     }
 
     /// Writes a pin (and its photo) in one statement, so both or neither are stored. Text pins
@@ -111,7 +113,7 @@ extension Database {
                 SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
                 WHERE p.id = \(id) AND \(unescaped: Self.visiblePin)
                 """)
-            return try rows.first.map(Self.pin)
+            return try rows.first.map(Self.pin)?.pin
         }
     }
 
