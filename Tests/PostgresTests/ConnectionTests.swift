@@ -19,7 +19,7 @@ struct ConnectTests {
 
     @Test func applicationNameIsReported() throws {
         var configuration = try TestDatabase.isolatedConfiguration()
-        configuration.applicationName = Fixture.unique("pgtest_app")
+        configuration.applicationName = TestDatabase.uniqueName("pgtest_app")
         let connection = try PostgresConnection.connect(configuration)
         #expect(try connection.scalarString("SELECT current_setting('application_name')") == configuration.applicationName)
     }
@@ -39,7 +39,7 @@ struct ConnectTests {
     }
 
     @Test func unknownDatabaseIsAConnectionFailureNamingIt() throws {
-        let name = Fixture.unique("no_such_database")
+        let name = TestDatabase.uniqueName("no_such_database")
         let configuration = PostgresConfiguration(connectionString: try Fixture.url(database: name))
         let error = #expect(throws: PostgresError.self) {
             try PostgresConnection.connect(configuration)

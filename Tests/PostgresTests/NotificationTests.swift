@@ -1,4 +1,5 @@
 import Postgres
+import ScavengerTestSupport
 import Testing
 
 @Suite("LISTEN / NOTIFY", .timeLimit(.minutes(2)))
@@ -6,7 +7,7 @@ struct NotificationTests {
     @Test func notificationReachesTheListener() throws {
         let listener = try Fixture.connect()
         let sender = try Fixture.connect()
-        let channel = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
         try listener.query("LISTEN \(unescaped: channel)")
         try sender.query("NOTIFY \(unescaped: channel), 'payload'")
         let received = try listener.waitForNotifications(timeoutMilliseconds: 5000)
@@ -18,7 +19,7 @@ struct NotificationTests {
     @Test func boundPayloadArrivesIntact() throws {
         let listener = try Fixture.connect()
         let sender = try Fixture.connect()
-        let channel = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
         let payload = "it's \"quoted\", 😀, \\ and '); DROP TABLE x; --"
         try listener.query("LISTEN \(unescaped: channel)")
         try sender.query("SELECT pg_notify(\(channel), \(payload))")
@@ -29,7 +30,7 @@ struct NotificationTests {
 
     @Test func nothingSentReturnsEmptyAfterTheTimeout() throws {
         let listener = try Fixture.connect()
-        let channel = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
         try listener.query("LISTEN \(unescaped: channel)")
         let clock = ContinuousClock()
         let start = clock.now
@@ -44,7 +45,7 @@ struct NotificationTests {
     @Test func queuedNotificationsAreReturnedWithoutWaiting() throws {
         let listener = try Fixture.connect()
         let sender = try Fixture.connect()
-        let channel = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
         try listener.query("LISTEN \(unescaped: channel)")
         try sender.query("SELECT pg_notify(\(channel), \("one"))")
         try sender.query("SELECT pg_notify(\(channel), \("two"))")
@@ -60,7 +61,7 @@ struct NotificationTests {
     @Test func onlyCommittedNotificationsAreDelivered() throws {
         let listener = try Fixture.connect()
         let sender = try Fixture.connect()
-        let channel = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
         try listener.query("LISTEN \(unescaped: channel)")
         try sender.query("BEGIN")
         try sender.query("SELECT pg_notify(\(channel), \("late"))")
@@ -77,8 +78,8 @@ struct NotificationTests {
     @Test func otherChannelsAreNotReceived() throws {
         let listener = try Fixture.connect()
         let sender = try Fixture.connect()
-        let channel = Fixture.unique("chan")
-        let other = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
+        let other = TestDatabase.uniqueName("chan")
         try listener.query("LISTEN \(unescaped: channel)")
         try sender.query("SELECT pg_notify(\(other), \("elsewhere"))")
         try sender.query("SELECT pg_notify(\(channel), \("here"))")
@@ -94,7 +95,7 @@ struct NotificationTests {
     @Test func unlistenStopsDelivery() throws {
         let listener = try Fixture.connect()
         let sender = try Fixture.connect()
-        let channel = Fixture.unique("chan")
+        let channel = TestDatabase.uniqueName("chan")
         try listener.query("LISTEN \(unescaped: channel)")
         try listener.query("UNLISTEN \(unescaped: channel)")
         try sender.query("SELECT pg_notify(\(channel), \("ignored"))")
@@ -104,7 +105,7 @@ struct NotificationTests {
     @Test func waitingOnABrokenConnectionThrows() throws {
         let listener = try Fixture.connect()
         let admin = try Fixture.connect()
-        try listener.query("LISTEN \(unescaped: Fixture.unique("chan"))")
+        try listener.query("LISTEN \(unescaped: TestDatabase.uniqueName("chan"))")
         try admin.query("SELECT pg_terminate_backend(\(listener.backendPID), 5000)")
         let error = #expect(throws: PostgresError.self) {
             // Readable at once (the server's goodbye, then end of file).

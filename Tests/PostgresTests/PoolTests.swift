@@ -10,7 +10,7 @@ struct PoolTests {
     /// that a test can find (and terminate) exactly its own backends.
     static func namedPool(maxConnections: Int = 4) throws -> (PostgresPool, applicationName: String) {
         var configuration = try TestDatabase.isolatedConfiguration()
-        configuration.applicationName = Fixture.unique("pgtest_pool")
+        configuration.applicationName = TestDatabase.uniqueName("pgtest_pool")
         return (PostgresPool(configuration: configuration, maxConnections: maxConnections), configuration.applicationName)
     }
 

@@ -10,11 +10,6 @@ enum Fixture {
         try PostgresConnection.connect(TestDatabase.isolatedConfiguration())
     }
 
-    /// A name no other test (or test run) uses: channels, application names.
-    static func unique(_ prefix: String) -> String {
-        "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
-    }
-
     /// The test database's URL with another database name.
     static func url(database: String) throws -> String {
         var components = try #require(URLComponents(string: TestDatabase.url()))
@@ -42,9 +37,5 @@ extension PostgresConnection {
         let rows = try query(sql)
         #expect(rows.count == 1)
         return try #require(rows.first).string(0)
-    }
-
-    func tableExists(_ name: String) throws -> Bool {
-        try scalarInt("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = \(name)") == 1
     }
 }

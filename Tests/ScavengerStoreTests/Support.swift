@@ -37,12 +37,6 @@ extension PostgresPool {
             (try row.int(0) as Int, try row.string(1) as String, try row.string(2) as String)
         }
     }
-
-    /// Whether a table of this name exists in the session's schema.
-    func tableExists(_ name: String) async throws -> Bool {
-        let rows = try await query("SELECT to_regclass(\(name)) IS NOT NULL")
-        return try #require(rows.first).bool(0)
-    }
 }
 
 /// The `.sql` files of the project's `db/` directory, as `Migrator(directory:)` should see them.

@@ -23,10 +23,15 @@ public enum TestDatabase {
     /// running in parallel never see each other's tables.
     public static func isolatedConfiguration(prefix: String = "test") throws -> PostgresConfiguration {
         let url = try url()
-        let schema = "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
+        let schema = uniqueName(prefix)
         let setup = try PostgresConnection.connect(PostgresConfiguration(connectionString: url))
         try setup.query("CREATE SCHEMA \(unescaped: schema)")
         return PostgresConfiguration(connectionString: url, options: "-c search_path=\(schema)")
+    }
+
+    /// A name no other test (or test run) uses: schemas, channels, application names.
+    public static func uniqueName(_ prefix: String) -> String {
+        "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
     }
 
     /// A pool on a fresh schema.
@@ -39,5 +44,25 @@ public enum TestDatabase {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("db")
+    }
+}
+
+extension PostgresConnection {
+    /// Whether a table of this name exists in the session's schema (blocking).
+    public func tableExists(_ name: String) throws -> Bool {
+        try query(TestDatabase.tableExists(name)).first?.bool(0) == true
+    }
+}
+
+extension PostgresPool {
+    /// Whether a table of this name exists in the sessions' schema.
+    public func tableExists(_ name: String) async throws -> Bool {
+        try await query(TestDatabase.tableExists(name)).first?.bool(0) == true
+    }
+}
+
+extension TestDatabase {
+    static func tableExists(_ name: String) -> SQL {
+        "SELECT to_regclass(\(name)) IS NOT NULL"
     }
 }
