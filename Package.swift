@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
     targets: [
         // System libraries: module map + shim header only.
@@ -29,56 +30,73 @@ let package = Package(
         // A reader-writer lock over pthread_rwlock, for the in-memory feed.
         .target(name: "ReadWriteLock"),
 
-        // Pure-Swift domain: no SQL, no sockets.
+        // Pure-Swift domain: pins, users, moderation rules, validation, cells and distances. No SQL, no sockets.
         .target(name: "ScavengerCore"),
-        // Named regions over GEOS: validation, the most specific region of a point.
+        // The in-memory pin index that serves NEARBY and REGION: unsafe storage inside, safe API outside.
+        .target(name: "ScavengerPinIndex", dependencies: [
+            "ScavengerCore", .product(name: "HeapModule", package: "swift-collections"),
+        ]),
+        // Named regions over GEOS: GeoJSON rules, the most specific region of a point.
         .target(name: "ScavengerGeography", dependencies: ["ScavengerCore", "GEOS"]),
-        // PostgreSQL store: the only place that knows SQL.
+        // PostgreSQL store: the only place that knows SQL (LISTEN included).
         .target(name: "ScavengerStore", dependencies: [
-            "ScavengerCore", "ScavengerGeography", "Postgres",
+            "ScavengerCore", "ScavengerGeography", "GEOS", "Postgres",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The live feed: every live pin in memory, kept in step with PostgreSQL.
+        // The live feed: the pin index loaded from the store and kept in step with it.
         .target(name: "ScavengerFeed", dependencies: [
-            "ScavengerCore", "ScavengerGeography", "ScavengerStore", "Postgres", "ReadWriteLock",
+            "ScavengerCore", "ScavengerPinIndex", "ScavengerGeography", "ScavengerStore", "ReadWriteLock",
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The application layer: one call per use case, writing the store and updating the feed.
+        .target(name: "ScavengerBoard", dependencies: [
+            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium",
+        ]),
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
-            "ScavengerCore", "ScavengerStore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Base64",
+            "ScavengerBoard", "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "Base64",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // NIO server: connections, framing, limits, graceful shutdown.
         .target(name: "ScavengerServer", dependencies: [
-            "ScavengerProtocol",
+            "ScavengerBoard", "ScavengerProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "scavengerd", dependencies: [
-            "ScavengerServer", "ScavengerStore", "ScavengerProtocol",
+            "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
+            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
-        // Shared by the test targets: the real test database, isolated per test.
-        .target(name: "ScavengerTestSupport", dependencies: ["Postgres"], path: "Tests/ScavengerTestSupport"),
+        // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board.
+        .target(
+            name: "ScavengerTestSupport",
+            dependencies: ["Postgres", "GEOS", "ScavengerCore", "ScavengerFeed", "ScavengerBoard", "ScavengerStore", "Sodium"],
+            path: "Tests/ScavengerTestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ScavengerTestSupport"]),
-        .testTarget(name: "GEOSTests", dependencies: ["GEOS"]),
-        .testTarget(name: "Base64Tests", dependencies: ["Base64"]),
+        .testTarget(name: "GEOSTests", dependencies: ["GEOS", "ScavengerTestSupport"]),
+        .testTarget(name: "Base64Tests", dependencies: ["Base64", "ScavengerTestSupport"]),
         .testTarget(name: "ReadWriteLockTests", dependencies: ["ReadWriteLock"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
-        .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore"]),
-        .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS"]),
-        .testTarget(name: "ScavengerProtocolTests", dependencies: ["ScavengerProtocol"]),
+        .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
+        .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
+        .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),
+        .testTarget(name: "ScavengerProtocolTests", dependencies: [
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
-            "ScavengerServer", "ScavengerTestSupport", "ScavengerStore", "ScavengerCore", "ScavengerFeed",
-            "ScavengerGeography", "Sodium", "Postgres", "Base64",
+            "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
+            "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64",
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

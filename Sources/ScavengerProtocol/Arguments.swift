@@ -81,6 +81,12 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// The next two arguments as a point: latitude, then longitude.
+    public mutating func location() throws(CommandError) -> (lat: Double, lon: Double) {
+        let lat = try Self.latitude(required("latitude"))
+        return (lat, try Self.longitude(required("longitude")))
+    }
+
     /// A text argument checked against the contract's text rules.
     public static func text(_ token: Token, _ name: String = "text", allowEmpty: Bool = false) throws(CommandError) -> String {
         do {

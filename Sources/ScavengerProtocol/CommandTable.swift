@@ -1,16 +1,17 @@
 import Logging
-import ScavengerCore
+import ScavengerBoard
 import ScavengerStore
 
-/// What a command's handler can reach.
+/// What a command's handler can reach: the connection's session, and the board every use case
+/// goes through.
 public struct CommandContext: Sendable {
     public var session: Session
-    public var services: Services
+    public var board: Board
     public var logger: Logger
 
-    public init(session: Session, services: Services, logger: Logger) {
+    public init(session: Session, board: Board, logger: Logger) {
         self.session = session
-        self.services = services
+        self.board = board
         self.logger = logger
     }
 }
@@ -153,8 +154,8 @@ public struct CommandTable: Sendable {
             return .reply(CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)")))
         }
         var arguments = Arguments(
-            command: spec.name, tokens: tokens.dropFirst(), pinRules: context.services.pinRules,
-            feedRules: context.services.feedRules)
+            command: spec.name, tokens: tokens.dropFirst(), pinRules: context.board.rules.pins,
+            feedRules: context.board.rules.feed)
         do {
             switch try spec.prepare(&arguments, context) {
             case .done(let outcome):
@@ -179,6 +180,8 @@ public struct CommandTable: Sendable {
         switch error {
         case let error as CommandError:
             return CommandOutcome(Reply(error))
+        case let refusal as Refusal:
+            return CommandOutcome(Reply(CommandError(refusal)))
         case let error as StoreError:
             return CommandOutcome(reply(for: error, command: command, logger: logger))
         default:

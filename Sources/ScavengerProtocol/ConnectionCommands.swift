@@ -23,8 +23,8 @@ enum ConnectionCommands {
                 answer: { _, context in
                     CommandOutcome(.ok([
                         "server": "scavengerd",
-                        "version": .string(Services.version),
-                        "protocol": .int(Services.protocolVersion),
+                        "version": .string(ServerVersion.daemon),
+                        "protocol": .int(ServerVersion.protocolVersion),
                         "user": .user(context.session.user),
                     ]))
                 }),

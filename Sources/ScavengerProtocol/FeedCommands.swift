@@ -1,5 +1,6 @@
+import ScavengerBoard
 import ScavengerCore
-import ScavengerFeed
+import ScavengerPinIndex
 
 /// NEARBY, REGIONS, REGION: the feeds, answered from memory.
 enum FeedCommands {
@@ -32,8 +33,7 @@ enum FeedCommands {
             "NEARBY", arity: 3 ... 9, syntax: "NEARBY lat lon radius_m [LIMIT n] [CURSOR c] [KIND text|photo]",
             summary: "Live pins within radius_m metres (great-circle), nearest first, with distance_m; follow `next` for more.",
             parse: { arguments -> Nearby in
-                let lat = try Arguments.latitude(arguments.required("latitude"))
-                let lon = try Arguments.longitude(arguments.required("longitude"))
+                let (lat, lon) = try arguments.location()
                 let radius = try Arguments.number(arguments.required("radius"), "radius_m")
                 let maximum = arguments.feedRules.maximumRadiusMeters
                 guard radius > 0, radius <= maximum else {
@@ -45,7 +45,6 @@ enum FeedCommands {
                     kind: try kind(options["KIND"]), cursor: options["CURSOR"]?.text)
             },
             answer: { request, context in
-                let feed = try context.services.requireFeed()
                 var cursor: NearbyCursor?
                 if let text = request.cursor {
                     guard let parsed = NearbyCursor(encoded: text) else {
@@ -57,7 +56,7 @@ enum FeedCommands {
                     lat: request.lat, lon: request.lon, radius: request.radius, limit: request.limit, kind: request.kind,
                     after: cursor)
                 do {
-                    return try feed.withNearby(query) { result in
+                    return try context.board.withNearby(query) { result in
                         CommandOutcome(.ok(JSON.page(result.pins, next: result.next?.encoded) {
                             JSON.appendPin($0.record, distance: $0.distance, to: &$1)
                         }))
@@ -72,8 +71,7 @@ enum FeedCommands {
             "REGIONS", arity: 0 ... 0, syntax: "REGIONS", summary: "The named regions with their numbers of live pins.",
             parse: { _ in () },
             answer: { _, context in
-                let feed = try context.services.requireFeed()
-                return CommandOutcome(.ok(.array(feed.regionCounts().map { ["name": .string($0.name), "pins": .int($0.pins)] })))
+                CommandOutcome(.ok(.array(context.board.regionCounts().map { ["name": .string($0.name), "pins": .int($0.pins)] })))
             }),
         CommandSpec(
             "REGION", arity: 1 ... 7, syntax: "REGION name [LIMIT n] [CURSOR c] [KIND text|photo]",
@@ -93,10 +91,9 @@ enum FeedCommands {
                     cursor: cursor)
             },
             answer: { request, context in
-                let feed = try context.services.requireFeed()
                 let found: CommandOutcome?
                 do {
-                    found = try feed.withRegionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor) {
+                    found = try context.board.withRegionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor) {
                         CommandOutcome(.ok(JSON.page($0.pins, next: $0.next?.encoded) { JSON.appendPin($0, distance: nil, to: &$1) }))
                     }
                 } catch PinIndexError.cursorMismatch {

@@ -1,6 +1,5 @@
+import ScavengerBoard
 import ScavengerCore
-import ScavengerFeed
-import ScavengerStore
 
 extension JSON {
     /// A queue item: the reported content's snapshot with its reports and state.
@@ -29,27 +28,6 @@ extension JSON {
 
 /// REPORT, MODQUEUE, CLAIM, RESOLVE, BAN, UNBAN, MODLOG.
 enum ModerationCommands {
-    /// Runs a store call, turning its refusals into the contract's errors.
-    static func refusing<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let refusal as ModerationRefusal {
-            switch refusal {
-            case .notFound(let message): throw CommandError(.notFound, message)
-            case .forbidden(let message): throw CommandError(.forbidden, message)
-            case .conflict(let message): throw CommandError(.conflict, message)
-            case .rateLimited(let message): throw CommandError(.rateLimited, message)
-            }
-        }
-    }
-
-    /// Brings the feed in line after moderation changed a pin.
-    static func refreshFeed(_ context: CommandContext, refresh: String?, removed: String?) async throws {
-        guard let feed = context.services.feed else { return }
-        if let removed { feed.remove(id: removed) }
-        if let refresh { try await feed.apply(.upserted(refresh)) }
-    }
-
     static func banLength(_ token: Token) throws(CommandError) -> BanLength {
         if token.text.lowercased() == "permanent" { return .permanent }
         return .seconds(try Arguments.integer(token, "ban duration", in: 1 ... 100 * 365 * 24 * 3600))
@@ -87,14 +65,8 @@ enum ModerationCommands {
                 return Report(item: item, reason: reason, note: try note(options["NOTE"]))
             },
             execute: { request, context in
-                let reporter = try await context.requireWriter()
-                let database = try context.services.requireDatabase()
-                let receipt = try await refusing {
-                    try await database.report(
-                        reporter: reporter, item: request.item, reason: request.reason, note: request.note,
-                        rules: context.services.moderationRules)
-                }
-                try await refreshFeed(context, refresh: receipt.changedPin, removed: nil)
+                let receipt = try await context.board.report(
+                    request.item, reason: request.reason, note: request.note, by: context.session)
                 return CommandOutcome(.ok(["report": [
                     "id": .string(receipt.reportID), "item": .string(receipt.item), "status": "open",
                 ]]))
@@ -118,8 +90,7 @@ enum ModerationCommands {
                 return (try Arguments.pageLimit(options["LIMIT"]), status)
             },
             execute: { request, context in
-                _ = try await context.requireModerator()
-                let items = try await context.services.requireDatabase().moderationQueue(status: request.1, limit: request.0)
+                let items = try await context.board.moderationQueue(status: request.1, limit: request.0, by: context.session)
                 return CommandOutcome(.ok(["items": .array(items.map(JSON.item))]))
             }),
         CommandSpec(
@@ -127,12 +98,7 @@ enum ModerationCommands {
             summary: "Moderators: claims that item, or the next open one (null when none), for 15 minutes.",
             parse: { arguments in arguments.next()?.text },
             execute: { item, context in
-                let moderator = try await context.requireModerator()
-                let database = try context.services.requireDatabase()
-                let claimed = try await refusing {
-                    try await database.claim(
-                        moderator: moderator, item: item, claimSeconds: context.services.moderationRules.claimSeconds)
-                }
+                let claimed = try await context.board.claim(item, by: context.session)
                 return CommandOutcome(.ok(claimed.map { ["item": JSON.item($0)] } ?? .null))
             }),
         CommandSpec(
@@ -153,15 +119,9 @@ enum ModerationCommands {
                     note: try note(options["NOTE"]))
             },
             execute: { request, context in
-                let moderator = try await context.requireModerator()
-                let database = try context.services.requireDatabase()
-                let ban = request.ban ?? .seconds(context.services.moderationRules.defaultBanSeconds)
-                let outcome = try await refusing {
-                    try await database.resolve(
-                        moderator: moderator, item: request.item, resolution: request.resolution, ban: ban, note: request.note)
-                }
-                try await refreshFeed(context, refresh: outcome.refreshPin, removed: outcome.removedPin)
-                return CommandOutcome(.ok(["item": .item(outcome.item)]))
+                let item = try await context.board.resolve(
+                    request.item, as: request.resolution, ban: request.ban, note: request.note, by: context.session)
+                return CommandOutcome(.ok(["item": .item(item)]))
             }),
         CommandSpec(
             "BAN", arity: 2 ... 4, syntax: "BAN username seconds|permanent [NOTE text]",
@@ -173,22 +133,14 @@ enum ModerationCommands {
                 return (name, length, try note(options["NOTE"]))
             },
             execute: { request, context in
-                let moderator = try await context.requireModerator()
-                let database = try context.services.requireDatabase()
-                try await refusing {
-                    try await database.setBan(moderator: moderator, username: request.0, ban: request.1, note: request.2)
-                }
+                try await context.board.setBan(of: request.0, to: request.1, note: request.2, by: context.session)
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
             "UNBAN", arity: 1 ... 1, syntax: "UNBAN username", summary: "Moderators: lifts a ban.",
             parse: { arguments in try arguments.required("username").text },
             execute: { name, context in
-                let moderator = try await context.requireModerator()
-                let database = try context.services.requireDatabase()
-                try await refusing {
-                    try await database.setBan(moderator: moderator, username: name, ban: nil, note: nil)
-                }
+                try await context.board.setBan(of: name, to: nil, note: nil, by: context.session)
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -206,8 +158,7 @@ enum ModerationCommands {
                 return (try Arguments.pageLimit(options["LIMIT"]), cursor)
             },
             execute: { request, context in
-                _ = try await context.requireModerator()
-                let page = try await context.services.requireDatabase().moderationLog(limit: request.0, before: request.1)
+                let page = try await context.board.moderationLog(limit: request.0, before: request.1, by: context.session)
                 let entries: [JSON] = page.entries.map { entry in
                     [
                         "at": .string(entry.at.rfc3339), "moderator": .string(entry.moderator), "action": .string(entry.action),

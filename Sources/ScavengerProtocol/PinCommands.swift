@@ -1,6 +1,7 @@
 import Base64
+import ScavengerBoard
 import ScavengerCore
-import ScavengerFeed
+import ScavengerPinIndex
 import ScavengerStore
 
 /// The fixed parts of the pin object and the feed page. Each is at most 15 bytes of UTF-8, so
@@ -100,22 +101,10 @@ extension JSON {
 
 /// POST, POSTPHOTO, GET, PHOTO, DELETE.
 enum PinCommands {
-    struct NewText: Sendable {
-        var lat: Double
-        var lon: Double
-        var text: String
-        var ttl: Int
+    /// Posts a parsed pin and answers it.
+    static func post(_ draft: PinDraft, context: CommandContext) async throws -> CommandOutcome {
+        CommandOutcome(.ok(["pin": .pin(try await context.board.post(draft, by: context.session))]))
     }
-
-    struct NewPhoto: Sendable {
-        var lat: Double
-        var lon: Double
-        var photo: Photo
-        var caption: String
-        var ttl: Int
-    }
-
-    static let notFound = CommandError(.notFound, "no such pin")
 
     /// Strictly decodes a photo and checks its size and type.
     static func photo(_ token: Token, maximumBytes: Int) throws(CommandError) -> Photo {
@@ -134,54 +123,22 @@ enum PinCommands {
         return Photo(mime: mime, data: data)
     }
 
-    /// Writes a pin, then puts it in the feed before answering, so the writer's next NEARBY sees it.
-    /// The session is checked by the writing statement itself (one round trip, and no gap
-    /// between the check and the write); only when it refuses is the account read, to say why.
-    static func create(lat: Double, lon: Double, text: String, ttl: Int, photo: Photo?, context: CommandContext) async throws
-        -> CommandOutcome
-    {
-        let feed = try context.services.requireFeed()
-        let database = try context.services.requireDatabase()
-        let login = try context.requireLogin()
-        var new = NewPin(
-            authorID: login.userID, authorName: login.user.name, lat: lat, lon: lon, text: text, ttlSeconds: ttl,
-            photo: photo, cell: Int64(Grid.cell(lat: lat, lon: lon, level: 0).rawValue),
-            region: feed.region(lat: lat, lon: lon), sessionTokenHash: login.tokenHash)
-        let pin: Pin
-        do {
-            pin = try await database.createPin(new)
-        } catch .sessionRefused {
-            // UNAUTHORIZED or BANNED, with the reason; if the session checks out by now (a ban
-            // ended in between), the write is tried once more, still checked.
-            let account = try await context.requireWriter()
-            new.authorID = account.id
-            new.authorName = account.user.name
-            pin = try await database.createPin(new)
-        }
-        feed.upsert(IndexedPin(pin))
-        return CommandOutcome(.ok(["pin": .pin(pin)]))
-    }
-
     static let all: [CommandSpec] = [
         CommandSpec(
             "POST", arity: 3 ... 5, syntax: "POST lat lon text [TTL seconds]",
             summary: "Pins a text message (1–500 characters) where you stand; it fades after TTL seconds (default 48 h).",
             parse: { arguments in
-                let lat = try Arguments.latitude(arguments.required("latitude"))
-                let lon = try Arguments.longitude(arguments.required("longitude"))
+                let (lat, lon) = try arguments.location()
                 let text = try Arguments.text(arguments.required("text"))
                 let options = try arguments.options(["TTL"])
-                return NewText(lat: lat, lon: lon, text: text, ttl: try arguments.ttl(options["TTL"]))
+                return PinDraft(lat: lat, lon: lon, text: text, ttlSeconds: try arguments.ttl(options["TTL"]))
             },
-            execute: { request, context in
-                try await create(lat: request.lat, lon: request.lon, text: request.text, ttl: request.ttl, photo: nil, context: context)
-            }),
+            execute: post),
         CommandSpec(
             "POSTPHOTO", arity: 3 ... 7, syntax: "POSTPHOTO lat lon base64 [CAPTION text] [TTL seconds]",
             summary: "Pins a photo (JPEG, PNG, GIF or WebP, base64, at most 5 MiB decoded) with an optional caption.",
             parse: { arguments in
-                let lat = try Arguments.latitude(arguments.required("latitude"))
-                let lon = try Arguments.longitude(arguments.required("longitude"))
+                let (lat, lon) = try arguments.location()
                 let data = try arguments.required("photo")
                 let options = try arguments.options(["CAPTION", "TTL"])
                 let caption = try options["CAPTION"].map { token throws(CommandError) in
@@ -189,37 +146,20 @@ enum PinCommands {
                 } ?? ""
                 let ttl = try arguments.ttl(options["TTL"])
                 let photo = try photo(data, maximumBytes: arguments.pinRules.maximumPhotoBytes)
-                return NewPhoto(lat: lat, lon: lon, photo: photo, caption: caption, ttl: ttl)
+                return PinDraft(lat: lat, lon: lon, text: caption, ttlSeconds: ttl, photo: photo)
             },
-            execute: { request, context in
-                try await create(
-                    lat: request.lat, lon: request.lon, text: request.caption, ttl: request.ttl, photo: request.photo,
-                    context: context)
-            }),
+            execute: post),
         CommandSpec(
             "GET", arity: 1 ... 1, syntax: "GET id", summary: "One live pin.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                guard Identifier.isPin(id), let pin = try await context.services.requireDatabase().pin(id: id) else {
-                    throw notFound
-                }
-                return CommandOutcome(.ok(["pin": .pin(pin)]))
+                CommandOutcome(.ok(["pin": .pin(try await context.board.pin(id: id))]))
             }),
         CommandSpec(
             "PHOTO", arity: 1 ... 1, syntax: "PHOTO id", summary: "A live photo pin's image, base64 on one line.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                let database = try context.services.requireDatabase()
-                var found = Identifier.isPin(id) ? try await database.photo(pinID: id) : nil
-                // Moderators can see the photo of a reported pin while its item is open.
-                if found == nil, Identifier.isPin(id), context.session.user?.role.canModerate == true,
-                   (try? await context.requireModerator()) != nil
-                {
-                    found = try await database.evidencePhoto(item: id)
-                }
-                guard let photo = found else {
-                    throw CommandError(.notFound, "no such photo pin")
-                }
+                let photo = try await context.board.photo(pinID: id, viewer: context.session)
                 return CommandOutcome(.ok([
                     "id": .string(id), "mime": .string(photo.mime), "data": .string(Base64.encode(photo.data)),
                 ]))
@@ -229,17 +169,8 @@ enum PinCommands {
             summary: "Deletes a pin with its replies and photo; only its author or a moderator.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                let account = try await context.requireWriter()
-                guard Identifier.isPin(id) else { throw notFound }
-                switch try await context.services.requireDatabase().deletePin(
-                    id: id, userID: account.id, canModerate: account.user.role.canModerate)
-                {
-                case .deleted:
-                    context.services.feed?.remove(id: id)
-                    return CommandOutcome(.ok(true))
-                case .notFound: throw notFound
-                case .forbidden: throw CommandError(.forbidden, "only the author or a moderator may delete this pin")
-                }
+                try await context.board.delete(pinID: id, by: context.session)
+                return CommandOutcome(.ok(true))
             }),
     ]
 }
@@ -254,13 +185,7 @@ enum ReplyCommands {
                 (try arguments.required("pin id").text, try Arguments.text(arguments.required("text")))
             },
             execute: { request, context in
-                let (pinID, text) = request
-                let account = try await context.requireWriter()
-                guard Identifier.isPin(pinID),
-                      let reply = try await context.services.requireDatabase().createReply(
-                          pinID: pinID, authorID: account.id, authorName: account.user.name, text: text)
-                else { throw PinCommands.notFound }
-                context.services.feed?.replyAdded(pinID: pinID)
+                let reply = try await context.board.reply(to: request.0, text: request.1, by: context.session)
                 return CommandOutcome(.ok(["reply": .reply(reply)]))
             }),
         CommandSpec(
@@ -281,9 +206,7 @@ enum ReplyCommands {
             },
             execute: { request, context in
                 let (pinID, limit, cursor) = request
-                guard Identifier.isPin(pinID),
-                      let page = try await context.services.requireDatabase().replies(pinID: pinID, after: cursor, limit: limit)
-                else { throw PinCommands.notFound }
+                let page = try await context.board.replies(to: pinID, after: cursor, limit: limit)
                 return CommandOutcome(.ok([
                     "replies": .array(page.replies.map(JSON.reply)),
                     "next": .optional(page.next?.encoded),

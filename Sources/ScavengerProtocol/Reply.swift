@@ -1,3 +1,5 @@
+import ScavengerBoard
+
 /// The error codes of the contract; the raw value is what goes on the wire.
 public enum ErrorCode: String, Sendable, CaseIterable {
     case badRequest = "BAD_REQUEST"
@@ -26,6 +28,20 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public var description: String { "\(code.rawValue) \(message)" }
+
+    /// The line protocol's form of the board's refusal.
+    public init(_ refusal: Refusal) {
+        let code: ErrorCode = switch refusal.code {
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .banned: .banned
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .rateLimited: .rateLimited
+        case .badArgument: .badArgument
+        }
+        self.init(code, refusal.message)
+    }
 
     public static func badArgument(_ message: String) -> CommandError { CommandError(.badArgument, message) }
     public static func badRequest(_ message: String) -> CommandError { CommandError(.badRequest, message) }

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import ScavengerBoard
 import ScavengerProtocol
 
 /// Serves one connection: runs each line through the command table and writes the replies in
@@ -22,7 +23,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     static let lingerSeconds: Int64 = 2
 
     private let table: CommandTable
-    private let services: Services
+    private let board: Board
     private let registry: ConnectionRegistry
     private let configuration: ServerConfiguration
     private var logger: Logger
@@ -48,9 +49,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Largest scratch array kept between replies; a bigger one is given back.
     static let scratchCapacity = 64 * 1024
 
-    init(table: CommandTable, services: Services, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
+    init(table: CommandTable, board: Board, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
         self.table = table
-        self.services = services
+        self.board = board
         self.registry = registry
         self.configuration = configuration
         self.logger = logger
@@ -69,7 +70,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let id = registry.register(context.channel, limit: configuration.maxConnections)
         connectionID = id
         logger[metadataKey: "connection.id"] = "\(id.number)"
-        commandContext = CommandContext(session: Session(connectionID: id.number), services: services, logger: logger)
+        commandContext = CommandContext(session: Session(connectionID: id.number), board: board, logger: logger)
         guard id.admitted else {
             logger.warning("connection refused: at the connection limit")
             lingeringClose(

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import ScavengerBoard
 import ScavengerProtocol
 import ServiceLifecycle
 import Synchronization
@@ -10,7 +11,7 @@ import Synchronization
 /// finish the requests it has received, then closes them.
 public final class ScavengerServer: Service, Sendable {
     public let configuration: ServerConfiguration
-    private let services: Services
+    private let board: Board
     private let table: CommandTable
     private let group: any EventLoopGroup
     private let logger: Logger
@@ -19,13 +20,13 @@ public final class ScavengerServer: Service, Sendable {
 
     public init(
         configuration: ServerConfiguration,
-        services: Services,
+        board: Board,
         table: CommandTable = .standard,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
         self.configuration = configuration
-        self.services = services
+        self.board = board
         self.table = table
         self.group = group
         self.logger = logger
@@ -67,7 +68,7 @@ public final class ScavengerServer: Service, Sendable {
 
     private func bind() async throws -> any Channel {
         let configuration = self.configuration
-        let (table, services, connections, logger) = (self.table, self.services, self.connections, self.logger)
+        let (table, board, connections, logger) = (self.table, self.board, self.connections, self.logger)
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -83,7 +84,7 @@ public final class ScavengerServer: Service, Sendable {
                     try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineBytes: configuration.limits.maxLineBytes)))
                     try pipeline.addHandler(
                         ConnectionHandler(
-                            table: table, services: services, registry: connections, configuration: configuration, logger: logger))
+                            table: table, board: board, registry: connections, configuration: configuration, logger: logger))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)

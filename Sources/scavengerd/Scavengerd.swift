@@ -5,6 +5,7 @@ import Postgres
 import ScavengerCore
 import ScavengerFeed
 import ScavengerGeography
+import ScavengerBoard
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
@@ -16,7 +17,7 @@ struct Scavengerd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scavengerd",
         abstract: "The Scavenger daemon: pins on a map, their chat, and its moderation, over a line protocol.",
-        version: Services.version,
+        version: ServerVersion.daemon,
         subcommands: [Serve.self, Migrate.self, Expire.self, UserCommand.self, RegionCommand.self, Commands.self]
     )
 }
@@ -122,13 +123,13 @@ struct Serve: AsyncParsableCommand {
             // The feed must be complete before the first NEARBY: load it, retrying while the
             // database is not there yet.
             let started = ContinuousClock.now
-            var listening: PostgresConnection?
+            var listening: ChangeListener?
             while listening == nil {
                 do {
                     // Listen first, then load: a change made in between is heard, not lost.
-                    let connection = try FeedListener.listen(databaseConfiguration)
+                    let listener = try await feed.startListening()
                     let pins = try await feed.load()
-                    listening = connection
+                    listening = listener
                     logger.info("feed loaded", metadata: [
                         "pins": "\(pins)", "regions": "\(feed.regionNames.count)", "seconds": "\(ContinuousClock.now - started)",
                     ])
@@ -137,25 +138,23 @@ struct Serve: AsyncParsableCommand {
                     try await Task.sleep(for: .seconds(2))
                 }
             }
-            let limits = ProtocolLimits(maxLineBytes: maxLineBytes)
             let hasher = PasswordHasher(parameters: .interactive)
+            let board = Board(feed: feed, passwords: hasher, rules: BoardRules(
+                pins: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
+                feed: FeedRules(maximumRadiusMeters: maxRadius),
+                moderation: ModerationRules(
+                    hideThreshold: reportThreshold, claimSeconds: claimSeconds, reportsPerWindow: reportsPerHour,
+                    reportWindowSeconds: 3600, defaultBanSeconds: defaultBanSeconds),
+                sessionTTLSeconds: sessionTtl))
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: maxConnections, idleTimeoutSeconds: idleTimeout,
-                    limits: limits),
-                services: Services(
-                    database: store, limits: limits, passwordHasher: hasher,
-                    pinRules: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
-                    sessionTTLSeconds: sessionTtl, feed: feed, feedRules: FeedRules(maximumRadiusMeters: maxRadius),
-                    moderationRules: ModerationRules(
-                        hideThreshold: reportThreshold, claimSeconds: claimSeconds, reportsPerWindow: reportsPerHour,
-                        reportWindowSeconds: 3600, defaultBanSeconds: defaultBanSeconds)),
-                logger: logger)
+                    limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
+                board: board, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
                     services: [
-                        .init(service: FeedListener(
-                            feed: feed, configuration: databaseConfiguration, logger: logger, listening: listening)),
+                        .init(service: FeedListener(feed: feed, logger: logger, listening: listening)),
                         .init(service: server),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],

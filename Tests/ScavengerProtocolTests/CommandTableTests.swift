@@ -1,12 +1,14 @@
 import Foundation
 import Logging
 import Testing
+import ScavengerBoard
 @testable import ScavengerProtocol
+import ScavengerTestSupport
 
 @Suite("Command table")
 struct CommandTableTests {
     let context = CommandContext(
-        session: Session(connectionID: 1), services: Services(database: nil), logger: Logger(label: "test"))
+        session: Session(connectionID: 1), board: OfflineBoard.shared, logger: Logger(label: "test"))
 
     func run(_ line: String) async -> CommandOutcome? {
         await CommandTable.standard.execute(line: line, context: context)
@@ -21,7 +23,7 @@ struct CommandTableTests {
         ("HELP nope", "ERR UNKNOWN_COMMAND unknown command 'nope'; HELP lists the commands\n"),
         ("HELP a b", "ERR BAD_ARGUMENT wrong number of arguments for HELP; usage: HELP [command]\n"),
         (#"HELLO "x"#, "ERR BAD_REQUEST unterminated quoted token\n"),
-        ("HELLO", #"OK {"server":"scavengerd","version":"\#(Services.version)","protocol":1,"user":null}"# + "\n"),
+        ("HELLO", #"OK {"server":"scavengerd","version":"\#(ServerVersion.daemon)","protocol":1,"user":null}"# + "\n"),
         ("HELP quit", #"OK {"command":"QUIT","syntax":"QUIT","summary":"Answers \"BYE\" and closes the connection."}"# + "\n"),
         ("QUIT", "OK \"BYE\"\n"),
     ])

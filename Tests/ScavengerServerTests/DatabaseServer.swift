@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import Postgres
+import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
 import ScavengerProtocol
@@ -12,13 +13,14 @@ import ServiceLifecycle
 import Sodium
 import Testing
 
-/// A migrated database in a fresh schema, and the services a server needs on top of it.
+/// A migrated database in a fresh schema, and the board a server needs on top of it.
 struct TestEnvironment: Sendable {
     let configuration: PostgresConfiguration
     let pool: PostgresPool
-    let database: Database
-    let feed: Feed
-    let services: Services
+    let board: Board
+
+    var database: Database { board.store }
+    var feed: Feed { board.feed }
 
     static func make(
         pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
@@ -27,24 +29,21 @@ struct TestEnvironment: Sendable {
         let configuration = try TestDatabase.isolatedConfiguration()
         let pool = PostgresPool(configuration: configuration, maxConnections: 6)
         _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(pool)
-        let database = Database(pool: pool)
         var logger = Logger(label: "test-feed")
         logger.logLevel = .warning
-        let feed = Feed(database: database, logger: logger)
+        let feed = Feed(database: Database(pool: pool), logger: logger)
         try await feed.load()
-        let services = Services(
-            database: database, passwordHasher: PasswordHasher(parameters: .minimum), pinRules: pinRules,
-            sessionTTLSeconds: sessionTTLSeconds, feed: feed, feedRules: feedRules, moderationRules: moderationRules)
-        return TestEnvironment(configuration: configuration, pool: pool, database: database, feed: feed, services: services)
+        let board = Board(
+            feed: feed, passwords: PasswordHasher(parameters: .minimum),
+            rules: BoardRules(pins: pinRules, feed: feedRules, moderation: moderationRules, sessionTTLSeconds: sessionTTLSeconds))
+        return TestEnvironment(configuration: configuration, pool: pool, board: board)
     }
 
     /// A listener keeping the feed in step with other processes' writes.
-    func listener() throws -> FeedListener {
+    func listener() async throws -> FeedListener {
         var logger = Logger(label: "test-listener")
         logger.logLevel = .warning
-        return FeedListener(
-            feed: feed, configuration: configuration, logger: logger, listening: try FeedListener.listen(configuration),
-            purgeIntervalSeconds: 1)
+        return FeedListener(feed: feed, logger: logger, listening: try await feed.startListening(), purgeIntervalSeconds: 1)
     }
 
     /// A second store on the same schema, as another process (another daemon, the CLI) would be.
@@ -53,7 +52,7 @@ struct TestEnvironment: Sendable {
     }
 
     func shutdown() async {
-        await services.passwordHasher?.shutdown()
+        await board.passwords.shutdown()
         await pool.shutdown()
     }
 }
@@ -68,8 +67,8 @@ func withDatabaseServer(
 ) async throws {
     let environment = try await TestEnvironment.make(pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules)
     do {
-        let extra: [any Service] = listening ? [try environment.listener()] : []
-        try await withServer(services: environment.services, alongside: extra) { address, _ in
+        let extra: [any Service] = listening ? [try await environment.listener()] : []
+        try await withServer(board: environment.board, alongside: extra) { address, _ in
             try await body(address, environment)
         }
     } catch {

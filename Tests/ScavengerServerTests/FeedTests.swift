@@ -147,25 +147,26 @@ struct FeedTests {
     }
 
     @Test("the listener drops this process's own announcements and hands on everyone else's")
-    func listenerDropsOwnAnnouncements() async throws {
+    func listenerDropsOwnAnnouncements() throws {
         let configuration = try TestDatabase.isolatedConfiguration()
-        let listening = try FeedListener.listen(configuration)
-        let speaker = try PostgresConnection.connect(configuration)
         let me = "me-\(Identifier.newPin())", other = "other-\(Identifier.newPin())"
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u p1"))")
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(other + " u p2"))")
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " d p3"))")
-        var heard: [PostgresNotification] = []
+        let listening = try ChangeListener(configuration: configuration, origin: me)
+        let speaker = try PostgresConnection.connect(configuration)
+        let wanted = ["p222222222222222222222222", "p333333333333333333333333", "p444444444444444444444444"]
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u " + wanted[0]))")
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(other + " u " + wanted[1]))")
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " d " + wanted[2]))")
+        try speaker.query("SELECT pg_notify(\(PinChange.regionsChannel), \(me + " north"))")
+        var heard: [AnnouncedChange] = []
         let deadline = ContinuousClock.now + .seconds(5)
-        while !heard.contains(where: { $0.payload == other + " u p2" }), ContinuousClock.now < deadline {
-            heard += try FeedListener.waitForChanges(on: listening, notMadeBy: me, timeoutMilliseconds: 200)
+        while !heard.contains(.region("north")), ContinuousClock.now < deadline {
+            heard += try listening.waitForChanges(timeoutMilliseconds: 200)
         }
-        #expect(heard.contains { $0.payload == other + " u p2" })
-        #expect(!heard.contains { $0.payload.hasPrefix(me) })
+        // Another process's pins, and every region change (the daemon's own included).
+        #expect(heard == [.pins([.upserted(wanted[1])]), .region("north")])
         // Only this process's own: nothing to hand on, and the wait ends at its timeout.
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u p4"))")
-        let later = try FeedListener.waitForChanges(on: listening, notMadeBy: me, timeoutMilliseconds: 300)
-        #expect(!later.contains { $0.payload.hasPrefix(me) })
+        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u " + wanted[0]))")
+        #expect(try listening.waitForChanges(timeoutMilliseconds: 300).isEmpty)
     }
 
     @Test("whose announcement a notification is", arguments: [

@@ -12,7 +12,7 @@ struct FramingTests {
             let lines = try await transcript(address, "PING\nHELLO\nHELP PING\nQUIT\nPING\n")
             #expect(lines == [
                 #"OK "PONG""#,
-                #"OK {"server":"scavengerd","version":"\#(Services.version)","protocol":1,"user":null}"#,
+                #"OK {"server":"scavengerd","version":"\#(ServerVersion.daemon)","protocol":1,"user":null}"#,
                 #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\"."}"#,
                 #"OK "BYE""#,
             ])

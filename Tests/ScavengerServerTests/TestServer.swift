@@ -1,8 +1,10 @@
 import Logging
 import NIOCore
 import NIOPosix
+import ScavengerBoard
 import ScavengerProtocol
 import ScavengerServer
+import ScavengerTestSupport
 import ServiceLifecycle
 import Testing
 
@@ -10,7 +12,7 @@ import Testing
 /// gracefully and waits until it has stopped.
 func withServer(
     _ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
-    services: Services = Services(database: nil),
+    board: Board = OfflineBoard.shared,
     table: CommandTable = .standard,
     alongside extraServices: [any Service] = [],
     _ body: (SocketAddress, ServiceGroup) async throws -> Void
@@ -19,7 +21,7 @@ func withServer(
     configuration.port = 0
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
-    let server = ScavengerServer(configuration: configuration, services: services, table: table, logger: logger)
+    let server = ScavengerServer(configuration: configuration, board: board, table: table, logger: logger)
     let group = ServiceGroup(
         configuration: .init(services: extraServices.map { .init(service: $0) } + [.init(service: server)], logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in

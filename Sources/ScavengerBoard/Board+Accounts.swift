@@ -1,0 +1,119 @@
+import ScavengerCore
+import ScavengerStore
+import Sodium
+
+/// A login that worked: the user, and the session token to give the client (stored only hashed).
+public struct SignIn: Sendable, Equatable {
+    public var user: User
+    public var token: String
+}
+
+extension Board {
+    // MARK: Use cases
+
+    /// Creates an account with its first session and logs `session` in. The name, email and
+    /// password must already be valid (``Validation``).
+    public func register(name: String, email: String, password: String, on session: Session) async throws -> SignIn {
+        let passwordHash = try await passwords.hash(password)
+        let token = SecureRandom.token()
+        let tokenHash = Digest.sha256(token)
+        let account: Account
+        do {
+            account = try await store.register(
+                name: name, email: email, passwordHash: passwordHash, tokenHash: tokenHash,
+                sessionTTLSeconds: rules.sessionTTLSeconds)
+        } catch {
+            switch RegistrationConflict(error) {
+            case .username: throw Refusal(.conflict, "that username is taken")
+            case .email: throw Refusal(.conflict, "that email is already registered")
+            case nil: throw error
+            }
+        }
+        session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+        return SignIn(user: account.user, token: token)
+    }
+
+    /// Checks a name or email and password and starts a new session on `session`. A wrong name
+    /// and a wrong password are refused alike, after the same work.
+    public func logIn(_ login: String, password: String, on session: Session) async throws -> SignIn {
+        let wrong = Refusal(.unauthorized, "wrong name or password")
+        guard password.utf8.count <= Validation.maximumPasswordBytes,
+              let credentials = try await store.credentials(login: login)
+        else {
+            // Spend the same time as a real check, so unknown names cannot be told apart.
+            await passwords.verifyDummy(password)
+            throw wrong
+        }
+        guard await passwords.verify(password, against: credentials.passwordHash) else { throw wrong }
+        let account = credentials.account
+        let token = SecureRandom.token()
+        let tokenHash = Digest.sha256(token)
+        try await store.createSession(userID: account.id, tokenHash: tokenHash, ttlSeconds: rules.sessionTTLSeconds)
+        session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+        return SignIn(user: account.user, token: token)
+    }
+
+    /// Resumes the session of `token` on `session`.
+    public func resume(token: String, on session: Session) async throws -> User {
+        let tokenHash = Digest.sha256(token)
+        guard let account = try await store.account(sessionTokenHash: tokenHash) else {
+            throw Refusal(.unauthorized, "unknown, expired or revoked token")
+        }
+        session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+        return account.user
+    }
+
+    /// Ends the session everywhere: its token stops working on every connection.
+    public func logOut(_ session: Session) async throws {
+        guard let tokenHash = session.tokenHash else { throw Refusal(.unauthorized, "not logged in") }
+        try await store.deleteSession(tokenHash: tokenHash)
+        session.logOut()
+    }
+
+    /// Who is logged in on `session` now, or nil.
+    public func currentUser(of session: Session) async -> User? {
+        guard session.tokenHash != nil else { return nil }
+        return (try? await account(of: session))?.user
+    }
+
+    // MARK: Checks
+
+    /// The logged-in account, checked against the database on every call so that a revoked or
+    /// expired session, or a changed role, takes effect at once. `unauthorized` otherwise.
+    public func account(of session: Session) async throws -> Account {
+        let tokenHash = try login(of: session).tokenHash
+        guard let account = try await store.account(sessionTokenHash: tokenHash) else {
+            session.logOut()
+            throw Refusal(.unauthorized, "the session has expired or was logged out; log in again")
+        }
+        session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+        return account
+    }
+
+    /// The session's login as last checked, without asking the database: for writes that check
+    /// the session in their own statement (``NewPin/sessionTokenHash``).
+    public func login(of session: Session) throws(Refusal) -> (tokenHash: [UInt8], userID: Int, user: User) {
+        guard let login = session.login else {
+            throw Refusal(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)")
+        }
+        return login
+    }
+
+    /// The logged-in account, which must not be banned: what every write asks for.
+    public func writer(of session: Session) async throws -> Account {
+        let account = try await account(of: session)
+        if let ban = account.ban {
+            throw Refusal(.banned, ban.text)
+        }
+        return account
+    }
+
+    /// The logged-in account, which must be a moderator or an admin.
+    public func moderator(of session: Session) async throws -> Account {
+        let account = try await account(of: session)
+        guard account.user.role.canModerate else {
+            throw Refusal(.forbidden, "moderators only")
+        }
+        return account
+    }
+}

@@ -1,0 +1,101 @@
+import ScavengerCore
+import ScavengerStore
+
+/// A pin to post: a text, or a photo with a caption.
+public struct PinDraft: Sendable {
+    public var lat: Double
+    public var lon: Double
+    /// The message, or the photo's caption (may be empty then).
+    public var text: String
+    public var ttlSeconds: Int
+    public var photo: Photo?
+
+    public init(lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo? = nil) {
+        self.lat = lat
+        self.lon = lon
+        self.text = text
+        self.ttlSeconds = ttlSeconds
+        self.photo = photo
+    }
+}
+
+extension Board {
+    static let noSuchPin = Refusal(.notFound, "no such pin")
+
+    /// Writes a pin, then puts it in the feed before returning, so the writer's next NEARBY
+    /// sees it. The session is checked by the writing statement itself (one round trip, and no
+    /// gap between the check and the write); only when it refuses is the account read, to say
+    /// why.
+    public func post(_ draft: PinDraft, by session: Session) async throws -> Pin {
+        let login = try login(of: session)
+        var new = NewPin(
+            authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,
+            ttlSeconds: draft.ttlSeconds, photo: draft.photo,
+            cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
+            region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash)
+        let pin: Pin
+        do {
+            pin = try await store.createPin(new)
+        } catch .sessionRefused {
+            // Unauthorized or banned, with the reason; if the session checks out by now (a ban
+            // ended in between), the write is tried once more, still checked.
+            let account = try await writer(of: session)
+            new.authorID = account.id
+            new.authorName = account.user.name
+            pin = try await store.createPin(new)
+        }
+        feed.upsert(IndexedPin(pin))
+        return pin
+    }
+
+    /// A live, visible pin.
+    public func pin(id: String) async throws -> Pin {
+        guard Identifier.isPin(id), let pin = try await store.pin(id: id) else { throw Self.noSuchPin }
+        return pin
+    }
+
+    /// A live photo pin's image. Moderators also see the kept photo of a reported pin while its
+    /// item is open.
+    public func photo(pinID id: String, viewer session: Session) async throws -> Photo {
+        var found = Identifier.isPin(id) ? try await store.photo(pinID: id) : nil
+        if found == nil, Identifier.isPin(id), session.user?.role.canModerate == true,
+           (try? await moderator(of: session)) != nil
+        {
+            found = try await store.evidencePhoto(item: id)
+        }
+        guard let found else { throw Refusal(.notFound, "no such photo pin") }
+        return found
+    }
+
+    /// Deletes a pin with its replies and photo: only its author or a moderator. Gone from the
+    /// feed before this returns.
+    public func delete(pinID id: String, by session: Session) async throws {
+        let account = try await writer(of: session)
+        guard Identifier.isPin(id) else { throw Self.noSuchPin }
+        switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate) {
+        case .deleted: feed.remove(id: id)
+        case .notFound: throw Self.noSuchPin
+        case .forbidden: throw Refusal(.forbidden, "only the author or a moderator may delete this pin")
+        }
+    }
+
+    /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.
+    public func reply(to pinID: String, text: String, by session: Session) async throws -> PinReply {
+        let account = try await writer(of: session)
+        guard Identifier.isPin(pinID),
+              let reply = try await store.createReply(pinID: pinID, authorID: account.id, authorName: account.user.name, text: text)
+        else { throw Self.noSuchPin }
+        feed.replyAdded(pinID: pinID)
+        return reply
+    }
+
+    /// A page of the chat under a live pin, oldest first.
+    public func replies(to pinID: String, after cursor: ReplyCursor?, limit: Int) async throws
+        -> (replies: [PinReply], next: ReplyCursor?)
+    {
+        guard Identifier.isPin(pinID), let page = try await store.replies(pinID: pinID, after: cursor, limit: limit) else {
+            throw Self.noSuchPin
+        }
+        return page
+    }
+}

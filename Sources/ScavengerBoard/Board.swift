@@ -1,0 +1,51 @@
+import ScavengerCore
+import ScavengerFeed
+import ScavengerStore
+import Sodium
+
+/// The rules operators can configure, in one place.
+public struct BoardRules: Sendable {
+    /// TTLs and photo size.
+    public var pins: PinRules
+    /// NEARBY's radius limit.
+    public var feed: FeedRules
+    /// Report threshold, claim lease, report rate, default ban.
+    public var moderation: ModerationRules
+    /// How long a login lasts; default 30 days.
+    public var sessionTTLSeconds: Int
+
+    public init(
+        pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
+        sessionTTLSeconds: Int = 30 * 24 * 3600
+    ) {
+        self.pins = pins
+        self.feed = feed
+        self.moderation = moderation
+        self.sessionTTLSeconds = sessionTTLSeconds
+    }
+}
+
+/// The application layer: one call per use case (register, log in, post, delete, reply, report,
+/// claim, resolve, ban, …). Each write goes to the store and then, once committed, to the live
+/// feed, so no front end can forget the feed. Every front end (the line protocol today) parses
+/// its input, calls one method here, and encodes the result.
+///
+/// Calls that act for someone take the connection's ``Session``: the board checks it against the
+/// database and keeps it up to date (a revoked session is forgotten, a changed role is seen).
+/// Refusals are thrown as ``Refusal``; a database failure as `StoreError`.
+public final class Board: Sendable {
+    /// The live feed; its store is ``store``.
+    public let feed: Feed
+    /// Hashes and verifies passwords off the event loops.
+    public let passwords: PasswordHasher
+    public let rules: BoardRules
+
+    /// The PostgreSQL store behind the feed.
+    public var store: Database { feed.database }
+
+    public init(feed: Feed, passwords: PasswordHasher, rules: BoardRules = BoardRules()) {
+        self.feed = feed
+        self.passwords = passwords
+        self.rules = rules
+    }
+}

@@ -1,0 +1,2 @@
+// TEMPORARY stub until the index module lands.
+@_exported import ScavengerCore
