@@ -38,11 +38,14 @@ else
     log "test database (local cluster): $SCAVENGER_TEST_DATABASE_URL"
 fi
 
-log "swift build --build-tests"
-swift build --build-tests
+# Every import must be of a declared dependency, so the module graph stays what Package.swift says.
+build_flags=(--explicit-target-dependency-import-check error)
+
+log "swift build --build-tests ${build_flags[*]}"
+swift build --build-tests "${build_flags[@]}"
 
 log "swift test $*"
 status=0
-swift test "$@" || status=$?
+swift test "${build_flags[@]}" "$@" || status=$?
 log "swift test exited with $status"
 exit "$status"
