@@ -9,7 +9,15 @@ import ScavengerProtocol
 /// In-memory commands (PING, NEARBY, REGION, …) are answered right here on the event loop, with
 /// no task or thread hop. A command that awaits the database runs as a task on this connection's
 /// event loop; lines that arrive meanwhile wait in a queue, and reading stops while the queue is
-/// full, so a client that pipelines cannot make the server buffer without bound.
+/// full, so a client that pipelines cannot make the server buffer requests without bound.
+///
+/// Replies are bounded the same way: while the connection's unsent output is above its high-water
+/// mark (the channel is not writable), no further request is answered and nothing more is read;
+/// answering resumes once the client has read enough. So a client that pipelines requests and
+/// never reads costs at most one reply beyond the mark.
+///
+/// The connection closes only after its last reply has been written: when the client half-closes,
+/// on graceful shutdown, and after `QUIT`.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = InboundFrame
     typealias OutboundIn = ByteBuffer
@@ -19,6 +27,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     static let maximumQueuedLines = 64
     /// Bytes kept waiting behind a deferred command before reading stops.
     static let maximumQueuedBytes = 1 << 20
+    /// How long a closing connection's unread replies may wait for the client before it is
+    /// closed anyway.
+    static let closeGraceSeconds: Int64 = 30
     /// How long input is still read and discarded after `LINE_TOO_LONG` before closing.
     static let lingerSeconds: Int64 = 2
 
@@ -91,7 +102,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !finishing else { return }
         let frame = unwrapInboundIn(data)
-        if awaitingDeferred || !queue.isEmpty {
+        if awaitingDeferred || !queue.isEmpty || !context.channel.isWritable {
             enqueue(frame)
         } else {
             handle(frame)
@@ -116,13 +127,27 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    /// Holds reads back while the queue is full: the kernel's buffer, then the client, wait.
+    /// Holds reads back while the queue is full or the unsent output is above its high-water
+    /// mark: the kernel's buffer, then the client, wait.
     func read(context: ChannelHandlerContext) {
-        if queue.count >= Self.maximumQueuedLines || queuedBytes >= Self.maximumQueuedBytes {
+        if mustHoldReads(context) {
             readHeld = true
         } else {
             context.read()
         }
+    }
+
+    /// The client has read enough of its replies: answer what waits, and read again.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            drainQueue()
+            flushIfNeeded()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func mustHoldReads(_ context: ChannelHandlerContext) -> Bool {
+        queue.count >= Self.maximumQueuedLines || queuedBytes >= Self.maximumQueuedBytes || !context.channel.isWritable
     }
 
     // MARK: Requests
@@ -172,12 +197,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Handles queued lines in order until one defers or the queue is empty.
+    /// Handles queued lines in order until one defers, the output is above its high-water mark,
+    /// or the queue is empty.
     private func drainQueue() {
-        while !awaitingDeferred, !finishing, let frame = dequeue() {
+        guard let context else { return }
+        while !awaitingDeferred, !finishing, context.channel.isWritable, let frame = dequeue() {
             handle(frame)
         }
-        if readHeld, queue.count < Self.maximumQueuedLines, queuedBytes < Self.maximumQueuedBytes {
+        if readHeld, !mustHoldReads(context) {
             readHeld = false
             context.read()
         }
@@ -194,9 +221,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         finishing = true
         queue.removeAll()
         queuedBytes = 0
-        unflushed = false
-        let context = self.context!
-        context.writeAndFlush(buffer).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.write(buffer, promise: nil)
+        closeAfterPendingWrites(context)
     }
 
     private func flushIfNeeded() {
@@ -205,12 +231,25 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.flush()
     }
 
-    /// Input has ended and every request has its reply: close.
+    /// Input has ended and every request has its reply: close once the replies are written.
     private func closeIfDone() {
         guard inputClosed, !awaitingDeferred, queue.isEmpty, !finishing, let context else { return }
         finishing = true
-        flushIfNeeded()
-        context.close(promise: nil)
+        closeAfterPendingWrites(context)
+    }
+
+    /// Closes once everything written so far has reached the socket (closing at once would drop
+    /// replies still queued in the channel). Writes complete in order, so an empty write's
+    /// completion marks the end of all before it.
+    /// A client that reads none of them gets ``closeGraceSeconds`` before the connection is closed anyway.
+    private func closeAfterPendingWrites(_ context: ChannelHandlerContext, mode: CloseMode = .all) {
+        unflushed = false
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
+            .assumeIsolated().whenComplete { _ in context.close(mode: mode, promise: nil) }
+        let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.closeGraceSeconds)) {
+            context.close(promise: nil)
+        }
+        context.channel.closeFuture.whenComplete { _ in deadline.cancel() }
     }
 
     /// Sends the reply and FIN but keeps reading (and discarding) for a moment, so the client's
@@ -220,9 +259,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         queue.removeAll()
         queuedBytes = 0
         let context = self.context!
-        context.writeAndFlush(wrapOutboundOut(buffer(reply)), promise: nil)
-        unflushed = false
-        context.close(mode: .output, promise: nil)
+        context.write(wrapOutboundOut(buffer(reply)), promise: nil)
+        closeAfterPendingWrites(context, mode: .output)
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.lingerSeconds)) {
             context.close(promise: nil)
         }

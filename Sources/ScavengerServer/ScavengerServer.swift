@@ -74,6 +74,9 @@ public final class ScavengerServer: Service, Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelOption(
+                .writeBufferWaterMark,
+                value: .init(low: configuration.outputHighWaterBytes / 2, high: configuration.outputHighWaterBytes))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations

@@ -10,6 +10,10 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections: Int
     /// Seconds a connection may stay silent before it is closed; 0 never. Default 300.
     public var idleTimeoutSeconds: Int
+    /// Unsent reply bytes per connection above which the server stops answering and reading
+    /// that connection until the client has read down to half of it. Default 256 KiB; one reply
+    /// may go past it (a photo is up to about 7 MB).
+    public var outputHighWaterBytes: Int
     /// Protocol limits (line length, …).
     public var limits: ProtocolLimits
 
@@ -18,8 +22,10 @@ public struct ServerConfiguration: Sendable {
         port: Int = 7467,
         maxConnections: Int = 1024,
         idleTimeoutSeconds: Int = 300,
+        outputHighWaterBytes: Int = 256 * 1024,
         limits: ProtocolLimits = ProtocolLimits()
     ) {
+        self.outputHighWaterBytes = outputHighWaterBytes
         self.host = host
         self.port = port
         self.maxConnections = maxConnections

@@ -63,6 +63,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest request line in bytes.") var maxLineBytes = 8 * 1024 * 1024
     @Option(help: "Connections served at once.") var maxConnections = 1024
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
+    @Option(help: "Unsent reply bytes per connection above which it is neither answered nor read until the client reads.")
+    var outputBufferBytes = 256 * 1024
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
     @Option(help: "Groups of text pins written at once (group commit; 1 makes the largest groups).") var pinWriters = 1
     @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = 48 * 3600
@@ -82,6 +84,7 @@ struct Serve: AsyncParsableCommand {
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
         guard idleTimeout >= 0 else { throw ArgumentParser.ValidationError("--idle-timeout must be 0 or more") }
+        guard outputBufferBytes >= 1024 else { throw ArgumentParser.ValidationError("--output-buffer-bytes must be at least 1024") }
         guard (1 ... 256).contains(databaseConnections) else {
             throw ArgumentParser.ValidationError("--database-connections must be within 1…256")
         }
@@ -149,7 +152,7 @@ struct Serve: AsyncParsableCommand {
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: maxConnections, idleTimeoutSeconds: idleTimeout,
-                    limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
+                    outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
                 board: board, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
