@@ -117,9 +117,14 @@ public struct CommandTable: Sendable {
     public let commands: [CommandSpec]
     private let byName: [String: CommandSpec]
 
+    /// The most tokens any request line can use: a name and the largest arity. A line is split
+    /// no further than one token past it.
+    private let maximumTokens: Int
+
     public init(_ commands: [CommandSpec]) {
         self.commands = commands
         self.byName = Dictionary(commands.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.maximumTokens = 1 + (commands.map(\.arity.upperBound).max() ?? 0)
     }
 
     /// The row for a name, case-insensitively.
@@ -141,7 +146,7 @@ public struct CommandTable: Sendable {
     public func dispatch(line: String, context: CommandContext) -> Dispatch {
         let tokens: [Token]
         do {
-            tokens = try Tokenizer.tokenize(line)
+            tokens = try Tokenizer.tokenize(line, maximumTokens: maximumTokens + 1)
         } catch {
             return .reply(CommandOutcome(Reply(error)))
         }

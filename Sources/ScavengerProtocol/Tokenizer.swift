@@ -17,11 +17,13 @@ public struct Token: Sendable, Equatable, CustomStringConvertible {
 /// string literals (RFC 8259 escapes, `\uXXXX` and surrogate pairs included).
 public enum Tokenizer {
     /// The tokens of `line` (without its line ending); `BAD_REQUEST` for a malformed quoted token.
-    public static func tokenize(_ line: String) throws(CommandError) -> [Token] {
+    /// Stops after `maximumTokens` tokens: a caller that can use no more than that learns that
+    /// there were more without the work of splitting the rest (an 8 MiB line could hold millions).
+    public static func tokenize(_ line: String, maximumTokens: Int = .max) throws(CommandError) -> [Token] {
         var tokens: [Token] = []
         let bytes = Array(line.utf8)
         var index = 0
-        while index < bytes.count {
+        while index < bytes.count, tokens.count < maximumTokens {
             let byte = bytes[index]
             if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
                 index += 1

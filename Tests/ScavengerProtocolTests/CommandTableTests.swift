@@ -78,4 +78,13 @@ struct CommandTableTests {
         let finish = try #require(text.range(of: end, range: start.upperBound ..< text.endIndex))
         #expect(String(text[start.upperBound ..< finish.lowerBound]) == CommandTable.standard.markdownReference)
     }
+
+    @Test("a line of millions of tokens is refused by its arity, not split whole")
+    func manyTokens() async throws {
+        let line = "PING" + String(repeating: " x", count: 2_000_000)
+        let outcome = try #require(await run(line))
+        #expect(outcome.reply.line == "ERR BAD_ARGUMENT wrong number of arguments for PING; usage: PING\n")
+        let unknown = try #require(await run("NOPE" + String(repeating: " x", count: 2_000_000)))
+        #expect(unknown.reply.line.hasPrefix("ERR UNKNOWN_COMMAND"))
+    }
 }

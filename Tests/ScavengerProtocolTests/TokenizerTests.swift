@@ -125,4 +125,10 @@ struct ArgumentsTests {
         var dangling = Arguments(command: "X", tokens: [Token("LIMIT")])
         #expect(throws: CommandError.self) { try dangling.options(["LIMIT"]) }
     }
+
+    @Test("tokenizing stops after the most tokens the caller can use", arguments: [0, 1, 3])
+    func maximumTokens(limit: Int) throws {
+        let tokens = try Tokenizer.tokenize(#"a "b c" d e f"#, maximumTokens: limit)
+        #expect(tokens == Array([Token("a"), Token("b c", quoted: true), Token("d")].prefix(limit)))
+    }
 }
