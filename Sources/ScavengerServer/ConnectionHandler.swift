@@ -78,14 +78,23 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let id = registry.register(context.channel, limit: configuration.maxConnections)
+        let id = registry.register(
+            context.channel, limit: configuration.maxConnections, perAddressLimit: configuration.maxConnectionsPerAddress)
         connectionID = id
         logger[metadataKey: "connection.id"] = "\(id.number)"
         commandContext = CommandContext(session: Session(connectionID: id.number), board: board, logger: logger)
-        guard id.admitted else {
-            logger.warning("connection refused: at the connection limit")
-            lingeringClose(
-                after: .error(.unavailable, "the server is at its connection limit (\(configuration.maxConnections)); retry later"))
+        if let refusal = id.refusal {
+            let message: String
+            switch refusal {
+            case .full(let limit):
+                message = "the server is at its connection limit (\(limit)); retry later"
+            case .addressFull(let limit):
+                message = "too many connections from your address (at most \(limit)); retry later"
+            }
+            if let refused = registry.noteRefusal() {
+                logger.warning("connections refused", metadata: ["count": "\(refused)", "reason": "\(message)"])
+            }
+            lingeringClose(after: .error(.unavailable, message))
             context.fireChannelActive()
             return
         }

@@ -108,37 +108,80 @@ final class IdleConnectionCloser: ChannelInboundHandler, Sendable {
     }
 }
 
-/// The open connections: counts them against the limit and, on shutdown, stops their input so
-/// each finishes what it has already received and then closes.
+/// The open connections: counts them against the limits (in all, and per client address) and, on
+/// shutdown, stops their input so each finishes what it has already received and then closes.
 final class ConnectionRegistry: Sendable {
     struct ID {
         let number: Int
-        let admitted: Bool
+        /// Nil when admitted; else why the connection was refused.
+        let refusal: Refusal?
+        /// The client's address, as counted against the per-address limit.
+        let address: String?
+
+        var admitted: Bool { refusal == nil }
+    }
+
+    enum Refusal {
+        case full(limit: Int)
+        case addressFull(limit: Int)
     }
 
     private struct State {
         var nextNumber = 1
         var channels: [Int: any Channel] = [:]
+        var perAddress: [String: Int] = [:]
         var shuttingDown = false
+        /// Refusals not yet logged, and when the last log line was written.
+        var refusedSinceLog = 0
+        var lastRefusalLog: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
 
-    func register(_ channel: any Channel, limit: Int) -> ID {
+    /// Admits a connection unless `limit` connections are open, or `perAddressLimit` from its address.
+    func register(_ channel: any Channel, limit: Int, perAddressLimit: Int) -> ID {
+        let address = channel.remoteAddress?.ipAddress
         let (id, stopInput) = state.withLock { state -> (ID, Bool) in
             let number = state.nextNumber
             state.nextNumber += 1
-            guard state.channels.count < limit else { return (ID(number: number, admitted: false), false) }
+            guard state.channels.count < limit else {
+                return (ID(number: number, refusal: .full(limit: limit), address: address), false)
+            }
+            if let address {
+                guard state.perAddress[address, default: 0] < perAddressLimit else {
+                    return (ID(number: number, refusal: .addressFull(limit: perAddressLimit), address: address), false)
+                }
+                state.perAddress[address, default: 0] += 1
+            }
             state.channels[number] = channel
-            return (ID(number: number, admitted: true), state.shuttingDown)
+            return (ID(number: number, refusal: nil, address: address), state.shuttingDown)
         }
         if stopInput { Self.stopInput(channel) }
         return id
     }
 
+    /// Counts a refused connection; returns how many to report in one log line, at most once a
+    /// second (a storm of refusals must not become a storm of log lines), else nil.
+    func noteRefusal(every interval: Duration = .seconds(1)) -> Int? {
+        state.withLock { state in
+            state.refusedSinceLog += 1
+            let now = ContinuousClock.now
+            if let last = state.lastRefusalLog, now - last < interval { return nil }
+            state.lastRefusalLog = now
+            defer { state.refusedSinceLog = 0 }
+            return state.refusedSinceLog
+        }
+    }
+
     func unregister(_ id: ID) {
         guard id.admitted else { return }
-        state.withLock { _ = $0.channels.removeValue(forKey: id.number) }
+        state.withLock { state in
+            _ = state.channels.removeValue(forKey: id.number)
+            if let address = id.address {
+                state.perAddress[address, default: 1] -= 1
+                if state.perAddress[address] == 0 { state.perAddress[address] = nil }
+            }
+        }
     }
 
     /// Closes every connection at once (the server task was cancelled).

@@ -8,6 +8,9 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Connections served at once; more are refused with `ERR UNAVAILABLE`. Default 1024.
     public var maxConnections: Int
+    /// Connections from one client address at once; more are refused with `ERR UNAVAILABLE`.
+    /// Default 64.
+    public var maxConnectionsPerAddress: Int
     /// Seconds a connection may stay silent before it is closed; 0 never. Default 300.
     public var idleTimeoutSeconds: Int
     /// Unsent reply bytes per connection above which the server stops answering and reading
@@ -21,6 +24,7 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 7467,
         maxConnections: Int = 1024,
+        maxConnectionsPerAddress: Int = 64,
         idleTimeoutSeconds: Int = 300,
         outputHighWaterBytes: Int = 256 * 1024,
         limits: ProtocolLimits = ProtocolLimits()
@@ -29,6 +33,7 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
         self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.limits = limits
     }

@@ -62,6 +62,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Longest request line in bytes.") var maxLineBytes = 8 * 1024 * 1024
     @Option(help: "Connections served at once.") var maxConnections = 1024
+    @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = 64
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
     @Option(help: "Unsent reply bytes per connection above which it is neither answered nor read until the client reads.")
     var outputBufferBytes = 256 * 1024
@@ -83,6 +84,9 @@ struct Serve: AsyncParsableCommand {
         guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
+        guard maxConnectionsPerAddress >= 1 else {
+            throw ArgumentParser.ValidationError("--max-connections-per-address must be at least 1")
+        }
         guard idleTimeout >= 0 else { throw ArgumentParser.ValidationError("--idle-timeout must be 0 or more") }
         guard outputBufferBytes >= 1024 else { throw ArgumentParser.ValidationError("--output-buffer-bytes must be at least 1024") }
         guard (1 ... 256).contains(databaseConnections) else {
@@ -151,7 +155,8 @@ struct Serve: AsyncParsableCommand {
                 sessionTTLSeconds: sessionTtl))
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
-                    host: host, port: port, maxConnections: maxConnections, idleTimeoutSeconds: idleTimeout,
+                    host: host, port: port, maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
+                    idleTimeoutSeconds: idleTimeout,
                     outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
                 board: board, logger: logger)
             let group = ServiceGroup(

@@ -204,6 +204,35 @@ struct FramingTests {
         }
     }
 
+    @Test("connections over the per-address limit are refused with UNAVAILABLE; a closed one frees its place")
+    func perAddressLimit() async throws {
+        let configuration = ServerConfiguration(maxConnections: 100, maxConnectionsPerAddress: 2)
+        try await withServer(configuration) { address, _ in
+            try await withTimeout {
+                try await TestConnection.talk(address) { first, firstReader in
+                    try await first.send("PING\n")
+                    #expect(try await firstReader.next() == #"OK "PONG""#)
+                    try await TestConnection.talk(address) { second, secondReader in
+                        try await second.send("PING\n")
+                        #expect(try await secondReader.next() == #"OK "PONG""#)
+                        for _ in 0 ..< 20 {
+                            let refused = try await transcript(address, "PING\n")
+                            #expect(refused.count == 1)
+                            #expect(refused.first?.hasPrefix("ERR UNAVAILABLE too many connections from your address") == true)
+                        }
+                    }
+                }
+                // Both places are free again (a closed connection leaves the registry as it closes).
+                var answered: [String] = []
+                let deadline = ContinuousClock.now + .seconds(5)
+                while answered != [#"OK "PONG""#], ContinuousClock.now < deadline {
+                    answered = try await transcript(address, "PING\n")
+                }
+                #expect(answered == [#"OK "PONG""#])
+            }
+        }
+    }
+
     @Test("an idle connection is closed after the idle timeout")
     func idleTimeout() async throws {
         let configuration = ServerConfiguration(idleTimeoutSeconds: 1)
