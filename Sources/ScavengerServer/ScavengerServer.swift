@@ -84,6 +84,9 @@ public final class ScavengerServer: Service, Sendable {
                         try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))))
                         try pipeline.addHandler(IdleConnectionCloser())
                     }
+                    if configuration.lineTimeoutSeconds > 0 {
+                        try pipeline.addHandler(LineDeadlineHandler(seconds: configuration.lineTimeoutSeconds))
+                    }
                     try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineBytes: configuration.limits.maxLineBytes)))
                     try pipeline.addHandler(
                         ConnectionHandler(

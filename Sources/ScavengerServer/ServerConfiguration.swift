@@ -13,6 +13,9 @@ public struct ServerConfiguration: Sendable {
     public var maxConnectionsPerAddress: Int
     /// Seconds a connection may stay silent before it is closed; 0 never. Default 300.
     public var idleTimeoutSeconds: Int
+    /// Seconds a client has to finish a request line once it has sent its first byte; 0 never.
+    /// Default 30.
+    public var lineTimeoutSeconds: Int
     /// Unsent reply bytes per connection above which the server stops answering and reading
     /// that connection until the client has read down to half of it. Default 256 KiB; one reply
     /// may go past it (a photo is up to about 7 MB).
@@ -26,10 +29,12 @@ public struct ServerConfiguration: Sendable {
         maxConnections: Int = 1024,
         maxConnectionsPerAddress: Int = 64,
         idleTimeoutSeconds: Int = 300,
+        lineTimeoutSeconds: Int = 30,
         outputHighWaterBytes: Int = 256 * 1024,
         limits: ProtocolLimits = ProtocolLimits()
     ) {
         self.outputHighWaterBytes = outputHighWaterBytes
+        self.lineTimeoutSeconds = lineTimeoutSeconds
         self.host = host
         self.port = port
         self.maxConnections = maxConnections

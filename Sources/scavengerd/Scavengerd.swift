@@ -64,6 +64,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Connections served at once.") var maxConnections = 1024
     @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = 64
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
+    @Option(help: "Seconds a client has to finish a request line once started (0: no limit).") var lineTimeout = 30
     @Option(help: "Unsent reply bytes per connection above which it is neither answered nor read until the client reads.")
     var outputBufferBytes = 256 * 1024
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
@@ -88,6 +89,7 @@ struct Serve: AsyncParsableCommand {
             throw ArgumentParser.ValidationError("--max-connections-per-address must be at least 1")
         }
         guard idleTimeout >= 0 else { throw ArgumentParser.ValidationError("--idle-timeout must be 0 or more") }
+        guard lineTimeout >= 0 else { throw ArgumentParser.ValidationError("--line-timeout must be 0 or more") }
         guard outputBufferBytes >= 1024 else { throw ArgumentParser.ValidationError("--output-buffer-bytes must be at least 1024") }
         guard (1 ... 256).contains(databaseConnections) else {
             throw ArgumentParser.ValidationError("--database-connections must be within 1…256")
@@ -156,7 +158,7 @@ struct Serve: AsyncParsableCommand {
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
-                    idleTimeoutSeconds: idleTimeout,
+                    idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
                     outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
                 board: board, logger: logger)
             let group = ServiceGroup(

@@ -233,6 +233,35 @@ struct FramingTests {
         }
     }
 
+    @Test("a client trickling a line byte by byte is cut off at the line deadline; others are not")
+    func slowLine() async throws {
+        let configuration = ServerConfiguration(lineTimeoutSeconds: 1)
+        try await withServer(configuration) { address, _ in
+            try await withTimeout(20) {
+                let started = ContinuousClock.now
+                try await TestConnection.talk(address) { writer, reader in
+                    // Whole lines, slowly, are fine: the deadline runs per line.
+                    for _ in 0 ..< 3 {
+                        try await writer.send("PING\n")
+                        #expect(try await reader.next() == #"OK "PONG""#)
+                        try await Task.sleep(for: .milliseconds(600))
+                    }
+                    // One byte every 200 ms never finishes a line in time.
+                    let trickle = Task {
+                        for byte in "HELLO WORLD AND MORE".utf8 {
+                            try await writer.send(bytes: [byte])
+                            try await Task.sleep(for: .milliseconds(200))
+                        }
+                    }
+                    #expect(try await reader.next() == "ERR BAD_REQUEST request line not finished within 1 s; closing")
+                    #expect(try await reader.next() == nil)
+                    trickle.cancel()
+                }
+                #expect(ContinuousClock.now - started < .seconds(8))
+            }
+        }
+    }
+
     @Test("an idle connection is closed after the idle timeout")
     func idleTimeout() async throws {
         let configuration = ServerConfiguration(idleTimeoutSeconds: 1)
