@@ -1,2 +1,0 @@
-// TEMPORARY stub until the index module lands.
-@_exported import ScavengerCore
