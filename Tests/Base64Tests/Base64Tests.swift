@@ -1,21 +1,11 @@
 import Base64
 import Foundation
+import ScavengerTestSupport
 import Testing
 
 /// Deterministic bytes, so a failing size can be reproduced.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private func randomBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var generator = SplitMix64(state: seed)
+    var generator = SplitMix64(seed: seed)
     var bytes = [UInt8]()
     bytes.reserveCapacity(count + 8)
     while bytes.count < count {

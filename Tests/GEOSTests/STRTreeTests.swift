@@ -29,11 +29,8 @@ struct STRTreeTests {
     @Test func envelopeQueryMatchesBruteForce() throws {
         let grid = Self.grid()
         let tree = try STRTree(envelopes: grid, nodeCapacity: 4)
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next() -> Double {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Double(state >> 11) / Double(1 << 53) * 12 - 1
-        }
+        var random = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
+        func next() -> Double { random.double(in: -1 ..< 11) }
         var nonEmpty = 0
         for _ in 0..<300 {
             let (a, b, c, d) = (next(), next(), next(), next())

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ScavengerCore
+import ScavengerTestSupport
 
 @Suite("Geodesy")
 struct GeodesyTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import ScavengerCore
+import ScavengerTestSupport
 
 @Suite("Grid")
 struct GridTests {

@@ -1,49 +1,7 @@
 import Foundation
 import Testing
 @testable import ScavengerCore
-
-/// A small seeded generator (SplitMix64), so every run sees the same data.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in the closed range.
-    mutating func double(in range: ClosedRange<Double>) -> Double {
-        range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / Double((1 << 53) - 1)
-    }
-
-    /// Uniform in the half-open range.
-    mutating func double(in range: Range<Double>) -> Double {
-        range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / Double(1 << 53)
-    }
-
-    /// Log-uniform: as many small values as large ones.
-    mutating func logUniform(_ range: ClosedRange<Double>) -> Double {
-        let value = range.lowerBound * pow(range.upperBound / range.lowerBound, double(in: 0 ... 1))
-        return min(range.upperBound, max(range.lowerBound, value))
-    }
-
-    mutating func int(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.upperBound - range.lowerBound + 1))
-    }
-
-    mutating func chance(_ probability: Double) -> Bool { double(in: 0 ..< 1) < probability }
-
-    /// A pin id drawn from this generator.
-    mutating func pinID() -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
-        return "p" + String((0 ..< 24).map { _ in alphabet[Int(next() % 32)] })
-    }
-}
+import ScavengerTestSupport
 
 /// Points near the hard places: both sides of the antimeridian, both poles, and a city.
 func randomPoint(_ random: inout SplitMix64, near centre: (Double, Double), spread: Double) -> (lat: Double, lon: Double) {

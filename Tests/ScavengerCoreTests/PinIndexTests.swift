@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import ScavengerCore
+import ScavengerTestSupport
 
 @Suite("PinIndex")
 struct PinIndexTests {
