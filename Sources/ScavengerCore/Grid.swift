@@ -141,17 +141,18 @@ public enum Grid {
         return coverSpans(lat: lat, lon: 0, radius: radius, maximumCells: maxCells, into: &spans) ?? levels.upperBound
     }
 
-    // MARK: - Internals
+    // MARK: - Internals (`package` ones serve the pin index)
 
     /// Columns `first ..< first + count` (modulo the row's column count) of one row.
-    struct RowSpan {
+    package struct RowSpan {
         var row: Int
         var first: Int
         var count: Int
         var columns: Int
     }
 
-    static func cells(of spans: [RowSpan], level: Int) -> [CellKey] {
+    /// The cells of `spans`, row by row.
+    package static func cells(of spans: [RowSpan], level: Int) -> [CellKey] {
         var cells: [CellKey] = []
         cells.reserveCapacity(spans.reduce(0) { $0 + $1.count })
         for span in spans {
@@ -171,7 +172,7 @@ public enum Grid {
     /// Picks the finest of `candidates` whose cover fits `maximumCells` and leaves its spans in
     /// `spans`. The coarsest candidate takes up to `coarsestMaximumCells`; nil when even that
     /// is not enough (`spans` is then incomplete).
-    static func coverSpans(lat: Double, lon: Double, radius: Double, maximumCells: Int, levels candidates: ClosedRange<Int> = levels,
+    package static func coverSpans(lat: Double, lon: Double, radius: Double, maximumCells: Int, levels candidates: ClosedRange<Int> = levels,
                            coarsestMaximumCells: Int = Int.max, into spans: inout [RowSpan]) -> Int? {
         for level in candidates.dropLast() {
             if coverSpans(lat: lat, lon: lon, radius: radius, level: level, maximumCells: maximumCells, into: &spans) {

@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import ScavengerCore
 import ScavengerGeography
+import ScavengerPinIndex
 import ReadWriteLock
 import ScavengerStore
 import Synchronization

@@ -1,3 +1,5 @@
+import ScavengerCore
+
 /// The slots of the pins in each cell of one grid level, compact for sparse data: a cell with
 /// one or two pins costs one 16-byte table entry and nothing else; larger cells keep their
 /// slots in an overflow list. Open addressing with linear probing, no tombstones.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import ScavengerCore
+import ScavengerCore
+@testable import ScavengerPinIndex
 import ScavengerTestSupport
 
 /// Points near the hard places: both sides of the antimeridian, both poles, and a city.

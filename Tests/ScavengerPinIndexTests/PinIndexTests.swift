@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
-@testable import ScavengerCore
+import ScavengerCore
+@testable import ScavengerPinIndex
 import ScavengerTestSupport
 
 @Suite("PinIndex")

@@ -1,3 +1,5 @@
+import ScavengerCore
+
 /// The daemon's in-memory index of pins: NEARBY and REGION feeds without touching the database.
 ///
 /// PostgreSQL stays the source of truth: the daemon loads every live pin at start and applies

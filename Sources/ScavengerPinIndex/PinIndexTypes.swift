@@ -1,3 +1,5 @@
+import ScavengerCore
+
 /// Why a ``PinIndex`` call was refused. Nothing changed.
 public enum PinIndexError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Not a pin id (`p` and 24 of `a-z 2-7`).
