@@ -1,0 +1,104 @@
+import ScavengerCore
+
+/// Where a NEARBY page ended: the last pin's distance and id, and the query it belongs to.
+public struct NearbyCursor: Sendable, Equatable {
+    /// The last returned pin's canonical distance (kept bit for bit).
+    public var distance: Double
+    /// The last returned pin's id.
+    public var id: String
+    /// ``NearbyQuery/fingerprint`` of the query that made it.
+    public var fingerprint: UInt64
+
+    public init(distance: Double, id: String, fingerprint: UInt64) {
+        self.distance = distance
+        self.id = id
+        self.fingerprint = fingerprint
+    }
+
+    /// Opaque and URL-safe: `<fingerprint>.<distance bits>.<id>`, hex fields.
+    public var encoded: String {
+        "\(Hex.encode(fingerprint)).\(Hex.encode(distance.bitPattern)).\(id)"
+    }
+
+    /// Parses ``encoded``; nil for anything malformed.
+    public init?(encoded: String) {
+        guard let (fingerprint, bits, id) = CursorText.parse(encoded) else { return nil }
+        let distance = Double(bitPattern: bits)
+        guard distance.isFinite, distance >= 0 else { return nil }
+        self.init(distance: distance, id: id, fingerprint: fingerprint)
+    }
+}
+
+/// Where a REGION page ended: the last pin's creation time and id, and the query it belongs to.
+public struct RegionCursor: Sendable, Equatable {
+    public var created: Timestamp
+    public var id: String
+    /// ``fingerprint(region:kind:)`` of the query that made it.
+    public var fingerprint: UInt64
+
+    public init(created: Timestamp, id: String, fingerprint: UInt64) {
+        self.created = created
+        self.id = id
+        self.fingerprint = fingerprint
+    }
+
+    /// Identifies a REGION query apart from its page.
+    public static func fingerprint(region: String, kind: PinKind?) -> UInt64 {
+        var hash = Fingerprint()
+        hash.add(byte: 0x52)  // "R"
+        for byte in region.utf8 { hash.add(byte: byte) }
+        hash.add(kind: kind)
+        return hash.value
+    }
+
+    /// Opaque and URL-safe: `<fingerprint>.<created>.<id>`, hex fields.
+    public var encoded: String {
+        "\(Hex.encode(fingerprint)).\(Hex.encode(UInt64(bitPattern: created.microseconds))).\(id)"
+    }
+
+    /// Parses ``encoded``; nil for anything malformed.
+    public init?(encoded: String) {
+        guard let (fingerprint, bits, id) = CursorText.parse(encoded) else { return nil }
+        self.init(created: Timestamp(microseconds: Int64(bitPattern: bits)), id: id, fingerprint: fingerprint)
+    }
+}
+
+enum Hex {
+    static let digits = Array("0123456789abcdef".utf8)
+
+    /// 16 lowercase hex digits.
+    static func encode(_ value: UInt64) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0 ..< 16 {
+            bytes[index] = digits[Int(value >> UInt64(60 - 4 * index) & 0xF)]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Exactly 16 lowercase hex digits.
+    static func decode(_ bytes: Substring.UTF8View) -> UInt64? {
+        guard bytes.count == 16 else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
+    }
+}
+
+enum CursorText {
+    /// `<16 hex>.<16 hex>.<pin id>`.
+    static func parse(_ text: String) -> (UInt64, UInt64, String)? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let first = Hex.decode(parts[0].utf8), let second = Hex.decode(parts[1].utf8),
+              PinKey(id: parts[2]) != nil
+        else { return nil }
+        return (first, second, String(parts[2]))
+    }
+}

@@ -1,0 +1,62 @@
+/// A pin id as two integers: `p` and 24 base32 characters, 60 bits in each half. Digits are
+/// numbered in ASCII order (`2`…`7` before `a`…`z`), so comparing keys compares the id strings.
+struct PinKey: Hashable, Comparable {
+    var high: UInt64
+    var low: UInt64
+
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    init?<S: StringProtocol>(id: S) {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var index = 0
+        for byte in id.utf8 {
+            if index == 0 {
+                guard byte == UInt8(ascii: "p") else { return nil }
+            } else {
+                guard index <= 24 else { return nil }
+                let digit: UInt64
+                switch byte {
+                case UInt8(ascii: "2") ... UInt8(ascii: "7"): digit = UInt64(byte - UInt8(ascii: "2"))
+                case UInt8(ascii: "a") ... UInt8(ascii: "z"): digit = UInt64(byte - UInt8(ascii: "a") + 6)
+                default: return nil
+                }
+                if index <= 12 { high = high << 5 | digit } else { low = low << 5 | digit }
+            }
+            index += 1
+        }
+        guard index == 25 else { return nil }
+        self.high = high
+        self.low = low
+    }
+
+    static let digits = Array("234567abcdefghijklmnopqrstuvwxyz".utf8)
+
+    var string: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(25)
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the id's 25 characters.
+    func append(to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "p"))
+        for index in 0 ..< 12 {
+            bytes.append(Self.digits[Int(high >> UInt64(55 - 5 * index) & 31)])
+        }
+        for index in 0 ..< 12 {
+            bytes.append(Self.digits[Int(low >> UInt64(55 - 5 * index) & 31)])
+        }
+    }
+
+    static func < (lhs: PinKey, rhs: PinKey) -> Bool {
+        lhs.high != rhs.high ? lhs.high < rhs.high : lhs.low < rhs.low
+    }
+
+    /// A well-spread hash (ids are random, but nothing here relies on it).
+    var hashValue64: UInt64 { Fingerprint.mix(high &* 0x9E37_79B9_7F4A_7C15 ^ low) }
+}
