@@ -64,11 +64,6 @@ public final class PinIndex {
         self.maximumCoverCells = max(1, maximumCoverCells)
     }
 
-    deinit {
-        hot.deallocate()
-        cold.deallocate()
-    }
-
     /// Makes room for `count` pins in total, so a start-up load does not regrow.
     public func reserveCapacity(_ count: Int) {
         hot.reserveCapacity(count)

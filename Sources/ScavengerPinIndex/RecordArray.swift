@@ -2,10 +2,11 @@
 /// of 32 or 64 bytes never straddle two cache lines (a Swift `Array` places its elements
 /// 32 bytes into a heap object, which gives no such guarantee).
 ///
-/// It owns raw memory: exactly one owner must call ``deallocate()``, and copies of the struct
-/// must not outlive it. `PinIndex` keeps its arrays private and frees them in `deinit`.
-struct RecordArray<Element: BitwiseCopyable> {
-    private(set) var base: UnsafeMutablePointer<Element>
+/// It owns its memory and frees it when it goes away; being non-copyable, it has exactly one
+/// owner. Reads and writes are index-checked; only ``buffer`` skips the checks, for hot loops.
+struct RecordArray<Element: BitwiseCopyable>: ~Copyable {
+    /// The storage: private to this file, so nothing else can free or keep it.
+    private var base: UnsafeMutablePointer<Element>
     private(set) var count = 0
     private(set) var capacity: Int
 
@@ -14,12 +15,12 @@ struct RecordArray<Element: BitwiseCopyable> {
         base = Self.allocate(self.capacity)
     }
 
+    deinit { UnsafeMutableRawPointer(base).deallocate() }
+
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Element> {
         UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Element>.stride, alignment: 64)
             .bindMemory(to: Element.self, capacity: capacity)
     }
-
-    func deallocate() { UnsafeMutableRawPointer(base).deallocate() }
 
     var indices: Range<Int> { 0 ..< count }
 
@@ -34,7 +35,8 @@ struct RecordArray<Element: BitwiseCopyable> {
         }
     }
 
-    /// The records, for loops that should not check each index.
+    /// The records, for loops that should not check each index. Valid until the next
+    /// ``append(_:)`` or ``reserveCapacity(_:)``; never let it escape the index.
     var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 
     mutating func append(_ element: Element) {
@@ -47,7 +49,7 @@ struct RecordArray<Element: BitwiseCopyable> {
         guard minimum > capacity else { return }
         let grown = Self.allocate(minimum)
         grown.update(from: base, count: count)
-        deallocate()
+        UnsafeMutableRawPointer(base).deallocate()
         base = grown
         capacity = minimum
     }
