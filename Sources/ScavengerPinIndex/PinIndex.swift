@@ -26,27 +26,14 @@ public final class PinIndex {
     var freeSlots: [UInt32] = []
     /// Expiry times too far from 1970 for a hot record (±1,142 years), by slot.
     var farExpiries: [UInt32: Int64] = [:]
-    /// id → slot, open addressing with linear probing; `emptyBucket` marks a free bucket.
-    var table: [UInt32] = Array(repeating: PinIndex.emptyBucket, count: 16)
-    var live = 0
-
-    // Texts: a LEB128 length, then the UTF-8 bytes; `garbage` bytes belong to no pin any more.
-    var arena: [UInt8] = []
-    var garbage = 0
-
-    // Interned names.
-    var authors: [String] = []
-    var authorUses: [UInt32] = []
-    var authorNumbers: [String: UInt32] = [:]
-    var freeAuthors: [UInt32] = []
-    /// Region 0 is "none".
-    var regions: [String] = [""]
-    var regionNumbers: [String: UInt32] = [:]
+    /// Pin id → slot.
+    var ids = IdTable()
+    /// The pins' texts.
+    var texts = TextArena()
+    /// Authors, region names and MIME types, by number.
+    var names = NameTable()
     /// Per region number: its pins, oldest first, and counts kept up to date.
     var regionStates: [RegionState] = [RegionState()]
-    /// Photo MIME types; 0 is "no photo".
-    var mimes: [String] = [""]
-    var mimeNumbers: [String: UInt16] = [:]
 
     /// Per indexed level, cell → slots of the pins in it.
     var buckets: [CellBuckets] = Array(repeating: CellBuckets(), count: PinIndex.levels.count)
@@ -68,12 +55,12 @@ public final class PinIndex {
     public func reserveCapacity(_ count: Int) {
         hot.reserveCapacity(count)
         cold.reserveCapacity(count)
-        arena.reserveCapacity(count * 48)
-        while count * 2 > table.count { growTable() }
+        texts.reserveCapacity(count * 48)
+        ids.reserveCapacity(count, cold: cold)
     }
 
     /// Pins held, hidden ones and expired ones not yet removed included.
-    public var count: Int { live }
+    public var count: Int { ids.count }
 
     /// Sizes, for monitoring.
     public struct Statistics: Sendable, Equatable {
@@ -93,12 +80,11 @@ public final class PinIndex {
     /// Sizes, for monitoring.
     public var statistics: Statistics {
         let records = hot.capacity * MemoryLayout<HotRecord>.stride + cold.capacity * MemoryLayout<ColdRecord>.stride
-        let names = (authors.capacity + regions.capacity + mimes.capacity) * 16 + authorNumbers.capacity * 24
-            + regionStates.reduce(0) { $0 + $1.members.capacity * 4 + 48 }
-        let total = records + arena.capacity + table.capacity * 4 + freeSlots.capacity * 4 + names
+        let names = names.approximateBytes + regionStates.reduce(0) { $0 + $1.members.capacity * 4 + 48 }
+        let total = records + texts.capacity + ids.approximateBytes + freeSlots.capacity * 4 + names
             + buckets.reduce(0) { $0 + $1.approximateBytes }
         return Statistics(
-            pins: live, slots: hot.count, textBytes: arena.count, garbageBytes: garbage,
+            pins: ids.count, slots: hot.count, textBytes: texts.count, garbageBytes: texts.garbage,
             cells: buckets.map(\.count), approximateBytes: total
         )
     }
@@ -120,7 +106,7 @@ public final class PinIndex {
     }
 
     func slot(of id: String) -> Int? {
-        guard let key = PinKey(id: id), let slot = find(key) else { return nil }
+        guard let key = PinKey(id: id), let slot = ids.find(key, in: cold) else { return nil }
         return Int(slot)
     }
 }

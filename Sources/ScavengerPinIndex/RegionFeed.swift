@@ -29,7 +29,7 @@ extension PinIndex {
             afterKey = key
         }
         let hasCursor = after != nil
-        guard let number = regionNumbers[name] else { return RegionRecords(pins: [], next: nil) }
+        guard let number = names.regionNumber(name) else { return RegionRecords(pins: [], next: nil) }
         let nowMicros = HotRecord.clamp(now.microseconds)
         let flagMask = HotRecord.hidden | (kind == nil ? 0 : HotRecord.photoKind)
         let flagsWanted = kind == .photo ? HotRecord.photoKind : 0

@@ -28,6 +28,13 @@ extension PinIndex {
         return low
     }
 
+    /// The region's number, with an empty member list for a name not seen before.
+    func internRegion(_ name: String) -> UInt32 {
+        let number = names.internRegion(name)
+        if Int(number) == regionStates.count { regionStates.append(RegionState()) }
+        return number
+    }
+
     /// Adds a slot whose records are written to a region's list, in order.
     func addMember(_ slot: UInt32, region: UInt32) {
         let record = cold[Int(slot)]
@@ -62,14 +69,14 @@ extension PinIndex {
             let visible = state.earliestExpiry > nowMicros
                 ? state.unhidden
                 : state.members.reduce(0) { $0 + (hot[Int($1)].isVisible(now: nowMicros) ? 1 : 0) }
-            if visible > 0 { counts[regions[number]] = visible }
+            if visible > 0 { counts[names.regions[number]] = visible }
         }
         return counts
     }
 
     /// Ids of the pins (hidden and expired included) whose region is `name`.
     public func pinIDs(inRegion name: String) -> [String] {
-        guard let number = regionNumbers[name] else { return [] }
+        guard let number = names.regionNumber(name) else { return [] }
         return regionStates[Int(number)].members.map { cold[Int($0)].key.string }
     }
 }

@@ -6,7 +6,7 @@ extension PinIndex {
     /// Removes the pin; false when there is none with that id.
     @discardableResult
     public func remove(id: String) -> Bool {
-        guard let key = PinKey(id: id), let slot = find(key) else { return false }
+        guard let key = PinKey(id: id), let slot = ids.find(key, in: cold) else { return false }
         let record = cold[Int(slot)]
         for level in Self.levels {
             buckets[level].remove(slot, from: Grid.cell(lat: record.lat, lon: record.lon, level: level))
@@ -40,14 +40,13 @@ extension PinIndex {
     /// Frees a slot already taken out of its buckets and region list.
     func release(_ slot: UInt32) {
         let record = cold[Int(slot)]
-        removeFromTable(record.key)
-        garbage += storedTextSize(Int(slot))
-        releaseAuthor(record.author)
+        ids.remove(record.key, cold: cold)
+        texts.discard(at: record.textOffset)
+        names.releaseAuthor(record.author)
         if hot[Int(slot)].flags & HotRecord.farExpiry != 0 { farExpiries[slot] = nil }
         hot[Int(slot)] = HotRecord(vector: Geodesy.UnitVector(x: 0, y: 0, z: 0), expires: 0, flags: 0)
         cold[Int(slot)].region = 0
         freeSlots.append(slot)
-        live -= 1
     }
 
     /// Frees many slots at once, each bucket and region list filtered in one pass.

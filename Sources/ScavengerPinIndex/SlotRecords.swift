@@ -2,81 +2,81 @@ import ScavengerCore
 
 // The records of a slot: hot (what NEARBY scans) and cold (everything else).
 
+/// What NEARBY reads for every candidate: one half of a cache line.
+struct HotRecord: BitwiseCopyable {
+    var x: Double
+    var y: Double
+    var z: Double
+    /// The expiry in microseconds (56 bits, signed) and the flags (top 8 bits).
+    var meta: UInt64
+
+    static let occupied: UInt8 = 1
+    static let hidden: UInt8 = 2
+    static let photoKind: UInt8 = 4
+    /// The true expiry is in `farExpiries`; `expires` holds it clamped.
+    static let farExpiry: UInt8 = 8
+    /// Marked for removal (within `removeSlots` only).
+    static let dying: UInt8 = 0x80
+
+    static let expiryLimit: Int64 = 1 << 55
+
+    /// The expiry as the hot record can hold it.
+    @inline(__always)
+    static func clamp(_ microseconds: Int64) -> Int64 {
+        min(expiryLimit - 1, max(-expiryLimit, microseconds))
+    }
+
+    init(vector: Geodesy.UnitVector, expires: Int64, flags: UInt8) {
+        x = vector.x
+        y = vector.y
+        z = vector.z
+        meta = UInt64(bitPattern: Self.clamp(expires)) & 0x00FF_FFFF_FFFF_FFFF | UInt64(flags) << 56
+    }
+
+    var expires: Int64 {
+        @inline(__always) get { Int64(bitPattern: meta << 8) >> 8 }
+    }
+
+    var flags: UInt8 {
+        @inline(__always) get { UInt8(truncatingIfNeeded: meta >> 56) }
+    }
+
+    mutating func setFlag(_ flag: UInt8, _ on: Bool) {
+        let bits = UInt64(flag) << 56
+        meta = on ? meta | bits : meta & ~bits
+    }
+
+    func isVisible(now: Int64) -> Bool {
+        flags & (Self.occupied | Self.hidden) == Self.occupied && expires > now
+    }
+}
+
+/// Everything else about a pin: one cache line.
+struct ColdRecord: BitwiseCopyable {
+    var high: UInt64
+    var low: UInt64
+    var lat: Double
+    var lon: Double
+    var created: Int64
+    /// Where the text starts in the arena.
+    var textOffset: UInt32
+    var author: UInt32
+    var replies: Int32
+    var photoBytes: UInt32
+    var region: UInt32
+    var mime: UInt16
+
+    var key: PinKey { PinKey(high: high, low: low) }
+}
+
 extension PinIndex {
-    /// What NEARBY reads for every candidate: one half of a cache line.
-    struct HotRecord: BitwiseCopyable {
-        var x: Double
-        var y: Double
-        var z: Double
-        /// The expiry in microseconds (56 bits, signed) and the flags (top 8 bits).
-        var meta: UInt64
-
-        static let occupied: UInt8 = 1
-        static let hidden: UInt8 = 2
-        static let photoKind: UInt8 = 4
-        /// The true expiry is in `farExpiries`; `expires` holds it clamped.
-        static let farExpiry: UInt8 = 8
-        /// Marked for removal (within `removeSlots` only).
-        static let dying: UInt8 = 0x80
-
-        static let expiryLimit: Int64 = 1 << 55
-
-        /// The expiry as the hot record can hold it.
-        @inline(__always)
-        static func clamp(_ microseconds: Int64) -> Int64 {
-            min(expiryLimit - 1, max(-expiryLimit, microseconds))
-        }
-
-        init(vector: Geodesy.UnitVector, expires: Int64, flags: UInt8) {
-            x = vector.x
-            y = vector.y
-            z = vector.z
-            meta = UInt64(bitPattern: Self.clamp(expires)) & 0x00FF_FFFF_FFFF_FFFF | UInt64(flags) << 56
-        }
-
-        var expires: Int64 {
-            @inline(__always) get { Int64(bitPattern: meta << 8) >> 8 }
-        }
-
-        var flags: UInt8 {
-            @inline(__always) get { UInt8(truncatingIfNeeded: meta >> 56) }
-        }
-
-        mutating func setFlag(_ flag: UInt8, _ on: Bool) {
-            let bits = UInt64(flag) << 56
-            meta = on ? meta | bits : meta & ~bits
-        }
-
-        func isVisible(now: Int64) -> Bool {
-            flags & (Self.occupied | Self.hidden) == Self.occupied && expires > now
-        }
-    }
-
-    /// Everything else about a pin: one cache line.
-    struct ColdRecord: BitwiseCopyable {
-        var high: UInt64
-        var low: UInt64
-        var lat: Double
-        var lon: Double
-        var created: Int64
-        /// Where the text starts in the arena.
-        var textOffset: UInt32
-        var author: UInt32
-        var replies: Int32
-        var photoBytes: UInt32
-        var region: UInt32
-        var mime: UInt16
-
-        var key: PinKey { PinKey(high: high, low: low) }
-    }
-
     /// The pins of some slots, in order.
     /// The records of some slots. Finds every text before building any record, so the
     /// processor can fetch many at once.
     func makeRecords(_ slots: [Int]) -> [PinRecord] {
         let hot = hot.buffer
         let cold = cold.buffer
-        let texts = arena.withUnsafeBufferPointer { arena in slots.map { Self.textRange(arena, at: Int(cold[$0].textOffset)) } }
+        let ranges = texts.textRanges(at: slots.lazy.map { cold[$0].textOffset })
         return slots.indices.map { position in
             let slot = slots[position]
             let record = cold[slot]
@@ -85,11 +85,11 @@ extension PinIndex {
             return PinRecord(
                 key: record.key, lat: record.lat, lon: record.lon,
                 kind: hotRecord.flags & HotRecord.photoKind != 0 ? .photo : .text,
-                textUTF8: arena[texts[position]],
-                author: authors[Int(record.author)], created: Timestamp(microseconds: record.created),
+                textUTF8: texts.bytes[ranges[position]],
+                author: names.authors[Int(record.author)], created: Timestamp(microseconds: record.created),
                 expires: Timestamp(microseconds: expires),
-                region: record.region == 0 ? nil : regions[Int(record.region)],
-                photo: record.mime == 0 ? nil : PhotoInfo(mime: mimes[Int(record.mime)], bytes: Int(record.photoBytes)),
+                region: record.region == 0 ? nil : names.regions[Int(record.region)],
+                photo: record.mime == 0 ? nil : PhotoInfo(mime: names.mimes[Int(record.mime)], bytes: Int(record.photoBytes)),
                 replies: Int(record.replies))
         }
     }

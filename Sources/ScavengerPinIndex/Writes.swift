@@ -13,11 +13,11 @@ extension PinIndex {
         let expires = pin.expires.microseconds
         if HotRecord.clamp(expires) != expires { flags |= HotRecord.farExpiry }
         let hotRecord = HotRecord(vector: Geodesy.UnitVector(lat: pin.lat, lon: pin.lon), expires: expires, flags: flags)
-        let mime = pin.photo.map { internMime($0.mime) } ?? 0
+        let mime = pin.photo.map { names.internMime($0.mime) } ?? 0
         let region = pin.region.map { internRegion($0) } ?? 0
 
         let slot: UInt32
-        if let existing = find(key) {
+        if let existing = ids.find(key, in: cold) {
             slot = existing
             let old = cold[Int(slot)]
             if old.lat != pin.lat || old.lon != pin.lon {
@@ -32,13 +32,13 @@ extension PinIndex {
             }
             if old.region != 0 { removeMember(slot, region: old.region) }
             var record = old
-            if !textEquals(Int(slot), pin.text) {
-                garbage += storedTextSize(Int(slot))
-                record.textOffset = appendText(pin.text)
+            if !texts.text(at: record.textOffset, equals: pin.text) {
+                texts.discard(at: record.textOffset)
+                record.textOffset = texts.append(pin.text)
             }
-            if authors[Int(record.author)] != pin.author {
-                releaseAuthor(record.author)
-                record.author = internAuthor(pin.author)
+            if names.authors[Int(record.author)] != pin.author {
+                names.releaseAuthor(record.author)
+                record.author = names.internAuthor(pin.author)
             }
             record.lat = pin.lat
             record.lon = pin.lon
@@ -53,7 +53,7 @@ extension PinIndex {
         } else {
             let record = ColdRecord(
                 high: key.high, low: key.low, lat: pin.lat, lon: pin.lon, created: pin.created.microseconds,
-                textOffset: appendText(pin.text), author: internAuthor(pin.author),
+                textOffset: texts.append(pin.text), author: names.internAuthor(pin.author),
                 replies: Int32(clamping: pin.replies), photoBytes: UInt32(clamping: pin.photo?.bytes ?? 0),
                 region: region, mime: mime
             )
@@ -67,8 +67,7 @@ extension PinIndex {
                 cold.append(record)
                 hot.append(hotRecord)
             }
-            insertIntoTable(slot, key: key)
-            live += 1
+            ids.insert(slot, key: key, cold: cold)
             for level in Self.levels {
                 buckets[level].insert(slot, into: Grid.cell(lat: pin.lat, lon: pin.lon, level: level))
             }

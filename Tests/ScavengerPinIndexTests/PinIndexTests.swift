@@ -498,7 +498,7 @@ struct PinIndexTests {
         }
         #expect(index.count == model.count)
         for (id, pin) in model { #expect(index.pin(id: id) == pin) }
-        #expect(index.garbage <= max(1 << 16, index.arena.count / 2))
+        #expect(index.texts.garbage <= max(1 << 16, index.texts.count / 2))
         var counts: [String: Int] = [:]
         for pin in model.values where !pin.hidden { if let region = pin.region { counts[region, default: 0] += 1 } }
         #expect(index.liveCounts(now: Self.now) == counts)
