@@ -1,3 +1,4 @@
+import HeapModule
 import ScavengerCore
 
 // NEARBY: the cells of a cover, a branch-free chord test, then the exact distance.
@@ -47,11 +48,6 @@ extension PinIndex {
         }
 
         let cold = cold.buffer
-        /// Whether (d1, s1) comes before (d2, s2) in feed order.
-        func precedes(_ d1: Double, _ s1: UInt32, _ d2: Double, _ s2: UInt32) -> Bool {
-            if d1 != d2 { return d1 < d2 }
-            return cold[Int(s1)].key < cold[Int(s2)].key
-        }
         // A first pass without data-dependent branches, so the processor can fetch many
         // records at once: keep the slots within the chord bound, in place.
         var inside = 0
@@ -66,9 +62,11 @@ extension PinIndex {
                 inside += dx * dx + dy * dy + dz * dz <= bound ? 1 : 0
             }
         }
-        // Then the exact test and a bounded max-heap of the first limit + 1 in feed order.
-        var heap: [Candidate] = []
-        heap.reserveCapacity(min(capacity, 256))
+        // Then the exact test, keeping the first limit + 1 in feed order: the last of them is
+        // the heap's max, and once they are that many nothing farther than `cutoff` can join.
+        // A key is read only for a pin that may.
+        var best = Heap<Candidate>(minimumCapacity: min(capacity, 256))
+        var cutoff = Double.infinity
         for slot in slots[..<inside] {
             let record = hot[Int(slot)]
             if record.expires <= nowMicros || record.flags & flagMask != flagsWanted { continue }
@@ -81,48 +79,48 @@ extension PinIndex {
                 if distance < afterDistance { continue }
                 if distance == afterDistance, !(afterKey < cold[Int(slot)].key) { continue }
             }
-            if heap.count < capacity {
-                heap.append(Candidate(distance: distance, slot: slot))
-                Self.siftUp(&heap, from: heap.count - 1) { precedes($0.distance, $0.slot, $1.distance, $1.slot) }
-            } else if precedes(distance, slot, heap[0].distance, heap[0].slot) {
-                heap[0] = Candidate(distance: distance, slot: slot)
-                Self.siftDown(&heap, from: 0) { precedes($0.distance, $0.slot, $1.distance, $1.slot) }
+            if distance > cutoff { continue }
+            let candidate = Candidate(distance: distance, key: cold[Int(slot)].key, slot: slot)
+            if best.count < capacity {
+                best.insert(candidate)
+            } else if let last = best.max, candidate < last {
+                best.replaceMax(with: candidate)
+            } else {
+                continue
             }
+            if best.count == capacity, let last = best.max { cutoff = last.distance }
         }
-        heap.sort { precedes($0.distance, $0.slot, $1.distance, $1.slot) }
-        let more = heap.count > query.limit
-        if more { heap.removeLast() }
-        let records = makeRecords(heap.map { Int($0.slot) })
-        let next = more ? heap.last.map { NearbyCursor(distance: $0.distance, id: cold[Int($0.slot)].key.string, fingerprint: query.fingerprint) } : nil
-        return NearbyRecords(pins: records.indices.map { (record: records[$0], distance: heap[$0].distance) }, next: next)
+        var page = best.unordered
+        page.sort()
+        let more = page.count > query.limit
+        if more { page.removeLast() }
+        let records = makeRecords(page.map { Int($0.slot) })
+        let next = more ? page.last.map { NearbyCursor(distance: $0.distance, id: $0.key.string, fingerprint: query.fingerprint) } : nil
+        return NearbyRecords(pins: records.indices.map { (record: records[$0], distance: page[$0].distance) }, next: next)
     }
 
-    struct Candidate {
+    /// A pin that may make the page, with all that feed order compares: distance, then id
+    /// (as its key), then slot, so the heap compares without looking anything up.
+    struct Candidate: Comparable {
         var distance: Double
+        var high: UInt64
+        var low: UInt64
         var slot: UInt32
-    }
 
-    /// Max-heap on `precedes`: the element that comes last in feed order sits on top.
-    static func siftUp<T>(_ heap: inout [T], from start: Int, precedes: (T, T) -> Bool) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard precedes(heap[parent], heap[child]) else { return }
-            heap.swapAt(parent, child)
-            child = parent
+        init(distance: Double, key: PinKey, slot: UInt32) {
+            self.distance = distance
+            high = key.high
+            low = key.low
+            self.slot = slot
         }
-    }
 
-    static func siftDown<T>(_ heap: inout [T], from start: Int, precedes: (T, T) -> Bool) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1
-            guard left < heap.count else { return }
-            var latest = left
-            if left + 1 < heap.count, precedes(heap[left], heap[left + 1]) { latest = left + 1 }
-            guard precedes(heap[parent], heap[latest]) else { return }
-            heap.swapAt(parent, latest)
-            parent = latest
+        var key: PinKey { PinKey(high: high, low: low) }
+
+        static func < (lhs: Candidate, rhs: Candidate) -> Bool {
+            if lhs.distance != rhs.distance { return lhs.distance < rhs.distance }
+            if lhs.high != rhs.high { return lhs.high < rhs.high }
+            if lhs.low != rhs.low { return lhs.low < rhs.low }
+            return lhs.slot < rhs.slot
         }
     }
 }

@@ -3,8 +3,8 @@ import ScavengerCore
 /// The daemon's in-memory index of pins: NEARBY and REGION feeds without touching the database.
 ///
 /// PostgreSQL stays the source of truth: the daemon loads every live pin at start and applies
-/// every write. Loading in level-0 cell order (`ORDER BY cell`) puts neighbours next to each
-/// other in memory, which makes NEARBY a little faster until pins churn.
+/// every write. The feed loads pins in id order (random ids, so memory order says nothing of
+/// place); NEARBY finds its candidates through the cell buckets, not by scanning.
 ///
 /// Not thread-safe, and deliberately not `Sendable`: keep it in a `Mutex<PinIndex>` (or behind
 /// a lock of your own). The read methods (`nearby`, `region`, `pin`, `visiblePin`,
