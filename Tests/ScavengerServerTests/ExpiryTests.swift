@@ -15,17 +15,17 @@ struct ExpiryTests {
         return try (0 ..< 4).map { try rows[0].int($0) as Int }
     }
 
-    @Test("a TTL 1 pin is gone from every read path, then expire removes it with its replies and photo")
+    @Test("a TTL 3 pin is gone from every read path, then expire removes it with its replies and photo")
     func expireRemoves() async throws {
         try await withDatabaseServer { address, environment in
             try await converse(address) { client in
                 try await client.register("alice")
                 let live = try await client.ok("POST 1 1 stays TTL 600")["pin"]["id"].string
                 _ = try await client.ok("REPLY \(live) kept")
-                let doomed = try await client.ok("POSTPHOTO 1 1 \(Base64.encode([0xFF, 0xD8, 0xFF, 7])) TTL 1")["pin"]["id"].string
+                let doomed = try await client.ok("POSTPHOTO 1 1 \(Base64.encode([0xFF, 0xD8, 0xFF, 7])) TTL 3")["pin"]["id"].string
                 _ = try await client.ok("REPLY \(doomed) one")
                 _ = try await client.ok("REPLY \(doomed) two")
-                try await Task.sleep(for: .milliseconds(1200))
+                try await Task.sleep(for: .milliseconds(3200))
                 #expect(try await client.call("GET \(doomed)") == "ERR NOT_FOUND no such pin")
                 #expect(try await client.ok("NEARBY 1 1 10")["pins"].array.count == 1)
                 #expect(try await counts(environment) == [2, 1, 3, 1])
