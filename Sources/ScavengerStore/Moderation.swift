@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: every moderation transaction (report, claim, resolve, ban) shares
+// the content locking, snapshot and log helpers below; split, they would be spread over files.
+
 import Postgres
 import ScavengerCore
 

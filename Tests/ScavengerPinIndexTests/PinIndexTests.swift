@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: one suite per index operation, sharing the small pin builders at
+// the top; the randomized model tests live in NearbyPropertyTests.swift.
+
 import Synchronization
 import Testing
 import ScavengerCore
