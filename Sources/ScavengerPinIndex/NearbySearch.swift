@@ -62,11 +62,14 @@ extension PinIndex {
                 inside += dx * dx + dy * dy + dz * dz <= bound ? 1 : 0
             }
         }
-        // Then the exact test, keeping the first limit + 1 in feed order: the last of them is
-        // the heap's max, and once they are that many nothing farther than `cutoff` can join.
-        // A key is read only for a pin that may.
-        var best = Heap<Candidate>(minimumCapacity: min(capacity, 256))
+        // Then the exact test. `nearest` keeps the limit + 1 smallest distances (a bounded
+        // max-heap): once full, a pin farther than its max, `cutoff`, cannot make the page.
+        // Pins within reach wait in `reached`, and only those still within reach at the end
+        // have their keys read, so a pin passed over costs no cold record.
+        var nearest = Heap<Double>(minimumCapacity: min(capacity, 256))
         var cutoff = Double.infinity
+        var reached: [(distance: Double, slot: UInt32)] = []
+        reached.reserveCapacity(min(capacity, 256) * 2)
         for slot in slots[..<inside] {
             let record = hot[Int(slot)]
             if record.expires <= nowMicros || record.flags & flagMask != flagsWanted { continue }
@@ -74,24 +77,30 @@ extension PinIndex {
             let dy = record.y - center.y
             let dz = record.z - center.z
             let distance = Geodesy.distance(chordSquared: dx * dx + dy * dy + dz * dz)
-            if distance > radius { continue }
+            if distance > radius || distance > cutoff { continue }
             if hasCursor {
                 if distance < afterDistance { continue }
                 if distance == afterDistance, !(afterKey < cold[Int(slot)].key) { continue }
             }
-            if distance > cutoff { continue }
-            let candidate = Candidate(distance: distance, key: cold[Int(slot)].key, slot: slot)
-            if best.count < capacity {
-                best.insert(candidate)
-            } else if let last = best.max, candidate < last {
-                best.replaceMax(with: candidate)
+            reached.append((distance, slot))
+            // A tie with the cutoff may still make the page (by its id) but leaves it as it is.
+            if nearest.count < capacity {
+                nearest.insert(distance)
+            } else if distance < cutoff {
+                nearest.replaceMax(with: distance)
             } else {
                 continue
             }
-            if best.count == capacity, let last = best.max { cutoff = last.distance }
+            if nearest.count == capacity { cutoff = nearest.max ?? cutoff }
         }
-        var page = best.unordered
+        // The page: the first limit + 1 of those within reach, in feed order.
+        var page: [Candidate] = []
+        page.reserveCapacity(min(capacity, reached.count))
+        for (distance, slot) in reached where distance <= cutoff {
+            page.append(Candidate(distance: distance, key: cold[Int(slot)].key, slot: slot))
+        }
         page.sort()
+        if page.count > capacity { page.removeLast(page.count - capacity) }
         let more = page.count > query.limit
         if more { page.removeLast() }
         let records = makeRecords(page.map { Int($0.slot) })
@@ -100,7 +109,7 @@ extension PinIndex {
     }
 
     /// A pin that may make the page, with all that feed order compares: distance, then id
-    /// (as its key), then slot, so the heap compares without looking anything up.
+    /// (as its key), then slot, so sorting looks nothing up.
     struct Candidate: Comparable {
         var distance: Double
         var high: UInt64
