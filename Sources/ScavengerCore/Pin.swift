@@ -104,8 +104,9 @@ public struct PinRules: Sendable {
     }
 }
 
-/// What a reply shows of a pin: satisfied by ``Pin`` and by ``PinRecord``, the index's
-/// view of a pin that copies nothing, so replies are written by one encoder from either.
+/// What a reply shows of a pin: satisfied by ``Pin`` and by `PinRecord` (ScavengerPinIndex),
+/// the index's view of a pin that copies nothing, so replies are written by one encoder from
+/// either.
 public protocol PinFields {
     associatedtype TextUTF8: Collection<UInt8>
     var lat: Double { get }

@@ -9,6 +9,7 @@ public struct NearbyCursor: Sendable, Equatable {
     /// ``NearbyQuery/fingerprint`` of the query that made it.
     public var fingerprint: UInt64
 
+    /// A cursor from its parts.
     public init(distance: Double, id: String, fingerprint: UInt64) {
         self.distance = distance
         self.id = id
@@ -31,11 +32,14 @@ public struct NearbyCursor: Sendable, Equatable {
 
 /// Where a REGION page ended: the last pin's creation time and id, and the query it belongs to.
 public struct RegionCursor: Sendable, Equatable {
+    /// The last returned pin's creation time.
     public var created: Timestamp
+    /// The last returned pin's id.
     public var id: String
     /// ``fingerprint(region:kind:)`` of the query that made it.
     public var fingerprint: UInt64
 
+    /// A cursor from its parts.
     public init(created: Timestamp, id: String, fingerprint: UInt64) {
         self.created = created
         self.id = id

@@ -1,6 +1,5 @@
 import ScavengerCore
 
-/// One page of NEARBY: pins with their canonical distance in metres, and where to continue.
 /// A pin as the index holds it, borrowed: its text is a slice of the index's storage and its
 /// names are the index's interned strings, so nothing is copied. Valid only while the index
 /// is not being changed (under the feed's read lock); ``Pin/init(_:)`` makes a lasting copy.
@@ -34,10 +33,12 @@ extension Pin {
 
 /// One page of a feed, and where the next one starts (nil on the last page).
 public struct FeedPage<Item, Cursor> {
+    /// The items, in feed order.
     public var pins: [Item]
     /// Set when more pins follow; nil on the last page.
     public var next: Cursor?
 
+    /// A page and where the next one starts.
     public init(pins: [Item], next: Cursor?) {
         self.pins = pins
         self.next = next

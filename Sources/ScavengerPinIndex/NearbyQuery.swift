@@ -2,7 +2,9 @@ import ScavengerCore
 
 /// A NEARBY request: the live, visible pins within `radius` metres, nearest first, ties by id.
 public struct NearbyQuery: Sendable, Equatable {
+    /// The centre's latitude, in degrees.
     public var lat: Double
+    /// The centre's longitude, in degrees.
     public var lon: Double
     /// Metres, > 0.
     public var radius: Double
@@ -13,6 +15,7 @@ public struct NearbyQuery: Sendable, Equatable {
     /// Continue after this cursor (from the previous page of the same query).
     public var after: NearbyCursor?
 
+    /// A first page unless `after` is given.
     public init(lat: Double, lon: Double, radius: Double, limit: Int = 50, kind: PinKind? = nil, after: NearbyCursor? = nil) {
         self.lat = lat
         self.lon = lon

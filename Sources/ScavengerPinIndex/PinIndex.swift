@@ -2,9 +2,9 @@ import ScavengerCore
 
 /// The daemon's in-memory index of pins: NEARBY and REGION feeds without touching the database.
 ///
-/// PostgreSQL stays the source of truth: the daemon loads every live pin at start and applies
-/// every write. The feed loads pins in id order (random ids, so memory order says nothing of
-/// place); NEARBY finds its candidates through the cell buckets, not by scanning.
+/// PostgreSQL stays the source of truth: the daemon loads every live pin at start, in pages in
+/// id order (`Database.livePins`, `ORDER BY p.id`), and applies every write. Ids are random,
+/// so neighbours on the map do not end up next to each other in memory.
 ///
 /// Not thread-safe, and deliberately not `Sendable`: keep it in a `Mutex<PinIndex>` (or behind
 /// a lock of your own). The read methods (`nearby`, `region`, `pin`, `visiblePin`,
@@ -70,6 +70,7 @@ public final class PinIndex {
         public var slots: Int
         /// Text bytes in the arena, of which `garbageBytes` belong to no pin any more.
         public var textBytes: Int
+        /// Arena bytes that belong to no pin any more.
         public var garbageBytes: Int
         /// Non-empty cells per grid level.
         public var cells: [Int]

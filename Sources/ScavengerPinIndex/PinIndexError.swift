@@ -9,6 +9,7 @@ public enum PinIndexError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The cursor was made by a different query (another centre, radius, region or kind).
     case cursorMismatch
 
+    /// A short message, fit for a client.
     public var description: String {
         switch self {
         case .invalidID: "not a pin id"

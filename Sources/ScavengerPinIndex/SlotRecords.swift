@@ -70,9 +70,8 @@ struct ColdRecord: BitwiseCopyable {
 }
 
 extension PinIndex {
-    /// The pins of some slots, in order.
-    /// The records of some slots. Finds every text before building any record, so the
-    /// processor can fetch many at once.
+    /// The records of some slots, in order. Finds every text before building any record, so
+    /// the processor can fetch many at once.
     func makeRecords(_ slots: [Int]) -> [PinRecord] {
         let hot = hot.buffer
         let cold = cold.buffer
