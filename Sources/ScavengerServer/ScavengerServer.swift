@@ -118,8 +118,6 @@ final class ConnectionRegistry: Sendable {
         let number: Int
         /// Nil when admitted; else why the connection was refused.
         let refusal: Refusal?
-        /// The client's address, as counted against the per-address limit.
-        let address: String?
 
         var admitted: Bool { refusal == nil }
     }
@@ -131,12 +129,19 @@ final class ConnectionRegistry: Sendable {
 
     private struct State {
         var nextNumber = 1
-        var channels: [Int: any Channel] = [:]
+        var channels: [Int: (channel: any Channel, address: String?)] = [:]
         var perAddress: [String: Int] = [:]
         var shuttingDown = false
         /// Refusals not yet logged, and when the last log line was written.
         var refusedSinceLog = 0
         var lastRefusalLog: ContinuousClock.Instant?
+
+        /// Forgets a connection and frees its place in its address's count, once.
+        mutating func remove(_ number: Int) {
+            guard let entry = channels.removeValue(forKey: number), let address = entry.address else { return }
+            perAddress[address, default: 1] -= 1
+            if perAddress[address] == 0 { perAddress[address] = nil }
+        }
     }
 
     private let state = Mutex(State())
@@ -148,16 +153,20 @@ final class ConnectionRegistry: Sendable {
             let number = state.nextNumber
             state.nextNumber += 1
             guard state.channels.count < limit else {
-                return (ID(number: number, refusal: .full(limit: limit), address: address), false)
+                return (ID(number: number, refusal: .full(limit: limit)), false)
             }
             if let address {
                 guard state.perAddress[address, default: 0] < perAddressLimit else {
-                    return (ID(number: number, refusal: .addressFull(limit: perAddressLimit), address: address), false)
+                    return (ID(number: number, refusal: .addressFull(limit: perAddressLimit)), false)
                 }
                 state.perAddress[address, default: 0] += 1
             }
-            state.channels[number] = channel
-            return (ID(number: number, refusal: nil, address: address), state.shuttingDown)
+            state.channels[number] = (channel, address)
+            return (ID(number: number, refusal: nil), state.shuttingDown)
+        }
+        if id.admitted {
+            // Leaves the registry when it closes, whatever its handlers saw.
+            channel.closeFuture.whenComplete { _ in self.unregister(id) }
         }
         if stopInput { Self.stopInput(channel) }
         return id
@@ -176,15 +185,10 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Forgets a connection; calling it again changes nothing.
     func unregister(_ id: ID) {
         guard id.admitted else { return }
-        state.withLock { state in
-            _ = state.channels.removeValue(forKey: id.number)
-            if let address = id.address {
-                state.perAddress[address, default: 1] -= 1
-                if state.perAddress[address] == 0 { state.perAddress[address] = nil }
-            }
-        }
+        state.withLock { $0.remove(id.number) }
     }
 
     /// Closes every connection at once (the server task was cancelled).
@@ -194,9 +198,10 @@ final class ConnectionRegistry: Sendable {
 
     /// Returns once no connection is open.
     func waitUntilAllClosed() async {
-        while let channel = state.withLock({ $0.channels.first?.value }) {
-            try? await channel.closeFuture.get()
-            await Task.yield()
+        while let (number, entry) = state.withLock({ $0.channels.first.map { ($0.key, $0.value) } }) {
+            try? await entry.channel.closeFuture.get()
+            // Its own close callback removes it too; doing it here as well guarantees progress.
+            state.withLock { $0.remove(number) }
         }
     }
 
@@ -209,7 +214,7 @@ final class ConnectionRegistry: Sendable {
     private func markShuttingDown() -> [any Channel] {
         state.withLock { state in
             state.shuttingDown = true
-            return Array(state.channels.values)
+            return state.channels.values.map(\.channel)
         }
     }
 

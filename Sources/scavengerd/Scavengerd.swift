@@ -147,6 +147,17 @@ struct Serve: AsyncParsableCommand {
                     try await Task.sleep(for: .seconds(2))
                 }
             }
+            // Every connection is a descriptor: make room for them, the database's, and refused
+            // connections on their way out, or serve fewer (a client past the descriptor limit
+            // would wait in the backlog instead of hearing ERR UNAVAILABLE).
+            let fitting = DescriptorLimit.fit(connections: maxConnections, spare: databaseConnections + 128)
+            if fitting.connections < maxConnections {
+                logger.warning("the open-file limit is too low for --max-connections; serving fewer", metadata: [
+                    "max-connections": "\(fitting.connections)", "open-file-limit": "\(fitting.after)",
+                ])
+            } else if fitting.after > fitting.before {
+                logger.info("raised the open-file limit", metadata: ["from": "\(fitting.before)", "to": "\(fitting.after)"])
+            }
             let hasher = PasswordHasher(parameters: .interactive)
             let board = Board(feed: feed, passwords: hasher, rules: BoardRules(
                 pins: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
@@ -157,7 +168,7 @@ struct Serve: AsyncParsableCommand {
                 sessionTTLSeconds: sessionTtl))
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
-                    host: host, port: port, maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
+                    host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
                     outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
                 board: board, logger: logger)

@@ -1,0 +1,131 @@
+import Foundation
+import NIOCore
+import ScavengerServer
+import ScavengerTestSupport
+import Synchronization
+import Testing
+
+/// A `scavengerd serve` process of its own, on a migrated test schema, with its standard error
+/// collected as it comes.
+final class DaemonProcess: Sendable {
+    let process: Process
+    private let errors = Collected()
+
+    /// Text collected from another thread.
+    final class Collected: Sendable {
+        let text = Mutex("")
+    }
+
+    /// Outcomes counted by many tasks.
+    final class Tally: Sendable {
+        let counts = Mutex<[String: Int]>([:])
+    }
+
+    /// Starts `scavengerd serve --port 0 extra…` under `ulimit -n openFiles` (when given) and
+    /// waits until it listens.
+    init(environment: TestEnvironment, openFiles: Int? = nil, _ extra: [String]) async throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        let limit = openFiles.map { "ulimit -n \($0) && " } ?? ""
+        process.arguments = ["-c", limit + #"exec "$0" "$@""#, try Executable.url.path, "serve", "--port", "0"] + extra
+        var variables = ProcessInfo.processInfo.environment
+        variables["DATABASE_URL"] = Executable.databaseURL(environment.configuration)
+        process.environment = variables
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        let errors = self.errors
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            errors.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while port == nil {
+            guard process.isRunning, ContinuousClock.now < deadline else { throw NotListening(stderr: stderr) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    struct NotListening: Error, CustomStringConvertible {
+        let stderr: String
+        var description: String { "scavengerd did not start listening: \(stderr.suffix(2000))" }
+    }
+
+    /// What it has written to standard error so far.
+    var stderr: String { errors.text.withLock { $0 } }
+
+    /// The port from its "listening" log line.
+    var port: Int? {
+        let text = stderr
+        guard let line = text.split(separator: "\n").first(where: { $0.contains("listening") }),
+              let colon = line.range(of: ":", options: .backwards)
+        else { return nil }
+        return Int(line[colon.upperBound...].prefix { $0.isNumber })
+    }
+
+    var address: SocketAddress {
+        get throws { try SocketAddress(ipAddress: "127.0.0.1", port: port ?? 0) }
+    }
+
+    /// Sends SIGTERM and waits up to `seconds` for the exit; true when it exited.
+    func terminate(within seconds: Double) async throws -> Bool {
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            return false
+        }
+        return true
+    }
+}
+
+@Suite("The daemon as a process")
+struct DaemonProcessTests {
+    @Test("the open-file limit: it serves fewer than asked, a storm past it is answered or closed, SIGTERM stops it")
+    func descriptorStorm() async throws {
+        let environment = try await TestEnvironment.make()
+        defer { Task { await environment.shutdown() } }
+        let daemon = try await DaemonProcess(
+            environment: environment, openFiles: 256, ["--max-connections", "1000", "--max-connections-per-address", "1000", "--database-connections", "2"])
+        #expect(daemon.stderr.contains("the open-file limit is too low for --max-connections; serving fewer"))
+        let address = try daemon.address
+        // 600 clients at once, each holding its connection a moment after its reply: far more
+        // than the 256 descriptors, so some wait in the backlog until others go.
+        let outcomes = DaemonProcess.Tally()
+        try await withTimeout(120) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0 ..< 600 {
+                    group.addTask {
+                        let outcome: String
+                        do {
+                            outcome = try await withTimeout(60) {
+                                try await TestConnection.talk(address) { writer, reader in
+                                    try await writer.send("PING\n")
+                                    let line = try await reader.next() ?? "closed"
+                                    // Everyone holds on a moment, refused or not: descriptors run out.
+                                    try await Task.sleep(for: .seconds(index < 100 ? 2 : 1))
+                                    return String(line.prefix(15))
+                                }
+                            }
+                        } catch is TimedOut {
+                            outcome = "hung"
+                        } catch {
+                            outcome = "failed"
+                        }
+                        outcomes.counts.withLock { $0[outcome, default: 0] += 1 }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let seen = outcomes.counts.withLock { $0 }
+        #expect(seen["hung"] == nil, "\(seen)")
+        #expect((seen[#"OK "PONG""#] ?? 0) > 0, "\(seen)")
+        #expect((seen["ERR UNAVAILABLE"] ?? 0) > 0, "\(seen)")
+        // It still answers, and SIGTERM still stops it.
+        #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+        #expect(try await daemon.terminate(within: 15), "\(daemon.stderr.suffix(2000))")
+    }
+}
