@@ -16,6 +16,9 @@ import ScavengerProtocol
 /// answering resumes once the client has read enough. So a client that pipelines requests and
 /// never reads costs at most one reply beyond the mark.
 ///
+/// A connection answers at most ``linesPerTurn`` lines in a row before it lets the event loop
+/// serve its other connections, so one client pipelining heavy commands cannot starve them.
+///
 /// The connection closes only after its last reply has been written: when the client half-closes,
 /// on graceful shutdown, and after `QUIT`.
 final class ConnectionHandler: ChannelDuplexHandler {
@@ -23,6 +26,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    /// Lines answered one after another before the event loop is given to other connections.
+    static let linesPerTurn = 64
+    /// How long a connection that used up its turn waits before the next: long enough for the
+    /// event loop to serve other sockets first, short against 64 lines' work.
+    static let turnGap = TimeAmount.microseconds(50)
     /// Lines kept waiting behind a deferred command before reading stops.
     static let maximumQueuedLines = 64
     /// Bytes kept waiting behind a deferred command before reading stops.
@@ -45,6 +53,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var executor: EventLoopExecutor!
 
     private var queue = CircularBuffer<InboundFrame>()
+    /// Lines answered since this connection last let others go first, and whether it is
+    /// waiting for its next turn.
+    private var linesThisTurn = 0
+    private var turnYielded = false
     private var queuedBytes = 0
     /// A deferred command is running; its reply comes before anything queued.
     private var awaitingDeferred = false
@@ -111,16 +123,37 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !finishing else { return }
         let frame = unwrapInboundIn(data)
-        if awaitingDeferred || !queue.isEmpty || !context.channel.isWritable {
+        if awaitingDeferred || !queue.isEmpty || !context.channel.isWritable || turnSpent {
             enqueue(frame)
+            if turnSpent { yieldTurn() }
         } else {
+            linesThisTurn += 1
             handle(frame)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if !turnYielded { linesThisTurn = 0 }
         flushIfNeeded()
         context.fireChannelReadComplete()
+    }
+
+    /// This connection has answered its share of lines for now.
+    private var turnSpent: Bool { linesThisTurn >= Self.linesPerTurn }
+
+    /// Lets the event loop serve other connections, then goes on with the queue.
+    private func yieldTurn() {
+        guard !turnYielded, let context else { return }
+        turnYielded = true
+        flushIfNeeded()
+        // A task for "now" would run before the loop looks at its sockets again (NIO runs ready
+        // tasks until none is left); one a moment ahead lets it wait for I/O first.
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.turnGap) {
+            self.turnYielded = false
+            self.linesThisTurn = 0
+            self.drainQueue()
+            self.flushIfNeeded()
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -210,9 +243,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// or the queue is empty.
     private func drainQueue() {
         guard let context else { return }
-        while !awaitingDeferred, !finishing, context.channel.isWritable, let frame = dequeue() {
+        while !awaitingDeferred, !finishing, context.channel.isWritable, !turnSpent, let frame = dequeue() {
+            linesThisTurn += 1
             handle(frame)
         }
+        if turnSpent, !queue.isEmpty { yieldTurn() }
         if readHeld, !mustHoldReads(context) {
             readHeld = false
             context.read()

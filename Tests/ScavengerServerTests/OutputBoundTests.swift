@@ -1,6 +1,10 @@
+import Logging
 import NIOCore
+import NIOPosix
 import ScavengerProtocol
 import ScavengerServer
+import ScavengerTestSupport
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -86,5 +90,59 @@ struct OutputBoundTests {
                 }
             }
         }
+    }
+}
+
+@Suite("Fair turns on an event loop")
+struct FairnessTests {
+    /// The order TICK requests ran in, by their argument.
+    static let ticks = Mutex<[String]>([])
+
+    /// The standard table plus TICK name, answered from memory after 1 ms of work (tests only).
+    static let table = CommandTable(CommandTable.standard.commands + [
+        CommandSpec(
+            "TICK", arity: 1 ... 1, syntax: "TICK name", summary: "Records name after 1 ms of work (tests only).",
+            parse: { arguments in try arguments.required("name").text },
+            answer: { name, _ in
+                let until = ContinuousClock.now + .milliseconds(1)
+                while ContinuousClock.now < until {}
+                ticks.withLock { $0.append(name) }
+                return CommandOutcome(.ok("TOCK"))
+            }),
+    ])
+
+    @Test("a connection pipelining a second of work does not make another on its event loop wait for all of it")
+    func otherConnectionsGetTurns() async throws {
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var logger = Logger(label: "fairness")
+        logger.logLevel = .critical
+        let server = ScavengerServer(
+            configuration: ServerConfiguration(host: "127.0.0.1", port: 0), board: OfflineBoard.shared, table: Self.table,
+            group: loop, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let address = try await server.listeningAddress
+            try await withTimeout(60) {
+                try await TestConnection.talk(address) { greedy, greedyReader in
+                    try await TestConnection.talk(address) { polite, politeReader in
+                        // Both are open (on the one loop) before the burst starts.
+                        try await polite.send("PING\n")
+                        #expect(try await politeReader.next() == #"OK "PONG""#)
+                        Self.ticks.withLock { $0 = [] }
+                        try await greedy.send(String(repeating: "TICK greedy\n", count: 1000))
+                        try await Task.sleep(for: .milliseconds(100))
+                        try await polite.send("TICK polite\n")
+                        #expect(try await politeReader.next() == #"OK "TOCK""#)
+                        let position = Self.ticks.withLock { $0.firstIndex(of: "polite") } ?? -1
+                        #expect(position >= 0 && position < 700, "polite ran after \(position) of greedy's 1,000")
+                        for _ in 0 ..< 1000 { _ = try await greedyReader.next() }
+                    }
+                }
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        try await loop.shutdownGracefully()
     }
 }
