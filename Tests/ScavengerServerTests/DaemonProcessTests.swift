@@ -1,3 +1,4 @@
+import Base64
 import Foundation
 import NIOCore
 import ScavengerServer
@@ -23,13 +24,18 @@ final class DaemonProcess: Sendable {
 
     /// Starts `scavengerd serve --port 0 extra…` under `ulimit -n openFiles` (when given) and
     /// waits until it listens.
-    init(environment: TestEnvironment, openFiles: Int? = nil, _ extra: [String]) async throws {
+    /// With `malloc`, glibc is tuned as `scripts/run.sh` tunes it (two arenas, large blocks mapped).
+    init(environment: TestEnvironment, openFiles: Int? = nil, _ extra: [String], malloc: Bool = false) async throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         let limit = openFiles.map { "ulimit -n \($0) && " } ?? ""
         process.arguments = ["-c", limit + #"exec "$0" "$@""#, try Executable.url.path, "serve", "--port", "0"] + extra
         var variables = ProcessInfo.processInfo.environment
         variables["DATABASE_URL"] = Executable.databaseURL(environment.configuration)
+        if malloc {
+            variables["MALLOC_ARENA_MAX"] = "2"
+            variables["MALLOC_MMAP_THRESHOLD_"] = "131072"
+        }
         process.environment = variables
         let pipe = Pipe()
         process.standardError = pipe
@@ -126,6 +132,52 @@ struct DaemonProcessTests {
         #expect((seen["ERR UNAVAILABLE"] ?? 0) > 0, "\(seen)")
         // It still answers, and SIGTERM still stops it.
         #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+        #expect(try await daemon.terminate(within: 15), "\(daemon.stderr.suffix(2000))")
+    }
+}
+
+extension DaemonProcess {
+    /// The daemon's resident memory in bytes, from `/proc`.
+    var residentBytes: Int {
+        get throws {
+            let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                  let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+            else { throw UnexpectedReply(line: "no VmRSS in /proc status") }
+            return kilobytes * 1024
+        }
+    }
+}
+
+extension DaemonProcessTests {
+    @Test("10,000 pipelined PHOTOs of a 5 MiB photo, never read, cost the daemon a few replies of memory")
+    func unreadPhotos() async throws {
+        let environment = try await TestEnvironment.make()
+        defer { Task { await environment.shutdown() } }
+        // As scripts/run.sh runs it: large buffers go back to the system when freed.
+        let daemon = try await DaemonProcess(environment: environment, ["--database-connections", "2"], malloc: true)
+        let address = try daemon.address
+        let photo = [0xFF, 0xD8, 0xFF] + [UInt8](repeating: 0x42, count: 5 * 1024 * 1024 - 3)
+        let id = try await converseReturning(address) { client in
+            try await client.register("shutterbug")
+            let id = try await client.ok("POSTPHOTO 1 1 \(Base64.encode(photo))")["pin"]["id"].string
+            // One PHOTO read in full first, so the baseline holds what serving one costs.
+            #expect(try await client.ok("PHOTO \(id)")["data"].string.count == (photo.count + 2) / 3 * 4)
+            return id
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let before = try daemon.residentBytes
+        let replyBytes = (photo.count + 2) / 3 * 4
+        try await withTimeout(120) {
+            try await TestConnection.talk(address) { writer, _ in
+                try await writer.send(String(repeating: "PHOTO \(id)\n", count: 10_000))
+                try await Task.sleep(for: .seconds(3))
+                let grown = try daemon.residentBytes - before
+                #expect(grown < 3 * replyBytes, "RSS grew by \(grown / 1_048_576) MiB; a reply is \(replyBytes / 1_048_576) MiB")
+                // Others are served meanwhile.
+                #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+            }
+        }
         #expect(try await daemon.terminate(within: 15), "\(daemon.stderr.suffix(2000))")
     }
 }
