@@ -97,12 +97,12 @@ struct DaemonProcessTests {
             environment: environment, openFiles: 256, ["--max-connections", "1000", "--max-connections-per-address", "1000", "--database-connections", "2"])
         #expect(daemon.stderr.contains("the open-file limit is too low for --max-connections; serving fewer"))
         let address = try daemon.address
-        // 600 clients at once, each holding its connection a moment after its reply: far more
-        // than the 256 descriptors, so some wait in the backlog until others go.
+        // 300 clients at once, each holding its connection a moment after its reply: more than
+        // the 256 descriptors, so some wait in the backlog until others go.
         let outcomes = DaemonProcess.Tally()
         try await withTimeout(120) {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0 ..< 600 {
+                for index in 0 ..< 300 {
                     group.addTask {
                         let outcome: String
                         do {
