@@ -214,6 +214,10 @@ final class ConnectionRegistry: Sendable {
     }
 
     private static func stopInput(_ channel: any Channel) {
-        channel.close(mode: .input).whenFailure { _ in channel.close(promise: nil) }
+        channel.close(mode: .input).whenFailure { error in
+            // A client that has half-closed: its connection is already finishing what it sent.
+            if let error = error as? ChannelError, error == .inputClosed { return }
+            channel.close(promise: nil)
+        }
     }
 }

@@ -42,6 +42,24 @@ struct ShutdownTests {
         }
     }
 
+    @Test("a client that has half-closed still gets the reply in flight at shutdown")
+    func halfClosedFinishesInFlight() async throws {
+        try await withServer(table: Self.slowTable) { address, group in
+            try await withTimeout {
+                try await TestConnection.talk(address) { writer, reader in
+                    let before = Self.slowStarted.withLock { $0 }
+                    try await writer.send("PING\nSLOW\n")
+                    writer.finish()
+                    #expect(try await reader.next() == #"OK "PONG""#)
+                    while Self.slowStarted.withLock({ $0 }) == before { try await Task.sleep(for: .milliseconds(5)) }
+                    await group.triggerGracefulShutdown()
+                    #expect(try await reader.next() == #"OK "DONE""#)
+                    #expect(try await reader.next() == nil)
+                }
+            }
+        }
+    }
+
     @Test("idle connections are closed on shutdown")
     func closesIdle() async throws {
         try await withServer { address, group in
