@@ -139,6 +139,30 @@ struct TLSTests {
         }
     }
 
+    @Test("a TLS client that pipelines and does not read makes the server stop answering it, then every reply arrives")
+    func unreadRepliesStopTheServer() async throws {
+        let client = try TestCertificate.client()
+        let requests = 400  // 100 MiB of replies if the server answered them all
+        try await withTLSServer(ServerConfiguration(outputHighWaterBytes: 64 * 1024), table: OutputBoundTests.table) { _, tls, _ in
+            try await withTimeout(60) {
+                OutputBoundTests.answered.withLock { $0 = 0 }
+                try await TestConnection.talk(tls, tls: client) { writer, reader in
+                    try await writer.send(String(repeating: "BIG\n", count: requests))
+                    try await Task.sleep(for: .milliseconds(500))
+                    let early = OutputBoundTests.answered.withLock { $0 }
+                    #expect(early < 100, "answered \(early) of \(requests) requests nobody read")
+                    writer.finish()
+                    var received = 0
+                    while let line = try await reader.next() {
+                        #expect(line.count == OutputBoundTests.bigReply.count + 5)
+                        received += 1
+                    }
+                    #expect(received == requests)
+                }
+            }
+        }
+    }
+
     @Test("a TLS client that has sent close_notify still gets the reply in flight at shutdown")
     func closeNotifyThenShutdown() async throws {
         let client = try TestCertificate.client()
