@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Postgres
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerTestSupport
@@ -316,5 +317,24 @@ struct TLSTests {
             _ = try TLSSettings(port: 0, certificateChainFile: files.certificate, privateKeyFile: files.certificate)
         }
         #expect(certificateAsKey?.description.hasPrefix("cannot read a PEM private key from \(files.certificate)") == true)
+    }
+
+    @Test("serve: the TLS flags go together, and an unreadable certificate is one line on stderr")
+    func commandLine() throws {
+        // The database is never reached: both failures come first.
+        let nowhere = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/none")
+        let partial = try Executable.run(["serve", "--port", "0", "--tls-port", "0", "--tls-cert", "c.pem"], configuration: nowhere)
+        #expect(partial.status != 0)
+        #expect(partial.stderr.contains("--tls-port, --tls-cert and --tls-key go together"))
+
+        let files = try TestCertificate.files
+        let missing = "/nonexistent/cert.pem"
+        let bad = try Executable.run(
+            ["serve", "--port", "0", "--tls-port", "0", "--tls-cert", missing, "--tls-key", files.privateKey],
+            configuration: nowhere)
+        #expect(bad.status == 1)
+        let lines = bad.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(bad.stderr)")
+        #expect(lines.first?.hasPrefix("scavengerd: cannot read a PEM certificate chain from \(missing)") == true)
     }
 }
