@@ -103,6 +103,21 @@ func linesUntilClosed(_ reader: inout TestConnection.LineReader) async -> (lines
 struct TLSTests {
     static let hello = #"OK {"server":"scavengerd","version":"\#(ServerVersion.daemon)","protocol":1,"user":null}"#
 
+    /// How many BIG requests the server has answered (this suite's own count: OutputBoundTests,
+    /// running alongside, counts its own).
+    static let answered = Mutex(0)
+
+    /// The standard table plus BIG, a 256 KiB reply from memory (as in OutputBoundTests).
+    static let bigTable = CommandTable(CommandTable.standard.commands + [
+        CommandSpec(
+            "BIG", arity: 0 ... 0, syntax: "BIG", summary: "A 256 KiB reply (tests only).",
+            parse: { _ in () },
+            answer: { _, _ in
+                answered.withLock { $0 += 1 }
+                return CommandOutcome(.ok(OutputBoundTests.bigJSON))
+            }),
+    ])
+
     @Test("a TLS client gets PING and HELLO answered, one at a time; the plain port still works alongside")
     func roundTrips() async throws {
         let client = try TestCertificate.client()
@@ -144,13 +159,13 @@ struct TLSTests {
     func unreadRepliesStopTheServer() async throws {
         let client = try TestCertificate.client()
         let requests = 400  // 100 MiB of replies if the server answered them all
-        try await withTLSServer(ServerConfiguration(outputHighWaterBytes: 64 * 1024), table: OutputBoundTests.table) { _, tls, _ in
+        try await withTLSServer(ServerConfiguration(outputHighWaterBytes: 64 * 1024), table: Self.bigTable) { _, tls, _ in
             try await withTimeout(60) {
-                OutputBoundTests.answered.withLock { $0 = 0 }
+                Self.answered.withLock { $0 = 0 }
                 try await TestConnection.talk(tls, tls: client) { writer, reader in
                     try await writer.send(String(repeating: "BIG\n", count: requests))
                     try await Task.sleep(for: .milliseconds(500))
-                    let early = OutputBoundTests.answered.withLock { $0 }
+                    let early = Self.answered.withLock { $0 }
                     #expect(early < 100, "answered \(early) of \(requests) requests nobody read")
                     writer.finish()
                     var received = 0
@@ -170,11 +185,10 @@ struct TLSTests {
         try await withTLSServer(table: ShutdownTests.slowTable) { _, tls, group in
             try await withTimeout {
                 try await TestConnection.talk(tls, tls: client) { writer, reader in
-                    let before = ShutdownTests.slowStarted.withLock { $0 }
-                    try await writer.send("PING\nSLOW\n")
+                    try await writer.send("PING\nSLOW tls-close-notify\n")
                     writer.finish()
                     #expect(try await reader.next() == #"OK "PONG""#)
-                    while ShutdownTests.slowStarted.withLock({ $0 }) == before { try await Task.sleep(for: .milliseconds(5)) }
+                    try await ShutdownTests.waitForSlow("tls-close-notify")
                     await group.triggerGracefulShutdown()
                     #expect(try await reader.next() == #"OK "DONE""#)
                     #expect(try await reader.next() == nil)
@@ -258,9 +272,8 @@ struct TLSTests {
                 try await TestConnection.talk(tls, tls: client) { writer, reader in
                     try await writer.send("PING\n")
                     #expect(try await reader.next() == #"OK "PONG""#)
-                    let before = ShutdownTests.slowStarted.withLock { $0 }
-                    try await writer.send("SLOW\n")
-                    while ShutdownTests.slowStarted.withLock({ $0 }) == before { try await Task.sleep(for: .milliseconds(5)) }
+                    try await writer.send("SLOW tls-shutdown\n")
+                    try await ShutdownTests.waitForSlow("tls-shutdown")
                     await group.triggerGracefulShutdown()
                     #expect(try await reader.next() == #"OK "DONE""#)
                     #expect(try await reader.next() == nil)
