@@ -68,6 +68,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// After LINE_TOO_LONG: the client's FIN ends the connection at once.
     private var lingering = false
     private var unflushed = false
+    /// Reply bytes written since the last flush.
+    private var unflushedBytes = 0
     private var scratch: [UInt8] = []
     /// Largest scratch array kept between replies; a bigger one is given back.
     static let scratchCapacity = 64 * 1024
@@ -255,11 +257,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
         closeIfDone()
     }
 
+    /// Writes a reply; flushes once half the output high-water mark is waiting unflushed, since
+    /// a handler in front (TLS) may hold unflushed bytes where the channel's writability does not
+    /// count them, and a batch of pipelined requests would then be answered without bound.
     private func write(_ outcome: CommandOutcome) {
-        let buffer = wrapOutboundOut(buffer(outcome.reply))
+        let reply = buffer(outcome.reply)
+        let bytes = reply.readableBytes
+        let buffer = wrapOutboundOut(reply)
         guard outcome.closesConnection else {
             context.write(buffer, promise: nil)
             unflushed = true
+            unflushedBytes += bytes
+            if unflushedBytes >= configuration.outputHighWaterBytes / 2 { flushIfNeeded() }
             return
         }
         finishing = true
@@ -272,6 +281,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func flushIfNeeded() {
         guard unflushed, let context else { return }
         unflushed = false
+        unflushedBytes = 0
         context.flush()
     }
 
@@ -288,6 +298,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// A client that reads none of them gets ``closeGraceSeconds`` before the connection is closed anyway.
     private func closeAfterPendingWrites(_ context: ChannelHandlerContext, mode: CloseMode = .all) {
         unflushed = false
+        unflushedBytes = 0
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
             .assumeIsolated().whenComplete { _ in context.close(mode: mode, promise: nil) }
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.closeGraceSeconds)) {

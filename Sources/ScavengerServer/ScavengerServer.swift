@@ -1,14 +1,17 @@
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ScavengerBoard
 import ScavengerProtocol
 import ServiceLifecycle
 import Synchronization
 
 /// The TCP server: accepts connections, frames lines, runs each through the command table and
-/// writes the replies in order. On graceful shutdown it stops accepting, lets every connection
-/// finish the requests it has received, then closes them.
+/// writes the replies in order. With ``ServerConfiguration/tls`` set it also listens with TLS on a
+/// second port, serving the same protocol under the same limits. On graceful shutdown it stops
+/// accepting on every port, lets every connection finish the requests it has received, then
+/// closes them.
 public final class ScavengerServer: Service, Sendable {
     public let configuration: ServerConfiguration
     private let board: Board
@@ -16,6 +19,7 @@ public final class ScavengerServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let bound: EventLoopPromise<SocketAddress>
+    private let tlsBound: EventLoopPromise<SocketAddress?>
     private let connections = ConnectionRegistry()
 
     public init(
@@ -31,6 +35,7 @@ public final class ScavengerServer: Service, Sendable {
         self.group = group
         self.logger = logger
         self.bound = group.next().makePromise(of: SocketAddress.self)
+        self.tlsBound = group.next().makePromise(of: SocketAddress?.self)
     }
 
     /// The address the server listens on, once it does (useful with port 0).
@@ -38,63 +43,121 @@ public final class ScavengerServer: Service, Sendable {
         get async throws { try await bound.futureResult.get() }
     }
 
+    /// The address the server listens on with TLS, once it does; nil when it has no TLS listener.
+    public var tlsListeningAddress: SocketAddress? {
+        get async throws { try await tlsBound.futureResult.get() }
+    }
+
     public func run() async throws {
-        let channel: any Channel
+        let listeners: [any Channel]
         do {
-            channel = try await bind()
+            listeners = try await bindListeners()
         } catch {
             bound.fail(error)
+            tlsBound.fail(error)
             throw error
         }
-        let address = channel.localAddress!
-        bound.succeed(address)
-        logger.info("listening", metadata: ["address": "\(address)"])
+        bound.succeed(listeners[0].localAddress!)
+        tlsBound.succeed(listeners.count > 1 ? listeners[1].localAddress! : nil)
+        logger.info("listening", metadata: ["address": "\(listeners[0].localAddress!)"])
+        if listeners.count > 1 {
+            logger.info("listening with TLS", metadata: ["address": "\(listeners[1].localAddress!)"])
+        }
 
+        let closeListeners = { @Sendable in listeners.forEach { $0.close(promise: nil) } }
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
-                try? await channel.closeFuture.get()
+                // Should one listener fail, the server stops listening on the other too.
+                for listener in listeners { listener.closeFuture.whenComplete { _ in closeListeners() } }
+                for listener in listeners { try? await listener.closeFuture.get() }
             } onCancel: {
-                channel.close(promise: nil)
+                closeListeners()
                 self.connections.closeAll()
             }
             await connections.waitUntilAllClosed()
         } onGracefulShutdown: {
             self.logger.info("shutting down: no new connections, finishing requests in flight")
-            channel.close(promise: nil)
+            closeListeners()
             self.connections.shutDown()
         }
         logger.info("stopped")
     }
 
-    private func bind() async throws -> any Channel {
+    /// The plain listener, then the TLS one if configured; none if either fails.
+    private func bindListeners() async throws -> [any Channel] {
+        let plain = try await bind(host: configuration.host, port: configuration.port, tls: nil)
+        guard let tls = configuration.tls else { return [plain] }
+        do {
+            return [plain, try await bind(host: tls.host ?? configuration.host, port: tls.port, tls: tls)]
+        } catch {
+            try? await plain.close()
+            throw error
+        }
+    }
+
+    /// Listens on `host:port`, with TLS when `tls` is given. A failure names the address.
+    private func bind(host: String, port: Int, tls: TLSSettings?) async throws -> any Channel {
         let configuration = self.configuration
         let (table, board, connections, logger) = (self.table, self.board, self.connections, self.logger)
-        return try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.outputHighWaterBytes / 2, high: configuration.outputHighWaterBytes))
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if configuration.idleTimeoutSeconds > 0 {
-                        try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))))
-                        try pipeline.addHandler(IdleConnectionCloser())
+        do {
+            return try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelOption(
+                    .writeBufferWaterMark,
+                    value: .init(low: configuration.outputHighWaterBytes / 2, high: configuration.outputHighWaterBytes))
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try Self.initializeConnection(
+                            channel, tls: tls, configuration: configuration, table: table, board: board,
+                            connections: connections, logger: logger)
                     }
-                    if configuration.lineTimeoutSeconds > 0 {
-                        try pipeline.addHandler(LineDeadlineHandler(seconds: configuration.lineTimeoutSeconds))
-                    }
-                    try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineBytes: configuration.limits.maxLineBytes)))
-                    try pipeline.addHandler(
-                        ConnectionHandler(
-                            table: table, board: board, registry: connections, configuration: configuration, logger: logger))
                 }
+                .bind(host: host, port: port)
+                .get()
+        } catch {
+            throw ListenError(host: host, port: port, tls: tls != nil, underlying: error)
+        }
+    }
+
+    /// One connection's pipeline, the same on both ports except that a TLS connection first goes
+    /// through TLS (and its handshake deadline): everything behind sees the plain text.
+    private static func initializeConnection(
+        _ channel: any Channel, tls: TLSSettings?, configuration: ServerConfiguration, table: CommandTable,
+        board: Board, connections: ConnectionRegistry, logger: Logger
+    ) throws {
+        let pipeline = channel.pipeline.syncOperations
+        if let tls {
+            try pipeline.addHandler(NIOSSLServerHandler(context: tls.context))
+            if tls.handshakeTimeoutSeconds > 0 {
+                try pipeline.addHandler(TLSHandshakeDeadline(seconds: tls.handshakeTimeoutSeconds))
             }
-            .bind(host: configuration.host, port: configuration.port)
-            .get()
+            try pipeline.addHandler(TLSCloseAdapter())
+        }
+        if configuration.idleTimeoutSeconds > 0 {
+            try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))))
+            try pipeline.addHandler(IdleConnectionCloser())
+        }
+        if configuration.lineTimeoutSeconds > 0 {
+            try pipeline.addHandler(LineDeadlineHandler(seconds: configuration.lineTimeoutSeconds))
+        }
+        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineBytes: configuration.limits.maxLineBytes)))
+        try pipeline.addHandler(
+            ConnectionHandler(table: table, board: board, registry: connections, configuration: configuration, logger: logger))
+    }
+}
+
+/// The server could not listen on an address; the description is one line fit for an operator.
+public struct ListenError: Error, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+    public let tls: Bool
+    public let underlying: any Error
+
+    public var description: String {
+        "cannot listen\(tls ? " with TLS" : "") on \(host) port \(port): \(underlying)"
     }
 }
 
@@ -219,6 +282,10 @@ final class ConnectionRegistry: Sendable {
     }
 
     private static func stopInput(_ channel: any Channel) {
-        channel.close(mode: .input).whenFailure { _ in channel.close(promise: nil) }
+        channel.close(mode: .input).whenFailure { error in
+            // A client that has half-closed: its connection is already finishing what it sent.
+            if let error = error as? ChannelError, error == .inputClosed { return }
+            channel.close(promise: nil)
+        }
     }
 }

@@ -6,6 +6,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// Port to listen on; default 7467 (PINS on a phone keypad). 0 picks a free port.
     public var port: Int
+    /// A second listener, with TLS, serving the same protocol; nil (the default) for none. Its
+    /// connections count against the same limits as the plain ones.
+    public var tls: TLSSettings?
     /// Connections served at once; more are refused with `ERR UNAVAILABLE`. Default 1024.
     public var maxConnections: Int
     /// Connections from one client address at once; more are refused with `ERR UNAVAILABLE`.
@@ -31,7 +34,8 @@ public struct ServerConfiguration: Sendable {
         idleTimeoutSeconds: Int = 300,
         lineTimeoutSeconds: Int = 30,
         outputHighWaterBytes: Int = 256 * 1024,
-        limits: ProtocolLimits = ProtocolLimits()
+        limits: ProtocolLimits = ProtocolLimits(),
+        tls: TLSSettings? = nil
     ) {
         self.outputHighWaterBytes = outputHighWaterBytes
         self.lineTimeoutSeconds = lineTimeoutSeconds
@@ -41,5 +45,6 @@ public struct ServerConfiguration: Sendable {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.limits = limits
+        self.tls = tls
     }
 }

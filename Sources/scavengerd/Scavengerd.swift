@@ -57,8 +57,13 @@ func reportingFailure(_ body: () async throws -> Void) async throws {
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the daemon until SIGTERM or SIGINT.")
 
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Address to listen on (with TLS too, unless --tls-host).") var host = "127.0.0.1"
     @Option(help: "Port to listen on (0 picks a free one).") var port = 7467
+    @Option(help: "Also listen with TLS on this port (needs --tls-cert and --tls-key).") var tlsPort: Int?
+    @Option(help: "PEM certificate chain for TLS, the server's certificate first (e.g. certbot's fullchain.pem).")
+    var tlsCert: String?
+    @Option(help: "PEM private key of the TLS certificate (e.g. certbot's privkey.pem).") var tlsKey: String?
+    @Option(help: "Address to listen on with TLS (default: --host).") var tlsHost: String?
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Longest request line in bytes.") var maxLineBytes = 8 * 1024 * 1024
     @Option(help: "Connections served at once.") var maxConnections = 1024
@@ -83,6 +88,7 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
+        try validateTLS()
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
         guard maxConnectionsPerAddress >= 1 else {
@@ -116,8 +122,32 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
+    /// TLS takes --tls-port, --tls-cert and --tls-key together (and --tls-host only with them).
+    func validateTLS() throws {
+        let given = [tlsPort != nil, tlsCert != nil, tlsKey != nil]
+        guard given.allSatisfy({ $0 }) || !given.contains(true) else {
+            throw ArgumentParser.ValidationError("--tls-port, --tls-cert and --tls-key go together: give all three or none")
+        }
+        guard let tlsPort else {
+            guard tlsHost == nil else { throw ArgumentParser.ValidationError("--tls-host needs --tls-port, --tls-cert and --tls-key") }
+            return
+        }
+        guard (0 ... 65535).contains(tlsPort) else { throw ArgumentParser.ValidationError("--tls-port must be within 0…65535") }
+        guard tlsPort != port || port == 0 || (tlsHost ?? host) != host else {
+            throw ArgumentParser.ValidationError("--tls-port must differ from --port")
+        }
+    }
+
+    /// The TLS listener's settings, read from the PEM files; nil without --tls-port.
+    func tlsSettings() throws -> TLSSettings? {
+        guard let tlsPort, let tlsCert, let tlsKey else { return nil }
+        return try TLSSettings(host: tlsHost, port: tlsPort, certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+    }
+
     func run() async throws {
         try await reportingFailure {
+            // Before anything waits on the database: a bad certificate or key fails at once.
+            let tls = try tlsSettings()
             let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -170,7 +200,7 @@ struct Serve: AsyncParsableCommand {
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
-                    outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
+                    outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
                 board: board, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ScavengerBoard
 import ScavengerProtocol
 import ScavengerServer
@@ -17,6 +18,20 @@ func withServer(
     alongside extraServices: [any Service] = [],
     _ body: (SocketAddress, ServiceGroup) async throws -> Void
 ) async throws {
+    try await withRunningServer(configuration, board: board, table: table, alongside: extraServices) { server, group in
+        try await body(try await server.listeningAddress, group)
+    }
+}
+
+/// ``withServer(_:board:table:alongside:_:)`` for a body that needs the server itself (its TLS
+/// address, say).
+func withRunningServer(
+    _ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
+    board: Board = OfflineBoard.shared,
+    table: CommandTable = .standard,
+    alongside extraServices: [any Service] = [],
+    _ body: (ScavengerServer, ServiceGroup) async throws -> Void
+) async throws {
     var configuration = configuration
     configuration.port = 0
     var logger = Logger(label: "test-server")
@@ -26,9 +41,9 @@ func withServer(
         configuration: .init(services: extraServices.map { .init(service: $0) } + [.init(service: server)], logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
-        let address = try await server.listeningAddress
+        _ = try await server.listeningAddress
         do {
-            try await body(address, group)
+            try await body(server, group)
         } catch {
             await group.triggerGracefulShutdown()
             throw error
@@ -57,16 +72,20 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out after \(seconds) s" }
 }
 
-/// A raw TCP client: sends bytes, reads reply lines.
+/// A raw TCP client, or a TLS one given a client context: sends bytes, reads reply lines.
 struct TestConnection {
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
-    static func open(_ address: SocketAddress) async throws -> TestConnection {
+    /// Connects; with `tls`, speaks TLS to a server that must prove it is `localhost`.
+    static func open(_ address: SocketAddress, tls: NIOSSLContext? = nil) async throws -> TestConnection {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connect(to: address) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: "localhost"))
+                    }
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
                         wrappingChannelSynchronously: channel,
                         configuration: .init(isOutboundHalfClosureEnabled: true))
                 }
@@ -76,9 +95,9 @@ struct TestConnection {
 
     /// Runs a conversation: `body` gets a writer and a line reader; the connection closes after.
     static func talk<T: Sendable>(
-        _ address: SocketAddress, _ body: (Writer, inout LineReader) async throws -> T
+        _ address: SocketAddress, tls: NIOSSLContext? = nil, _ body: (Writer, inout LineReader) async throws -> T
     ) async throws -> T {
-        let connection = try await open(address)
+        let connection = try await open(address, tls: tls)
         return try await connection.channel.executeThenClose { inbound, outbound in
             var reader = LineReader(iterator: inbound.makeAsyncIterator())
             return try await body(Writer(outbound: outbound), &reader)
@@ -96,7 +115,7 @@ struct TestConnection {
             try await outbound.write(ByteBuffer(bytes: bytes))
         }
 
-        /// Half-closes: the server sees end of input.
+        /// Half-closes: the server sees end of input (over TLS, a close_notify, then FIN).
         func finish() {
             outbound.finish()
         }
@@ -129,8 +148,8 @@ struct TestConnection {
 }
 
 /// Sends `request` on a fresh connection, half-closes, and returns every reply line.
-func transcript(_ address: SocketAddress, _ request: String) async throws -> [String] {
-    try await TestConnection.talk(address) { writer, reader in
+func transcript(_ address: SocketAddress, tls: NIOSSLContext? = nil, _ request: String) async throws -> [String] {
+    try await TestConnection.talk(address, tls: tls) { writer, reader in
         try await writer.send(request)
         writer.finish()
         return try await reader.rest()
