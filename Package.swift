@@ -99,10 +99,14 @@ let package = Package(
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),
-        .testTarget(name: "ScavengerProtocolTests", dependencies: [
-            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerTestSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "ScavengerProtocolTests",
+            dependencies: [
+                "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerTestSupport", "ScavengerLineCheck",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            // Inputs the fuzzer found (or representative ones), replayed by FuzzRegressionTests.
+            exclude: ["FuzzRegressions"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
