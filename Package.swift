@@ -70,6 +70,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The invariants of a request line whatever its bytes, and the board they are checked on:
+        // shared by the fuzz target and the tests that replay what it found.
+        .target(name: "ScavengerLineCheck", dependencies: [
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerFeed", "ScavengerStore", "Postgres", "Sodium",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // libFuzzer's driver, declared only: `-sanitize=fuzzer` links it (scripts/fuzz.sh).
+        .systemLibrary(name: "CLibFuzzer"),
+        // A libFuzzer target over tokenizing and parsing request lines when built by scripts/fuzz.sh
+        // (-D SCAVENGER_FUZZ); otherwise a tool that replays inputs through the same checks.
+        .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
             "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium",
@@ -91,14 +102,18 @@ let package = Package(
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),
-        .testTarget(name: "ScavengerProtocolTests", dependencies: [
-            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerTestSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "ScavengerProtocolTests",
+            dependencies: [
+                "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerTestSupport", "ScavengerLineCheck",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            // Inputs the fuzzer found (or representative ones), replayed by FuzzRegressionTests.
+            exclude: ["FuzzRegressions"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64",
+            "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

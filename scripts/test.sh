@@ -6,7 +6,10 @@
 # Otherwise this checkout's local PostgreSQL cluster (.data/postgres, see scripts/lib.sh) is
 # started, or reused if already running, and the database `scavenger_test` is dropped and
 # created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
-# The exit code is swift test's.
+#
+# After the tests, a short fuzzing run of the request-line parser (scripts/fuzz.sh, 20 s after a
+# build of its own in .build-fuzz); SCAVENGER_SKIP_FUZZ=1 skips it.
+# The exit code is swift test's when it failed, else the fuzzing run's.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -48,4 +51,13 @@ log "swift test $*"
 status=0
 swift test "${build_flags[@]}" "$@" || status=$?
 log "swift test exited with $status"
+
+if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then
+    log "skipping the fuzzing run (SCAVENGER_SKIP_FUZZ=1)"
+else
+    fuzz_status=0
+    scripts/fuzz.sh 20 || fuzz_status=$?
+    log "the fuzzing run exited with $fuzz_status"
+    if ((status == 0)); then status=$fuzz_status; fi
+fi
 exit "$status"

@@ -56,7 +56,10 @@ public enum Reply: Sendable, Equatable {
         self = .error(error.code, error.message)
     }
 
-    /// Longest message text sent back; echoed input is cut to fit.
+    /// Longest message text sent back, in Unicode scalars; echoed input is cut to fit.
+    ///
+    /// Scalars, not characters: one character can hold any number of combining marks, so only
+    /// a count of scalars bounds the bytes (at most 4 each).
     public static let maximumMessageLength = 200
 
     /// The reply line, ending in `\n`.
@@ -88,21 +91,25 @@ public enum Reply: Sendable, Equatable {
 
     /// One line of printable text: control characters become spaces, and long text is cut.
     static func sanitize(_ message: String) -> String {
-        var text = String(message.unicodeScalars.map { scalar -> Character in
-            scalar.value < 0x20 || scalar.value == 0x7F ? " " : Character(scalar)
-        })
-        if text.count > maximumMessageLength {
-            text = String(text.prefix(maximumMessageLength - 1)) + "…"
-        }
+        let text = printable(message, longest: maximumMessageLength, cutTo: maximumMessageLength - 1)
         return text.isEmpty ? "error" : text
     }
 
-    /// Quotes a piece of client input for an error message, cut short and on one line.
+    /// Quotes a piece of client input for an error message, cut short (to `limit` Unicode
+    /// scalars) and on one line.
     public static func echo(_ input: String, limit: Int = 40) -> String {
-        let cleaned = String(input.unicodeScalars.map { scalar -> Character in
-            scalar.value < 0x20 || scalar.value == 0x7F ? " " : Character(scalar)
-        })
-        let cut = cleaned.count > limit ? String(cleaned.prefix(limit)) + "…" : cleaned
-        return "'" + cut + "'"
+        "'" + printable(input, longest: limit, cutTo: limit) + "'"
+    }
+
+    /// `text` with control characters as spaces; when longer than `longest` Unicode scalars,
+    /// its first `cutTo` and `…`. Only what is kept is copied, however long the input.
+    private static func printable(_ text: String, longest: Int, cutTo: Int) -> String {
+        let scalars = text.unicodeScalars
+        let isCut = !scalars.dropFirst(longest).isEmpty
+        var kept = String.UnicodeScalarView()
+        for scalar in isCut ? scalars.prefix(cutTo) : scalars[...] {
+            kept.append(scalar.value < 0x20 || scalar.value == 0x7F ? " " : scalar)
+        }
+        return isCut ? String(kept) + "…" : String(kept)
     }
 }

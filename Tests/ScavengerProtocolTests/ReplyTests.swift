@@ -65,6 +65,15 @@ struct ReplyTests {
         #expect(Reply.echo(String(repeating: "y", count: 100)).count == 43)
         #expect(!Reply.echo("a\nb").contains("\n"))
     }
+
+    @Test("messages and echoes are bounded in bytes, even when one character holds thousands of scalars")
+    func combiningMarks() {
+        let oneCharacter = "e" + String(repeating: "\u{301}", count: 5000)
+        #expect(oneCharacter.count == 1)
+        #expect(Reply.echo(oneCharacter).utf8.count <= 2 + 40 * 4 + 3)
+        let line = Reply.error(.unknownCommand, "unknown command " + oneCharacter).line
+        #expect(line.utf8.count <= 40 + Reply.maximumMessageLength * 4)
+    }
 }
 
 import ScavengerCore
