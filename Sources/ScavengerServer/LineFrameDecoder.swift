@@ -50,8 +50,23 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
             tooLong(context: context, buffer: &buffer)
             return .needMoreData
         }
+        Self.shrinkIfOversized(&buffer, allocator: context.channel.allocator)
         context.fireChannelRead(wrapInboundOut(.line(line)))
         return .continue
+    }
+
+    /// Largest read buffer kept for the bytes after a line; a bigger one is copied into a buffer
+    /// of their size.
+    public static let keptBufferCapacity = 64 * 1024
+
+    /// After a big line, the bytes that follow it (the start of the next line) would keep the big
+    /// line's buffer alive until they are used up: copy them into a buffer of their own size, so
+    /// the connection's read buffer shrinks back.
+    public static func shrinkIfOversized(_ buffer: inout ByteBuffer, allocator: ByteBufferAllocator) {
+        guard buffer.capacity > keptBufferCapacity, buffer.readableBytes <= keptBufferCapacity / 2 else { return }
+        var fresh = allocator.buffer(capacity: buffer.readableBytes)
+        fresh.writeBuffer(&buffer)
+        buffer = fresh
     }
 
     public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {

@@ -276,3 +276,24 @@ struct FramingTests {
         }
     }
 }
+
+@Suite("Line framing")
+struct LineFramingTests {
+    @Test("after a big line, the bytes that follow it get a buffer of their own size")
+    func readBufferShrinks() {
+        let allocator = ByteBufferAllocator()
+        var buffer = allocator.buffer(capacity: 8 * 1024 * 1024)
+        buffer.writeBytes([UInt8](repeating: UInt8(ascii: "x"), count: 8 * 1024 * 1024 - 2))
+        buffer.writeString("\nPI")
+        _ = buffer.readSlice(length: 8 * 1024 * 1024 - 1)
+        LineFrameDecoder.shrinkIfOversized(&buffer, allocator: allocator)
+        #expect(buffer.capacity <= LineFrameDecoder.keptBufferCapacity)
+        #expect(buffer.readableBytesView.elementsEqual("PI".utf8))
+        // A small buffer, or a big one still mostly full, is left as it is.
+        var small = allocator.buffer(string: "PING\nPI")
+        _ = small.readSlice(length: 5)
+        let before = small.capacity
+        LineFrameDecoder.shrinkIfOversized(&small, allocator: allocator)
+        #expect(small.capacity == before)
+    }
+}
