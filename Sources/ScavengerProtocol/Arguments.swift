@@ -114,7 +114,7 @@ public struct Arguments: Sendable {
     public mutating func options(_ allowed: Set<String>) throws(CommandError) -> [String: Token] {
         var found: [String: Token] = [:]
         while let keyword = next() {
-            let key = keyword.text.uppercased()
+            let key = keyword.text.asciiUppercased
             guard allowed.contains(key) else {
                 let list = allowed.sorted().joined(separator: ", ")
                 throw .badArgument("unknown option \(Reply.echo(keyword.text)) for \(command) (expected \(list))")

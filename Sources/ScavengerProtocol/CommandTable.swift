@@ -94,7 +94,7 @@ public struct CommandSpec: Sendable {
         parse: @escaping @Sendable (inout Arguments) throws -> Request,
         step: @escaping @Sendable (Request, CommandContext) throws -> Step
     ) {
-        self.name = name.uppercased()
+        self.name = name.asciiUppercased
         self.arity = arity
         self.syntax = syntax
         self.summary = summary
@@ -129,7 +129,7 @@ public struct CommandTable: Sendable {
 
     /// The row for a name, case-insensitively.
     public func command(named name: String) -> CommandSpec? {
-        byName[name.uppercased()]
+        byName[name.asciiUppercased]
     }
 
     /// Executes one request line (without its line ending). A blank line gets no reply (nil).

@@ -22,7 +22,7 @@ enum FeedCommands {
 
     static func kind(_ token: Token?) throws(CommandError) -> PinKind? {
         guard let token else { return nil }
-        guard let kind = PinKind(rawValue: token.text.lowercased()) else {
+        guard let kind = PinKind(rawValue: token.text.asciiLowercased) else {
             throw .badArgument("KIND must be text or photo")
         }
         return kind

@@ -29,7 +29,7 @@ extension JSON {
 /// REPORT, MODQUEUE, CLAIM, RESOLVE, BAN, UNBAN, MODLOG.
 enum ModerationCommands {
     static func banLength(_ token: Token) throws(CommandError) -> BanLength {
-        if token.text.lowercased() == "permanent" { return .permanent }
+        if token.text.asciiLowercased == "permanent" { return .permanent }
         return .seconds(try Arguments.integer(token, "ban duration", in: 1 ... 100 * 365 * 24 * 3600))
     }
 
@@ -57,7 +57,7 @@ enum ModerationCommands {
             parse: { arguments -> Report in
                 let item = try arguments.required("id").text
                 let reasonText = try arguments.required("reason").text
-                guard let reason = ReportReason(rawValue: reasonText.lowercased()) else {
+                guard let reason = ReportReason(rawValue: reasonText.asciiLowercased) else {
                     throw CommandError.badArgument(
                         "reason must be one of " + ReportReason.allCases.map(\.rawValue).joined(separator: " "))
                 }
@@ -78,7 +78,7 @@ enum ModerationCommands {
                 let options = try arguments.options(["LIMIT", "STATUS"])
                 var status: ItemStatus? = .open
                 if let token = options["STATUS"] {
-                    let text = token.text.lowercased()
+                    let text = token.text.asciiLowercased
                     if text == "all" {
                         status = nil
                     } else if let parsed = ItemStatus(rawValue: text) {
@@ -107,7 +107,7 @@ enum ModerationCommands {
             parse: { arguments -> Resolve in
                 let item = try arguments.required("item").text
                 let actionText = try arguments.required("action").text
-                guard let resolution = Resolution(rawValue: actionText.lowercased()) else {
+                guard let resolution = Resolution(rawValue: actionText.asciiLowercased) else {
                     throw CommandError.badArgument("the action must be dismiss, remove or ban")
                 }
                 let options = try arguments.options(["DURATION", "NOTE"])

@@ -88,3 +88,21 @@ struct CommandTableTests {
         #expect(unknown.reply.line.hasPrefix("ERR UNKNOWN_COMMAND"))
     }
 }
+
+@Suite("Command names and keywords match by ASCII case only")
+struct ASCIICaseTests {
+    let context = CommandContext(session: Session(connectionID: 1), board: OfflineBoard.shared, logger: Logger(label: "test"))
+
+    @Test("letters that only Unicode case mapping turns into ASCII do not name commands or keywords", arguments: [
+        ("quıt", "ERR UNKNOWN_COMMAND"),  // dotless ı
+        ("pıng", "ERR UNKNOWN_COMMAND"),
+        ("ping", "OK \"PONG\""),
+        ("MODQUEUE ſtatus all", "ERR BAD_ARGUMENT"),  // long s
+        ("MODQUEUE status all", "ERR UNAUTHORIZED"),
+        ("NEARBY 1 1 10 kind TEXT", "OK {"),
+    ])
+    func asciiOnly(line: String, prefix: String) async throws {
+        let outcome = try #require(await CommandTable.standard.execute(line: line, context: context))
+        #expect(outcome.reply.line.hasPrefix(prefix), "\(outcome.reply.line)")
+    }
+}
