@@ -107,12 +107,20 @@ public enum LineCheck {
     /// Bytes as printable text for a report: ASCII as is, `\n`, `\r`, `\t`, `\\`, and `\xNN` for
     /// anything else (so invalid UTF-8 shows); cut after 400 bytes.
     public static func describe(_ bytes: [UInt8], limit: Int = 400) -> String {
-        var text = "\""
-        for byte in bytes.prefix(limit) {
+        var text = "\"" + escaped(bytes.prefix(limit), namingControls: true) + "\""
+        if bytes.count > limit { text += "… (\(bytes.count - limit) more bytes)" }
+        return text
+    }
+
+    /// Bytes as printable ASCII: `\\`, `\"` and `\xNN` escapes, and with `namingControls` also
+    /// `\n`, `\r` and `\t` (libFuzzer's dictionaries know only the first three).
+    public static func escaped(_ bytes: some Sequence<UInt8>, namingControls: Bool) -> String {
+        var text = ""
+        for byte in bytes {
             switch byte {
-            case UInt8(ascii: "\n"): text += "\\n"
-            case UInt8(ascii: "\r"): text += "\\r"
-            case UInt8(ascii: "\t"): text += "\\t"
+            case UInt8(ascii: "\n") where namingControls: text += "\\n"
+            case UInt8(ascii: "\r") where namingControls: text += "\\r"
+            case UInt8(ascii: "\t") where namingControls: text += "\\t"
             case UInt8(ascii: "\\"): text += "\\\\"
             case UInt8(ascii: "\""): text += "\\\""
             case 0x20 ..< 0x7F: text.unicodeScalars.append(Unicode.Scalar(byte))
@@ -121,8 +129,6 @@ public enum LineCheck {
                 text += "\\x" + (hex.count == 1 ? "0" + hex : hex)
             }
         }
-        text += "\""
-        if bytes.count > limit { text += "… (\(bytes.count - limit) more bytes)" }
         return text
     }
 }

@@ -63,7 +63,7 @@ enum SeedCorpus {
                   "-", ".", "e", "E", "e+", "e-", "0", "90", "180", "1e308", "20000000", "200", "2592000"]
         var lines = ["# Made by ScavengerProtocolFuzzer --write-dictionary from the command table."]
         for (index, word) in words.enumerated() {
-            lines.append("word\(index)=\"\(escapeForDictionary(word))\"")
+            lines.append("word\(index)=\"\(LineCheck.escaped(word.utf8, namingControls: false))\"")
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -249,21 +249,5 @@ enum SeedCorpus {
     static func format3(_ number: Int) -> String {
         let digits = String(number)
         return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
-    }
-
-    /// libFuzzer dictionary strings: `\\`, `\"` and `\xNN` escapes.
-    static func escapeForDictionary(_ word: String) -> String {
-        var text = ""
-        for byte in word.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): text += "\\\\"
-            case UInt8(ascii: "\""): text += "\\\""
-            case 0x20 ..< 0x7F: text.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16)
-                text += "\\x" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return text
     }
 }
