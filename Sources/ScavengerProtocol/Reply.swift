@@ -39,8 +39,14 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
         case .conflict: .conflict
         case .rateLimited: .rateLimited
         case .badArgument: .badArgument
+        case .unavailable: .unavailable
         }
-        self.init(code, refusal.message)
+        // `RATE_LIMITED <seconds> <message>`: the first word is how long to wait.
+        if refusal.code == .rateLimited {
+            self.init(code, "\(refusal.retryAfterSeconds ?? 1) \(refusal.message)")
+        } else {
+            self.init(code, refusal.message)
+        }
     }
 
     public static func badArgument(_ message: String) -> CommandError { CommandError(.badArgument, message) }
