@@ -54,6 +54,7 @@ let package = Package(
         // The application layer: one call per use case, writing the store and updating the feed.
         .target(name: "ScavengerBoard", dependencies: [
             "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium",
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
@@ -62,7 +63,7 @@ let package = Package(
         ]),
         // NIO server: connections, framing, limits, graceful shutdown, TLS.
         .target(name: "ScavengerServer", dependencies: [
-            "ScavengerBoard", "ScavengerProtocol",
+            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -110,6 +111,7 @@ let package = Package(
             ],
             // Inputs the fuzzer found (or representative ones), replayed by FuzzRegressionTests.
             exclude: ["FuzzRegressions"]),
+        .testTarget(name: "ScavengerBoardTests", dependencies: ["ScavengerBoard", "ScavengerCore", "Sodium"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",

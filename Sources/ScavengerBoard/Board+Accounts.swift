@@ -12,9 +12,16 @@ extension Board {
     // MARK: Use cases
 
     /// Creates an account with its first session and logs `session` in. The name, email and
-    /// password must already be valid (``Validation``).
+    /// password must already be valid (``Validation``). Limited per client address; a taken name
+    /// or email is refused before the password is hashed.
     public func register(name: String, email: String, password: String, on session: Session) async throws -> SignIn {
-        let passwordHash = try await passwords.hash(password)
+        try registrations.take(session.address, action: "registrations")
+        if let conflict = try await store.registrationConflict(name: name, email: email) {
+            throw Self.refusal(conflict)
+        }
+        let passwordHash = try await passwordQueue.run(
+            first: loginThrottle.isClean(session.address), isWanted: { session.isConnected }
+        ) { hasher in try await hasher.hash(password) }
         let token = SecureRandom.token()
         let tokenHash = Digest.sha256(token)
         let account: Account
@@ -23,29 +30,45 @@ extension Board {
                 name: name, email: email, passwordHash: passwordHash, tokenHash: tokenHash,
                 sessionTTLSeconds: rules.sessionTTLSeconds)
         } catch {
-            switch RegistrationConflict(error) {
-            case .username: throw Refusal(.conflict, "that username is taken")
-            case .email: throw Refusal(.conflict, "that email is already registered")
-            case nil: throw error
-            }
+            guard let conflict = RegistrationConflict(error) else { throw error }
+            throw Self.refusal(conflict)
         }
         session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
         return SignIn(user: account.user, token: token)
     }
 
+    private static func refusal(_ conflict: RegistrationConflict) -> Refusal {
+        switch conflict {
+        case .username: Refusal(.conflict, "that username is taken")
+        case .email: Refusal(.conflict, "that email is already registered")
+        }
+    }
+
     /// Checks a name or email and password and starts a new session on `session`. A wrong name
     /// and a wrong password are refused alike, after the same work.
+    ///
+    /// Failed attempts are counted per client address and per account (``LoginThrottle``):
+    /// past the free ones, `RATE_LIMITED` with the wait, before any hashing. The check waits in
+    /// the ``PasswordQueue``, ahead of others when the address has no failures on record.
     public func logIn(_ login: String, password: String, on session: Session) async throws -> SignIn {
         let wrong = Refusal(.unauthorized, "wrong name or password")
-        guard password.utf8.count <= Validation.maximumPasswordBytes,
-              let credentials = try await store.credentials(login: login)
-        else {
-            // Spend the same time as a real check, so unknown names cannot be told apart.
-            await passwords.verifyDummy(password)
-            throw wrong
+        // No account's password is this long (REGISTER refuses it): no need to hash it.
+        guard password.utf8.count <= Validation.maximumPasswordBytes else { throw wrong }
+        try loginThrottle.checkAddress(session.address)
+        let credentials = try await store.credentials(login: login)
+        let attempt = try loginThrottle.begin(address: session.address, account: credentials?.account.id)
+        var succeeded: Bool?
+        defer { loginThrottle.finish(attempt, succeeded: succeeded) }
+        let matches = try await passwordQueue.run(first: attempt.addressWasClean, isWanted: { session.isConnected }) { hasher in
+            guard let credentials else {
+                // Spend the same time as a real check, so unknown names cannot be told apart.
+                await hasher.verifyDummy(password)
+                return false
+            }
+            return await hasher.verify(password, against: credentials.passwordHash)
         }
-        guard await passwords.verify(password, against: credentials.passwordHash) else { throw wrong }
-        let account = credentials.account
+        succeeded = matches
+        guard matches, let account = credentials?.account else { throw wrong }
         let token = SecureRandom.token()
         let tokenHash = Digest.sha256(token)
         try await store.createSession(userID: account.id, tokenHash: tokenHash, ttlSeconds: rules.sessionTTLSeconds)

@@ -6,8 +6,11 @@ extension Board {
     /// in the store and then in the feed.
     public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws -> ReportReceipt {
         let reporter = try await writer(of: session)
-        let receipt = try await refusing {
-            try await store.report(reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation)
+        let limit = rate(.report, for: reporter.user.role)
+        let receipt = try await charging(.report, limit) {
+            try await refusing {
+                try await store.report(reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit)
+            }
         }
         try await refreshFeed(refresh: receipt.changedPin, removed: nil)
         return receipt

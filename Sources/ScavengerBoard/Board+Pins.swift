@@ -28,21 +28,25 @@ extension Board {
     /// why.
     public func post(_ draft: PinDraft, by session: Session) async throws -> Pin {
         let login = try login(of: session)
+        let action: RateLimitedAction = draft.photo == nil ? .post : .photo
         var new = NewPin(
             authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,
             ttlSeconds: draft.ttlSeconds, photo: draft.photo,
             cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
-            region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash)
-        let pin: Pin
-        do {
-            pin = try await store.createPin(new)
-        } catch .sessionRefused {
-            // Unauthorized or banned, with the reason; if the session checks out by now (a ban
-            // ended in between), the write is tried once more, still checked.
-            let account = try await writer(of: session)
-            new.authorID = account.id
-            new.authorName = account.user.name
-            pin = try await store.createPin(new)
+            region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash,
+            rate: rate(action, for: login.user.role))
+        let pin = try await charging(action, new.rate) {
+            do {
+                return try await store.createPin(new)
+            } catch StoreError.sessionRefused {
+                // Unauthorized or banned, with the reason; if the session checks out by now (a ban
+                // ended in between), the write is tried once more, still checked.
+                let account = try await writer(of: session)
+                new.authorID = account.id
+                new.authorName = account.user.name
+                new.rate = rate(action, for: account.user.role)
+                return try await store.createPin(new)
+            }
         }
         feed.upsert(IndexedPin(pin))
         return pin
@@ -82,8 +86,12 @@ extension Board {
     /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.
     public func reply(to pinID: String, text: String, by session: Session) async throws -> PinReply {
         let account = try await writer(of: session)
+        let limit = rate(.reply, for: account.user.role)
         guard Identifier.isPin(pinID),
-              let reply = try await store.createReply(pinID: pinID, authorID: account.id, authorName: account.user.name, text: text)
+              let reply = try await charging(.reply, limit, {
+                  try await store.createReply(
+                      pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit)
+              })
         else { throw Self.noSuchPin }
         feed.replyAdded(pinID: pinID)
         return reply

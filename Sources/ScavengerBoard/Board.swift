@@ -13,15 +13,29 @@ public struct BoardRules: Sendable {
     public var moderation: ModerationRules
     /// How long a login lasts; default 30 days.
     public var sessionTTLSeconds: Int
+    /// Each user's rates for POST, POSTPHOTO, REPLY and REPORT.
+    public var writeRates: WriteRates
+    /// Failed-login back-off per address and per account.
+    public var loginThrottle: LoginThrottleRules
+    /// REGISTERs per client address; default 10 an hour. Nil: unlimited.
+    public var registrationRate: RateLimit?
+    /// Password checks that may wait for the hasher before more are refused; default 64.
+    public var passwordQueueLength: Int
 
     public init(
         pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
-        sessionTTLSeconds: Int = 30 * 24 * 3600
+        sessionTTLSeconds: Int = 30 * 24 * 3600, writeRates: WriteRates = WriteRates(),
+        loginThrottle: LoginThrottleRules = LoginThrottleRules(),
+        registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64
     ) {
         self.pins = pins
         self.feed = feed
         self.moderation = moderation
         self.sessionTTLSeconds = sessionTTLSeconds
+        self.writeRates = writeRates
+        self.loginThrottle = loginThrottle
+        self.registrationRate = registrationRate
+        self.passwordQueueLength = passwordQueueLength
     }
 }
 
@@ -39,6 +53,12 @@ public final class Board: Sendable {
     /// Hashes and verifies passwords off the event loops.
     public let passwords: PasswordHasher
     public let rules: BoardRules
+    /// The bounded, two-lane line in front of ``passwords``.
+    public let passwordQueue: PasswordQueue
+    /// Failed logins per address and account.
+    public let loginThrottle: LoginThrottle
+    /// REGISTERs per address.
+    public let registrations: AddressRateLimiter
 
     /// The PostgreSQL store behind the feed.
     public var store: Database { feed.database }
@@ -47,5 +67,8 @@ public final class Board: Sendable {
         self.feed = feed
         self.passwords = passwords
         self.rules = rules
+        passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
+        loginThrottle = LoginThrottle(rules: rules.loginThrottle)
+        registrations = AddressRateLimiter(rate: rules.registrationRate)
     }
 }

@@ -5,7 +5,10 @@ import Synchronization
 public final class Session: Sendable {
     /// A number for logs, unique within the process.
     public let connectionID: Int
+    /// The client's address as throttles count it (``ClientAddress``); nil when it has none.
+    public let address: String?
     private let state = Mutex<State>(State())
+    private let connected = Atomic<Bool>(true)
 
     struct State {
         var user: User?
@@ -13,8 +16,17 @@ public final class Session: Sendable {
         var tokenHash: [UInt8]?
     }
 
-    public init(connectionID: Int) {
+    public init(connectionID: Int, address: String? = nil) {
         self.connectionID = connectionID
+        self.address = address
+    }
+
+    /// False once the connection has closed: work still queued for it can be dropped.
+    public var isConnected: Bool { connected.load(ordering: .relaxed) }
+
+    /// Marks the connection closed.
+    public func disconnect() {
+        connected.store(false, ordering: .relaxed)
     }
 
     /// The logged-in user, if any.

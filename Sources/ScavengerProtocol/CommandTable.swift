@@ -204,6 +204,8 @@ public struct CommandTable: Sendable {
             return .error(.conflict, "already exists")
         case .sessionRefused:
             return .error(.unauthorized, "the session has expired or was logged out, or the account is banned; log in again")
+        case .rateLimited(let seconds):
+            return .error(.rateLimited, "\(seconds) too many requests of this kind; retry later")
         case .invalidInput:
             return .error(.badArgument, "a value contains a character that cannot be stored (NUL)")
         case .migration, .unexpected:

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import ScavengerBoard
+import ScavengerCore
 import ScavengerProtocol
 
 /// Serves one connection: runs each line through the command table and writes the replies in
@@ -96,7 +97,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             context.channel, limit: configuration.maxConnections, perAddressLimit: configuration.maxConnectionsPerAddress)
         connectionID = id
         logger[metadataKey: "connection.id"] = "\(id.number)"
-        commandContext = CommandContext(session: Session(connectionID: id.number), board: board, logger: logger)
+        let address = context.channel.remoteAddress?.ipAddress.flatMap(ClientAddress.key)
+        commandContext = CommandContext(session: Session(connectionID: id.number, address: address), board: board, logger: logger)
         if let refusal = id.refusal {
             let message: String
             switch refusal {
@@ -118,6 +120,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connectionID { registry.unregister(connectionID) }
+        commandContext?.session.disconnect()
         logger.debug("connection closed")
         context.fireChannelInactive()
     }

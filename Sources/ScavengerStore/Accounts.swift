@@ -47,6 +47,23 @@ extension Database {
         }
     }
 
+    /// Which rule a registration with this name and email would break now, if any: checked
+    /// before the password is hashed, so a taken name costs no hashing. The unique indexes
+    /// still decide when two registrations race.
+    public func registrationConflict(name: String, email: String) async throws(StoreError) -> RegistrationConflict? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT bool_or(lower(name) = lower(\(name))), bool_or(lower(email) = lower(\(email))) FROM users
+                WHERE lower(name) = lower(\(name)) OR lower(email) = lower(\(email))
+                """)
+            let nameTaken: Bool? = try rows[0].bool(0)
+            let emailTaken: Bool? = try rows[0].bool(1)
+            if nameTaken == true { return .username }
+            if emailTaken == true { return .email }
+            return nil
+        }
+    }
+
     /// The account whose name or email (case-insensitively) is `login`, with its password hash.
     public func credentials(login: String) async throws(StoreError) -> Credentials? {
         try await mappingErrors {

@@ -99,60 +99,70 @@ final class GroupCommit: Sendable {
     }
 
     /// Writes a group in one statement; if that fails, each pin alone, so one bad pin does not
-    /// fail its neighbours. A pin refused by its session check is ``StoreError/sessionRefused``.
+    /// fail its neighbours. A pin refused by its session check is ``StoreError/sessionRefused``,
+    /// one over its author's rate ``StoreError/rateLimited(retryAfterSeconds:)``.
     private func write(_ pins: [NewPin]) async -> [Result<Pin, StoreError>] {
         let database = self.database.value
         do {
-            return try await database.insertPins(pins).map(Self.outcome)
+            return try await database.insertPins(pins)
         } catch {
             if pins.count == 1 { return [.failure(error)] }
         }
         var outcomes: [Result<Pin, StoreError>] = []
         for pin in pins {
             do {
-                outcomes.append(Self.outcome(try await database.insertPins([pin])[0]))
+                outcomes.append(try await database.insertPins([pin])[0])
             } catch {
                 outcomes.append(.failure(error))
             }
         }
         return outcomes
     }
-
-    private static func outcome(_ pin: Pin?) -> Result<Pin, StoreError> {
-        pin.map { .success($0) } ?? .failure(.sessionRefused)
-    }
 }
 
 extension Database {
     /// Inserts pins (with their photos) in one statement, so in one transaction, and announces
     /// them in one notification. A pin whose ``NewPin/sessionTokenHash`` does not check out
-    /// (the session is gone or its user banned, at commit time) is not written: nil in its place.
-    func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Pin?] {
+    /// (the session is gone or its user banned, at commit time) is not written:
+    /// ``StoreError/sessionRefused`` in its place; one whose author's bucket has no token left
+    /// (``NewPin/rate``), ``StoreError/rateLimited(retryAfterSeconds:)``. Tokens are taken in
+    /// the batch's order, so one author's pins in a group draw from the bucket one by one.
+    func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
         let ids = pins.map { _ in Identifier.newPin() }
         return try await mappingErrors {
             var sql: SQL = """
-                WITH batch (id, author_id, token_hash, lat, lon, kind, body, ttl, photo_mime, photo_bytes, cell, region) AS (
+                WITH batch (n, id, author_id, token_hash, lat, lon, kind, body, ttl, photo_mime, photo_bytes, cell, region,
+                            rate_action, rate_capacity, rate_per_second) AS (
                     VALUES
                 """
             for (index, new) in pins.enumerated() {
                 sql.append(index == 0 ? " " : ", ")
                 sql.append("""
-                    (\(ids[index])::text, \(new.authorID)::bigint, \(new.sessionTokenHash)::bytea, \(new.lat)::float8,
+                    (\(index)::int, \(ids[index])::text, \(new.authorID)::bigint, \(new.sessionTokenHash)::bytea, \(new.lat)::float8,
                      \(new.lon)::float8, \((new.photo == nil ? PinKind.text : .photo).rawValue)::text, \(new.text)::text,
                      \(new.ttlSeconds)::float8, \(new.photo?.mime)::text, \(new.photo?.data.count)::int, \(new.cell)::bigint,
-                     \(new.region)::text)
+                     \(new.region)::text, \(new.rateAction.rawValue)::text, \(new.rate.map { Double($0.count) })::float8,
+                     \(new.rate?.perSecond)::float8)
                     """)
             }
             sql.append("""
+                ), checked AS MATERIALIZED (
+                    SELECT b.*, (b.token_hash IS NULL OR EXISTS (
+                        SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                        WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
+                          AND (u.banned_until IS NULL OR u.banned_until <= now()))) AS allowed
+                    FROM batch b
+                ), charged AS MATERIALIZED (
+                    SELECT c.*, CASE WHEN c.allowed AND c.rate_capacity IS NOT NULL
+                                     THEN take_rate_token(c.author_id, c.rate_action, c.rate_capacity, c.rate_per_second)
+                                     ELSE 0 END AS wait
+                    FROM (SELECT * FROM checked ORDER BY n) c
                 ), inserted AS (
                     INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
                     SELECT b.id, b.author_id, b.lat, b.lon, b.kind, b.body, now() + make_interval(secs => b.ttl),
                            b.photo_mime, b.photo_bytes, b.cell, b.region
-                    FROM batch b
-                    WHERE b.token_hash IS NULL OR EXISTS (
-                        SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
-                        WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
-                          AND (u.banned_until IS NULL OR u.banned_until <= now()))
+                    FROM charged b
+                    WHERE b.allowed AND b.wait = 0
                     RETURNING id, created_at, expires_at
                 ), announced AS (
                     SELECT pg_notify(\(PinChange.channel), \(instanceID) || ' u ' || string_agg(id, ' ')) FROM inserted
@@ -166,21 +176,29 @@ extension Database {
             sql.append("""
                  SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
                         (extract(epoch FROM expires_at) * 1000000)::bigint,
-                        (SELECT count(*) FROM announced)
+                        (SELECT count(*) FROM announced), NULL::float8
                 FROM inserted
+                UNION ALL
+                SELECT id, NULL, NULL, NULL, wait FROM charged WHERE allowed AND wait > 0
                 """)
             let rows = try await pool.query(sql, idempotent: false)
             var times: [String: (Int, Int)] = [:]
+            var waits: [String: Double] = [:]
             for row in rows {
-                times[try row.string(0)] = (try row.int(1), try row.int(2))
+                if let wait: Double = try row.double(4) {
+                    waits[try row.string(0)] = wait
+                } else {
+                    times[try row.string(0)] = (try row.int(1), try row.int(2))
+                }
             }
-            return pins.enumerated().map { index, new -> Pin? in
-                guard let (created, expires) = times[ids[index]] else { return nil }
-                return Pin(
+            return pins.enumerated().map { index, new -> Result<Pin, StoreError> in
+                if let wait = waits[ids[index]] { return .failure(.rateLimited(waiting: wait)) }
+                guard let (created, expires) = times[ids[index]] else { return .failure(.sessionRefused) }
+                return .success(Pin(
                     id: ids[index], lat: new.lat, lon: new.lon, kind: new.photo == nil ? .text : .photo, text: new.text,
                     author: new.authorName, created: Timestamp(microseconds: Int64(created)),
                     expires: Timestamp(microseconds: Int64(expires)), region: new.region,
-                    photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0)
+                    photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0))
             }
         }
     }

@@ -37,6 +37,8 @@ extension Database {
             return try await pool.transaction(body)
         } catch let refusal as ModerationRefusal {
             throw refusal
+        } catch let error as StoreError {
+            throw error
         } catch let error as PostgresError {
             throw StoreError(error)
         }
@@ -45,21 +47,17 @@ extension Database {
     // MARK: Reports
 
     /// Files a report; hides the item when its distinct reporters reach `rules.hideThreshold`
-    /// (unless a moderator dismissed it before).
+    /// (unless a moderator dismissed it before). With a `rate`, the reporter's bucket must give
+    /// a token (``StoreError/rateLimited(retryAfterSeconds:)`` otherwise).
     public func report(
-        reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules
+        reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules, rate: RateLimit?
     ) async throws -> ReportReceipt {
         let reportID = Identifier.newReport()
         let origin = instanceID
         return try await moderation { connection in
-            let recent = try connection.query("""
-                SELECT count(*) FROM reports
-                WHERE reporter_id = \(reporter.id) AND created_at > now() - make_interval(secs => \(rules.reportWindowSeconds))
-                """)
-            guard (try recent[0].int(0) as Int) < rules.reportsPerWindow else {
-                throw ModerationRefusal.rateLimited(
-                    "at most \(rules.reportsPerWindow) reports per \(rules.reportWindowSeconds) seconds; try later")
-            }
+            // A token for this report, taken under the bucket's row lock: concurrent reports by
+            // one user wait in turn, so the limit holds; a report refused below gives it back.
+            try Self.takeRateToken(connection, userID: reporter.id, action: .report, rate: rate)
             let content = try Self.lockContent(connection, item: item)
             guard content.authorID != reporter.id else {
                 throw ModerationRefusal.forbidden("you cannot report your own content")

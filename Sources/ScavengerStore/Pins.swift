@@ -19,12 +19,20 @@ public struct NewPin: Sendable {
     /// the user is not banned, checked in the writing statement itself; otherwise the write
     /// fails with ``StoreError/sessionRefused`` and nothing is stored.
     public var sessionTokenHash: [UInt8]?
+    /// The author's rate for this kind of pin (``RateLimitedAction/post`` or ``RateLimitedAction/photo``):
+    /// the pin is written only if a token can be taken from the author's bucket, in the writing
+    /// statement itself. Nil: unlimited.
+    public var rate: RateLimit?
+
+    /// The bucket this pin draws from.
+    var rateAction: RateLimitedAction { photo == nil ? .post : .photo }
 
     public init(
         authorID: Int, authorName: String, lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo?,
-        cell: Int64, region: String?, sessionTokenHash: [UInt8]? = nil
+        cell: Int64, region: String?, sessionTokenHash: [UInt8]? = nil, rate: RateLimit? = nil
     ) {
         self.sessionTokenHash = sessionTokenHash
+        self.rate = rate
         self.authorID = authorID
         self.authorName = authorName
         self.lat = lat
@@ -102,8 +110,7 @@ extension Database {
         if new.photo == nil {
             return try await textPinWriter.write(new)
         }
-        guard let pin = try await insertPins([new])[0] else { throw .sessionRefused }
-        return pin
+        return try await insertPins([new])[0].get()
     }
 
     /// A live pin by id.
@@ -146,26 +153,54 @@ extension Database {
         }
     }
 
-    /// Adds a reply under a live pin and counts it, in one statement; nil when the pin is not live.
-    public func createReply(pinID: String, authorID: Int, authorName: String, text: String) async throws(StoreError) -> PinReply? {
+    /// Adds a reply under a live pin and counts it; nil when the pin is not live. With a `rate`,
+    /// the author's reply bucket must give a token (``StoreError/rateLimited(retryAfterSeconds:)``
+    /// otherwise), taken in the same transaction, so a reply that is not written costs none.
+    public func createReply(
+        pinID: String, authorID: Int, authorName: String, text: String, rate: RateLimit? = nil
+    ) async throws(StoreError) -> PinReply? {
         let id = Identifier.newReply()
-        return try await mappingErrors {
-            let rows = try await pool.query("""
-                WITH target AS (
-                    UPDATE pins p SET reply_count = reply_count + 1
-                    WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
-                    RETURNING p.id
-                )
-                INSERT INTO replies (id, pin_id, author_id, body)
-                SELECT \(id), target.id, \(authorID), \(text) FROM target
-                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint,
-                          pg_notify(\(PinChange.channel), \(PinChange.upserted(pinID).payload(origin: instanceID)))
-                """, idempotent: false)
-            guard let row = rows.first else { return nil }
-            return PinReply(
-                id: id, pin: pinID, text: text, author: authorName,
-                created: Timestamp(microseconds: Int64(try row.int(0) as Int)))
+        let origin = instanceID
+        do {
+            return try await mappingErrors {
+                try await pool.transaction { connection -> PinReply in
+                    try Self.takeRateToken(connection, userID: authorID, action: .reply, rate: rate)
+                    let rows = try connection.query("""
+                        WITH target AS (
+                            UPDATE pins p SET reply_count = reply_count + 1
+                            WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
+                            RETURNING p.id
+                        )
+                        INSERT INTO replies (id, pin_id, author_id, body)
+                        SELECT \(id), target.id, \(authorID), \(text) FROM target
+                        RETURNING (extract(epoch FROM created_at) * 1000000)::bigint,
+                                  pg_notify(\(PinChange.channel), \(PinChange.upserted(pinID).payload(origin: origin)))
+                        """)
+                    // No live pin: the rollback gives the token back.
+                    guard let row = rows.first else { throw StoreError.unexpected(Self.pinNotLive) }
+                    return PinReply(
+                        id: id, pin: pinID, text: text, author: authorName,
+                        created: Timestamp(microseconds: Int64(try row.int(0) as Int)))
+                }
+            }
+        } catch .unexpected(Self.pinNotLive) {
+            return nil
         }
+    }
+
+    /// Rolls back a reply's transaction when its pin is not live.
+    private static let pinNotLive = "the pin is not live"
+
+    /// Takes a token from the user's bucket for `action` (nothing when `rate` is nil), or throws
+    /// ``StoreError/rateLimited(retryAfterSeconds:)``. Runs in the caller's transaction, so a write
+    /// that fails later gives the token back.
+    static func takeRateToken(_ connection: PostgresConnection, userID: Int, action: RateLimitedAction, rate: RateLimit?) throws {
+        guard let rate else { return }
+        let rows = try connection.query("""
+            SELECT take_rate_token(\(userID)::bigint, \(action.rawValue)::text, \(Double(rate.count))::float8, \(rate.perSecond)::float8)
+            """)
+        let wait: Double = try rows[0].double(0)
+        if wait > 0 { throw StoreError.rateLimited(waiting: wait) }
     }
 
     /// A page of a live pin's replies, oldest first, after `cursor`; nil when the pin is not live.

@@ -13,6 +13,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A write made under a session was refused because, when it committed, the session was
     /// no longer live (expired or logged out) or its user was banned. Nothing was written.
     case sessionRefused
+    /// The user's token bucket for this kind of write is empty: retry after that many seconds.
+    /// Nothing was written.
+    case rateLimited(retryAfterSeconds: Int)
     /// Anything else: a bug or an unexpected database state.
     case unexpected(String)
 
@@ -23,6 +26,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .invalidInput(let message): return "invalid input: \(message)"
         case .migration(let message): return "migration failed: \(message)"
         case .sessionRefused: return "the session is no longer live or its user is banned"
+        case .rateLimited(let seconds): return "rate limited; retry in \(seconds) s"
         case .unexpected(let message): return message
         }
     }
@@ -49,5 +53,12 @@ func mappingErrors<T>(_ body: () async throws -> T) async throws(StoreError) -> 
         throw StoreError(error)
     } catch {
         throw .unexpected(String(describing: error))
+    }
+}
+
+extension StoreError {
+    /// The whole seconds to wait, from the bucket function's fractional answer (at least 1).
+    static func rateLimited(waiting seconds: Double) -> StoreError {
+        .rateLimited(retryAfterSeconds: max(1, Int(seconds.rounded(.up))))
     }
 }

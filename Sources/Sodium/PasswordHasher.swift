@@ -10,6 +10,8 @@ import Synchronization
 public final class PasswordHasher: Sendable {
     /// The cost parameters used for new hashes and for ``needsRehash(_:)``.
     public let parameters: PasswordHashing
+    /// Worker threads: how many hashes run at once.
+    public let threads: Int
 
     private let pool: NIOThreadPool
     /// Hash of a random secret with `parameters`, for ``verifyDummy(_:)``; computed once.
@@ -22,6 +24,7 @@ public final class PasswordHasher: Sendable {
         precondition(threads >= 1, "PasswordHasher needs at least one thread")
         SodiumRuntime.ensureInitialized()
         self.parameters = parameters
+        self.threads = threads
         self.pool = NIOThreadPool(numberOfThreads: threads)
         self.pool.start()
         self.pool.submit { [self] state in

@@ -81,7 +81,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest NEARBY radius in metres.") var maxRadius = 50_000.0
     @Option(help: "Distinct reporters that hide an item until a moderator decides.") var reportThreshold = 3
     @Option(help: "Seconds a moderator's claim lasts.") var claimSeconds = 15 * 60
-    @Option(help: "Reports one user may file per hour.") var reportsPerHour = 20
+    @Option(help: "POSTs per user, as COUNT/SECONDS (a burst of COUNT, refilled over SECONDS), or off.")
+    var postRate = RateFlag("30/600")
+    @Option(help: "POSTPHOTOs per user (COUNT/SECONDS or off).") var photoRate = RateFlag("10/600")
+    @Option(help: "REPLYs per user (COUNT/SECONDS or off).") var replyRate = RateFlag("60/600")
+    @Option(help: "REPORTs per user (COUNT/SECONDS or off).") var reportRate = RateFlag("20/3600")
+    @Option(help: "Moderators and admins get this many times each per-user rate.") var staffRateFactor = 10
+    @Option(help: "REGISTERs per client address, IPv6 per /64 (COUNT/SECONDS or off).") var registerRate = RateFlag("10/3600")
+    @Option(help: "Failed LOGINs from one client address (IPv6: /64) before back-off starts.") var loginAddressFailures = 20
+    @Option(help: "Failed LOGINs for one account before back-off starts; addresses with no failures may still try.")
+    var loginAccountFailures = 5
+    @Option(help: "Longest login back-off in seconds (it doubles from 1 s).") var loginMaxBackoff = 900
+    @Option(help: "Password checks that may wait for a hashing thread; beyond, ERR UNAVAILABLE.") var passwordQueue = 64
+    @Option(help: "Threads hashing passwords (argon2id, about 64 MiB each while hashing).") var passwordThreads = 2
+    @Option(help: .hidden) var reportsPerHour: Int?
     @Option(help: "Seconds a ban from RESOLVE … ban lasts when no DURATION is given (default 7 days).")
     var defaultBanSeconds = 7 * 24 * 3600
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
@@ -110,9 +123,19 @@ struct Serve: AsyncParsableCommand {
         guard maxRadius > 0, maxRadius <= 20_000_000 else {
             throw ArgumentParser.ValidationError("--max-radius must be within (0, 20000000] metres")
         }
-        guard reportThreshold >= 1, claimSeconds >= 1, reportsPerHour >= 1, defaultBanSeconds >= 1 else {
-            throw ArgumentParser.ValidationError("--report-threshold, --claim-seconds, --reports-per-hour and --default-ban-seconds must be at least 1")
+        guard reportThreshold >= 1, claimSeconds >= 1, defaultBanSeconds >= 1 else {
+            throw ArgumentParser.ValidationError("--report-threshold, --claim-seconds and --default-ban-seconds must be at least 1")
         }
+        guard reportsPerHour.map({ $0 >= 1 }) ?? true else {
+            throw ArgumentParser.ValidationError("--reports-per-hour (replaced by --report-rate) must be at least 1")
+        }
+        guard (1 ... 1000).contains(staffRateFactor) else { throw ArgumentParser.ValidationError("--staff-rate-factor must be within 1…1000") }
+        guard loginAddressFailures >= 1, loginAccountFailures >= 1 else {
+            throw ArgumentParser.ValidationError("--login-address-failures and --login-account-failures must be at least 1")
+        }
+        guard (1 ... 86400).contains(loginMaxBackoff) else { throw ArgumentParser.ValidationError("--login-max-backoff must be within 1…86400") }
+        guard passwordQueue >= 0 else { throw ArgumentParser.ValidationError("--password-queue must be 0 or more") }
+        guard (1 ... 64).contains(passwordThreads) else { throw ArgumentParser.ValidationError("--password-threads must be within 1…64") }
         guard sessionTtl >= 60 else { throw ArgumentParser.ValidationError("--session-ttl must be at least 60 seconds") }
         guard maxPhotoBytes >= 1 else { throw ArgumentParser.ValidationError("--max-photo-bytes must be at least 1") }
         // A photo travels base64-encoded on one line: the line must have room for the largest.
@@ -188,14 +211,21 @@ struct Serve: AsyncParsableCommand {
             } else if fitting.after > fitting.before {
                 logger.info("raised the open-file limit", metadata: ["from": "\(fitting.before)", "to": "\(fitting.after)"])
             }
-            let hasher = PasswordHasher(parameters: .interactive)
+            let hasher = PasswordHasher(parameters: .interactive, threads: passwordThreads)
             let board = Board(feed: feed, passwords: hasher, rules: BoardRules(
                 pins: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
                 feed: FeedRules(maximumRadiusMeters: maxRadius),
                 moderation: ModerationRules(
-                    hideThreshold: reportThreshold, claimSeconds: claimSeconds, reportsPerWindow: reportsPerHour,
-                    reportWindowSeconds: 3600, defaultBanSeconds: defaultBanSeconds),
-                sessionTTLSeconds: sessionTtl))
+                    hideThreshold: reportThreshold, claimSeconds: claimSeconds, defaultBanSeconds: defaultBanSeconds),
+                sessionTTLSeconds: sessionTtl,
+                writeRates: WriteRates(
+                    post: postRate.limit, photo: photoRate.limit, reply: replyRate.limit,
+                    report: reportsPerHour.map { RateLimit(count: $0, seconds: 3600) } ?? reportRate.limit,
+                    staffFactor: staffRateFactor),
+                loginThrottle: LoginThrottleRules(
+                    addressFreeFailures: loginAddressFailures, accountFreeFailures: loginAccountFailures,
+                    maximumBackoffSeconds: loginMaxBackoff),
+                registrationRate: registerRate.limit, passwordQueueLength: passwordQueue))
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
@@ -380,4 +410,27 @@ struct Commands: AsyncParsableCommand {
     func run() async throws {
         print(CommandTable.standard.markdownReference, terminator: "")
     }
+}
+
+/// A per-user or per-address rate on the command line: `COUNT/SECONDS`, or `off`.
+struct RateFlag: ExpressibleByArgument, CustomStringConvertible, Sendable {
+    /// Nil when off.
+    let limit: RateLimit?
+
+    init(_ text: String) {
+        self.init(argument: text)!
+    }
+
+    init?(argument: String) {
+        if argument.lowercased() == "off" {
+            limit = nil
+        } else if let limit = RateLimit(parsing: argument) {
+            self.limit = limit
+        } else {
+            return nil
+        }
+    }
+
+    var description: String { limit?.description ?? "off" }
+    var defaultValueDescription: String { description }
 }

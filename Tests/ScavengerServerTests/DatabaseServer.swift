@@ -24,7 +24,8 @@ struct TestEnvironment: Sendable {
 
     static func make(
         pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
-        moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600
+        moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600,
+        hashing: PasswordHashing = .minimum, configure: (inout BoardRules) -> Void = { _ in }
     ) async throws -> TestEnvironment {
         let configuration = try TestDatabase.isolatedConfiguration()
         let pool = PostgresPool(configuration: configuration, maxConnections: 6)
@@ -33,9 +34,12 @@ struct TestEnvironment: Sendable {
         logger.logLevel = .warning
         let feed = Feed(database: Database(pool: pool), logger: logger)
         try await feed.load()
-        let board = Board(
-            feed: feed, passwords: PasswordHasher(parameters: .minimum),
-            rules: BoardRules(pins: pinRules, feed: feedRules, moderation: moderationRules, sessionTTLSeconds: sessionTTLSeconds))
+        // Tests register and write much faster than people: no rate limits unless a test sets them.
+        var rules = BoardRules(
+            pins: pinRules, feed: feedRules, moderation: moderationRules, sessionTTLSeconds: sessionTTLSeconds,
+            writeRates: .unlimited, registrationRate: nil)
+        configure(&rules)
+        let board = Board(feed: feed, passwords: PasswordHasher(parameters: hashing), rules: rules)
         return TestEnvironment(configuration: configuration, pool: pool, board: board)
     }
 
@@ -63,9 +67,12 @@ func withDatabaseServer(
     feedRules: FeedRules = FeedRules(),
     moderationRules: ModerationRules = ModerationRules(),
     listening: Bool = false,
+    hashing: PasswordHashing = .minimum,
+    configure: (inout BoardRules) -> Void = { _ in },
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    let environment = try await TestEnvironment.make(pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules)
+    let environment = try await TestEnvironment.make(
+        pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing, configure: configure)
     do {
         let extra: [any Service] = listening ? [try await environment.listener()] : []
         try await withServer(board: environment.board, alongside: extra) { address, _ in
@@ -113,14 +120,16 @@ struct ConnectionClosed: Error, CustomStringConvertible {
     var description: String { "the server closed the connection instead of answering \(request.prefix(60))" }
 }
 
-/// Opens a connection for `body`.
-func converse(_ address: SocketAddress, _ body: (Conversation) async throws -> Void) async throws {
-    try await converseReturning(address, body)
+/// Opens a connection for `body` (from the local address `source`, if given).
+func converse(_ address: SocketAddress, from source: String? = nil, _ body: (Conversation) async throws -> Void) async throws {
+    try await converseReturning(address, from: source, body)
 }
 
 /// Opens a connection for `body` and returns what it returns.
-func converseReturning<T: Sendable>(_ address: SocketAddress, _ body: (Conversation) async throws -> T) async throws -> T {
-    try await TestConnection.talk(address) { writer, reader in
+func converseReturning<T: Sendable>(
+    _ address: SocketAddress, from source: String? = nil, _ body: (Conversation) async throws -> T
+) async throws -> T {
+    try await TestConnection.talk(address, from: source) { writer, reader in
         let conversation = Conversation(writer: writer, reader: reader)
         let value = try await body(conversation)
         reader = conversation.reader

@@ -47,10 +47,10 @@ struct ModerationTests {
         ("twice", "ERR CONFLICT you have already reported this"),
         ("unknown", "ERR NOT_FOUND no such pin or reply"),
         ("reason", "ERR BAD_ARGUMENT reason must be one of spam harassment hate sexual violence illegal other"),
-        ("rate", "ERR RATE_LIMITED at most 2 reports per 3600 seconds; try later"),
+        ("rate", "ERR RATE_LIMITED 1800 too many REPORT requests (at most 2 per 3600 s); wait 1800 s"),
     ])
     func reportRefusals(scenario: String, expected: String) async throws {
-        try await withDatabaseServer(moderationRules: ModerationRules(reportsPerWindow: 2)) { address, environment in
+        try await withDatabaseServer(configure: { $0.writeRates.report = RateLimit(count: 2, seconds: 3600) }) { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let ids = [try await author.ok("POST 1 1 a")["pin"]["id"].string,
                            try await author.ok("POST 1 1 b")["pin"]["id"].string,

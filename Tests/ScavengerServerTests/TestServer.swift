@@ -76,10 +76,14 @@ struct TimedOut: Error, CustomStringConvertible {
 struct TestConnection {
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
-    /// Connects; with `tls`, speaks TLS to a server that must prove it is `localhost`.
-    static func open(_ address: SocketAddress, tls: NIOSSLContext? = nil) async throws -> TestConnection {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    /// Connects; with `tls`, speaks TLS to a server that must prove it is `localhost`. With
+    /// `source`, from that local address (any of 127.0.0.0/8 works on Linux), so a test can be
+    /// several clients.
+    static func open(_ address: SocketAddress, tls: NIOSSLContext? = nil, from source: String? = nil) async throws -> TestConnection {
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        let channel = try await bootstrap
             .connect(to: address) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
@@ -95,9 +99,10 @@ struct TestConnection {
 
     /// Runs a conversation: `body` gets a writer and a line reader; the connection closes after.
     static func talk<T: Sendable>(
-        _ address: SocketAddress, tls: NIOSSLContext? = nil, _ body: (Writer, inout LineReader) async throws -> T
+        _ address: SocketAddress, tls: NIOSSLContext? = nil, from source: String? = nil,
+        _ body: (Writer, inout LineReader) async throws -> T
     ) async throws -> T {
-        let connection = try await open(address, tls: tls)
+        let connection = try await open(address, tls: tls, from: source)
         return try await connection.channel.executeThenClose { inbound, outbound in
             var reader = LineReader(iterator: inbound.makeAsyncIterator())
             return try await body(Writer(outbound: outbound), &reader)

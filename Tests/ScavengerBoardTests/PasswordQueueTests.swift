@@ -1,0 +1,95 @@
+import ScavengerBoard
+import Sodium
+import Synchronization
+import Testing
+
+@Suite("The password queue")
+struct PasswordQueueTests {
+    /// Polls until `condition` holds (at most 5 s).
+    func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0 ..< 500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
+
+    @Test func firstLaneGoesFirstAndPushesOutTheNewestOfTheSecond() async throws {
+        let hasher = PasswordHasher(parameters: .minimum, threads: 1)
+        let queue = PasswordQueue(hasher: hasher, maximumWaiting: 2)
+        let gate = Gate()
+        let order = Names()
+        @Sendable func check(_ name: String, first: Bool) async -> (String, Bool) {
+            do {
+                try await queue.run(first: first, isWanted: { true }) { _ in
+                    if name == "busy" { await gate.wait() }
+                    order.names.withLock { $0.append(name) }
+                }
+                return (name, true)
+            } catch {
+                #expect((error as? Refusal)?.code == .unavailable)
+                return (name, false)
+            }
+        }
+        try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+            group.addTask { await check("busy", first: false) }
+            try await eventually { queue.waiting == 0 && order.names.withLock { $0.isEmpty } }
+            try await Task.sleep(for: .milliseconds(50))
+            group.addTask { await check("guess-1", first: false) }
+            try await eventually { queue.waiting == 1 }
+            group.addTask { await check("guess-2", first: false) }
+            try await eventually { queue.waiting == 2 }
+            group.addTask { await check("real-user", first: true) }  // full: pushes out guess-2
+            try await eventually { queue.waiting == 2 }
+            group.addTask { await check("another-guess", first: false) }  // full and second lane: refused at once
+            var outcomes: [String: Bool] = [:]
+            for _ in 0 ..< 2 {
+                let (name, ran) = try await group.next()!
+                outcomes[name] = ran
+            }
+            #expect(outcomes == ["guess-2": false, "another-guess": false])
+            gate.open()
+            for try await (name, ran) in group { outcomes[name] = ran }
+            #expect(outcomes == ["busy": true, "guess-1": true, "guess-2": false, "real-user": true, "another-guess": false])
+        }
+        #expect(order.names.withLock { $0 } == ["busy", "real-user", "guess-1"])
+        await hasher.shutdown()
+    }
+
+    @Test func workForAClientThatLeftIsDropped() async throws {
+        let hasher = PasswordHasher(parameters: .minimum, threads: 1)
+        let queue = PasswordQueue(hasher: hasher, maximumWaiting: 4)
+        let ran = Atomic<Bool>(false)
+        await #expect(throws: Refusal.self) {
+            try await queue.run(first: true, isWanted: { false }) { _ in ran.store(true, ordering: .relaxed) }
+        }
+        let didRun = ran.load(ordering: .relaxed)
+        #expect(!didRun)
+        // The thread was given back.
+        let hash = try await queue.run(first: false, isWanted: { true }) { hasher in try await hasher.hash("password1") }
+        #expect(PasswordHasher.verifySync("password1", against: hash))
+        await hasher.shutdown()
+    }
+}
+
+/// A gate work can wait at until the test opens it.
+final class Gate: Sendable {
+    private let waiters = Mutex<[CheckedContinuation<Void, Never>]?>([])
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let open = waiters.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        for waiter in waiters.withLock({ waiters in defer { waiters = nil }; return waiters ?? [] }) { waiter.resume() }
+    }
+}
+
+/// Names in the order they were added, shared between tasks.
+final class Names: Sendable {
+    let names = Mutex<[String]>([])
+}

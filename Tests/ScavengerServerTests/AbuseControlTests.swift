@@ -1,0 +1,263 @@
+import Foundation
+import Logging
+import NIOCore
+import ScavengerBoard
+import ScavengerCore
+import ScavengerFeed
+import ScavengerStore
+import Sodium
+import Synchronization
+import Testing
+
+/// Every limit of "Abuse controls", over TCP against PostgreSQL, with small limits set the way
+/// `serve`'s flags set them. Clients come from different loopback addresses (127.0.0.x).
+@Suite("Abuse controls over TCP with PostgreSQL")
+struct AbuseControlTests {
+    /// A well-formed 1×1 grey PNG.
+    static let onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
+
+    @Test("failed LOGINs from one address back off; other addresses are not held back")
+    func loginBackoffPerAddress() async throws {
+        try await withDatabaseServer(configure: {
+            $0.loginThrottle = LoginThrottleRules(addressFreeFailures: 3, accountFreeFailures: 100)
+        }) { address, _ in
+            try await converse(address) { (owner: Conversation) async throws in try await owner.register("alice") }
+            try await converse(address, from: "127.0.0.2") { (guesser: Conversation) async throws in
+                for _ in 0 ..< 3 {
+                    #expect(try await guesser.call("LOGIN alice wrong-guess1") == "ERR UNAUTHORIZED wrong name or password")
+                }
+                // Even the right password waits now: the address is held back before any check.
+                #expect(try await guesser.call("LOGIN alice password1")
+                    == "ERR RATE_LIMITED 1 too many failed logins; wait 1 s before trying again")
+                #expect(try await guesser.call("LOGIN nobody wrong-guess1").hasPrefix("ERR RATE_LIMITED 1 "))
+            }
+            try await converse(address, from: "127.0.0.3") { (owner: Conversation) async throws in
+                #expect(try await owner.call("LOGIN alice password1").hasPrefix("OK "))
+            }
+        }
+    }
+
+    @Test("a locked account still lets its owner in from an address that has not been failing")
+    func accountLockSparesCleanAddresses() async throws {
+        try await withDatabaseServer(configure: {
+            $0.loginThrottle = LoginThrottleRules(addressFreeFailures: 100, accountFreeFailures: 2)
+        }) { address, _ in
+            try await converse(address) { (owner: Conversation) async throws in try await owner.register("alice") }
+            try await converse(address, from: "127.0.0.2") { (guesser: Conversation) async throws in
+                for _ in 0 ..< 2 { #expect(try await guesser.call("LOGIN alice wrong-guess1").hasPrefix("ERR UNAUTHORIZED")) }
+                #expect(try await guesser.call("LOGIN ALICE@example.org wrong-guess2").hasPrefix("ERR RATE_LIMITED 1 "))
+                // Other accounts are not locked for this address.
+                #expect(try await guesser.call("LOGIN bob wrong-guess1").hasPrefix("ERR UNAUTHORIZED"))
+            }
+            try await converse(address, from: "127.0.0.4") { (owner: Conversation) async throws in
+                #expect(try await owner.call("LOGIN alice password1").hasPrefix("OK "))
+            }
+        }
+    }
+
+    @Test("REGISTERs are limited per address")
+    func registrationsPerAddress() async throws {
+        try await withDatabaseServer(configure: { $0.registrationRate = RateLimit(count: 2, seconds: 3600) }) { address, environment in
+            try await converse(address, from: "127.0.0.5") { (client: Conversation) async throws in
+                try await client.register("first")
+                try await client.register("second")
+                #expect(try await client.call("REGISTER third third@example.org password1")
+                    == "ERR RATE_LIMITED 1800 too many registrations from your address; wait 1800 s")
+            }
+            try await converse(address, from: "127.0.0.6") { (client: Conversation) async throws in try await client.register("third") }
+            let rows = try await environment.pool.query("SELECT count(*) FROM users")
+            #expect(try rows[0].int(0) as Int == 3)
+        }
+    }
+
+    @Test("REGISTER checks the name is free before hashing, and a full hashing queue answers UNAVAILABLE")
+    func hashingQueueIsBounded() async throws {
+        try await withDatabaseServer(configure: { $0.passwordQueueLength = 0 }) { address, environment in
+            try await converse(address) { (client: Conversation) async throws in try await client.register("alice") }
+            // Occupy every hashing thread.
+            let gate = Gate()
+            let busy = (0 ..< environment.board.passwords.threads).map { _ in
+                Task { try await environment.board.passwordQueue.run(first: true, isWanted: { true }) { _ in await gate.wait() } }
+            }
+            try await eventuallyTrue { environment.board.passwordQueue.running == environment.board.passwords.threads }
+            try await converse(address) { (client: Conversation) async throws in
+                #expect(try await client.call("REGISTER ALICE other@example.org password1") == "ERR CONFLICT that username is taken")
+                #expect(try await client.call("REGISTER bob alice@EXAMPLE.org password1") == "ERR CONFLICT that email is already registered")
+                #expect(try await client.call("REGISTER bob bob@example.org password1")
+                    == "ERR UNAVAILABLE the server is busy checking passwords; retry in a moment")
+                #expect(try await client.call("LOGIN alice password1")
+                    == "ERR UNAVAILABLE the server is busy checking passwords; retry in a moment")
+            }
+            gate.open()
+            for task in busy { try await task.value }
+            // Nothing was half done, and nothing was counted as a failed login.
+            try await converse(address) { (client: Conversation) async throws in
+                #expect(try await client.call("LOGIN alice password1").hasPrefix("OK "))
+                try await client.register("bob")
+            }
+        }
+    }
+
+    @Test("during a storm of wrong-password LOGINs a real user's LOGIN completes in under a second")
+    func realLoginDuringAStorm() async throws {
+        // Real argon2id cost; the storm's address is never held back, so it fills the queue.
+        try await withDatabaseServer(hashing: .interactive, configure: {
+            $0.loginThrottle = LoginThrottleRules(addressFreeFailures: 1_000_000, accountFreeFailures: 1_000_000)
+        }) { address, environment in
+            try await converse(address) { (owner: Conversation) async throws in try await owner.register("alice") }
+            let storm = Storm()
+            try await withThrowingTaskGroup(of: Void.self) { attackers in
+                // One command at a time per connection: 48 connections keep 46 checks waiting.
+                for _ in 0 ..< 48 {
+                    attackers.addTask {
+                        try await TestConnection.talk(address, from: "127.0.0.2") { writer, reader in
+                            while !storm.stop.load(ordering: .relaxed) {
+                                try await writer.send(String(repeating: "LOGIN alice wrong-password1\n", count: 2))
+                                for _ in 0 ..< 2 {
+                                    let line = try await reader.next() ?? ""
+                                    #expect(line.hasPrefix("ERR UNAUTHORIZED") || line.hasPrefix("ERR UNAVAILABLE"))
+                                    storm.answered.add(1, ordering: .relaxed)
+                                }
+                            }
+                        }
+                    }
+                }
+                // Let the queue fill.
+                try await eventuallyTrue { environment.board.passwordQueue.waiting >= 40 }
+                try await converse(address) { (owner: Conversation) async throws in
+                    let start = ContinuousClock.now
+                    let reply = try await owner.call("LOGIN alice password1")
+                    let took = ContinuousClock.now - start
+                    #expect(reply.hasPrefix("OK "))
+                    #expect(took < .seconds(1), "the real LOGIN took \(took) during the storm")
+                }
+                storm.stop.store(true, ordering: .relaxed)
+                try await attackers.waitForAll()
+            }
+            let answered = storm.answered.load(ordering: .relaxed)
+            #expect(answered > 0)
+        }
+    }
+
+    @Test("each user's POSTs, POSTPHOTOs and REPLYs have their own buckets; staff get more; nothing over the rate is written")
+    func perUserWriteRates() async throws {
+        try await withDatabaseServer(configure: {
+            $0.writeRates = WriteRates(
+                post: RateLimit(count: 2, seconds: 3600), photo: RateLimit(count: 1, seconds: 3600),
+                reply: RateLimit(count: 1, seconds: 60), report: nil, staffFactor: 3)
+        }) { address, environment in
+            try await asUser("alice", address, environment) { (alice: Conversation) async throws in
+                let first = try await alice.ok("POST 1 1 one")["pin"]["id"].string
+                _ = try await alice.ok("POST 1 1 two")
+                #expect(try await alice.call("POST 1 1 three")
+                    == "ERR RATE_LIMITED 1800 too many POST requests (at most 2 per 3600 s); wait 1800 s")
+                _ = try await alice.ok("POSTPHOTO 1 1 \(Self.onePixelPNG)")
+                #expect(try await alice.call("POSTPHOTO 1 1 \(Self.onePixelPNG)").hasPrefix("ERR RATE_LIMITED 3600 too many POSTPHOTO"))
+                // A reply to a pin that is not there spends no token.
+                #expect(try await alice.call("REPLY pzzzzzzzzzzzzzzzzzzzzzzzz x") == "ERR NOT_FOUND no such pin")
+                _ = try await alice.ok("REPLY \(first) hi")
+                #expect(try await alice.call("REPLY \(first) again").hasPrefix("ERR RATE_LIMITED 60 too many REPLY"))
+                let nearby = try await alice.ok("NEARBY 1 1 100")
+                #expect(nearby["pins"].array.count == 3)
+                #expect(try await alice.ok("GET \(first)")["pin"]["replies"].int == 1)
+            }
+            try await asUser("mod", role: .moderator, address, environment) { (moderator: Conversation) async throws in
+                _ = try await moderator.call("WHOAMI")
+                for index in 0 ..< 6 { _ = try await moderator.ok("POST 2 2 m\(index)") }
+                #expect(try await moderator.call("POST 2 2 m6").hasPrefix("ERR RATE_LIMITED "))
+            }
+        }
+    }
+
+    @Test("a rate holds under concurrency, and across two daemons on one database")
+    func ratesHoldUnderConcurrencyAndAcrossDaemons() async throws {
+        try await withDatabaseServer(configure: {
+            $0.writeRates = WriteRates(post: RateLimit(count: 5, seconds: 3600), report: RateLimit(count: 3, seconds: 3600))
+        }) { address, environment in
+            // A second daemon: its own feed and board on the same database.
+            var logger = Logger(label: "second-daemon")
+            logger.logLevel = .warning
+            let otherFeed = Feed(database: Database(pool: environment.pool, instanceID: "second-daemon"), logger: logger)
+            try await otherFeed.load()
+            let otherHasher = PasswordHasher(parameters: .minimum)
+            let other = Board(feed: otherFeed, passwords: otherHasher, rules: environment.board.rules)
+            try await withServer(board: other) { otherAddress, _ in
+                let token = try await converseReturning(address) { (client: Conversation) async throws in try await client.register("alice") }
+                let replies = try await withThrowingTaskGroup(of: String.self) { group in
+                    for index in 0 ..< 20 {
+                        group.addTask {
+                            try await converseReturning(index % 2 == 0 ? address : otherAddress) { (client: Conversation) async throws in
+                                _ = try await client.ok("AUTH \(token)")
+                                return try await client.call("POST 3 3 p\(index)")
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(replies.filter { $0.hasPrefix("OK ") }.count == 5, "\(replies)")
+                #expect(replies.filter { $0.hasPrefix("ERR RATE_LIMITED ") }.count == 15, "\(replies)")
+                let rows = try await environment.pool.query("SELECT count(*) FROM pins")
+                #expect(try rows[0].int(0) as Int == 5)
+
+                // Reports: ten at once from one reporter, three get through.
+                let pins = try await converseReturning(address) { (author: Conversation) async throws in
+                    try await author.register("author")
+                    var ids: [String] = []
+                    for index in 0 ..< 10 {
+                        ids.append(try await author.ok("POST 4 4 r\(index)")["pin"]["id"].string)
+                        if index == 4 { _ = try await environment.pool.query("DELETE FROM rate_buckets") }
+                    }
+                    return ids
+                }
+                let reporter = try await converseReturning(address) { (client: Conversation) async throws in try await client.register("reporter") }
+                let reports = try await withThrowingTaskGroup(of: String.self) { group in
+                    for (index, pin) in pins.enumerated() {
+                        group.addTask {
+                            try await converseReturning(index % 2 == 0 ? address : otherAddress) { (client: Conversation) async throws in
+                                _ = try await client.ok("AUTH \(reporter)")
+                                return try await client.call("REPORT \(pin) spam")
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(reports.filter { $0.hasPrefix("OK ") }.count == 3, "\(reports)")
+                let filed = try await environment.pool.query("SELECT count(*) FROM reports")
+                #expect(try filed[0].int(0) as Int == 3)
+            }
+            await otherHasher.shutdown()
+        }
+    }
+}
+
+/// A gate work can wait at until the test opens it.
+final class Gate: Sendable {
+    private let waiters = Mutex<[CheckedContinuation<Void, Never>]?>([])
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let open = waiters.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        for waiter in waiters.withLock({ waiters in defer { waiters = nil }; return waiters ?? [] }) { waiter.resume() }
+    }
+}
+
+/// Polls until `condition` holds, for at most 10 s.
+func eventuallyTrue(_ condition: () -> Bool) async throws {
+    for _ in 0 ..< 1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(condition())
+}
+
+/// A storm's shared state.
+final class Storm: Sendable {
+    let stop = Atomic<Bool>(false)
+    let answered = Atomic<Int>(0)
+}
