@@ -25,7 +25,7 @@ struct TestEnvironment: Sendable {
     static func make(
         pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
         moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600,
-        hashing: PasswordHashing = .minimum, configure: (inout BoardRules) -> Void = { _ in }
+        hashing: PasswordHashing = .minimum, hashingThreads: Int = 2, configure: (inout BoardRules) -> Void = { _ in }
     ) async throws -> TestEnvironment {
         let configuration = try TestDatabase.isolatedConfiguration()
         let pool = PostgresPool(configuration: configuration, maxConnections: 6)
@@ -39,7 +39,7 @@ struct TestEnvironment: Sendable {
             pins: pinRules, feed: feedRules, moderation: moderationRules, sessionTTLSeconds: sessionTTLSeconds,
             writeRates: .unlimited, registrationRate: nil)
         configure(&rules)
-        let board = Board(feed: feed, passwords: PasswordHasher(parameters: hashing), rules: rules)
+        let board = Board(feed: feed, passwords: PasswordHasher(parameters: hashing, threads: hashingThreads), rules: rules)
         return TestEnvironment(configuration: configuration, pool: pool, board: board)
     }
 
@@ -68,11 +68,13 @@ func withDatabaseServer(
     moderationRules: ModerationRules = ModerationRules(),
     listening: Bool = false,
     hashing: PasswordHashing = .minimum,
+    hashingThreads: Int = 2,
     configure: (inout BoardRules) -> Void = { _ in },
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
     let environment = try await TestEnvironment.make(
-        pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing, configure: configure)
+        pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing,
+        hashingThreads: hashingThreads, configure: configure)
     do {
         let extra: [any Service] = listening ? [try await environment.listener()] : []
         try await withServer(board: environment.board, alongside: extra) { address, _ in

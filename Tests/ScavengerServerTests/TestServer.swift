@@ -153,8 +153,10 @@ struct TestConnection {
 }
 
 /// Sends `request` on a fresh connection, half-closes, and returns every reply line.
-func transcript(_ address: SocketAddress, tls: NIOSSLContext? = nil, _ request: String) async throws -> [String] {
-    try await TestConnection.talk(address, tls: tls) { writer, reader in
+func transcript(
+    _ address: SocketAddress, tls: NIOSSLContext? = nil, from source: String? = nil, _ request: String
+) async throws -> [String] {
+    try await TestConnection.talk(address, tls: tls, from: source) { writer, reader in
         try await writer.send(request)
         writer.finish()
         return try await reader.rest()
