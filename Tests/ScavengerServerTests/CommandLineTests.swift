@@ -129,4 +129,21 @@ struct CommandLineTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("0 applied now"))
     }
+
+    @Test("serve refuses a malformed rate or throttle flag at start, saying which", arguments: [
+        (["--post-rate", "0/60"], "--post-rate"),
+        (["--reply-rate", "ten/60"], "--reply-rate"),
+        (["--register-rate", "5"], "--register-rate"),
+        (["--staff-rate-factor", "0"], "--staff-rate-factor"),
+        (["--login-max-backoff", "0"], "--login-max-backoff"),
+        (["--password-threads", "0"], "--password-threads"),
+        (["--password-queue", "-1"], "--password-queue"),
+    ])
+    func badAbuseFlags(flags: [String], named: String) throws {
+        // A database that is not there: a flag that passes would make serve wait for it.
+        let configuration = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/none?connect_timeout=1")
+        let result = try Executable.run(["serve", "--port", "0"] + flags, configuration: configuration)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(named), "\(result.stderr)")
+    }
 }
