@@ -28,6 +28,7 @@ extension Board {
     /// why.
     public func post(_ draft: PinDraft, by session: Session) async throws -> Pin {
         let login = try login(of: session)
+        let draft = try draft.withPhotoMetadataRemoved()
         let action: RateLimitedAction = draft.photo == nil ? .post : .photo
         var new = NewPin(
             authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,

@@ -77,14 +77,7 @@ public struct Photo: Sendable, Equatable {
 
     /// The type by magic bytes: JPEG, PNG, GIF or WebP; nil for anything else.
     public static func mimeType(of data: [UInt8]) -> String? {
-        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            data.count >= offset + prefix.count && Array(data[offset ..< offset + prefix.count]) == prefix
-        }
-        if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
-        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
-        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "image/gif" }
-        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return "image/webp" }
-        return nil
+        PhotoFormat(magicBytesOf: data)?.mime
     }
 }
 

@@ -74,13 +74,25 @@ public enum Validation {
     /// Longest pin, caption or reply text, in characters (Unicode code points).
     public static let maximumTextLength = 500
 
-    /// 1–500 characters (0–500 when `allowEmpty`), no control characters but newline and tab.
+    /// Whether `scalar` is a bidirectional embedding, override or isolate control (U+202A–U+202E,
+    /// U+2066–U+2069), which can make a text read differently from what it holds. The marks
+    /// U+200E and U+200F are not.
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A ... 0x202E).contains(scalar.value) || (0x2066 ... 0x2069).contains(scalar.value)
+    }
+
+    /// 1–500 characters (0–500 when `allowEmpty`), no control characters but newline and tab,
+    /// and no bidirectional embedding, override or isolate controls.
     public static func text(_ text: String, name: String = "text", allowEmpty: Bool = false) throws(ValidationError) {
         var count = 0
         for scalar in text.unicodeScalars {
             count += 1
             if isControl(scalar), scalar != "\n", scalar != "\t" {
                 throw ValidationError("\(name) must not contain control characters other than newline and tab")
+            }
+            if isBidiControl(scalar) {
+                throw ValidationError(
+                    "\(name) must not contain bidirectional embedding, override or isolate controls (U+202A to U+202E, U+2066 to U+2069)")
             }
         }
         if count == 0, !allowEmpty {

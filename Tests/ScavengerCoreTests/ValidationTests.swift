@@ -46,6 +46,26 @@ struct ValidationTests {
     func texts(text: String, allowEmpty: Bool, valid: Bool) {
         #expect(((try? Validation.text(text, allowEmpty: allowEmpty)) != nil) == valid)
     }
+
+    @Test("bidirectional embedding, override and isolate controls are refused, by name", arguments: [
+        0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
+    ] as [UInt32])
+    func bidiControls(value: UInt32) {
+        let text = "invoice\(Character(Unicode.Scalar(value)!))fdp.exe"
+        for name in ["text", "caption", "NOTE"] {
+            #expect(throws: ValidationError(
+                "\(name) must not contain bidirectional embedding, override or isolate controls (U+202A to U+202E, U+2066 to U+2069)"
+            )) { try Validation.text(text, name: name) }
+        }
+    }
+
+    @Test("marks, joiners, right-to-left text and the neighbours of the refused ranges stay allowed", arguments: [
+        "left\u{200E}mark", "right\u{200F}mark", "👩\u{200D}💻", "\u{061C}arabic letter mark", "שלום עולם", "مرحبا",
+        "before \u{2029} after", "\u{2065}", "\u{206A}",
+    ])
+    func bidiMarksAllowed(text: String) {
+        #expect((try? Validation.text(text)) != nil)
+    }
 }
 
 @Suite("Timestamps, ids and photo types")

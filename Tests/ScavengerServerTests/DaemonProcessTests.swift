@@ -157,7 +157,8 @@ extension DaemonProcessTests {
         // As scripts/run.sh runs it: large buffers go back to the system when freed.
         let daemon = try await DaemonProcess(environment: environment, ["--database-connections", "2"], malloc: true)
         let address = try daemon.address
-        let photo = [0xFF, 0xD8, 0xFF] + [UInt8](repeating: 0x42, count: 5 * 1024 * 1024 - 3)
+        let frame = [0xFF, 0xD8] + PhotoFixtures.jpegTables + PhotoFixtures.jpegScan
+        let photo = frame + [UInt8](repeating: 0x42, count: 5 * 1024 * 1024 - frame.count - 2) + [0xFF, 0xD9]
         let id = try await converseReturning(address) { client in
             try await client.register("shutterbug")
             let id = try await client.ok("POSTPHOTO 1 1 \(Base64.encode(photo))")["pin"]["id"].string

@@ -2,6 +2,7 @@ import Base64
 import Foundation
 import ScavengerCore
 import ScavengerStore
+import ScavengerTestSupport
 import Testing
 
 @Suite("Pin expiry")
@@ -22,7 +23,7 @@ struct ExpiryTests {
                 try await client.register("alice")
                 let live = try await client.ok("POST 1 1 stays TTL 600")["pin"]["id"].string
                 _ = try await client.ok("REPLY \(live) kept")
-                let doomed = try await client.ok("POSTPHOTO 1 1 \(Base64.encode([0xFF, 0xD8, 0xFF, 7]))")["pin"]["id"].string
+                let doomed = try await client.ok("POSTPHOTO 1 1 \(Base64.encode(PhotoFixtures.jpeg()))")["pin"]["id"].string
                 _ = try await client.ok("REPLY \(doomed) one")
                 _ = try await client.ok("REPLY \(doomed) two")
                 // It expires now (a short TTL could run out before the replies on a busy host), as
@@ -37,7 +38,7 @@ struct ExpiryTests {
 
                 let result = try Executable.run(["expire"], configuration: environment.configuration)
                 #expect(result.status == 0, "\(result.stderr)")
-                #expect(result.stdout.hasPrefix("expired 1 pins, 2 replies, 4 photo bytes, 0 sessions in "))
+                #expect(result.stdout.hasPrefix("expired 1 pins, 2 replies, \(PhotoFixtures.jpeg().count) photo bytes, 0 sessions in "))
                 #expect(result.stdout.filter { $0 == "\n" }.count == 1)
                 #expect(try await counts(environment) == [1, 0, 1, 1])
                 #expect(try await client.ok("GET \(live)")["pin"]["replies"].int == 1)

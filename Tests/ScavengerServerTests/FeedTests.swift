@@ -39,7 +39,7 @@ struct FeedTests {
                     let (lat, lon) = north(of: 52.5, 13.4, metres: Double(metres))
                     ids[metres] = try await client.ok("POST \(lat) \(lon) \(quoted("at \(metres) m"))")["pin"]["id"].string
                 }
-                let photo = try await client.ok("POSTPHOTO 52.5 13.4 /9j/4A==")["pin"]["id"].string
+                let photo = try await client.ok("POSTPHOTO 52.5 13.4 \(Data(PhotoFixtures.jpeg()).base64EncodedString())")["pin"]["id"].string
                 let page = try await client.ok("NEARBY 52.5 13.4 1000")
                 let pins = page["pins"].array
                 #expect(try pins.map { try $0["id"].string } == [photo, ids[100]!, ids[300]!, ids[500]!, ids[900]!])

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import ScavengerCore
 import ScavengerStore
+import ScavengerTestSupport
 import Testing
 
 /// Registers `name` on a new connection and keeps it open for `body`.
@@ -23,7 +24,7 @@ struct ModerationTests {
     func thresholdHides() async throws {
         try await withDatabaseServer { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
-                let id = try await author.ok("POSTPHOTO 5 5 \(Base64.encode([0xFF, 0xD8, 0xFF, 1])) CAPTION spam")["pin"]["id"].string
+                let id = try await author.ok("POSTPHOTO 5 5 \(Base64.encode(PhotoFixtures.jpeg())) CAPTION spam")["pin"]["id"].string
                 for (index, name) in ["rep1", "rep2", "rep3"].enumerated() {
                     try await asUser(name, address, environment) { (reporter: Conversation) async throws in
                         let reply = try await reporter.ok("REPORT \(id) spam NOTE \(quoted("buy now"))")["report"]
@@ -184,7 +185,7 @@ struct ModerationTests {
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let keep = try await author.ok("POST 7 7 fine")["pin"]["id"].string
                 let drop = try await author.ok("POST 7 7 bad")["pin"]["id"].string
-                let worst = try await author.ok("POSTPHOTO 7 7 \(Base64.encode([0xFF, 0xD8, 0xFF, 2])) CAPTION worst")["pin"]["id"].string
+                let worst = try await author.ok("POSTPHOTO 7 7 \(Base64.encode(PhotoFixtures.jpeg([]))) CAPTION worst")["pin"]["id"].string
                 try await asUser("reporter", address, environment) { (reporter: Conversation) async throws in
                     for id in [keep, drop, worst] { _ = try await reporter.ok("REPORT \(id) violence") }
                     #expect(try await reporter.ok("NEARBY 7 7 10")["pins"].array.isEmpty)

@@ -2,6 +2,7 @@ import Base64
 import Foundation
 import Postgres
 import ScavengerCore
+import ScavengerTestSupport
 import Testing
 
 @Suite("Pins and replies over TCP with PostgreSQL")
@@ -100,7 +101,8 @@ struct PinTests {
     func photoRoundTrip() async throws {
         try await withDatabaseServer { address, environment in
             var generator = SystemRandomNumberGenerator()
-            let photo = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0 ..< 4 * 1024 * 1024).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+            let random = (0 ..< 4 * 1024 * 1024).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+            let photo = PhotoFixtures.png([PhotoFixtures.pngChunk("IDAT", random)])
             try await converse(address) { client in
                 try await client.register("alice")
                 let pin = try await client.ok("POSTPHOTO 10 20 \(Base64.encode(photo)) CAPTION \(quoted("sunset 🌅")) TTL 600")["pin"]
@@ -120,10 +122,11 @@ struct PinTests {
     }
 
     @Test("each image type is recognised by its magic bytes", arguments: [
-        ([0xFF, 0xD8, 0xFF, 0xE0] as [UInt8], "image/jpeg"),
-        (Array("GIF89a..".utf8), "image/gif"),
-        (Array("GIF87a..".utf8), "image/gif"),
-        (Array("RIFF\0\0\0\0WEBPVP8 ".utf8), "image/webp"),
+        (PhotoFixtures.jpeg(), "image/jpeg"),
+        (PhotoFixtures.png(), "image/png"),
+        (PhotoFixtures.gif(), "image/gif"),
+        (Array("GIF87a".utf8) + PhotoFixtures.gif().dropFirst(6), "image/gif"),
+        (PhotoFixtures.webp(), "image/webp"),
     ])
     func imageTypes(bytes: [UInt8], mime: String) async throws {
         try await withDatabaseServer { address, _ in
@@ -142,6 +145,8 @@ struct PinTests {
         (Base64.encode(Array("just some text".utf8)), "ERR BAD_ARGUMENT photo must be a JPEG, PNG, GIF or WebP image"),
         (#""""#, "ERR BAD_ARGUMENT photo must not be empty"),
         (Base64.encode([0xFF, 0xD8, 0xFF] + [UInt8](repeating: 0, count: 2000)), "ERR TOO_LARGE photo is larger than 1024 bytes"),
+        (Base64.encode([0xFF, 0xD8, 0xFF, 1]), "ERR BAD_ARGUMENT the photo is not a well-formed JPEG ("),
+        (Base64.encode(PhotoFixtures.png().dropLast(12)), "ERR BAD_ARGUMENT the photo is not a well-formed PNG (it ends without IEND)"),
     ])
     func photoRejects(data: String, expected: String) async throws {
         try await withDatabaseServer(pinRules: PinRules(maximumPhotoBytes: 1024)) { address, environment in
@@ -175,7 +180,7 @@ struct PinTests {
         try await withDatabaseServer { address, environment in
             try await converse(address) { author in
                 try await author.register("alice")
-                let id = try await author.ok("POSTPHOTO 1 1 \(Base64.encode([0xFF, 0xD8, 0xFF, 1]))")["pin"]["id"].string
+                let id = try await author.ok("POSTPHOTO 1 1 \(Base64.encode(PhotoFixtures.jpeg()))")["pin"]["id"].string
                 _ = try await author.ok("REPLY \(id) first")
                 try await converse(address) { other in
                     try await other.register("bob")
@@ -238,7 +243,7 @@ struct PinTests {
         try await withDatabaseServer { address, environment in
             try await converse(address) { client in
                 try await client.register("alice")
-                let id = try await client.ok("POSTPHOTO 1 1 \(Base64.encode([0xFF, 0xD8, 0xFF, 1]))")["pin"]["id"].string
+                let id = try await client.ok("POSTPHOTO 1 1 \(Base64.encode(PhotoFixtures.webp()))")["pin"]["id"].string
                 _ = try await client.ok("REPLY \(id) quick")
                 // It expires now (a short TTL could run out before the REPLY on a busy host).
                 try await environment.pool.query(
