@@ -44,8 +44,8 @@ extension Database {
 
     // MARK: Reports
 
-    /// Files a report; hides the item when its distinct reporters reach `rules.hideThreshold`
-    /// (unless a moderator dismissed it before).
+    /// Files a report; hides the item when its distinct qualifying reporters (old enough, not
+    /// banned) reach `rules.hideThreshold` (unless a moderator dismissed it before).
     public func report(
         reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules
     ) async throws -> ReportReceipt {
@@ -73,13 +73,22 @@ extension Database {
                 throw ModerationRefusal.conflict("you have already reported this")
             }
             // A resolved (dismissed) item goes back in the queue; the hide rule never overrides
-            // a dismissal.
+            // a dismissal. Every report counts in `reports`, but only qualifying reporters count
+            // toward hiding: accounts that were at least `minimumReporterAgeSeconds` old when
+            // they reported (sock puppets made for a brigade never count, even once older) and
+            // are not banned now. One report per reporter and item: count(*) is distinct reporters.
+            let minimumAge = rules.minimumReporterAgeSeconds
             let updated = try connection.query("""
                 UPDATE moderation_items SET
                     reports = reports + 1, last_reported = now(),
                     status = CASE WHEN status = 'resolved' THEN 'open' ELSE status END,
                     resolution = CASE WHEN status = 'resolved' THEN NULL ELSE resolution END,
-                    hidden = hidden OR (NOT dismissed AND reports + 1 >= \(rules.hideThreshold))
+                    hidden = hidden OR (NOT dismissed AND (
+                        SELECT count(*) FROM reports r JOIN users u ON u.id = r.reporter_id
+                        WHERE r.item = \(item)
+                          AND (\(minimumAge) <= 0 OR r.created_at >= u.created_at + make_interval(secs => \(minimumAge)))
+                          AND (u.banned_until IS NULL OR u.banned_until <= now())
+                    ) >= \(rules.hideThreshold))
                 WHERE item = \(item)
                 RETURNING hidden
                 """)

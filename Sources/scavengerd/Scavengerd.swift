@@ -84,6 +84,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Reports one user may file per hour.") var reportsPerHour = 20
     @Option(help: "Seconds a ban from RESOLVE … ban lasts when no DURATION is given (default 7 days).")
     var defaultBanSeconds = 7 * 24 * 3600
+    @Option(help: "Seconds an account must have existed when it reports for its report to count toward hiding (0: any account's; default 24 hours).")
+    var reportMinAccountAge = 24 * 3600
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -112,6 +114,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard reportThreshold >= 1, claimSeconds >= 1, reportsPerHour >= 1, defaultBanSeconds >= 1 else {
             throw ArgumentParser.ValidationError("--report-threshold, --claim-seconds, --reports-per-hour and --default-ban-seconds must be at least 1")
+        }
+        guard (0 ... 10 * 365 * 24 * 3600).contains(reportMinAccountAge) else {
+            throw ArgumentParser.ValidationError("--report-min-account-age must be within 0…315360000 seconds (10 years)")
         }
         guard sessionTtl >= 60 else { throw ArgumentParser.ValidationError("--session-ttl must be at least 60 seconds") }
         guard maxPhotoBytes >= 1 else { throw ArgumentParser.ValidationError("--max-photo-bytes must be at least 1") }
@@ -194,7 +199,8 @@ struct Serve: AsyncParsableCommand {
                 feed: FeedRules(maximumRadiusMeters: maxRadius),
                 moderation: ModerationRules(
                     hideThreshold: reportThreshold, claimSeconds: claimSeconds, reportsPerWindow: reportsPerHour,
-                    reportWindowSeconds: 3600, defaultBanSeconds: defaultBanSeconds),
+                    reportWindowSeconds: 3600, defaultBanSeconds: defaultBanSeconds,
+                    minimumReporterAgeSeconds: reportMinAccountAge),
                 sessionTTLSeconds: sessionTtl))
             let server = ScavengerServer(
                 configuration: ServerConfiguration(

@@ -1,0 +1,83 @@
+import Base64
+import Postgres
+import ScavengerCore
+import Testing
+
+/// Two days pass for these accounts, in SQL (never by waiting): they and the reports they filed
+/// are two days older. Their reports from now on count toward hiding under the default minimum
+/// reporter age of 24 hours; the ones they filed before still do not.
+func ageAccounts(_ names: [String], _ environment: TestEnvironment) async throws {
+    for name in names {
+        try await environment.pool.query(
+            "UPDATE users SET created_at = created_at - interval '2 days' WHERE name = \(name)", idempotent: false)
+        try await environment.pool.query("""
+            UPDATE reports SET created_at = created_at - interval '2 days'
+            WHERE reporter_id = (SELECT id FROM users WHERE name = \(name))
+            """, idempotent: false)
+    }
+}
+
+@Suite("Moderator accountability over TCP with PostgreSQL (issue 14)")
+struct ModeratorAccountabilityTests {
+    @Test("only reports of accounts old enough, and not banned, count toward hiding; the rest are queued")
+    func sockPuppets() async throws {
+        // The default rules: 3 reporters hide, each at least 24 hours old when reporting.
+        try await withDatabaseServer { address, environment in
+            try await asUser("author", address, environment) { (author: Conversation) async throws in
+                let brigaded = try await author.ok("POST 3 3 \(quoted("brigaded"))")["pin"]["id"].string
+                let second = try await author.ok("POST 3 3 \(quoted("reported again"))")["pin"]["id"].string
+                for name in ["young1", "young2", "young3", "young4"] {
+                    try await asUser(name, address, environment) { (puppet: Conversation) async throws in
+                        #expect(try await puppet.ok("REPORT \(brigaded) hate")["report"]["status"].string == "open")
+                    }
+                }
+                #expect(try await author.ok("GET \(brigaded)")["pin"]["text"].string == "brigaded")
+                // Reports filed while young never count, even once the accounts are old.
+                try await ageAccounts(["young1", "young2", "young3", "young4"], environment)
+                for (index, name) in ["old1", "old2", "old3"].enumerated() {
+                    try await asUser(name, address, environment) { (reporter: Conversation) async throws in
+                        try await ageAccounts([name], environment)
+                        _ = try await reporter.ok("REPORT \(brigaded) spam")
+                        #expect(try await reporter.ok("NEARBY 3 3 10")["pins"].array.count == (index < 2 ? 2 : 1))
+                    }
+                }
+                #expect(try await author.call("GET \(brigaded)") == "ERR NOT_FOUND no such pin")
+
+                // A reporter banned since stops counting.
+                try await asUser("mod", role: .moderator, address, environment) { (mod: Conversation) async throws in
+                    for name in ["early", "late1", "late2", "late3"] {
+                        try await asUser(name, address, environment) { (reporter: Conversation) async throws in
+                            try await ageAccounts([name], environment)
+                            _ = try await reporter.ok("REPORT \(second) other")
+                            if name == "early" { #expect(try await mod.call("BAN early 3600") == "OK true") }
+                            let hidden = try await author.call("GET \(second)") == "ERR NOT_FOUND no such pin"
+                            #expect(hidden == (name == "late3"), "\(name)")
+                        }
+                    }
+                    let items = try await mod.ok("MODQUEUE")["items"].array
+                    try #require(try items.map { try $0["item"].string } == [brigaded, second])
+                    #expect(items[0]["reports"].int == 7)
+                    #expect(items[0]["reasons"]["hate"].int == 4)
+                    #expect(items[0]["reasons"]["spam"].int == 3)
+                    #expect(items[0]["hidden"].bool == true)
+                    #expect(items[1]["reports"].int == 4)
+                    #expect(items[1]["hidden"].bool == true)
+                }
+            }
+        }
+    }
+
+    @Test("serve refuses a negative or absurd --report-min-account-age", arguments: ["-1", "315360001"])
+    func minimumAgeFlag(value: String) throws {
+        // The check runs before anything else: the unreachable database and the missing TLS
+        // files would only make serve fail (rather than wait for the database) if it did not.
+        let nowhere = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/nowhere")
+        let result = try Executable.run(
+            [
+                "serve", "--port", "0", "--tls-port", "0", "--tls-cert", "/nonexistent/cert.pem", "--tls-key",
+                "/nonexistent/key.pem", "--report-min-account-age=\(value)",
+            ], configuration: nowhere)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--report-min-account-age must be within 0…315360000 seconds"), "\(result.stderr)")
+    }
+}
