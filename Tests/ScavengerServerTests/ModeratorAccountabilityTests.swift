@@ -80,4 +80,52 @@ struct ModeratorAccountabilityTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("--report-min-account-age must be within 0…315360000 seconds"), "\(result.stderr)")
     }
+
+    @Test("a banned moderator or admin has no moderator powers while banned")
+    func bannedModerator() async throws {
+        let rules = ModerationRules(hideThreshold: 1, minimumReporterAgeSeconds: 0)
+        try await withDatabaseServer(moderationRules: rules) { address, environment in
+            try await asUser("author", address, environment) { (author: Conversation) async throws in
+                let text = try await author.ok("POST 4 4 \(quoted("rude words"))")["pin"]["id"].string
+                let photo = try await author.ok("POSTPHOTO 4 4 \(Base64.encode([0xFF, 0xD8, 0xFF, 3]))")["pin"]["id"].string
+                try await asUser("reporter", address, environment) { (reporter: Conversation) async throws in
+                    _ = try await reporter.ok("REPORT \(photo) sexual")
+                }
+                try await asUser("mod", role: .moderator, address, environment) { (mod: Conversation) async throws in
+                    try await asUser("boss", role: .admin, address, environment) { (boss: Conversation) async throws in
+                        #expect(try await mod.ok("MODQUEUE")["items"].array.count == 1)
+                        #expect(try await mod.ok("PHOTO \(photo)")["mime"].string == "image/jpeg")
+                        #expect(try await boss.call("BAN mod permanent") == "OK true")
+                        for line in [
+                            "MODQUEUE", "MODQUEUE STATUS all", "CLAIM", "CLAIM \(photo)", "RESOLVE \(photo) remove",
+                            "BAN author 60", "UNBAN author", "MODLOG", "DELETE \(text)", "PHOTO \(photo)",
+                        ] {
+                            #expect(try await mod.call(line) == "ERR BANNED permanent", "\(line)")
+                        }
+                        // Nothing changed, and reading still works.
+                        #expect(try await author.ok("GET \(text)")["pin"]["text"].string == "rude words")
+                        #expect(try await author.call("POST 4 4 fine").hasPrefix("OK "))
+                        #expect(try await mod.ok("NEARBY 4 4 10")["pins"].array.count == 2)
+                        let queue = try await boss.ok("MODQUEUE")["items"].array
+                        #expect(try queue.map { try $0["status"].string } == ["open"])
+                        // A timed ban says until when.
+                        #expect(try await boss.call("BAN mod 3600") == "OK true")
+                        let until = try await mod.call("MODQUEUE")
+                        #expect(until.hasPrefix("ERR BANNED 20") && until.hasSuffix("Z"), "\(until)")
+                        // An admin too, by another admin.
+                        try await asUser("chief", role: .admin, address, environment) { (chief: Conversation) async throws in
+                            #expect(try await chief.call("BAN boss permanent") == "OK true")
+                            #expect(try await boss.call("RESOLVE \(photo) remove") == "ERR BANNED permanent")
+                            #expect(try await boss.call("UNBAN mod") == "ERR BANNED permanent")
+                            #expect(try await boss.call("PHOTO \(photo)") == "ERR BANNED permanent")
+                            // Unbanned, the powers are back.
+                            #expect(try await chief.call("UNBAN mod") == "OK true")
+                            #expect(try await mod.ok("MODQUEUE")["items"].array.count == 1)
+                            #expect(try await mod.ok("PHOTO \(photo)")["mime"].string == "image/jpeg")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
