@@ -19,7 +19,8 @@ extension Board {
         return try await store.moderationQueue(status: status, limit: limit)
     }
 
-    /// Moderators: claims that item, or the next open one (nil when none is open).
+    /// Moderators: claims that item, or the next open one (nil when none is open); never an
+    /// item on their own content (`forbidden` when named, skipped otherwise).
     public func claim(_ item: String?, by session: Session) async throws -> ModerationItem? {
         let moderator = try await moderator(of: session)
         return try await refusing {
@@ -27,8 +28,8 @@ extension Board {
         }
     }
 
-    /// The claim holder (or an admin) decides an item; the feed follows (shown again, or gone).
-    /// A ban without a length lasts the configured default.
+    /// The claim holder (or an admin) decides an item, never on their own content; the feed
+    /// follows (shown again, or gone). A ban without a length lasts the configured default.
     public func resolve(
         _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session
     ) async throws -> ModerationItem {
@@ -41,7 +42,7 @@ extension Board {
         return outcome.item
     }
 
-    /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil).
+    /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves.
     public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws {
         let moderator = try await moderator(of: session)
         try await refusing {

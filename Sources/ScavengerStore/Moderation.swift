@@ -247,15 +247,17 @@ extension Database {
     }
 
     /// Claims an item (or the next open one) for `claimSeconds`. Nil when nothing is open.
-    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`).
+    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`). Nobody claims
+    /// their own content: naming it is `forbidden`, and the next open one skips it.
     public func claim(moderator: Account, item: String?, claimSeconds: Int) async throws -> ModerationItem? {
         try await moderation { connection -> ModerationItem? in
             let target: String
             if let item {
                 let rows = try connection.query("""
-                    SELECT status, claimed_by, claim_expires > now() FROM moderation_items WHERE item = \(item) FOR UPDATE
+                    SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
                     """)
                 guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+                try Self.checkNotOwn(author: try row.int(3), moderator: moderator)
                 let status: String = try row.string(0)
                 if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
                 let holder: Int? = try row.int(1)
@@ -267,7 +269,8 @@ extension Database {
             } else {
                 let rows = try connection.query("""
                     SELECT item FROM moderation_items m
-                    WHERE m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now())
+                    WHERE (m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now()))
+                      AND m.author_id IS DISTINCT FROM \(moderator.id)
                     ORDER BY m.reports DESC, m.first_reported, m.item
                     LIMIT 1 FOR UPDATE SKIP LOCKED
                     """)
@@ -284,7 +287,8 @@ extension Database {
         }
     }
 
-    /// Decides an item. Only the moderator holding its claim, or an admin.
+    /// Decides an item. Only the moderator holding its claim, or an admin; nobody decides on
+    /// their own content.
     public func resolve(
         moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?
     ) async throws -> ResolveOutcome {
@@ -294,6 +298,8 @@ extension Database {
                 SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
                 """)
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+            let authorID: Int? = try row.int(3)
+            try Self.checkNotOwn(author: authorID, moderator: moderator)
             let status: String = try row.string(0)
             if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
             let holder: Int? = try row.int(1)
@@ -302,7 +308,6 @@ extension Database {
             guard holds || moderator.user.role == .admin else {
                 throw ModerationRefusal.forbidden("only the moderator holding the claim, or an admin, may resolve it")
             }
-            let authorID: Int? = try row.int(3)
             var refreshPin: String?
             var removedPin: String?
             switch resolution {
@@ -333,6 +338,13 @@ extension Database {
                 try Self.notify(connection, .deleted(pin), origin: origin)
             }
             return ResolveOutcome(item: try Self.loadItem(connection, item), refreshPin: refreshPin, removedPin: removedPin)
+        }
+    }
+
+    /// Nobody, admins included, claims or resolves a report on their own content.
+    static func checkNotOwn(author: Int?, moderator: Account) throws {
+        if author == moderator.id {
+            throw ModerationRefusal.forbidden("you cannot moderate your own content")
         }
     }
 
@@ -379,12 +391,13 @@ extension Database {
         // A banned user's sessions stay: they may still read and log out; writes are refused.
     }
 
-    /// Bans (`ban` non-nil) or unbans a user by name.
+    /// Bans (`ban` non-nil) or unbans a user by name. Nobody bans or unbans themselves.
     public func setBan(moderator: Account, username: String, ban: BanLength?, note: String?) async throws {
         try await moderation { connection in
             let rows = try connection.query("SELECT id FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE")
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
             let userID: Int = try row.int(0)
+            guard userID != moderator.id else { throw ModerationRefusal.forbidden("you cannot ban or unban yourself") }
             try Self.checkBannable(connection, target: userID, by: moderator)
             try Self.setBan(connection, userID: userID, ban: ban)
             try Self.log(connection, moderator: moderator.id, action: ban == nil ? "unban" : "ban", item: nil, user: userID, note: note)

@@ -128,4 +128,50 @@ struct ModeratorAccountabilityTests {
             }
         }
     }
+
+    @Test("nobody claims or resolves their own content, CLAIM skips it, nobody bans or unbans themselves")
+    func noSelfModeration() async throws {
+        try await withDatabaseServer { address, environment in
+            try await asUser("mod", role: .moderator, address, environment) { (mod: Conversation) async throws in
+                try await asUser("boss", role: .admin, address, environment) { (boss: Conversation) async throws in
+                    try await asUser("author", address, environment) { (author: Conversation) async throws in
+                        let mine = try await mod.ok("POST 6 6 \(quoted("the moderator's own"))")["pin"]["id"].string
+                        let bosses = try await boss.ok("POST 6 6 \(quoted("the admin's own"))")["pin"]["id"].string
+                        let theirs = try await author.ok("POST 6 6 \(quoted("someone else's"))")["pin"]["id"].string
+                        // The moderator's own item heads the queue (most reports), the admin's next.
+                        for name in ["rep1", "rep2"] {
+                            try await asUser(name, address, environment) { (reporter: Conversation) async throws in
+                                _ = try await reporter.ok("REPORT \(mine) spam")
+                                if name == "rep1" {
+                                    _ = try await reporter.ok("REPORT \(bosses) spam")
+                                    _ = try await reporter.ok("REPORT \(theirs) spam")
+                                }
+                            }
+                        }
+                        let own = "ERR FORBIDDEN you cannot moderate your own content"
+                        #expect(try await mod.call("CLAIM \(mine)") == own)
+                        // The next open item skips the moderator's own, without an error.
+                        #expect(try await mod.ok("CLAIM")["item"]["item"].string == bosses)
+                        #expect(try await mod.ok("CLAIM")["item"]["item"].string == theirs)
+                        #expect(try await mod.call("CLAIM") == "OK null")
+                        #expect(try await mod.call("RESOLVE \(mine) dismiss") == own)
+                        #expect(try await mod.call("RESOLVE \(mine) ban") == own)
+                        // Admins neither, although they may resolve without a claim.
+                        #expect(try await boss.call("RESOLVE \(bosses) remove") == own)
+                        #expect(try await boss.call("CLAIM \(bosses)") == own)
+                        #expect(try await boss.ok("RESOLVE \(mine) dismiss")["item"]["status"].string == "resolved")
+                        #expect(try await mod.ok("RESOLVE \(bosses) dismiss")["item"]["status"].string == "resolved")
+                        let claimed = try await boss.ok("MODQUEUE STATUS claimed")["items"].array
+                        #expect(try claimed.map { try $0["item"].string } == [theirs])
+
+                        let yourself = "ERR FORBIDDEN you cannot ban or unban yourself"
+                        #expect(try await mod.call("BAN mod 60") == yourself)
+                        #expect(try await mod.call("UNBAN MOD") == yourself)
+                        #expect(try await boss.call("BAN boss permanent") == yourself)
+                        #expect(try await mod.call("POST 6 6 still").hasPrefix("OK "))
+                    }
+                }
+            }
+        }
+    }
 }
