@@ -29,7 +29,8 @@ extension Board {
     }
 
     /// The claim holder (or an admin) decides an item, never on their own content; the feed
-    /// follows (shown again, or gone). A ban without a length lasts the configured default.
+    /// follows (shown again, or gone). A ban without a length lasts the configured default; a
+    /// moderator's ban of an author under an admin's ban is `forbidden`.
     public func resolve(
         _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session
     ) async throws -> ModerationItem {
@@ -42,7 +43,8 @@ extension Board {
         return outcome.item
     }
 
-    /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves.
+    /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves,
+    /// and a ban an admin set only by an admin.
     public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws {
         let moderator = try await moderator(of: session)
         try await refusing {

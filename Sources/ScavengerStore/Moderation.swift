@@ -315,8 +315,10 @@ extension Database {
                 refreshPin = try Self.setContentHidden(connection, item: item, hidden: false)
             case .remove, .ban:
                 if resolution == .ban, let authorID {
+                    // A moderator's ban never shortens or replaces an admin's: checkBannable
+                    // refuses it (RESOLVE … remove still takes the content down).
                     try Self.checkBannable(connection, target: authorID, by: moderator)
-                    try Self.setBan(connection, userID: authorID, ban: ban)
+                    try Self.setBan(connection, userID: authorID, ban: ban, by: moderator)
                 }
                 (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
             }
@@ -367,26 +369,40 @@ extension Database {
 
     // MARK: Bans
 
-    /// Moderators may ban users; only admins may ban moderators or admins.
+    /// Moderators may ban users; only admins may ban moderators or admins, and only admins may
+    /// lift, shorten or replace a ban an admin set while it lasts. Locks the target's row.
     static func checkBannable(_ connection: PostgresConnection, target: Int, by moderator: Account) throws {
-        let rows = try connection.query("SELECT role FROM users WHERE id = \(target)")
+        let rows = try connection.query("""
+            SELECT role, coalesce(banned_until > now() AND banned_by_role = 'admin', false)
+            FROM users WHERE id = \(target) FOR UPDATE
+            """)
         guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
+        guard moderator.user.role != .admin else { return }
         let role: String = try row.string(0)
-        if role != Role.user.rawValue, moderator.user.role != .admin {
+        if role != Role.user.rawValue {
             throw ModerationRefusal.forbidden("only an admin may ban a moderator or an admin")
+        }
+        let adminBan: Bool = try row.bool(1)
+        if adminBan {
+            throw ModerationRefusal.forbidden("an admin banned this user; only an admin may lift or change that ban")
         }
     }
 
-    static func setBan(_ connection: PostgresConnection, userID: Int, ban: BanLength?) throws {
+    /// Sets (or with nil lifts) a user's ban, recording whether an admin or a moderator set it.
+    static func setBan(_ connection: PostgresConnection, userID: Int, ban: BanLength?, by moderator: Account) throws {
+        let role = moderator.user.role == .admin ? Role.admin.rawValue : Role.moderator.rawValue
         switch ban {
         case .permanent?:
-            try connection.query("UPDATE users SET banned_until = 'infinity' WHERE id = \(userID)")
+            try connection.query("""
+                UPDATE users SET banned_until = 'infinity', banned_by_role = \(role) WHERE id = \(userID)
+                """)
         case .seconds(let seconds)?:
             try connection.query("""
-                UPDATE users SET banned_until = now() + make_interval(secs => \(seconds)) WHERE id = \(userID)
+                UPDATE users SET banned_until = now() + make_interval(secs => \(seconds)), banned_by_role = \(role)
+                WHERE id = \(userID)
                 """)
         case nil:
-            try connection.query("UPDATE users SET banned_until = NULL WHERE id = \(userID)")
+            try connection.query("UPDATE users SET banned_until = NULL, banned_by_role = NULL WHERE id = \(userID)")
         }
         // A banned user's sessions stay: they may still read and log out; writes are refused.
     }
@@ -399,7 +415,7 @@ extension Database {
             let userID: Int = try row.int(0)
             guard userID != moderator.id else { throw ModerationRefusal.forbidden("you cannot ban or unban yourself") }
             try Self.checkBannable(connection, target: userID, by: moderator)
-            try Self.setBan(connection, userID: userID, ban: ban)
+            try Self.setBan(connection, userID: userID, ban: ban, by: moderator)
             try Self.log(connection, moderator: moderator.id, action: ban == nil ? "unban" : "ban", item: nil, user: userID, note: note)
         }
     }

@@ -174,4 +174,52 @@ struct ModeratorAccountabilityTests {
             }
         }
     }
+
+    @Test("a ban an admin set is lifted, shortened or replaced only by an admin")
+    func adminBans() async throws {
+        try await withDatabaseServer { address, environment in
+            try await asUser("troll", address, environment) { (troll: Conversation) async throws in
+                let old = try await troll.ok("POST 8 8 \(quoted("from before the ban"))")["pin"]["id"].string
+                try await asUser("reporter", address, environment) { (reporter: Conversation) async throws in
+                    _ = try await reporter.ok("REPORT \(old) harassment")
+                }
+                try await asUser("mod", role: .moderator, address, environment) { (mod: Conversation) async throws in
+                    try await asUser("boss", role: .admin, address, environment) { (boss: Conversation) async throws in
+                        #expect(try await boss.call("BAN troll 86400") == "OK true")
+                        let adminBan = "ERR FORBIDDEN an admin banned this user; only an admin may lift or change that ban"
+                        #expect(try await mod.call("UNBAN troll") == adminBan)
+                        #expect(try await mod.call("BAN troll 60") == adminBan)
+                        #expect(try await mod.call("BAN troll permanent") == adminBan)
+                        // RESOLVE … ban cannot touch it either; remove still takes the content down.
+                        _ = try await mod.ok("CLAIM \(old)")
+                        #expect(try await mod.call("RESOLVE \(old) ban DURATION 60") == adminBan)
+                        #expect(try await mod.ok("RESOLVE \(old) remove")["item"]["resolution"].string == "remove")
+                        #expect(try await troll.call("POST 8 8 hi").hasPrefix("ERR BANNED 20"))
+                        // The admin's ban stands as the admin set it.
+                        let rows = try await environment.pool.query("""
+                            SELECT banned_until > now() + interval '23 hours', banned_by_role FROM users WHERE name = 'troll'
+                            """)
+                        let row = try #require(rows.first)
+                        let long: Bool = try row.bool(0)
+                        let setBy: String = try row.string(1)
+                        #expect(long && setBy == "admin")
+
+                        #expect(try await boss.call("BAN troll 60") == "OK true")
+                        #expect(try await boss.call("UNBAN troll") == "OK true")
+                        #expect(try await troll.call("POST 8 8 hi").hasPrefix("OK "))
+                        // A moderator's own ban stays the moderators' to change.
+                        #expect(try await mod.call("BAN troll permanent") == "OK true")
+                        #expect(try await mod.call("BAN troll 60") == "OK true")
+                        #expect(try await mod.call("UNBAN troll") == "OK true")
+                        // Once an admin's ban is over, a moderator may ban again.
+                        #expect(try await boss.call("BAN troll 3600") == "OK true")
+                        try await environment.pool.query(
+                            "UPDATE users SET banned_until = now() - interval '1 second' WHERE name = 'troll'", idempotent: false)
+                        #expect(try await mod.call("BAN troll 60") == "OK true")
+                        #expect(try await troll.call("POST 8 8 hi").hasPrefix("ERR BANNED 20"))
+                    }
+                }
+            }
+        }
+    }
 }
