@@ -13,3 +13,10 @@ UPDATE users u SET banned_by_role = (
     ORDER BY l.id DESC LIMIT 1
 )
 WHERE u.banned_until > now();
+
+-- A moderator's DELETE of someone else's pin is logged as 'delete', with the pin's evidence
+-- snapshot kept in moderation_items. Changing the constraint touches no row, so the log stays
+-- append-only.
+ALTER TABLE moderation_log DROP CONSTRAINT moderation_log_action_check;
+ALTER TABLE moderation_log ADD CONSTRAINT moderation_log_action_check
+    CHECK (action IN ('claim', 'dismiss', 'remove', 'ban', 'unban', 'delete'));

@@ -74,7 +74,8 @@ extension Board {
     }
 
     /// Deletes a pin with its replies and photo: only its author or a moderator. Gone from the
-    /// feed before this returns.
+    /// feed before this returns. A moderator's delete of someone else's pin is audited (log entry
+    /// and evidence snapshot) in the same transaction; an author's own is not.
     public func delete(pinID id: String, by session: Session) async throws {
         let account = try await writer(of: session)
         guard Identifier.isPin(id) else { throw Self.noSuchPin }

@@ -420,6 +420,22 @@ extension Database {
         }
     }
 
+    // MARK: Deletes
+
+    /// Audits a moderator's (or admin's) DELETE of someone else's pin, in the deleting
+    /// transaction, before the pin goes: its evidence snapshot is taken (or the one from its
+    /// first report kept), its queue item is resolved as `remove` by `moderator`, and the log
+    /// gets a `delete` entry naming the author.
+    static func auditDelete(_ connection: PostgresConnection, pin: String, moderator: Int, author: Int) throws {
+        try connection.query(snapshotInsert(item: pin, isPin: true))
+        try connection.query("""
+            UPDATE moderation_items SET status = 'resolved', resolution = 'remove', resolved_by = \(moderator),
+                resolved_at = now(), claimed_by = NULL, claim_expires = NULL, photo = NULL
+            WHERE item = \(pin)
+            """)
+        try log(connection, moderator: moderator, action: "delete", item: pin, user: author, note: nil)
+    }
+
     // MARK: The log
 
     static func log(_ connection: PostgresConnection, moderator: Int, action: String, item: String?, user: Int?, note: String?) throws {

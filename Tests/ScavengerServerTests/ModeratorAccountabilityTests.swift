@@ -222,4 +222,56 @@ struct ModeratorAccountabilityTests {
             }
         }
     }
+
+    @Test("a moderator's DELETE of someone else's pin is logged with its evidence; an author's own is not")
+    func auditedDelete() async throws {
+        try await withDatabaseServer { address, environment in
+            try await asUser("author", address, environment) { (author: Conversation) async throws in
+                let photo = try await author.ok(
+                    "POSTPHOTO 9 9 \(Base64.encode([0xFF, 0xD8, 0xFF, 4])) CAPTION \(quoted("awful caption"))")["pin"]["id"].string
+                let reported = try await author.ok("POST 9 9 \(quoted("reported first"))")["pin"]["id"].string
+                let own = try await author.ok("POST 9 9 \(quoted("my own to delete"))")["pin"]["id"].string
+                try await asUser("reporter", address, environment) { (reporter: Conversation) async throws in
+                    _ = try await reporter.ok("REPORT \(reported) spam")
+                }
+                try await asUser("mod", role: .moderator, address, environment) { (mod: Conversation) async throws in
+                    try await asUser("boss", role: .admin, address, environment) { (boss: Conversation) async throws in
+                        #expect(try await author.call("DELETE \(own)") == "OK true")
+                        #expect(try await mod.call("DELETE \(photo)") == "OK true")
+                        _ = try await mod.ok("CLAIM \(reported)")
+                        #expect(try await boss.call("DELETE \(reported)") == "OK true")
+                        #expect(try await author.call("GET \(photo)") == "ERR NOT_FOUND no such pin")
+
+                        let entries = try await mod.ok("MODLOG")["entries"].array
+                        try #require(try entries.map { try $0["action"].string } == ["delete", "claim", "delete"])
+                        #expect(try entries.map { try $0["item"].string } == [reported, reported, photo])
+                        #expect(try entries[0]["moderator"].string == "boss")
+                        #expect(try entries[0]["user"].string == "author")
+                        #expect(try entries[2]["moderator"].string == "mod")
+                        #expect(try entries[2]["user"].string == "author")
+
+                        let resolved = try await mod.ok("MODQUEUE STATUS resolved")["items"].array
+                        try #require(try resolved.map { try $0["item"].string } == [reported, photo])
+                        let first = resolved[0]
+                        #expect(try first["resolution"].string == "remove")
+                        #expect(first["reports"].int == 1)
+                        #expect(first["claimed_by"].isNull)
+                        #expect(try first["content"]["text"].string == "reported first")
+                        let evidence = resolved[1]
+                        #expect(try evidence["status"].string == "resolved")
+                        #expect(try evidence["resolution"].string == "remove")
+                        #expect(evidence["reports"].int == 0)
+                        #expect(try evidence["content"]["text"].string == "awful caption")
+                        #expect(try evidence["content"]["author"].string == "author")
+                        #expect(evidence["content"]["lat"].double == 9)
+                        #expect(try evidence["content"]["kind"].string == "photo")
+                        #expect(try evidence["content"]["photo"]["mime"].string == "image/jpeg")
+                        #expect(evidence["content"]["photo"]["bytes"].int == 4)
+                        let all = try await mod.ok("MODQUEUE STATUS all")["items"].array
+                        #expect(try !all.map { try $0["item"].string }.contains(own))
+                    }
+                }
+            }
+        }
+    }
 }
