@@ -131,11 +131,15 @@ extension Board {
         return account
     }
 
-    /// The logged-in account, which must be a moderator or an admin.
+    /// The logged-in account, which must be a moderator or an admin (`forbidden` otherwise) and
+    /// not banned: a banned moderator or admin has no moderator powers while banned (`banned`).
     public func moderator(of session: Session) async throws -> Account {
         let account = try await account(of: session)
         guard account.user.role.canModerate else {
             throw Refusal(.forbidden, "moderators only")
+        }
+        if let ban = account.ban {
+            throw Refusal(.banned, ban.text)
         }
         return account
     }

@@ -22,7 +22,8 @@ extension Board {
         return try await store.moderationQueue(status: status, limit: limit)
     }
 
-    /// Moderators: claims that item, or the next open one (nil when none is open).
+    /// Moderators: claims that item, or the next open one (nil when none is open); never an
+    /// item on their own content (`forbidden` when named, skipped otherwise).
     public func claim(_ item: String?, by session: Session) async throws -> ModerationItem? {
         let moderator = try await moderator(of: session)
         return try await refusing {
@@ -30,8 +31,9 @@ extension Board {
         }
     }
 
-    /// The claim holder (or an admin) decides an item; the feed follows (shown again, or gone).
-    /// A ban without a length lasts the configured default.
+    /// The claim holder (or an admin) decides an item, never on their own content; the feed
+    /// follows (shown again, or gone). A ban without a length lasts the configured default; a
+    /// moderator's ban of an author under an admin's ban is `forbidden`.
     public func resolve(
         _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session
     ) async throws -> ModerationItem {
@@ -44,7 +46,8 @@ extension Board {
         return outcome.item
     }
 
-    /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil).
+    /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves,
+    /// and a ban an admin set only by an admin.
     public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws {
         let moderator = try await moderator(of: session)
         try await refusing {
@@ -69,7 +72,6 @@ extension Board {
             case .notFound(let message): throw Refusal(.notFound, message)
             case .forbidden(let message): throw Refusal(.forbidden, message)
             case .conflict(let message): throw Refusal(.conflict, message)
-            case .rateLimited(let message): throw Refusal(.rateLimited, message)
             }
         }
     }

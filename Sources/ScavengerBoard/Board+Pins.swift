@@ -60,20 +60,27 @@ extension Board {
     }
 
     /// A live photo pin's image. Moderators also see the kept photo of a reported pin while its
-    /// item is open.
+    /// item is open; a banned one is told so (`banned`) instead.
     public func photo(pinID id: String, viewer session: Session) async throws -> Photo {
         var found = Identifier.isPin(id) ? try await store.photo(pinID: id) : nil
-        if found == nil, Identifier.isPin(id), session.user?.role.canModerate == true,
-           (try? await moderator(of: session)) != nil
-        {
-            found = try await store.evidencePhoto(item: id)
+        if found == nil, Identifier.isPin(id), session.user?.role.canModerate == true {
+            let moderator: Account?
+            do {
+                moderator = try await self.moderator(of: session)
+            } catch let refusal as Refusal where refusal.code == .banned {
+                throw refusal
+            } catch {
+                moderator = nil
+            }
+            if moderator != nil { found = try await store.evidencePhoto(item: id) }
         }
         guard let found else { throw Refusal(.notFound, "no such photo pin") }
         return found
     }
 
     /// Deletes a pin with its replies and photo: only its author or a moderator. Gone from the
-    /// feed before this returns.
+    /// feed before this returns. A moderator's delete of someone else's pin is audited (log entry
+    /// and evidence snapshot) in the same transaction; an author's own is not.
     public func delete(pinID id: String, by session: Session) async throws {
         let account = try await writer(of: session)
         guard Identifier.isPin(id) else { throw Self.noSuchPin }

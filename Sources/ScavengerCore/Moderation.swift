@@ -38,21 +38,21 @@ public struct ModerationRules: Sendable {
     public var hideThreshold: Int
     /// How long a claim lasts; default 15 minutes.
     public var claimSeconds: Int
-    /// Reports one user may file per window; default 20 per hour.
-    public var reportsPerWindow: Int
-    public var reportWindowSeconds: Int
     /// A ban's length when RESOLVE … ban gives none; default 7 days.
     public var defaultBanSeconds: Int
+    /// How old (in seconds) an account must have been when it filed a report for that report to
+    /// count toward ``hideThreshold``; reports of younger (or now banned) accounts are queued but
+    /// hide nothing. Default 24 hours: a sock-puppet farm has to plan a day ahead, while a real
+    /// newcomer's reports still reach the moderators at once. 0 counts every account's.
+    public var minimumReporterAgeSeconds: Int
 
     public init(
-        hideThreshold: Int = 3, claimSeconds: Int = 15 * 60, reportsPerWindow: Int = 20, reportWindowSeconds: Int = 3600,
-        defaultBanSeconds: Int = 7 * 24 * 3600
+        hideThreshold: Int = 3, claimSeconds: Int = 15 * 60, defaultBanSeconds: Int = 7 * 24 * 3600, minimumReporterAgeSeconds: Int = 24 * 3600
     ) {
         self.hideThreshold = hideThreshold
         self.claimSeconds = claimSeconds
-        self.reportsPerWindow = reportsPerWindow
-        self.reportWindowSeconds = reportWindowSeconds
         self.defaultBanSeconds = defaultBanSeconds
+        self.minimumReporterAgeSeconds = minimumReporterAgeSeconds
     }
 }
 

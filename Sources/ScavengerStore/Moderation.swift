@@ -9,7 +9,6 @@ public enum ModerationRefusal: Error, Sendable, Equatable {
     case notFound(String)
     case forbidden(String)
     case conflict(String)
-    case rateLimited(String)
 }
 
 /// What REPORT did.
@@ -46,9 +45,10 @@ extension Database {
 
     // MARK: Reports
 
-    /// Files a report; hides the item when its distinct reporters reach `rules.hideThreshold`
-    /// (unless a moderator dismissed it before). With a `rate`, the reporter's bucket must give
-    /// a token (``StoreError/rateLimited(retryAfterSeconds:)`` otherwise).
+    /// Files a report; hides the item when its distinct qualifying reporters (old enough, not
+    /// banned) reach `rules.hideThreshold` (unless a moderator dismissed it before). With a
+    /// `rate`, the reporter's bucket must give a token (``StoreError/rateLimited(retryAfterSeconds:)``
+    /// otherwise).
     public func report(
         reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules, rate: RateLimit?
     ) async throws -> ReportReceipt {
@@ -71,13 +71,22 @@ extension Database {
                 throw ModerationRefusal.conflict("you have already reported this")
             }
             // A resolved (dismissed) item goes back in the queue; the hide rule never overrides
-            // a dismissal.
+            // a dismissal. Every report counts in `reports`, but only qualifying reporters count
+            // toward hiding: accounts that were at least `minimumReporterAgeSeconds` old when
+            // they reported (sock puppets made for a brigade never count, even once older) and
+            // are not banned now. One report per reporter and item: count(*) is distinct reporters.
+            let minimumAge = rules.minimumReporterAgeSeconds
             let updated = try connection.query("""
                 UPDATE moderation_items SET
                     reports = reports + 1, last_reported = now(),
                     status = CASE WHEN status = 'resolved' THEN 'open' ELSE status END,
                     resolution = CASE WHEN status = 'resolved' THEN NULL ELSE resolution END,
-                    hidden = hidden OR (NOT dismissed AND reports + 1 >= \(rules.hideThreshold))
+                    hidden = hidden OR (NOT dismissed AND (
+                        SELECT count(*) FROM reports r JOIN users u ON u.id = r.reporter_id
+                        WHERE r.item = \(item)
+                          AND (\(minimumAge) <= 0 OR r.created_at >= u.created_at + make_interval(secs => \(minimumAge)))
+                          AND (u.banned_until IS NULL OR u.banned_until <= now())
+                    ) >= \(rules.hideThreshold))
                 WHERE item = \(item)
                 RETURNING hidden
                 """)
@@ -236,15 +245,17 @@ extension Database {
     }
 
     /// Claims an item (or the next open one) for `claimSeconds`. Nil when nothing is open.
-    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`).
+    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`). Nobody claims
+    /// their own content: naming it is `forbidden`, and the next open one skips it.
     public func claim(moderator: Account, item: String?, claimSeconds: Int) async throws -> ModerationItem? {
         try await moderation { connection -> ModerationItem? in
             let target: String
             if let item {
                 let rows = try connection.query("""
-                    SELECT status, claimed_by, claim_expires > now() FROM moderation_items WHERE item = \(item) FOR UPDATE
+                    SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
                     """)
                 guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+                try Self.checkNotOwn(author: try row.int(3), moderator: moderator)
                 let status: String = try row.string(0)
                 if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
                 let holder: Int? = try row.int(1)
@@ -256,7 +267,8 @@ extension Database {
             } else {
                 let rows = try connection.query("""
                     SELECT item FROM moderation_items m
-                    WHERE m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now())
+                    WHERE (m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now()))
+                      AND m.author_id IS DISTINCT FROM \(moderator.id)
                     ORDER BY m.reports DESC, m.first_reported, m.item
                     LIMIT 1 FOR UPDATE SKIP LOCKED
                     """)
@@ -273,7 +285,8 @@ extension Database {
         }
     }
 
-    /// Decides an item. Only the moderator holding its claim, or an admin.
+    /// Decides an item. Only the moderator holding its claim, or an admin; nobody decides on
+    /// their own content.
     public func resolve(
         moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?
     ) async throws -> ResolveOutcome {
@@ -283,6 +296,8 @@ extension Database {
                 SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
                 """)
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+            let authorID: Int? = try row.int(3)
+            try Self.checkNotOwn(author: authorID, moderator: moderator)
             let status: String = try row.string(0)
             if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
             let holder: Int? = try row.int(1)
@@ -291,7 +306,6 @@ extension Database {
             guard holds || moderator.user.role == .admin else {
                 throw ModerationRefusal.forbidden("only the moderator holding the claim, or an admin, may resolve it")
             }
-            let authorID: Int? = try row.int(3)
             var refreshPin: String?
             var removedPin: String?
             switch resolution {
@@ -299,8 +313,10 @@ extension Database {
                 refreshPin = try Self.setContentHidden(connection, item: item, hidden: false)
             case .remove, .ban:
                 if resolution == .ban, let authorID {
+                    // A moderator's ban never shortens or replaces an admin's: checkBannable
+                    // refuses it (RESOLVE … remove still takes the content down).
                     try Self.checkBannable(connection, target: authorID, by: moderator)
-                    try Self.setBan(connection, userID: authorID, ban: ban)
+                    try Self.setBan(connection, userID: authorID, ban: ban, by: moderator)
                 }
                 (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
             }
@@ -325,6 +341,13 @@ extension Database {
         }
     }
 
+    /// Nobody, admins included, claims or resolves a report on their own content.
+    static func checkNotOwn(author: Int?, moderator: Account) throws {
+        if author == moderator.id {
+            throw ModerationRefusal.forbidden("you cannot moderate your own content")
+        }
+    }
+
     /// Deletes a pin (with its replies and photo) or a reply (keeping the count right).
     /// Returns (pin to refresh, pin removed).
     static func removeContent(_ connection: PostgresConnection, item: String) throws -> (String?, String?) {
@@ -344,40 +367,71 @@ extension Database {
 
     // MARK: Bans
 
-    /// Moderators may ban users; only admins may ban moderators or admins.
+    /// Moderators may ban users; only admins may ban moderators or admins, and only admins may
+    /// lift, shorten or replace a ban an admin set while it lasts. Locks the target's row.
     static func checkBannable(_ connection: PostgresConnection, target: Int, by moderator: Account) throws {
-        let rows = try connection.query("SELECT role FROM users WHERE id = \(target)")
+        let rows = try connection.query("""
+            SELECT role, coalesce(banned_until > now() AND banned_by_role = 'admin', false)
+            FROM users WHERE id = \(target) FOR UPDATE
+            """)
         guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
+        guard moderator.user.role != .admin else { return }
         let role: String = try row.string(0)
-        if role != Role.user.rawValue, moderator.user.role != .admin {
+        if role != Role.user.rawValue {
             throw ModerationRefusal.forbidden("only an admin may ban a moderator or an admin")
+        }
+        let adminBan: Bool = try row.bool(1)
+        if adminBan {
+            throw ModerationRefusal.forbidden("an admin banned this user; only an admin may lift or change that ban")
         }
     }
 
-    static func setBan(_ connection: PostgresConnection, userID: Int, ban: BanLength?) throws {
+    /// Sets (or with nil lifts) a user's ban, recording whether an admin or a moderator set it.
+    static func setBan(_ connection: PostgresConnection, userID: Int, ban: BanLength?, by moderator: Account) throws {
+        let role = moderator.user.role == .admin ? Role.admin.rawValue : Role.moderator.rawValue
         switch ban {
         case .permanent?:
-            try connection.query("UPDATE users SET banned_until = 'infinity' WHERE id = \(userID)")
+            try connection.query("""
+                UPDATE users SET banned_until = 'infinity', banned_by_role = \(role) WHERE id = \(userID)
+                """)
         case .seconds(let seconds)?:
             try connection.query("""
-                UPDATE users SET banned_until = now() + make_interval(secs => \(seconds)) WHERE id = \(userID)
+                UPDATE users SET banned_until = now() + make_interval(secs => \(seconds)), banned_by_role = \(role)
+                WHERE id = \(userID)
                 """)
         case nil:
-            try connection.query("UPDATE users SET banned_until = NULL WHERE id = \(userID)")
+            try connection.query("UPDATE users SET banned_until = NULL, banned_by_role = NULL WHERE id = \(userID)")
         }
         // A banned user's sessions stay: they may still read and log out; writes are refused.
     }
 
-    /// Bans (`ban` non-nil) or unbans a user by name.
+    /// Bans (`ban` non-nil) or unbans a user by name. Nobody bans or unbans themselves.
     public func setBan(moderator: Account, username: String, ban: BanLength?, note: String?) async throws {
         try await moderation { connection in
             let rows = try connection.query("SELECT id FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE")
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
             let userID: Int = try row.int(0)
+            guard userID != moderator.id else { throw ModerationRefusal.forbidden("you cannot ban or unban yourself") }
             try Self.checkBannable(connection, target: userID, by: moderator)
-            try Self.setBan(connection, userID: userID, ban: ban)
+            try Self.setBan(connection, userID: userID, ban: ban, by: moderator)
             try Self.log(connection, moderator: moderator.id, action: ban == nil ? "unban" : "ban", item: nil, user: userID, note: note)
         }
+    }
+
+    // MARK: Deletes
+
+    /// Audits a moderator's (or admin's) DELETE of someone else's pin, in the deleting
+    /// transaction, before the pin goes: its evidence snapshot is taken (or the one from its
+    /// first report kept), its queue item is resolved as `remove` by `moderator`, and the log
+    /// gets a `delete` entry naming the author.
+    static func auditDelete(_ connection: PostgresConnection, pin: String, moderator: Int, author: Int) throws {
+        try connection.query(snapshotInsert(item: pin, isPin: true))
+        try connection.query("""
+            UPDATE moderation_items SET status = 'resolved', resolution = 'remove', resolved_by = \(moderator),
+                resolved_at = now(), claimed_by = NULL, claim_expires = NULL, photo = NULL
+            WHERE item = \(pin)
+            """)
+        try log(connection, moderator: moderator, action: "delete", item: pin, user: author, note: nil)
     }
 
     // MARK: The log

@@ -137,6 +137,8 @@ extension Database {
     }
 
     /// Deletes a live pin with its replies and photo, if `userID` wrote it or `canModerate`.
+    /// A moderator's delete of someone else's pin is audited in the same transaction (evidence
+    /// snapshot, resolved queue item, `delete` log entry); an author's own delete is not.
     public func deletePin(id: String, userID: Int, canModerate: Bool) async throws(StoreError) -> DeleteOutcome {
         try await mappingErrors {
             try await pool.transaction { connection in
@@ -146,6 +148,9 @@ extension Database {
                 guard let row = rows.first else { return DeleteOutcome.notFound }
                 let authorID: Int = try row.int(0)
                 guard canModerate || authorID == userID else { return .forbidden }
+                if authorID != userID {
+                    try Self.auditDelete(connection, pin: id, moderator: userID, author: authorID)
+                }
                 try connection.query("DELETE FROM pins WHERE id = \(id)")
                 try self.notify(connection, .deleted(id))
                 return .deleted

@@ -97,6 +97,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: .hidden) var reportsPerHour: Int?
     @Option(help: "Seconds a ban from RESOLVE … ban lasts when no DURATION is given (default 7 days).")
     var defaultBanSeconds = 7 * 24 * 3600
+    @Option(help: "Seconds an account must have existed when it reports for its report to count toward hiding (0: any account's; default 24 hours).")
+    var reportMinAccountAge = 24 * 3600
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -136,6 +138,9 @@ struct Serve: AsyncParsableCommand {
         guard (1 ... 86400).contains(loginMaxBackoff) else { throw ArgumentParser.ValidationError("--login-max-backoff must be within 1…86400") }
         guard passwordQueue >= 0 else { throw ArgumentParser.ValidationError("--password-queue must be 0 or more") }
         guard (1 ... 64).contains(passwordThreads) else { throw ArgumentParser.ValidationError("--password-threads must be within 1…64") }
+        guard (0 ... 10 * 365 * 24 * 3600).contains(reportMinAccountAge) else {
+            throw ArgumentParser.ValidationError("--report-min-account-age must be within 0…315360000 seconds (10 years)")
+        }
         guard sessionTtl >= 60 else { throw ArgumentParser.ValidationError("--session-ttl must be at least 60 seconds") }
         guard maxPhotoBytes >= 1 else { throw ArgumentParser.ValidationError("--max-photo-bytes must be at least 1") }
         // A photo travels base64-encoded on one line: the line must have room for the largest.
@@ -216,7 +221,8 @@ struct Serve: AsyncParsableCommand {
                 pins: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
                 feed: FeedRules(maximumRadiusMeters: maxRadius),
                 moderation: ModerationRules(
-                    hideThreshold: reportThreshold, claimSeconds: claimSeconds, defaultBanSeconds: defaultBanSeconds),
+                    hideThreshold: reportThreshold, claimSeconds: claimSeconds, defaultBanSeconds: defaultBanSeconds,
+                    minimumReporterAgeSeconds: reportMinAccountAge),
                 sessionTTLSeconds: sessionTtl,
                 writeRates: WriteRates(
                     post: postRate.limit, photo: photoRate.limit, reply: replyRate.limit,

@@ -20,13 +20,15 @@ func asUser(
 
 @Suite("Reports and moderation over TCP with PostgreSQL")
 struct ModerationTests {
-    @Test("three distinct reporters hide a pin from every feed; REPORT answers the report")
+    @Test("three distinct reporters (old enough) hide a pin from every feed; REPORT answers the report")
     func thresholdHides() async throws {
         try await withDatabaseServer { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let id = try await author.ok("POSTPHOTO 5 5 \(Base64.encode(PhotoFixtures.jpeg())) CAPTION spam")["pin"]["id"].string
                 for (index, name) in ["rep1", "rep2", "rep3"].enumerated() {
                     try await asUser(name, address, environment) { (reporter: Conversation) async throws in
+                        // Reports of accounts younger than a day queue but do not hide.
+                        try await ageAccounts([name], environment)
                         let reply = try await reporter.ok("REPORT \(id) spam NOTE \(quoted("buy now"))")["report"]
                         #expect(try reply["item"].string == id)
                         #expect(try reply["status"].string == "open")
@@ -181,7 +183,7 @@ struct ModerationTests {
 
     @Test("resolve: dismiss shows it again and reports no longer hide it; remove and ban")
     func resolve() async throws {
-        try await withDatabaseServer(moderationRules: ModerationRules(hideThreshold: 1)) { address, environment in
+        try await withDatabaseServer(moderationRules: ModerationRules(hideThreshold: 1, minimumReporterAgeSeconds: 0)) { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let keep = try await author.ok("POST 7 7 fine")["pin"]["id"].string
                 let drop = try await author.ok("POST 7 7 bad")["pin"]["id"].string
@@ -286,7 +288,7 @@ struct ModerationTests {
 
     @Test("hidden replies leave the chat; evidence of an expired pin survives the sweep")
     func repliesAndExpiry() async throws {
-        try await withDatabaseServer(moderationRules: ModerationRules(hideThreshold: 1)) { address, environment in
+        try await withDatabaseServer(moderationRules: ModerationRules(hideThreshold: 1, minimumReporterAgeSeconds: 0)) { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let pin = try await author.ok("POST 2 2 chat")["pin"]["id"].string
                 let reply = try await author.ok("REPLY \(pin) \(quoted("nasty"))")["reply"]["id"].string
