@@ -1,6 +1,7 @@
 import Base64
 import Postgres
 import ScavengerCore
+import ScavengerTestSupport
 import Testing
 
 /// Two days pass for these accounts, in SQL (never by waiting): they and the reports they filed
@@ -87,7 +88,7 @@ struct ModeratorAccountabilityTests {
         try await withDatabaseServer(moderationRules: rules) { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let text = try await author.ok("POST 4 4 \(quoted("rude words"))")["pin"]["id"].string
-                let photo = try await author.ok("POSTPHOTO 4 4 \(Base64.encode([0xFF, 0xD8, 0xFF, 3]))")["pin"]["id"].string
+                let photo = try await author.ok("POSTPHOTO 4 4 \(Base64.encode(PhotoFixtures.jpeg()))")["pin"]["id"].string
                 try await asUser("reporter", address, environment) { (reporter: Conversation) async throws in
                     _ = try await reporter.ok("REPORT \(photo) sexual")
                 }
@@ -228,7 +229,7 @@ struct ModeratorAccountabilityTests {
         try await withDatabaseServer { address, environment in
             try await asUser("author", address, environment) { (author: Conversation) async throws in
                 let photo = try await author.ok(
-                    "POSTPHOTO 9 9 \(Base64.encode([0xFF, 0xD8, 0xFF, 4])) CAPTION \(quoted("awful caption"))")["pin"]["id"].string
+                    "POSTPHOTO 9 9 \(Base64.encode(PhotoFixtures.jpeg())) CAPTION \(quoted("awful caption"))")["pin"]["id"].string
                 let reported = try await author.ok("POST 9 9 \(quoted("reported first"))")["pin"]["id"].string
                 let own = try await author.ok("POST 9 9 \(quoted("my own to delete"))")["pin"]["id"].string
                 try await asUser("reporter", address, environment) { (reporter: Conversation) async throws in
@@ -266,7 +267,7 @@ struct ModeratorAccountabilityTests {
                         #expect(evidence["content"]["lat"].double == 9)
                         #expect(try evidence["content"]["kind"].string == "photo")
                         #expect(try evidence["content"]["photo"]["mime"].string == "image/jpeg")
-                        #expect(evidence["content"]["photo"]["bytes"].int == 4)
+                        #expect(evidence["content"]["photo"]["bytes"].int == PhotoFixtures.jpeg().count)
                         let all = try await mod.ok("MODQUEUE STATUS all")["items"].array
                         #expect(try !all.map { try $0["item"].string }.contains(own))
                     }
