@@ -2,22 +2,33 @@ import ScavengerCore
 import ScavengerPinIndex
 
 extension Board {
+    /// Until the feed has been loaded (the database may not have been reachable yet), what
+    /// needs it is refused with `UNAVAILABLE`.
+    public func requireLoadedFeed() throws(Refusal) {
+        guard feed.isLoaded else {
+            throw Refusal(.unavailable, "the feed is not loaded yet (the database is not reachable); retry")
+        }
+    }
+
     /// A page of NEARBY, handed to `body` as borrowed records while the feed cannot change: for
-    /// writing a reply without copying pins.
-    public func withNearby<Result>(_ query: NearbyQuery, _ body: (NearbyRecords) -> Result) throws(PinIndexError) -> Result {
-        try feed.withNearby(query, body)
+    /// writing a reply without copying pins. `UNAVAILABLE` until the feed is loaded.
+    public func withNearby<Result>(_ query: NearbyQuery, _ body: (NearbyRecords) -> Result) throws -> Result {
+        try requireLoadedFeed()
+        return try feed.withNearby(query, body)
     }
 
     /// A page of REGION, handed to `body` as borrowed records while the feed cannot change; nil
     /// when no such region is defined.
     public func withRegionPage<Result>(
         named name: String, limit: Int, kind: PinKind?, after cursor: RegionCursor?, _ body: (RegionRecords) -> Result
-    ) throws(PinIndexError) -> Result? {
-        try feed.withRegionPage(named: name, limit: limit, kind: kind, after: cursor, body)
+    ) throws -> Result? {
+        try requireLoadedFeed()
+        return try feed.withRegionPage(named: name, limit: limit, kind: kind, after: cursor, body)
     }
 
     /// Every defined region with its number of live pins.
-    public func regionCounts() -> [(name: String, pins: Int)] {
-        feed.regionCounts()
+    public func regionCounts() throws(Refusal) -> [(name: String, pins: Int)] {
+        try requireLoadedFeed()
+        return feed.regionCounts()
     }
 }

@@ -12,7 +12,7 @@ extension Board {
                 try await store.report(reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit)
             }
         }
-        try await refreshFeed(refresh: receipt.changedPin, removed: nil)
+        await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
         return receipt
     }
 
@@ -42,7 +42,7 @@ extension Board {
         let outcome = try await refusing {
             try await store.resolve(moderator: moderator, item: item, resolution: resolution, ban: ban, note: note)
         }
-        try await refreshFeed(refresh: outcome.refreshPin, removed: outcome.removedPin)
+        await refreshFeed(gone: outcome.removedPin)
         return outcome.item
     }
 
@@ -76,9 +76,11 @@ extension Board {
         }
     }
 
-    /// Brings the feed in line after moderation changed a pin.
-    private func refreshFeed(refresh: String?, removed: String?) async throws {
-        if let removed { feed.remove(id: removed) }
-        if let refresh { try await feed.apply(.upserted(refresh)) }
+    /// Brings the feed in line after moderation changed pins; if the change log cannot be read
+    /// just now, at least a pin that must no longer be seen (`gone`) leaves the feed at once.
+    private func refreshFeed(gone: String?) async {
+        await feed.applyOwnWrite { feed in
+            if let gone { feed.remove(id: gone) }
+        }
     }
 }

@@ -28,6 +28,8 @@ extension Board {
     /// why.
     public func post(_ draft: PinDraft, by session: Session) async throws -> Pin {
         let login = try login(of: session)
+        // The pin's region comes from the feed's regions: none before they are loaded.
+        try requireLoadedFeed()
         let draft = try draft.withPhotoMetadataRemoved()
         let action: RateLimitedAction = draft.photo == nil ? .post : .photo
         var new = NewPin(
@@ -49,7 +51,7 @@ extension Board {
                 return try await store.createPin(new)
             }
         }
-        feed.upsert(IndexedPin(pin))
+        await feed.applyOwnWrite { $0.upsert(IndexedPin(pin)) }
         return pin
     }
 
@@ -85,7 +87,7 @@ extension Board {
         let account = try await writer(of: session)
         guard Identifier.isPin(id) else { throw Self.noSuchPin }
         switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate) {
-        case .deleted: feed.remove(id: id)
+        case .deleted: await feed.applyOwnWrite { $0.remove(id: id) }
         case .notFound: throw Self.noSuchPin
         case .forbidden: throw Refusal(.forbidden, "only the author or a moderator may delete this pin")
         }
@@ -101,7 +103,7 @@ extension Board {
                       pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit)
               })
         else { throw Self.noSuchPin }
-        feed.replyAdded(pinID: pinID)
+        await feed.applyOwnWrite { $0.replyAdded(pinID: pinID) }
         return reply
     }
 

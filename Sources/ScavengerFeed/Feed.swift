@@ -10,15 +10,23 @@ import Synchronization
 
 /// The live feed: every live pin in memory, so NEARBY and REGION never wait on the database.
 ///
-/// PostgreSQL stays the source of truth. The feed loads all live pins at start, applies this
-/// daemon's own writes right after they commit (before the client hears `OK`), and hears of
-/// other processes' writes through `LISTEN`/`NOTIFY` (see ``FeedListener``). Expiry needs no
-/// sweep: a pin whose `expires` has passed is skipped on every read.
+/// PostgreSQL stays the source of truth. The feed loads all live pins at start, remembering the
+/// place in the change log (`feed_changes`) that load is consistent with, then applies the log's
+/// changes in order from there: its own daemon's writes (right after they commit, before the
+/// client hears `OK`) and every other process's alike (woken by ``FeedListener``). After a lost
+/// `LISTEN` connection it replays from its place instead of reloading. Expiry needs no sweep: a
+/// pin whose `expires` has passed is skipped on every read.
 public final class Feed: Sendable {
     public let database: Database
     private let index: ReadWriteLock<PinIndex>
     private let regionIndex: Mutex<RegionIndex>
     private let logger: Logger
+    /// The last change applied; nil until the feed is loaded.
+    private let position = Mutex<Int64?>(nil)
+    private let catchUps = CatchUpTurns()
+
+    /// Changes read from the log at a time.
+    static let changesPerRead = 1000
 
     public init(database: Database, logger: Logger) {
         self.database = database
@@ -32,19 +40,34 @@ public final class Feed: Sendable {
         Timestamp(microseconds: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down)))
     }
 
+    /// Whether the feed has been loaded: until then it cannot answer (``FeedListener`` loads it,
+    /// retrying while the database is away).
+    public var isLoaded: Bool { position.withLock { $0 != nil } }
+
+    /// Fills the feed with `pins` and calls it loaded at change `place`, without a database: for a
+    /// board that only parses (the line checks), where no change will ever come.
+    public func loadOffline(_ pins: [IndexedPin], place: Int64 = 0) {
+        for pin in pins { upsert(pin) }
+        position.withLock { $0 = place }
+    }
+
+    /// The last change in the log this feed has applied (nil before it is loaded).
+    public var appliedChange: Int64? { position.withLock { $0 } }
+
     // MARK: Loading
 
     /// Opens a ``ChangeListener`` for ``FeedListener``, on a thread pool's thread (libpq blocks).
-    /// Open it before ``load(batchSize:)``, so a change made in between is heard, not lost.
     public func startListening() async throws -> ChangeListener {
         try await NIOThreadPool.singleton.runIfActive { [database] in try database.listenForChanges() }
     }
 
     /// Loads the regions and every live pin (in bounded batches); returns the number of pins.
     /// The next batch is fetched while the current one is indexed, so the database's work and
-    /// the daemon's overlap.
+    /// the daemon's overlap. The place in the change log is read first: every change up to it is
+    /// in what is loaded, and later ones are applied by ``catchUp()``.
     @discardableResult
     public func load(batchSize: Int = 5000) async throws(StoreError) -> Int {
+        let place = try await database.latestFeedChange()
         try await reloadRegions()
         try await fillMissingCells()
         let fresh = PinIndex()
@@ -73,7 +96,66 @@ public final class Feed: Sendable {
         }
         let count = fresh.count
         index.write { $0 = fresh }
+        position.withLock { $0 = place }
         return count
+    }
+
+    /// Applies every change in the log after the last one applied, in order; returns once it has
+    /// read the log at least once after this call began, so a write committed before the call
+    /// is in the feed when it returns. Calls at the same time share reads. Does nothing before
+    /// the feed is loaded (the load will hold the changes).
+    public func catchUp() async throws(StoreError) {
+        try await catchUps.take { () throws(StoreError) in try await self.applyNewChanges() }
+    }
+
+    /// One pass over the log from the feed's place to its end.
+    private func applyNewChanges() async throws(StoreError) {
+        guard var place = appliedChange else { return }
+        while true {
+            let page = try await database.feedChanges(after: place, limit: Self.changesPerRead)
+            guard page.isContinuous else {
+                // `expire` trimmed the log past this feed's place: start again from a full load.
+                logger.warning("the change log no longer reaches this feed's place; reloading", metadata: ["place": "\(place)"])
+                try await load()
+                guard let reloaded = appliedChange else { return }
+                place = reloaded
+                continue
+            }
+            guard let last = page.changes.last else { return }
+            var regionsChanged = false
+            index.write { index in
+                for change in page.changes {
+                    switch change.subject {
+                    case .pin(let id, let now?):
+                        do {
+                            try index.upsert(now)
+                        } catch {
+                            logger.error("a pin cannot be indexed", metadata: ["id": "\(id)", "error": "\(error)"])
+                        }
+                    case .pin(let id, nil):
+                        _ = index.remove(id: id)
+                    case .region:
+                        regionsChanged = true
+                    }
+                }
+            }
+            if regionsChanged { try await reloadRegions() }
+            place = last.sequence
+            position.withLock { $0 = place }
+            if page.changes.count < Self.changesPerRead { return }
+        }
+    }
+
+    /// After this daemon's own write committed: brings the feed up to it, so the writer's next
+    /// read sees it. If the log cannot be read just now, `fallback` puts the write in directly
+    /// (the next catch-up reads it again from the database).
+    public func applyOwnWrite(fallback: (Feed) -> Void) async {
+        do {
+            try await catchUp()
+        } catch {
+            logger.warning("could not read the change log after a write; applying it directly", metadata: ["error": "\(error)"])
+            fallback(self)
+        }
     }
 
     /// Pins written before grid cells existed get theirs.
@@ -168,43 +250,4 @@ public final class Feed: Sendable {
         let now = Self.now()
         return index.write { $0.removeExpired(now: now) }
     }
-
-    // MARK: Other processes' changes
-
-    /// Applies a change another process announced: the pin is read again from the database.
-    public func apply(_ change: PinChange) async throws(StoreError) {
-        switch change {
-        case .deleted(let id):
-            remove(id: id)
-        case .upserted(let id):
-            if let pin = try await database.indexedPin(id: id) {
-                upsert(pin)
-            } else {
-                remove(id: id)
-            }
-        }
-    }
-
-    /// A region was defined, replaced or deleted: rebuild the regions, then take the region of
-    /// every pin it touched (before and after) from the database.
-    public func regionChanged(named name: String) async throws(StoreError) {
-        let before = regionIndex.withLock { $0 }.definitions[name]?.envelope
-        try await reloadRegions()
-        let after = regionIndex.withLock { $0 }.definitions[name]?.envelope
-        let boxes = [before, after].compactMap { $0 }
-        var changes: [(id: String, region: String?)] = []
-        if boxes.isEmpty {
-            changes = try await database.pinRegions(minLat: 1, minLon: 1, maxLat: 0, maxLon: 0, orRegion: name)
-        }
-        for box in boxes {
-            changes += try await database.pinRegions(
-                minLat: box.minY, minLon: box.minX, maxLat: box.maxY, maxLon: box.maxX, orRegion: name)
-        }
-        index.write { index in
-            for change in changes { _ = index.setRegion(id: change.id, change.region) }
-        }
-        logger.info("region changed", metadata: ["region": "\(name)", "pins": "\(changes.count)"])
-    }
 }
-
-

@@ -3,18 +3,26 @@ import NIOPosix
 import ScavengerStore
 import ServiceLifecycle
 
-/// Keeps the feed in step with writes made by other processes (other daemons, the CLI): waits
-/// for their announcements on a ``ChangeListener`` of its own, on a thread of its own, and applies
-/// each. When the connection breaks it reconnects and reloads the whole feed, since
-/// announcements may have been missed. It also drops expired pins from memory now and then.
+/// Loads the feed and keeps it in step with the change log: waits for wake-ups on a
+/// ``ChangeListener`` of its own, on a thread of its own, and catches the feed up after each.
+///
+/// While the database cannot be reached it retries (every second); the daemon serves meanwhile,
+/// answering what needs the feed with `UNAVAILABLE` until the first load. When the listening
+/// connection breaks it reconnects and replays the log from the feed's place, so no change is
+/// lost and nothing is reloaded. It also catches up now and then without a wake-up (a safety
+/// net), and drops expired pins from memory.
 public final class FeedListener: Service, Sendable {
     private let feed: Feed
     private let logger: Logger
     private let purgeIntervalSeconds: Double
     private let initialListener: ChangeListener?
 
-    /// - Parameter listening: a listener opened before the feed was loaded (``Feed/startListening()``),
-    ///   so that no change between the load and the listening is lost.
+    /// How long one wait for a wake-up lasts before the listener looks around.
+    static let waitMilliseconds = 500
+    /// Catch-ups without a wake-up, in case one was missed.
+    static let safetyCatchUpSeconds = 10.0
+
+    /// - Parameter listening: a listener already open (``Feed/startListening()``), if any.
     public init(feed: Feed, logger: Logger, listening: ChangeListener? = nil, purgeIntervalSeconds: Double = 60) {
         self.feed = feed
         self.logger = logger
@@ -28,6 +36,7 @@ public final class FeedListener: Service, Sendable {
         defer { thread.shutdownGracefully { _ in } }
         await cancelWhenGracefulShutdown {
             var pending = self.initialListener
+            var failures = 0
             while !Task.isCancelled {
                 do {
                     let listener: ChangeListener
@@ -38,15 +47,34 @@ public final class FeedListener: Service, Sendable {
                         listener = try await thread.runIfActive { [database = self.feed.database] in
                             try database.listenForChanges()
                         }
-                        // Changes made while nobody listened are not replayed: reload everything.
-                        let count = try await self.feed.load()
-                        self.logger.info("feed reloaded after reconnecting", metadata: ["pins": "\(count)"])
                     }
+                    // Listening first, then reading the log: a change committed in between is
+                    // both heard and read, never missed.
+                    if !self.feed.isLoaded {
+                        let started = ContinuousClock.now
+                        let pins = try await self.feed.load()
+                        self.logger.info("feed loaded", metadata: [
+                            "pins": "\(pins)", "regions": "\(self.feed.regionNames.count)",
+                            "seconds": "\(ContinuousClock.now - started)",
+                        ])
+                    }
+                    try await self.feed.catchUp()
+                    if failures > 0 {
+                        self.logger.info("feed listener is back; replayed the change log", metadata: [
+                            "change": "\(self.feed.appliedChange ?? 0)",
+                        ])
+                    }
+                    failures = 0
                     try await self.listen(on: listener, thread: thread)
                 } catch is CancellationError {
                     return
                 } catch {
-                    self.logger.warning("feed listener lost its connection; retrying", metadata: ["error": "\(error)"])
+                    failures += 1
+                    if failures == 1 || failures % 30 == 0 {
+                        self.logger.warning("feed listener cannot reach the database; retrying", metadata: [
+                            "error": "\(error)", "attempts": "\(failures)",
+                        ])
+                    }
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
@@ -55,31 +83,20 @@ public final class FeedListener: Service, Sendable {
 
     private func listen(on listener: ChangeListener, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
+        var lastCatchUp = ContinuousClock.now
         while !Task.isCancelled {
-            let changes = try await thread.runIfActive {
-                try listener.waitForChanges(timeoutMilliseconds: 500)
+            let woken = try await thread.runIfActive {
+                try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds)
             }
-            for change in changes {
-                await apply(change)
+            if woken || ContinuousClock.now - lastCatchUp > .seconds(Self.safetyCatchUpSeconds) {
+                try await feed.catchUp()
+                lastCatchUp = .now
             }
             if ContinuousClock.now - lastPurge > .seconds(purgeIntervalSeconds) {
                 let purged = feed.purgeExpired()
                 if purged > 0 { logger.debug("expired pins dropped from memory", metadata: ["pins": "\(purged)"]) }
                 lastPurge = .now
             }
-        }
-    }
-
-    private func apply(_ change: AnnouncedChange) async {
-        do {
-            switch change {
-            case .pins(let changes):
-                for change in changes { try await feed.apply(change) }
-            case .region(let name):
-                try await feed.regionChanged(named: name)
-            }
-        } catch {
-            logger.warning("could not apply a change", metadata: ["change": "\(change)", "error": "\(error)"])
         }
     }
 }

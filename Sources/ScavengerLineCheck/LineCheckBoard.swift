@@ -15,7 +15,7 @@ public enum LineCheckBoard {
         let configuration = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/unreachable?connect_timeout=2")
         let store = Database(pool: PostgresPool(configuration: configuration, maxConnections: 1))
         let feed = Feed(database: store, logger: quietLogger)
-        for pin in pins { feed.upsert(pin) }
+        feed.loadOffline(pins)
         return Board(feed: feed, passwords: PasswordHasher(parameters: .minimum), rules: rules)
     }()
 

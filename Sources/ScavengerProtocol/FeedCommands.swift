@@ -63,6 +63,8 @@ enum FeedCommands {
                     }
                 } catch PinIndexError.cursorMismatch {
                     throw CommandError.badArgument("CURSOR belongs to a different NEARBY query")
+                } catch let refusal as Refusal {
+                    throw refusal
                 } catch {
                     throw CommandError.badArgument(String(describing: error))
                 }
@@ -71,7 +73,7 @@ enum FeedCommands {
             "REGIONS", arity: 0 ... 0, syntax: "REGIONS", summary: "The named regions with their numbers of live pins.",
             parse: { _ in () },
             answer: { _, context in
-                CommandOutcome(.ok(.array(context.board.regionCounts().map { ["name": .string($0.name), "pins": .int($0.pins)] })))
+                CommandOutcome(.ok(.array(try context.board.regionCounts().map { ["name": .string($0.name), "pins": .int($0.pins)] })))
             }),
         CommandSpec(
             "REGION", arity: 1 ... 7, syntax: "REGION name [LIMIT n] [CURSOR c] [KIND text|photo]",
@@ -98,6 +100,8 @@ enum FeedCommands {
                     }
                 } catch PinIndexError.cursorMismatch {
                     throw CommandError.badArgument("CURSOR belongs to a different REGION query")
+                } catch let refusal as Refusal {
+                    throw refusal
                 } catch {
                     throw CommandError.badArgument(String(describing: error))
                 }

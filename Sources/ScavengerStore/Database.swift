@@ -4,8 +4,6 @@ import Synchronization
 /// The PostgreSQL store: every read and write of the daemon goes through it.
 public final class Database: Sendable {
     public let pool: PostgresPool
-    /// Names this process in change notifications, so it can skip its own.
-    public let instanceID: String
 
     /// Text pins are written in groups (see ``GroupCommit``).
     private let groupCommit = Mutex<GroupCommit?>(nil)
@@ -15,10 +13,9 @@ public final class Database: Sendable {
 
     /// - Parameter pinWriters: groups of text pins written at once. One makes the largest
     ///   groups, which PostgreSQL writes most cheaply per pin; each writer holds a connection.
-    public init(pool: PostgresPool, instanceID: String = Database.makeInstanceID(), pinWriters: Int = 1) {
+    public init(pool: PostgresPool, pinWriters: Int = 1) {
         precondition(pinWriters >= 1, "at least one pin writer")
         self.pool = pool
-        self.instanceID = instanceID
         self.pinWriters = pinWriters
     }
 
@@ -30,12 +27,6 @@ public final class Database: Sendable {
             writer = made
             return made
         }
-    }
-
-    /// A random id for this process.
-    public static func makeInstanceID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String(generator.next(), radix: 36)
     }
 
     /// Whether the database answers.

@@ -6,6 +6,8 @@ public struct ExpiryReport: Sendable, Equatable {
     public var replies = 0
     public var photoBytes = 0
     public var sessions = 0
+    /// Change-log entries trimmed.
+    public var changes = 0
 
     public init() {}
 
@@ -15,6 +17,7 @@ public struct ExpiryReport: Sendable, Equatable {
         sum.replies += rhs.replies
         sum.photoBytes += rhs.photoBytes
         sum.sessions += rhs.sessions
+        sum.changes += rhs.changes
         return sum
     }
 }
@@ -58,7 +61,10 @@ extension Database {
     }
 
     /// One whole pass: batches until nothing expired is left (or only rows another pass holds).
-    public func expire(batchSize: Int = 5000) async throws(StoreError) -> ExpiryReport {
+    ///
+    /// Then trims the change log to `keepChangesSeconds` (a daemon that has been away from the
+    /// database longer than that reloads its feed instead of replaying).
+    public func expire(batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600) async throws(StoreError) -> ExpiryReport {
         var total = ExpiryReport()
         while true {
             let batch = try await expirePins(limit: batchSize)
@@ -69,6 +75,11 @@ extension Database {
             let sessions = try await expireSessions(limit: batchSize)
             total.sessions += sessions
             if sessions < batchSize { break }
+        }
+        while true {
+            let changes = try await trimFeedChanges(keepSeconds: keepChangesSeconds, limit: batchSize)
+            total.changes += changes
+            if changes < batchSize { break }
         }
         return total
     }

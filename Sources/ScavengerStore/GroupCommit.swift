@@ -100,11 +100,14 @@ final class GroupCommit: Sendable {
 
     /// Writes a group in one statement; if that fails, each pin alone, so one bad pin does not
     /// fail its neighbours. A pin refused by its session check is ``StoreError/sessionRefused``,
-    /// one over its author's rate ``StoreError/rateLimited(retryAfterSeconds:)``.
+    /// one over its author's rate ``StoreError/rateLimited(retryAfterSeconds:)``. When the
+    /// database cannot be reached the whole group fails at once, not pin by pin.
     private func write(_ pins: [NewPin]) async -> [Result<Pin, StoreError>] {
         let database = self.database.value
         do {
             return try await database.insertPins(pins)
+        } catch .unavailable(let message) {
+            return pins.map { _ in .failure(.unavailable(message)) }
         } catch {
             if pins.count == 1 { return [.failure(error)] }
         }
@@ -121,14 +124,20 @@ final class GroupCommit: Sendable {
 }
 
 extension Database {
-    /// Inserts pins (with their photos) in one statement, so in one transaction, and announces
-    /// them in one notification. A pin whose ``NewPin/sessionTokenHash`` does not check out
+    /// Inserts pins (with their photos) in one statement, so in one transaction; the change log's
+    /// trigger records them (and wakes the daemons) in the same transaction.
+    ///
+    /// Idempotent: each pin's id is fixed before the first attempt (``NewPin/id``), a pin whose id
+    /// is already stored is not written again but answered as written (an earlier attempt
+    /// committed it, though its answer was lost with the connection), and takes no token. So the
+    /// pool may run the statement again after a connection failure, and a pin is never written
+    /// twice nor acknowledged without being stored. A pin whose ``NewPin/sessionTokenHash`` does not check out
     /// (the session is gone or its user banned, at commit time) is not written:
     /// ``StoreError/sessionRefused`` in its place; one whose author's bucket has no token left
     /// (``NewPin/rate``), ``StoreError/rateLimited(retryAfterSeconds:)``. Tokens are taken in
     /// the batch's order, so one author's pins in a group draw from the bucket one by one.
     func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
-        let ids = pins.map { _ in Identifier.newPin() }
+        let ids = pins.map(\.id)
         return try await mappingErrors {
             var sql: SQL = """
                 WITH batch (n, id, author_id, token_hash, lat, lon, kind, body, ttl, photo_mime, photo_bytes, cell, region,
@@ -146,8 +155,10 @@ extension Database {
                     """)
             }
             sql.append("""
+                ), existing AS MATERIALIZED (
+                    SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id
                 ), checked AS MATERIALIZED (
-                    SELECT b.*, (b.token_hash IS NULL OR EXISTS (
+                    SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id) AND (b.token_hash IS NULL OR EXISTS (
                         SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
                         WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
                           AND (u.banned_until IS NULL OR u.banned_until <= now()))) AS allowed
@@ -163,10 +174,8 @@ extension Database {
                            b.photo_mime, b.photo_bytes, b.cell, b.region
                     FROM charged b
                     WHERE b.allowed AND b.wait = 0
+                    ON CONFLICT (id) DO NOTHING
                     RETURNING id, created_at, expires_at
-                ), announced AS (
-                    SELECT pg_notify(\(PinChange.channel), \(instanceID) || ' u ' || string_agg(id, ' ')) FROM inserted
-                    HAVING count(*) > 0
                 )
                 """)
             for (index, new) in pins.enumerated() {
@@ -176,16 +185,20 @@ extension Database {
             sql.append("""
                  SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
                         (extract(epoch FROM expires_at) * 1000000)::bigint,
-                        (SELECT count(*) FROM announced), NULL::float8
+                        NULL::float8
                 FROM inserted
                 UNION ALL
-                SELECT id, NULL, NULL, NULL, wait FROM charged WHERE allowed AND wait > 0
+                SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
+                       (extract(epoch FROM expires_at) * 1000000)::bigint, NULL::float8
+                FROM existing
+                UNION ALL
+                SELECT id, NULL, NULL, wait FROM charged WHERE allowed AND wait > 0
                 """)
-            let rows = try await pool.query(sql, idempotent: false)
+            let rows = try await pool.query(sql, idempotent: true)
             var times: [String: (Int, Int)] = [:]
             var waits: [String: Double] = [:]
             for row in rows {
-                if let wait: Double = try row.double(4) {
+                if let wait: Double = try row.double(3) {
                     waits[try row.string(0)] = wait
                 } else {
                     times[try row.string(0)] = (try row.int(1), try row.int(2))

@@ -53,8 +53,8 @@ extension Database {
         reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules, rate: RateLimit?
     ) async throws -> ReportReceipt {
         let reportID = Identifier.newReport()
-        let origin = instanceID
         return try await moderation { connection in
+            try Self.lockFeedChanges(connection)
             // A token for this report, taken under the bucket's row lock: concurrent reports by
             // one user wait in turn, so the limit holds; a report refused below gives it back.
             try Self.takeRateToken(connection, userID: reporter.id, action: .report, rate: rate)
@@ -96,9 +96,6 @@ extension Database {
             if hidden && !content.hidden {
                 hidNow = true
                 changedPin = try Self.setContentHidden(connection, item: item, hidden: true)
-                if let pin = changedPin {
-                    try Self.notify(connection, .upserted(pin), origin: origin)
-                }
             }
             return ReportReceipt(reportID: reportID, item: item, changedPin: changedPin, hidNow: hidNow)
         }
@@ -290,8 +287,8 @@ extension Database {
     public func resolve(
         moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?
     ) async throws -> ResolveOutcome {
-        let origin = instanceID
-        return try await moderation { connection in
+        try await moderation { connection in
+            try Self.lockFeedChanges(connection)
             let rows = try connection.query("""
                 SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
                 """)
@@ -331,12 +328,6 @@ extension Database {
             try Self.log(
                 connection, moderator: moderator.id, action: resolution.rawValue, item: item,
                 user: resolution == .ban ? authorID : nil, note: note)
-            if let pin = refreshPin {
-                try Self.notify(connection, .upserted(pin), origin: origin)
-            }
-            if let pin = removedPin {
-                try Self.notify(connection, .deleted(pin), origin: origin)
-            }
             return ResolveOutcome(item: try Self.loadItem(connection, item), refreshPin: refreshPin, removedPin: removedPin)
         }
     }

@@ -3,6 +3,8 @@ import ScavengerCore
 
 /// A pin to be written.
 public struct NewPin: Sendable {
+    /// Fixed before the first attempt to write it, so that a retry cannot write it twice.
+    public var id: String
     public var authorID: Int
     public var authorName: String
     public var lat: Double
@@ -29,8 +31,9 @@ public struct NewPin: Sendable {
 
     public init(
         authorID: Int, authorName: String, lat: Double, lon: Double, text: String, ttlSeconds: Int, photo: Photo?,
-        cell: Int64, region: String?, sessionTokenHash: [UInt8]? = nil, rate: RateLimit? = nil
+        cell: Int64, region: String?, sessionTokenHash: [UInt8]? = nil, rate: RateLimit? = nil, id: String = Identifier.newPin()
     ) {
+        self.id = id
         self.sessionTokenHash = sessionTokenHash
         self.rate = rate
         self.authorID = authorID
@@ -90,17 +93,23 @@ extension Database {
 
     /// Reads a row of ``pinColumns``.
     static func pin(_ row: PostgresRow) throws -> IndexedPin {
-        let kindName: String = try row.string(3)
+        try pin(row, from: 0)
+    }
+
+    /// Reads ``pinColumns`` starting at column `first`.
+    static func pin(_ row: PostgresRow, from first: Int) throws -> IndexedPin {
+        let kindName: String = try row.string(first + 3)
         guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
         var photo: PhotoInfo?
-        if let mime: String = try row.string(9), let bytes: Int = try row.int(10) {
+        if let mime: String = try row.string(first + 9), let bytes: Int = try row.int(first + 10) {
             photo = PhotoInfo(mime: mime, bytes: bytes)
         }
         return IndexedPin(
-            id: try row.string(0), lat: try row.double(1), lon: try row.double(2), kind: kind, text: try row.string(4),
-            author: try row.string(5), created: Timestamp(microseconds: Int64(try row.int(6) as Int)),
-            expires: Timestamp(microseconds: Int64(try row.int(7) as Int)), region: try row.string(8), photo: photo,
-            replies: try row.int(11), hidden: try row.bool(12))
+            id: try row.string(first), lat: try row.double(first + 1), lon: try row.double(first + 2), kind: kind,
+            text: try row.string(first + 4), author: try row.string(first + 5),
+            created: Timestamp(microseconds: Int64(try row.int(first + 6) as Int)),
+            expires: Timestamp(microseconds: Int64(try row.int(first + 7) as Int)), region: try row.string(first + 8),
+            photo: photo, replies: try row.int(first + 11), hidden: try row.bool(first + 12))
     }
 
     /// Writes a pin (and its photo) in one statement, so both or neither are stored. Text pins
@@ -142,6 +151,7 @@ extension Database {
     public func deletePin(id: String, userID: Int, canModerate: Bool) async throws(StoreError) -> DeleteOutcome {
         try await mappingErrors {
             try await pool.transaction { connection in
+                try Self.lockFeedChanges(connection)
                 let rows = try connection.query("""
                     SELECT p.author_id FROM pins p WHERE p.id = \(id) AND \(unescaped: Self.livePin) FOR UPDATE
                     """)
@@ -152,7 +162,6 @@ extension Database {
                     try Self.auditDelete(connection, pin: id, moderator: userID, author: authorID)
                 }
                 try connection.query("DELETE FROM pins WHERE id = \(id)")
-                try self.notify(connection, .deleted(id))
                 return .deleted
             }
         }
@@ -165,7 +174,6 @@ extension Database {
         pinID: String, authorID: Int, authorName: String, text: String, rate: RateLimit? = nil
     ) async throws(StoreError) -> PinReply? {
         let id = Identifier.newReply()
-        let origin = instanceID
         do {
             return try await mappingErrors {
                 try await pool.transaction { connection -> PinReply in
@@ -178,8 +186,7 @@ extension Database {
                         )
                         INSERT INTO replies (id, pin_id, author_id, body)
                         SELECT \(id), target.id, \(authorID), \(text) FROM target
-                        RETURNING (extract(epoch FROM created_at) * 1000000)::bigint,
-                                  pg_notify(\(PinChange.channel), \(PinChange.upserted(pinID).payload(origin: origin)))
+                        RETURNING (extract(epoch FROM created_at) * 1000000)::bigint
                         """)
                     // No live pin: the rollback gives the token back.
                     guard let row = rows.first else { throw StoreError.unexpected(Self.pinNotLive) }

@@ -45,12 +45,12 @@ extension Database {
     }
 
     /// Defines or replaces a region and reassigns every pin it touches, existing ones included,
-    /// in one transaction; running daemons hear of it through `NOTIFY`.
+    /// in one transaction; running daemons learn of it through the change log.
     public func setRegion(_ region: RegionDefinition) async throws(StoreError) -> RegionUpdate {
-        let origin = instanceID
-        return try await mappingErrors {
+        try await mappingErrors {
             try await pool.transaction { connection in
                 try Self.lockRegions(connection)
+                try Self.lockFeedChanges(connection)
                 try connection.query("""
                     INSERT INTO regions (name, geojson, min_lat, min_lon, max_lat, max_lon, area)
                     VALUES (\(region.name), \(region.geoJSON), \(region.envelope.minY), \(region.envelope.minX),
@@ -60,7 +60,6 @@ extension Database {
                         max_lat = excluded.max_lat, max_lon = excluded.max_lon, area = excluded.area, updated_at = now()
                     """)
                 let reassigned = try Self.reassign(connection, name: region.name, box: region.envelope)
-                try connection.query("SELECT pg_notify(\(PinChange.regionsChannel), \(origin + " " + region.name))")
                 let members = try connection.query("SELECT count(*) FROM pins WHERE region = \(region.name)")
                 return RegionUpdate(pinsReassigned: reassigned, pinsInRegion: try members[0].int(0))
             }
@@ -70,10 +69,10 @@ extension Database {
     /// Deletes a region; its pins move to another region that contains them, or to none.
     /// Nil when there is no such region.
     public func deleteRegion(named name: String) async throws(StoreError) -> RegionUpdate? {
-        let origin = instanceID
-        return try await mappingErrors {
+        try await mappingErrors {
             try await pool.transaction { connection -> RegionUpdate? in
                 try Self.lockRegions(connection)
+                try Self.lockFeedChanges(connection)
                 let members = try connection.query("SELECT id, lat, lon FROM pins WHERE region = \(name) FOR UPDATE")
                 let deleted = try connection.query("DELETE FROM regions WHERE name = \(name)")
                 guard deleted.affectedRows > 0 else { return nil }
@@ -87,7 +86,6 @@ extension Database {
                 for (target, ids) in moves {
                     try Self.assign(connection, ids: ids, to: target)
                 }
-                try connection.query("SELECT pg_notify(\(PinChange.regionsChannel), \(origin + " " + name))")
                 return RegionUpdate(pinsReassigned: members.count, pinsInRegion: 0)
             }
         }

@@ -186,25 +186,9 @@ struct Serve: AsyncParsableCommand {
             let databaseConfiguration = try database.configuration()
             let pool = PostgresPool(configuration: databaseConfiguration, maxConnections: databaseConnections)
             let store = Database(pool: pool, pinWriters: pinWriters)
+            // Served at once: the feed listener loads the feed (retrying while the database is
+            // away), and until then what needs the feed answers UNAVAILABLE.
             let feed = Feed(database: store, logger: logger)
-            // The feed must be complete before the first NEARBY: load it, retrying while the
-            // database is not there yet.
-            let started = ContinuousClock.now
-            var listening: ChangeListener?
-            while listening == nil {
-                do {
-                    // Listen first, then load: a change made in between is heard, not lost.
-                    let listener = try await feed.startListening()
-                    let pins = try await feed.load()
-                    listening = listener
-                    logger.info("feed loaded", metadata: [
-                        "pins": "\(pins)", "regions": "\(feed.regionNames.count)", "seconds": "\(ContinuousClock.now - started)",
-                    ])
-                } catch {
-                    logger.warning("cannot load the feed yet; retrying", metadata: ["error": "\(error)"])
-                    try await Task.sleep(for: .seconds(2))
-                }
-            }
             // Every connection is a descriptor: make room for them, the database's, and refused
             // connections on their way out, or serve fewer (a client past the descriptor limit
             // would wait in the backlog instead of hearing ERR UNAVAILABLE).
@@ -241,7 +225,7 @@ struct Serve: AsyncParsableCommand {
             let group = ServiceGroup(
                 configuration: .init(
                     services: [
-                        .init(service: FeedListener(feed: feed, logger: logger, listening: listening)),
+                        .init(service: FeedListener(feed: feed, logger: logger)),
                         .init(service: server),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],
@@ -285,11 +269,14 @@ struct Expire: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Rows per transaction: small batches keep locks short while feeds keep answering.")
     var batchSize = 5000
+    @Option(help: "Seconds of the change log to keep: a daemon away from the database longer reloads its feed.")
+    var keepChanges = 24 * 3600
 
     func validate() throws {
         guard (1 ... 100_000).contains(batchSize) else {
             throw ArgumentParser.ValidationError("--batch-size must be within 1…100000")
         }
+        guard keepChanges >= 60 else { throw ArgumentParser.ValidationError("--keep-changes must be at least 60 seconds") }
     }
 
     func run() async throws {
@@ -297,12 +284,12 @@ struct Expire: AsyncParsableCommand {
             let started = ContinuousClock.now
             var report = ExpiryReport()
             try await RegionCommand.withDatabase(database) { store in
-                report = try await store.expire(batchSize: batchSize)
+                report = try await store.expire(batchSize: batchSize, keepChangesSeconds: keepChanges)
             }
             let elapsed = ContinuousClock.now - started
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             print("expired \(report.pins) pins, \(report.replies) replies, \(report.photoBytes) photo bytes, "
-                + "\(report.sessions) sessions in \(String(format: "%.3f", seconds)) s")
+                + "\(report.sessions) sessions, \(report.changes) change-log entries in \(String(format: "%.3f", seconds)) s")
         }
     }
 }

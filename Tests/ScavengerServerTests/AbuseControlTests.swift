@@ -178,7 +178,7 @@ struct AbuseControlTests {
             // A second daemon: its own feed and board on the same database.
             var logger = Logger(label: "second-daemon")
             logger.logLevel = .warning
-            let otherFeed = Feed(database: Database(pool: environment.pool, instanceID: "second-daemon"), logger: logger)
+            let otherFeed = Feed(database: Database(pool: environment.pool), logger: logger)
             try await otherFeed.load()
             let otherHasher = PasswordHasher(parameters: .minimum)
             let other = Board(feed: otherFeed, passwords: otherHasher, rules: environment.board.rules)

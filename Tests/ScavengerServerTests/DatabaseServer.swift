@@ -52,7 +52,7 @@ struct TestEnvironment: Sendable {
 
     /// A second store on the same schema, as another process (another daemon, the CLI) would be.
     func otherProcess() -> Database {
-        Database(pool: pool, instanceID: "other-process")
+        Database(pool: pool)
     }
 
     func shutdown() async {

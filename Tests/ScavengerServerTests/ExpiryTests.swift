@@ -31,14 +31,14 @@ struct ExpiryTests {
                 try await environment.pool.query(
                     "UPDATE pins SET created_at = now() - interval '2 seconds', expires_at = now() - interval '1 second' WHERE id = \(doomed)",
                     idempotent: false)
-                try await environment.feed.apply(.upserted(doomed))
+                try await environment.feed.catchUp()
                 #expect(try await client.call("GET \(doomed)") == "ERR NOT_FOUND no such pin")
                 #expect(try await client.ok("NEARBY 1 1 10")["pins"].array.count == 1)
                 #expect(try await counts(environment) == [2, 1, 3, 1])
 
                 let result = try Executable.run(["expire"], configuration: environment.configuration)
                 #expect(result.status == 0, "\(result.stderr)")
-                #expect(result.stdout.hasPrefix("expired 1 pins, 2 replies, \(PhotoFixtures.jpeg().count) photo bytes, 0 sessions in "))
+                #expect(result.stdout.hasPrefix("expired 1 pins, 2 replies, \(PhotoFixtures.jpeg().count) photo bytes, 0 sessions, 0 change-log entries in "))
                 #expect(result.stdout.filter { $0 == "\n" }.count == 1)
                 #expect(try await counts(environment) == [1, 0, 1, 1])
                 #expect(try await client.ok("GET \(live)")["pin"]["replies"].int == 1)

@@ -5,6 +5,7 @@ import ScavengerCore
 import ScavengerGeography
 import ScavengerStore
 import ScavengerTestSupport
+import Sodium
 import Testing
 
 /// A point `metres` north of (lat, lon), on the sphere.
@@ -148,36 +149,85 @@ struct FeedTests {
         }
     }
 
-    @Test("the listener drops this process's own announcements and hands on everyone else's")
-    func listenerDropsOwnAnnouncements() throws {
-        let configuration = try TestDatabase.isolatedConfiguration()
-        let me = "me-\(Identifier.newPin())", other = "other-\(Identifier.newPin())"
-        let listening = try ChangeListener(configuration: configuration, origin: me)
-        let speaker = try PostgresConnection.connect(configuration)
-        let wanted = ["p222222222222222222222222", "p333333333333333333333333", "p444444444444444444444444"]
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u " + wanted[0]))")
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(other + " u " + wanted[1]))")
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " d " + wanted[2]))")
-        try speaker.query("SELECT pg_notify(\(PinChange.regionsChannel), \(me + " north"))")
-        var heard: [AnnouncedChange] = []
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !heard.contains(.region("north")), ContinuousClock.now < deadline {
-            heard += try listening.waitForChanges(timeoutMilliseconds: 200)
+    @Test("the change log: every change to pins and regions is numbered in commit order, and a feed catches up from its place")
+    func changeLog() async throws {
+        try await withDatabaseServer { address, environment in
+            let feed = environment.feed
+            let start = try #require(feed.appliedChange)
+            // A listener is woken by a commit that changes pins.
+            let listening = try await feed.startListening()
+            let other = environment.otherProcess()
+            let author = try await other.register(
+                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            func post(_ text: String, lat: Double = 0) async throws -> String {
+                try await other.createPin(NewPin(
+                    authorID: author.id, authorName: "alice", lat: lat, lon: 0, text: text, ttlSeconds: 60, photo: nil,
+                    cell: Int64(Grid.cell(lat: lat, lon: 0, level: 0).rawValue), region: nil)).id
+            }
+            let first = try await post("one")
+            var woken = false
+            for _ in 0 ..< 20 where !woken { woken = try listening.waitForChanges(timeoutMilliseconds: 250) }
+            #expect(woken)
+            // Nobody told this feed: it holds nothing until it catches up, then all of it.
+            #expect(feed.count == 0)
+            let second = try await post("two", lat: 1)
+            try await environment.pool.query("UPDATE pins SET hidden = true WHERE id = \(second)", idempotent: false)
+            try await environment.pool.query("UPDATE pins SET body = 'edited' WHERE id = \(first)", idempotent: false)
+            try await feed.catchUp()
+            let after = try #require(feed.appliedChange)
+            #expect(after >= start + 4)
+            try await converse(address) { (client: Conversation) async throws in
+                let pins = try await client.ok("NEARBY 0 0 1000")["pins"].array
+                #expect(try pins.map { try $0["text"].string } == ["edited"])
+            }
+            let numbers = try await environment.pool.query("SELECT seq FROM feed_changes ORDER BY seq")
+            let sequence = try numbers.map { Int64(try $0.int(0) as Int) }
+            #expect(sequence == sequence.sorted() && sequence.last == after)
+            // A region defined in the database reaches the feed through the same log.
+            _ = try await other.setRegion(try RegionDefinition.parse(name: "middle", geoJSON: square(-1, -1, 3)))
+            try await feed.catchUp()
+            #expect(feed.regionNames == ["middle"])
+            try await converse(address) { (client: Conversation) async throws in
+                #expect(try await client.ok("REGION middle")["pins"].array.count == 1)
+            }
+            // Deleting, and expiry's trimming: a feed whose place was trimmed away reloads.
+            _ = try await other.deletePin(id: first, userID: author.id, canModerate: false)
+            try await environment.pool.query("UPDATE feed_changes SET at = now() - interval '2 days'", idempotent: false)
+            let report = try await other.expire(keepChangesSeconds: 3600)
+            #expect(report.changes >= 5)
+            let kept = try await environment.pool.query("SELECT count(*) FROM feed_changes")
+            #expect(try kept[0].int(0) as Int == 1)
+            try await feed.catchUp()
+            #expect(feed.count == 1)  // the hidden pin, kept out of every read
+            try await converse(address) { (client: Conversation) async throws in
+                #expect(try await client.ok("NEARBY 0 0 1000")["pins"].array.isEmpty)
+            }
         }
-        // Another process's pins, and every region change (the daemon's own included).
-        #expect(heard == [.pins([.upserted(wanted[1])]), .region("north")])
-        // Only this process's own: nothing to hand on, and the wait ends at its timeout.
-        try speaker.query("SELECT pg_notify(\(PinChange.channel), \(me + " u " + wanted[0]))")
-        #expect(try listening.waitForChanges(timeoutMilliseconds: 300).isEmpty)
     }
 
-    @Test("whose announcement a notification is", arguments: [
-        (PinChange.channel, "me u p1", true), (PinChange.channel, "me d p1 p2", true),
-        (PinChange.channel, "meme u p1", false), (PinChange.channel, "other u p1", false),
-        (PinChange.channel, "me", false), (PinChange.regionsChannel, "me north", false),
-    ])
-    func announcements(channel: String, payload: String, own: Bool) {
-        #expect(PinChange.isAnnouncement(PostgresNotification(channel: channel, payload: payload), madeBy: "me") == own)
+    @Test("a change log entry rolled back leaves a gap that catching up steps over")
+    func rolledBackChangesLeaveGaps() async throws {
+        try await withDatabaseServer { _, environment in
+            let other = environment.otherProcess()
+            let author = try await other.register(
+                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            let connection = try PostgresConnection.connect(environment.configuration)
+            _ = try? connection.transaction { connection in
+                try connection.query("""
+                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
+                    VALUES ('p999999999999999999999999', \(author.id), 0, 0, 'text', 'never', now() + interval '1 hour')
+                    """)
+                throw CancellationError()
+            }
+            let kept = try await other.createPin(NewPin(
+                authorID: author.id, authorName: "alice", lat: 0, lon: 0, text: "kept", ttlSeconds: 60, photo: nil,
+                cell: Int64(Grid.cell(lat: 0, lon: 0, level: 0).rawValue), region: nil))
+            try await environment.feed.catchUp()
+            #expect(environment.feed.count == 1)
+            let sequences = try await environment.pool.query("SELECT seq FROM feed_changes")
+            #expect(sequences.count == 1)
+            #expect(kept.text == "kept")
+        }
     }
 
     @Test("regions: set after pins exist, seen by a running daemon; REGIONS and REGION page newest first")

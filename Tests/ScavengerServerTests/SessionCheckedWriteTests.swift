@@ -68,22 +68,6 @@ struct SessionCheckedWriteTests {
         }
     }
 
-    @Test("notification payloads", arguments: [
-        ("me u p1", "me", [PinChange.upserted("p1")]),
-        ("me d p1 p2", "me", [.deleted("p1"), .deleted("p2")]),
-        ("other u p1 p2 p3", "other", [.upserted("p1"), .upserted("p2"), .upserted("p3")]),
-    ])
-    func payloads(payload: String, origin: String, changes: [PinChange]) {
-        let parsed = PinChange.parse(payload)
-        #expect(parsed?.origin == origin)
-        #expect(parsed?.changes == changes)
-    }
-
-    @Test("malformed payloads are ignored", arguments: ["", "me", "me u", "me x p1", "me  u"])
-    func malformedPayloads(payload: String) {
-        #expect(PinChange.parse(payload) == nil)
-    }
-
     @Test("concurrent writers are all answered; a bad pin in a group fails alone",
           arguments: [1, 7, 40], [1, 3])
     func groupCommit(writers: Int, pinWriters: Int) async throws {

@@ -1,0 +1,102 @@
+import Postgres
+import ScavengerCore
+
+/// One entry of the change log (`feed_changes`): a change that affects feeds, numbered in
+/// commit order, with what the feed must now hold.
+public struct FeedChange: Sendable {
+    /// Its place in the log.
+    public var sequence: Int64
+    public var subject: Subject
+
+    public enum Subject: Sendable {
+        /// The pin as it is now; nil when it is gone (deleted, removed, expired).
+        case pin(id: String, now: IndexedPin?)
+        /// The named region was defined, replaced or deleted.
+        case region(String)
+    }
+}
+
+/// A page of the change log after a place in it.
+public struct FeedChangePage: Sendable {
+    public var changes: [FeedChange]
+    /// False when the log no longer reaches back to the place asked for (`expire` trimmed it):
+    /// the feed must be loaded afresh.
+    public var isContinuous: Bool
+}
+
+extension Database {
+    /// The last change in the log (0 when there is none): a feed loaded after this call holds
+    /// every change up to it.
+    public func latestFeedChange() async throws(StoreError) -> Int64 {
+        try await mappingErrors {
+            let rows = try await pool.query("SELECT coalesce(max(seq), 0) FROM feed_changes")
+            return Int64(try rows[0].int(0) as Int)
+        }
+    }
+
+    /// Changes after `sequence`, oldest first, at most `limit`, each with the pin as it is now.
+    /// Gap-free: changes are numbered in commit order (see `db/0008_feed_changes.sql`), so every
+    /// change before the last one returned is either returned or was rolled back.
+    public func feedChanges(after sequence: Int64, limit: Int) async throws(StoreError) -> FeedChangePage {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT c.seq, c.kind, c.subject, (SELECT through FROM feed_changes_trimmed), p.id IS NOT NULL,
+                       \(unescaped: Self.pinColumns)
+                FROM feed_changes c
+                LEFT JOIN pins p ON c.kind = 'pin' AND p.id = c.subject AND \(unescaped: Self.livePin)
+                LEFT JOIN users u ON u.id = p.author_id
+                WHERE c.seq > \(sequence)
+                ORDER BY c.seq LIMIT \(limit)
+                """)
+            var changes: [FeedChange] = []
+            var trimmedThrough: Int64 = 0
+            for row in rows {
+                trimmedThrough = Int64(try row.int(3) as Int)
+                let subject: String = try row.string(2)
+                let kind: String = try row.string(1)
+                let present: Bool = try row.bool(4)
+                let change: FeedChange.Subject
+                if kind == "region" {
+                    change = .region(subject)
+                } else {
+                    change = .pin(id: subject, now: present ? try Self.pin(row, from: 5) : nil)
+                }
+                changes.append(FeedChange(sequence: Int64(try row.int(0) as Int), subject: change))
+            }
+            if rows.isEmpty {
+                let trimmed = try await pool.query("SELECT through FROM feed_changes_trimmed")
+                trimmedThrough = Int64(try trimmed[0].int(0) as Int)
+            }
+            return FeedChangePage(changes: changes, isContinuous: sequence >= trimmedThrough)
+        }
+    }
+
+    /// Deletes log entries older than `keepSeconds`, keeping the newest entry always (a feed's
+    /// place must stay findable); returns how many went.
+    public func trimFeedChanges(keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                WITH doomed AS (
+                    SELECT seq FROM feed_changes
+                    WHERE at < now() - make_interval(secs => \(keepSeconds))
+                      AND seq < (SELECT max(seq) FROM feed_changes)
+                    ORDER BY seq LIMIT \(limit)
+                ), gone AS (
+                    DELETE FROM feed_changes c USING doomed d WHERE c.seq = d.seq RETURNING c.seq
+                ), marked AS (
+                    UPDATE feed_changes_trimmed SET through = greatest(through, (SELECT max(seq) FROM gone))
+                    WHERE EXISTS (SELECT 1 FROM gone)
+                )
+                SELECT count(*) FROM gone
+                """, idempotent: false)
+            return try rows[0].int(0)
+        }
+    }
+
+    /// Takes the lock that numbers the change log in commit order, for a transaction that locks
+    /// pin or region rows before it changes them (so that it never holds a row another
+    /// transaction, holding this lock, waits for). See `db/0008_feed_changes.sql`.
+    static func lockFeedChanges(_ connection: PostgresConnection) throws {
+        try connection.query("SELECT pg_advisory_xact_lock(7467, 1)")
+    }
+}
