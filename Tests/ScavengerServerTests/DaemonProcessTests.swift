@@ -25,13 +25,17 @@ final class DaemonProcess: Sendable {
     /// Starts `scavengerd serve --port 0 extra…` under `ulimit -n openFiles` (when given) and
     /// waits until it listens.
     /// With `malloc`, glibc is tuned as `scripts/run.sh` tunes it (two arenas, large blocks mapped).
-    init(environment: TestEnvironment, openFiles: Int? = nil, _ extra: [String], malloc: Bool = false) async throws {
+    /// With `databaseURL`, it uses that database instead of the environment's (same schema).
+    init(
+        environment: TestEnvironment, openFiles: Int? = nil, _ extra: [String], malloc: Bool = false,
+        databaseURL: String? = nil
+    ) async throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         let limit = openFiles.map { "ulimit -n \($0) && " } ?? ""
         process.arguments = ["-c", limit + #"exec "$0" "$@""#, try Executable.url.path, "serve", "--port", "0"] + extra
         var variables = ProcessInfo.processInfo.environment
-        variables["DATABASE_URL"] = Executable.databaseURL(environment.configuration)
+        variables["DATABASE_URL"] = databaseURL ?? Executable.databaseURL(environment.configuration)
         if malloc {
             variables["MALLOC_ARENA_MAX"] = "2"
             variables["MALLOC_MMAP_THRESHOLD_"] = "131072"
