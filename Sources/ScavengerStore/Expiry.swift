@@ -28,7 +28,11 @@ extension Database {
     /// at once never wait for each other nor count a row twice.
     public func expirePins(limit: Int) async throws(StoreError) -> ExpiryReport {
         try await mappingErrors {
-            let rows = try await pool.query("""
+            // The change log's lock first: the statement locks pin rows (below) before its delete
+            // would take it, and a transaction holding it may be waiting for one of those rows.
+            let rows = try await pool.transaction { connection in
+                try Self.lockFeedChanges(connection)
+                return try connection.query("""
                 WITH doomed AS (
                     SELECT id FROM pins WHERE expires_at <= now()
                     ORDER BY expires_at LIMIT \(limit)
@@ -40,7 +44,8 @@ extension Database {
                 )
                 SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM gone_replies),
                        (SELECT coalesce(sum(photo_bytes), 0) FROM gone)
-                """, idempotent: false)
+                """)
+            }
             var report = ExpiryReport()
             report.pins = try rows[0].int(0)
             report.replies = try rows[0].int(1)
