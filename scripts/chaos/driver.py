@@ -343,7 +343,7 @@ class Load:
         self.acked = {}           # text -> pin id, for POSTs answered OK
         self.reportable = []      # (pin id, worker) of acked pins numbered ending in 7
         self.deleted = set()      # pin ids whose DELETE was answered OK
-        self.delete_unknown = set()  # pin ids whose DELETE got no OK (unknown outcome)
+        self.delete_unknown = {}  # pin id -> outcome of a DELETE not answered OK (error code or LOST)
         self.unexpected = []      # replies nobody should see
         self.threads = []
         self.started = None
@@ -411,7 +411,7 @@ class Load:
                         reply = client.request(f"DELETE {target}")
                     except Lost:
                         self.record(sent, "DELETE", "LOST")
-                        self.delete_unknown.add(target)
+                        self.delete_unknown[target] = "LOST"
                         client.close()
                         client = None
                         continue
@@ -420,7 +420,7 @@ class Load:
                     if code == "OK":
                         self.deleted.add(target)
                     else:
-                        self.delete_unknown.add(target)
+                        self.delete_unknown[target] = code
                         if code != "UNAVAILABLE":
                             self.unexpected.append(f"DELETE {target}: {reply}")
         except Exception as error:  # noqa: BLE001 - a worker must not die silently
@@ -437,7 +437,7 @@ class Reporter:
     def __init__(self, load, user, port, pick, interval=0.1):
         self.load, self.user, self.port, self.pick, self.interval = load, user, port, pick, interval
         self.hidden = set()   # reported, answered OK
-        self.unknown = set()  # reported, no OK: hidden or not
+        self.unknown = {}     # reported, no OK (pin id -> error code or LOST): hidden or not
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.done = set()
 
@@ -467,7 +467,7 @@ class Reporter:
                     reply = client.request(f"REPORT {pin} spam")
                 except Lost:
                     load.record(sent, "REPORT", "LOST")
-                    self.unknown.add(pin)
+                    self.unknown[pin] = "LOST"
                     client.close()
                     client = None
                     continue
@@ -476,7 +476,7 @@ class Reporter:
                 if code == "OK":
                     self.hidden.add(pin)
                 else:
-                    self.unknown.add(pin)
+                    self.unknown[pin] = code
                     if code != "UNAVAILABLE":
                         load.unexpected.append(f"REPORT {pin}: {reply}")
                 time.sleep(self.interval)
@@ -535,7 +535,7 @@ def check_writes(cluster, result, load, label=""):
     for row in rows:
         by_text.setdefault((row[1], row[2]), []).append(row[0])
     expected_absent = load.deleted
-    missing = [pin for text, pin in load.acked.items() if pin not in by_id and pin not in expected_absent | load.delete_unknown]
+    missing = [pin for text, pin in load.acked.items() if pin not in by_id and pin not in expected_absent and pin not in load.delete_unknown]
     wrong = [pin for text, pin in load.acked.items() if pin in by_id and by_id[pin][2] != text]
     present = sum(1 for pin in load.acked.values() if pin in by_id)
     duplicates = {key: ids for key, ids in by_text.items() if len(ids) > 1}
@@ -698,8 +698,8 @@ def check_feeds(cluster, result, daemons, area, since, label="", window=FEED_WIN
             result.fail(f"{label}{len(absent)} pins the clients expect visible are not visible in the database: {sample(absent)}")
         extra = set(stored) - set(expected)
         if extra:
-            result.figure(f"{label}{len(extra)} visible pins beyond the clients' record (POSTs without an OK that were stored, "
-                          "DELETEs or REPORTs without an OK that did nothing)")
+            result.figure(f"{label}{len(extra)} visible pins the clients did not count on (stored POSTs, DELETEs or "
+                          "REPORTs that got no OK)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -927,22 +927,39 @@ class Chaos:
                         self.seconds = saved
                 reporter_a.join()
                 reporter_b.join()
+                hidden |= reporter_a.hidden | reporter_b.hidden
+                reports_unknown = {**reporter_a.unknown, **reporter_b.unknown}
+                hidden_unknown |= set(reports_unknown)
+                expected_all |= set(load.acked.values()) - load.deleted - set(load.delete_unknown)
+                expected = expected_all - hidden - hidden_unknown
                 say(f"    {label} phase ({seconds:.0f} s on A and B" + (f", PostgreSQL restarted -m {mode}" if mode else "") + "):")
+                check_feeds(self.cluster, result, daemons, area, load.ended, label=f"{label} phase: ", expected=expected)
                 if mode is not None:
                     fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
                 check_writes(self.cluster, result, load, label=f"{label} phase: ")
-                hidden |= reporter_a.hidden | reporter_b.hidden
-                hidden_unknown |= reporter_a.unknown | reporter_b.unknown
-                expected_all |= set(load.acked.values()) - load.deleted - load.delete_unknown
-                expected = expected_all - hidden - hidden_unknown
-                stored_hidden = {row[0] for row in self.cluster.query(
-                    "SELECT id FROM pins WHERE hidden AND " + area.box_sql())}
+                rows = self.cluster.query("SELECT id, hidden FROM pins WHERE " + area.box_sql())
+                stored = {row[0] for row in rows}
+                stored_hidden = {row[0] for row in rows if row[1] == "t"}
                 result.figure(f"{label} phase: DELETE OK {len(load.deleted)}, REPORT OK {len(reporter_a.hidden | reporter_b.hidden)} "
                               f"(hidden in the database: {len(stored_hidden)} in all)")
                 not_hidden = hidden - stored_hidden - load.deleted
                 if not_hidden:
                     result.fail(f"{label} phase: {len(not_hidden)} pins reported with OK are not hidden: {sample(not_hidden)}")
-                check_feeds(self.cluster, result, daemons, area, load.ended, label=f"{label} phase: ", expected=expected)
+                # Requests that got no OK: did they change anything? (A failed command should not.)
+                for what, outcomes, effect in (("DELETE", load.delete_unknown, lambda pin: pin not in stored),
+                                               ("REPORT", reports_unknown, lambda pin: pin in stored_hidden)):
+                    if not outcomes:
+                        continue
+                    took = sorted(pin for pin in outcomes if effect(pin))
+                    codes = {}
+                    for code in outcomes.values():
+                        codes[code] = codes.get(code, 0) + 1
+                    result.figure(f"{label} phase: {what}s without OK {len(outcomes)} "
+                                  f"({', '.join(f'{c} {n}' for c, n in sorted(codes.items()))}), took effect {len(took)}")
+                    errs = [pin for pin in took if outcomes[pin] != "LOST"]
+                    if errs:
+                        result.note(f"{label} phase: {len(errs)} {what}s answered ERR took effect anyway "
+                                    f"(the README says a failed command changes nothing): {sample(errs, 5)}")
         finally:
             for daemon in daemons:
                 self.stop_daemon(result, daemon)
