@@ -7,9 +7,10 @@
 # started, or reused if already running, and the database `scavenger_test` is dropped and
 # created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
 #
-# After the tests, a short fuzzing run of the request-line parser (scripts/fuzz.sh, 20 s after a
-# build of its own in .build-fuzz); SCAVENGER_SKIP_FUZZ=1 skips it.
-# The exit code is swift test's when it failed, else the fuzzing run's.
+# After the tests, the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL cluster
+# of its own; SCAVENGER_SKIP_CHAOS=1 skips it), then a short fuzzing run of the request-line parser
+# (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz); SCAVENGER_SKIP_FUZZ=1 skips it.
+# The exit code is swift test's when it failed, else the first failure of the two runs after it.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -51,6 +52,15 @@ log "swift test $*"
 status=0
 swift test "${build_flags[@]}" "$@" || status=$?
 log "swift test exited with $status"
+
+if [[ ${SCAVENGER_SKIP_CHAOS:-0} == 1 ]]; then
+    log "skipping the fault-injection run (SCAVENGER_SKIP_CHAOS=1)"
+else
+    chaos_status=0
+    scripts/chaos.sh --short --scavengerd "$(swift build --show-bin-path)/scavengerd" || chaos_status=$?
+    log "the fault-injection run exited with $chaos_status"
+    if ((status == 0)); then status=$chaos_status; fi
+fi
 
 if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then
     log "skipping the fuzzing run (SCAVENGER_SKIP_FUZZ=1)"

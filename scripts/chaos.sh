@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Fault injection: does scavengerd lose or duplicate acknowledged writes, and do its feeds come
+# back in step with the database, when PostgreSQL restarts or the daemon dies (issue 15)?
+#
+#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,3,4,5]
+#                    [--scavengerd PATH] [--keep] [--sabotage]
+#
+# Scenarios (scripts/chaos/driver.py runs them; each prints PASS or FAIL with its figures):
+#  1. PostgreSQL restarted with `pg_ctl restart -m fast` while 8 connections POST in a loop;
+#  2. the same with `-m immediate` (a crash: recovery from the WAL);
+#  3. the daemon killed with SIGKILL under the same load, and a new one started at once;
+#  4. a daemon started while PostgreSQL is down: PING and HELLO answer, NEARBY, REGIONS and
+#     AUTH answer ERR UNAVAILABLE, and once PostgreSQL is started NEARBY answers by itself;
+#  5. two daemons on one database under POST, DELETE and REPORT (each report hides its pin),
+#     then the same with a PostgreSQL restart in the middle.
+# Checks: every POST answered OK is stored exactly once, under its id and with its text, and no
+# text is stored twice (texts are unique, so that catches a retry written under a new id);
+# a DELETE answered OK took effect, a REPORT answered OK hid its pin; writes succeed after the
+# fault; every daemon's NEARBY, read page by page, equals the database's live, visible pins in
+# the scenario's area within 2 s once the load has stopped and the database is reachable.
+# How long clients saw ERR UNAVAILABLE, and how long no POST succeeded, are reported, not judged.
+#
+# Load lasts --seconds per scenario (20; --short: 5, the whole run well under two minutes); the
+# fault comes at 40 % of it and the load goes on at least 3 s (or 30 %) past the fault's end.
+#
+# It starts a PostgreSQL cluster of its own under .data/chaos/pg (or /tmp/scavenger-chaos-pg-*
+# when the postgres user cannot reach the checkout) on a free port, never the checkout's own
+# cluster, creates the database `chaos` and runs `scavengerd migrate` on it; the cluster is
+# stopped and removed on exit, whatever the reason (--keep leaves its data directory). Daemons
+# run with `serve --port 0` and no rate limits. Without --scavengerd it builds the debug
+# daemon (`swift build --product scavengerd`). Logs (each daemon's stderr, PostgreSQL's log) and
+# results.txt go to .data/chaos/runs/<UTC time>/.
+# --sabotage checks the checks: in scenarios 1 and 2 it deletes an acknowledged pin, stores
+# another's text again under a new id and hides a third without a change-log entry, behind the
+# daemon's back; both must then FAIL (and the run exit 1).
+# Exit code: 0 when every scenario passed, 1 when one failed, other values when the run broke.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PROJECT_ROOT=$(pwd -P)
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+LOAD_SECONDS=20
+CONNECTIONS=8
+SCENARIOS=1,2,3,4,5
+SCAVENGERD_GIVEN=""
+KEEP=0
+SABOTAGE=()
+
+usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+
+while (($# > 0)); do
+    case $1 in
+        --short) LOAD_SECONDS=5; shift ;;
+        --seconds) LOAD_SECONDS=${2:-}; shift 2 ;;
+        --connections) CONNECTIONS=${2:-}; shift 2 ;;
+        --scenarios) SCENARIOS=${2:-}; shift 2 ;;
+        --scavengerd) SCAVENGERD_GIVEN=${2:-}; shift 2 ;;
+        --keep) KEEP=1; shift ;;
+        --sabotage) SABOTAGE=(--sabotage); shift ;;
+        -h|--help) usage 0 ;;
+        *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
+    esac
+done
+if ! [[ $LOAD_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || ! awk -v s="$LOAD_SECONDS" 'BEGIN { exit !(s >= 2 && s <= 600) }'; then
+    die "--seconds must be a number from 2 to 600"
+fi
+if ! [[ $CONNECTIONS =~ ^[0-9]+$ ]] || ((CONNECTIONS < 2 || CONNECTIONS > 50)); then
+    die "--connections must be 2..50"
+fi
+[[ $SCENARIOS =~ ^[1-5](,[1-5])*$ ]] || die "--scenarios takes numbers 1 to 5, comma-separated"
+
+T_START=$EPOCHREALTIME
+elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
+step() { log "[$(elapsed) s] $*"; }
+
+CHAOS_DIR=$PROJECT_ROOT/.data/chaos
+RUN_DIR=$CHAOS_DIR/runs/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$RUN_DIR"
+
+# One run at a time per checkout: the cluster's directory is shared.
+exec 9>"$CHAOS_DIR/lock"
+flock -n 9 || die "another scripts/chaos.sh is running in this checkout (lock: $CHAOS_DIR/lock)"
+
+# ---------------------------------------------------------------------------------------------
+# Clean-up: the driver (which stops its daemons) and the cluster, whatever the reason.
+# ---------------------------------------------------------------------------------------------
+
+DRIVER_PID=""
+CPG_STARTED=0
+
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+cleanup() {
+    local rc=$? i
+    trap - EXIT INT TERM
+    if [[ -n $DRIVER_PID ]] && kill -0 "$DRIVER_PID" 2>/dev/null; then
+        kill -TERM "$DRIVER_PID" 2>/dev/null || true
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$DRIVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$DRIVER_PID" 2>/dev/null || true
+        wait "$DRIVER_PID" 2>/dev/null || true
+    fi
+    if ((CPG_STARTED)); then
+        pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null 2>&1 \
+            || pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$PG_DATA" >/dev/null 2>&1 || true
+    fi
+    if [[ -n ${PG_ROOT:-} && $PG_ROOT == */*chaos-pg* || ${PG_ROOT:-} == "$CHAOS_DIR/pg" ]]; then
+        [[ -f $PG_LOG ]] && cp "$PG_LOG" "$RUN_DIR/postgres.log"
+        ((KEEP)) || rm -rf "$PG_ROOT"
+    fi
+    if ((rc != 0)); then
+        warn "chaos run ended with exit $rc after $(elapsed) s; logs in $RUN_DIR"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A free loopback TCP port outside the kernel's ephemeral range (as scripts/bench.sh picks them):
+# a client polling a port there while nothing listens can end up connected to itself and hold
+# it, and here PostgreSQL's port is closed and reopened on purpose.
+pick_free_port() {
+    local lo=32768 hi=60999 base i port
+    read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    base=$((25000 + $$ % 4000))
+    for ((i = 0; i < 4000; i++)); do
+        port=$((base + i))
+        ((port >= lo && port <= hi)) && continue
+        if port_is_free "$port"; then
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    die "no free TCP port from $base outside the ephemeral range $lo-$hi"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The daemon
+# ---------------------------------------------------------------------------------------------
+
+ensure_packages
+command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
+if [[ -n $SCAVENGERD_GIVEN ]]; then
+    [[ -x $SCAVENGERD_GIVEN ]] || die "--scavengerd $SCAVENGERD_GIVEN is not an executable"
+    SCAVENGERD=$(cd "$(dirname "$SCAVENGERD_GIVEN")" && pwd -P)/$(basename "$SCAVENGERD_GIVEN")
+    step "using $SCAVENGERD as given (no build)"
+else
+    ensure_swift
+    step "building scavengerd (swift build --product scavengerd; log: $RUN_DIR/build.log)"
+    swift build --product scavengerd >"$RUN_DIR/build.log" 2>&1 \
+        || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
+    SCAVENGERD=$(swift build --show-bin-path)/scavengerd
+    [[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The cluster: lib.sh's layout (PG_ROOT, PG_DATA, PG_SOCKET, PG_LOG, PG_PORT), so its helpers
+# (pg_run, pg_prepare_dirs, pg_cluster_initdb, pg_psql) work on it. The checkout's own cluster
+# (.data/postgres) is not touched.
+# ---------------------------------------------------------------------------------------------
+
+PG_BIN=$(pg_find_bin)
+PG_ROOT=$CHAOS_DIR/pg
+if is_root && ! runuser -u postgres -- test -x "$PROJECT_ROOT" 2>/dev/null; then
+    PG_ROOT=/tmp/scavenger-chaos-pg-$(short_hash "$PROJECT_ROOT")
+fi
+PG_DATA=$PG_ROOT/data
+PG_SOCKET=$PG_ROOT/socket
+PG_LOG=$PG_ROOT/log
+((${#PG_SOCKET} <= 85)) || PG_SOCKET=/tmp/scavenger-chaos-pg-$(short_hash "$PROJECT_ROOT").socket
+# A cluster left running by a run that was killed outright: stop it before starting afresh.
+if [[ -f $PG_DATA/postmaster.pid ]]; then
+    warn "stopping a chaos cluster left over from an earlier run"
+    pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$PG_DATA" >/dev/null 2>&1 || true
+fi
+rm -rf "$PG_ROOT"
+if [[ $PG_ROOT == "$CHAOS_DIR"/* ]]; then
+    chmod go+x "$PROJECT_ROOT/.data" "$CHAOS_DIR"
+fi
+pg_prepare_dirs
+pg_cluster_initdb
+PG_PORT=$(pick_free_port)
+# The options every start of this cluster gets (the driver starts it again in scenario 4).
+PG_OPTS="-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200"
+step "starting PostgreSQL $(<"$PG_DATA/PG_VERSION") on 127.0.0.1:$PG_PORT ($PG_DATA)"
+pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" -o "$PG_OPTS" 9>&- >/dev/null \
+    || { tail -n 20 "$PG_LOG" >&2; die "cannot start the chaos PostgreSQL"; }
+CPG_STARTED=1
+pg_psql -d postgres -c "CREATE DATABASE chaos"
+DATABASE_URL=postgresql://postgres@127.0.0.1:$PG_PORT/chaos
+"$SCAVENGERD" migrate --database-url "$DATABASE_URL" >"$RUN_DIR/migrate.log" 2>&1 \
+    || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
+
+# ---------------------------------------------------------------------------------------------
+# The scenarios
+# ---------------------------------------------------------------------------------------------
+
+PG_OWNER=""
+is_root && PG_OWNER=postgres
+step "scenarios $SCENARIOS, $LOAD_SECONDS s of load each, $CONNECTIONS connections (logs: $RUN_DIR)"
+python3 -u scripts/chaos/driver.py \
+    --scavengerd "$SCAVENGERD" --database-url "$DATABASE_URL" --database chaos \
+    --pg-bin "$PG_BIN" --pg-data "$PG_DATA" --pg-log "$PG_LOG" --pg-socket "$PG_SOCKET" \
+    --pg-port "$PG_PORT" --pg-opts "$PG_OPTS" --pg-user "$PG_OWNER" --run-dir "$RUN_DIR" \
+    --seconds "$LOAD_SECONDS" --connections "$CONNECTIONS" --scenarios "$SCENARIOS" "${SABOTAGE[@]}" 9>&- &
+DRIVER_PID=$!
+status=0
+wait "$DRIVER_PID" || status=$?
+DRIVER_PID=""
+step "chaos run done: exit $status (logs: $RUN_DIR)"
+exit "$status"

@@ -1,0 +1,1094 @@
+#!/usr/bin/env python3
+"""The fault-injection scenarios of scripts/chaos.sh (issue 15). Python 3 standard library only.
+
+scripts/chaos.sh starts a PostgreSQL cluster of its own, migrates a database on it and runs this
+with the paths it needs; this starts and stops the daemons, drives the load, breaks things
+(restarts PostgreSQL, kills the daemon, starts a daemon while PostgreSQL is down) and checks:
+
+  - every POST answered OK is in `pins` exactly once, under the id it was answered with, with
+    its text, and no text was stored twice (each POST's text is unique, so a second row with the
+    same author and text would be a duplicate written under a new id);
+  - writes succeed again after the fault;
+  - each daemon's NEARBY (every page) equals the database's live, visible pins in the test area
+    within 2 s once the load has stopped and the database is reachable.
+
+Durations (how long clients saw ERR UNAVAILABLE, how long no POST succeeded) are reported, not
+judged. Exit code 0 when every scenario passed, 1 otherwise.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+# Flags every daemon gets: no per-user or per-address limits in the way of the load, and one
+# report by anyone hides a pin (scenario 5 hides pins that way).
+DAEMON_FLAGS = [
+    "--post-rate", "off", "--register-rate", "off", "--report-rate", "off",
+    "--report-min-account-age", "0", "--report-threshold", "1",
+]
+PASSWORD = "chaos-password-1"
+# How long a client waits for one reply before it counts the request as lost and reconnects.
+REPLY_TIMEOUT = 30.0
+# The time the daemons' NEARBY may lag behind the database once the load has stopped.
+FEED_WINDOW = 2.0
+
+
+def now():
+    return time.monotonic()
+
+
+def say(text):
+    print(text, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The wire protocol
+# ---------------------------------------------------------------------------------------------
+
+class Lost(Exception):
+    """The connection broke or a reply did not come in time: the request's outcome is unknown."""
+
+
+class Client:
+    """One connection: a request line out, a reply line back."""
+
+    def __init__(self, port, timeout=REPLY_TIMEOUT):
+        try:
+            self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        except OSError as error:
+            raise Lost(f"connect: {error}") from error
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def request(self, line):
+        try:
+            self.sock.sendall(line.encode() + b"\n")
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    raise Lost("closed by the server")
+                self.buffer += chunk
+        except OSError as error:
+            raise Lost(str(error) or type(error).__name__) from error
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def error_code(reply):
+    """'OK' for OK replies, else the error code (UNAVAILABLE, NOT_FOUND, …)."""
+    if reply.startswith("OK"):
+        return "OK"
+    parts = reply.split(" ", 2)
+    return parts[1] if len(parts) > 1 and parts[0] == "ERR" else "MALFORMED"
+
+
+def ok_json(reply):
+    return json.loads(reply[3:])
+
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL and the daemons
+# ---------------------------------------------------------------------------------------------
+
+class Cluster:
+    """The throwaway cluster chaos.sh started: pg_ctl (as its owner) and psql."""
+
+    def __init__(self, args):
+        self.args = args
+        self.owner = ["runuser", "-u", args.pg_user, "--"] if args.pg_user else []
+
+    def pg_ctl(self, *words):
+        started = now()
+        command = self.owner + [os.path.join(self.args.pg_bin, "pg_ctl"), *words, "-D", self.args.pg_data]
+        result = subprocess.run(command, cwd="/", capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_ctl {' '.join(words)} failed: {result.stderr.strip() or result.stdout.strip()}")
+        return now() - started
+
+    def restart(self, mode):
+        # restart reuses the options of the last start (postmaster.opts): same port and socket.
+        return self.pg_ctl("restart", "-w", "-t", "60", "-m", mode, "-l", self.args.pg_log)
+
+    def stop(self):
+        return self.pg_ctl("stop", "-w", "-t", "60", "-m", "fast")
+
+    def start(self):
+        return self.pg_ctl("start", "-w", "-t", "60", "-l", self.args.pg_log, "-o", self.args.pg_opts)
+
+    def running(self):
+        command = self.owner + [os.path.join(self.args.pg_bin, "pg_ctl"), "status", "-D", self.args.pg_data]
+        return subprocess.run(command, cwd="/", capture_output=True).returncode == 0
+
+    def query(self, sql):
+        """Rows of a query, as lists of strings (tab-separated, unaligned)."""
+        command = [
+            os.path.join(self.args.pg_bin, "psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
+            "-h", self.args.pg_socket, "-p", str(self.args.pg_port), "-U", "postgres", "-d", self.args.database,
+            "-c", sql,
+        ]
+        env = dict(os.environ, PGOPTIONS="-c client_min_messages=warning")
+        result = subprocess.run(command, cwd="/", capture_output=True, text=True, env=env)
+        if result.returncode != 0:
+            raise RuntimeError(f"psql failed: {result.stderr.strip()}")
+        return [line.split("\t") for line in result.stdout.splitlines() if line]
+
+
+class Daemon:
+    """A `scavengerd serve --port 0` process; its standard error goes to RUN_DIR/NAME.log."""
+
+    all = []
+
+    def __init__(self, args, name):
+        self.name = name
+        self.log_path = os.path.join(args.run_dir, f"{name}.log")
+        self.log = open(self.log_path, "wb")
+        command = [args.scavengerd, "serve", "--port", "0", "--database-url", args.database_url, *DAEMON_FLAGS]
+        self.started = now()
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
+        Daemon.all.append(self)
+        self.port = None
+        deadline = self.started + 60
+        while self.port is None:
+            self.port = self.listening_port()
+            if self.port is not None:
+                break
+            if self.process.poll() is not None or now() > deadline:
+                raise RuntimeError(f"{name} did not start listening; its log ends: {self.tail(5)}")
+            time.sleep(0.02)
+        self.listening_after = now() - self.started
+
+    def stderr(self):
+        with open(self.log_path, "rb") as file:
+            return file.read().decode(errors="replace")
+
+    def tail(self, lines=10):
+        return " | ".join(self.stderr().splitlines()[-lines:])
+
+    def listening_port(self):
+        for line in self.stderr().splitlines():
+            if "listening" in line and "TLS" not in line:
+                digits = ""
+                for character in line[line.rindex(":") + 1:]:
+                    if not character.isdigit():
+                        break
+                    digits += character
+                if digits:
+                    return int(digits)
+        return None
+
+    def wait_loaded(self, within=30.0):
+        """Waits until NEARBY answers OK: the feed is loaded (until then POST and NEARBY answer
+        UNAVAILABLE); returns the seconds waited."""
+        started = now()
+        while True:
+            try:
+                client = Client(self.port)
+                try:
+                    reply = client.request("NEARBY 0 0 1 LIMIT 1")
+                finally:
+                    client.close()
+            except Lost as error:
+                reply = str(error)
+            if reply.startswith("OK"):
+                return now() - started
+            if now() > started + within:
+                raise RuntimeError(f"{self.name}'s feed is not loaded after {within} s: {reply}")
+            time.sleep(0.05)
+
+    def kill9(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self.log.close()
+
+    def terminate(self, within=15.0):
+        """SIGTERM; True when it exited by itself within `within` seconds (else it is killed)."""
+        if self.process.poll() is not None:
+            self.log.close()
+            return True
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(within)
+            stopped = True
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            stopped = False
+        self.log.close()
+        return stopped
+
+    @classmethod
+    def kill_all(cls):
+        for daemon in cls.all:
+            if daemon.process.poll() is None:
+                daemon.process.kill()
+                daemon.process.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# Areas, users, load
+# ---------------------------------------------------------------------------------------------
+
+class Area:
+    """Where a scenario's pins go: four places about 22 km apart around a centre, far from every
+    other scenario's, each pin at a random point (all distinct) within ~1.5 km of its place.
+    NEARBY over 5 km from each place covers its pins and none of the others'; the union of the
+    four is compared with the database's bounding box around the centre. Four small NEARBYs read
+    the feed several times faster than one over everything (a page's cost grows with the pins
+    within the radius)."""
+
+    def __init__(self, lat, lon):
+        self.lat, self.lon = lat, lon
+        self.radius_m = 5000
+        self.spread = 0.0135  # degrees of latitude, ~1.5 km
+        step = 0.1 / math.cos(math.radians(lat))
+        self.places = [(lat + dlat, lon + dlon) for dlat in (-0.1, 0.1) for dlon in (-step, step)]
+
+    def point(self, rng):
+        lat, lon = rng.choice(self.places)
+        dlat = rng.uniform(-self.spread, self.spread)
+        dlon = rng.uniform(-self.spread, self.spread) / math.cos(math.radians(lat))
+        return round(lat + dlat, 6), round(lon + dlon, 6)
+
+    def box_sql(self):
+        dlon = 0.2 / math.cos(math.radians(self.lat))
+        return (f"lat BETWEEN {self.lat - 0.2} AND {self.lat + 0.2} "
+                f"AND lon BETWEEN {self.lon - dlon} AND {self.lon + dlon}")
+
+
+class User:
+    def __init__(self, name, token):
+        self.name, self.token = name, token
+
+
+def register(port, names):
+    """Registers the users at once (password hashing runs on the daemon's threads)."""
+    users = [None] * len(names)
+    failures = []
+
+    def one(index, name):
+        try:
+            client = Client(port)
+            for _ in range(100):
+                reply = client.request(f"REGISTER {name} {name}@chaos.example {PASSWORD}")
+                if error_code(reply) == "OK":
+                    users[index] = User(name, ok_json(reply)["token"])
+                    break
+                if error_code(reply) != "UNAVAILABLE":
+                    raise RuntimeError(f"REGISTER {name}: {reply}")
+                time.sleep(0.1)
+            client.close()
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=one, args=(i, n)) for i, n in enumerate(names)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures or None in users:
+        raise RuntimeError(f"registering failed: {failures}")
+    return users
+
+
+def authed_client(port, user, stop=None, deadline=None):
+    """A connection logged in as `user`; retries while the daemon is away or UNAVAILABLE. None
+    when `stop` is set or `deadline` passes first."""
+    while (stop is None or not stop.is_set()) and (deadline is None or now() < deadline):
+        try:
+            client = Client(port() if callable(port) else port)
+        except Lost:
+            time.sleep(0.1)
+            continue
+        try:
+            while (stop is None or not stop.is_set()) and (deadline is None or now() < deadline):
+                reply = client.request(f"AUTH {user.token}")
+                code = error_code(reply)
+                if code == "OK":
+                    return client
+                if code != "UNAVAILABLE":
+                    raise RuntimeError(f"AUTH {user.name}: {reply}")
+                time.sleep(0.1)
+        except Lost:
+            pass
+        client.close()
+        time.sleep(0.1)
+    return None
+
+
+class Load:
+    """Connections POSTing unique texts in a loop, each as its own user, recording every reply.
+
+    `ports(k)` gives the port worker k talks to now (it changes when a daemon is replaced; a
+    broken connection reconnects there). With `deletes`, every tenth iteration a worker DELETEs
+    its own pin from seven iterations before (numbers ending in 3); pins numbered ending in 7 are
+    the ones a Reporter may report, so the two never meet.
+    """
+
+    def __init__(self, tag, area, users, ports, seed, deletes=False):
+        self.tag, self.area, self.users, self.ports = tag, area, users, ports
+        self.deletes = deletes
+        self.seed = seed
+        self.stop = threading.Event()
+        self.events = []          # (sent, answered, kind, outcome): every request's fate
+        self.texts = {}           # text -> outcome of its POST: "OK", an error code, or "LOST"
+        self.acked = {}           # text -> pin id, for POSTs answered OK
+        self.reportable = []      # (pin id, worker) of acked pins numbered ending in 7
+        self.deleted = set()      # pin ids whose DELETE was answered OK
+        self.delete_unknown = {}  # pin id -> outcome of a DELETE not answered OK (error code or LOST)
+        self.unexpected = []      # replies nobody should see
+        self.threads = []
+        self.started = None
+        self.ended = None
+
+    def start(self):
+        self.started = now()
+        for k, user in enumerate(self.users):
+            thread = threading.Thread(target=self.worker, args=(k, user), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def finish(self):
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+        self.ended = now()
+
+    def record(self, sent, kind, outcome):
+        self.events.append((sent, now(), kind, outcome))
+
+    def worker(self, k, user):
+        rng = random.Random(f"{self.seed}-{self.tag}-{k}")
+        client = None
+        mine = {}  # iteration -> pin id
+        i = 0
+        try:
+            while not self.stop.is_set():
+                if client is None:
+                    client = authed_client(lambda: self.ports(k), user, self.stop)
+                    if client is None:
+                        break
+                i += 1
+                text = f"{self.tag} {user.name} #{i}"
+                lat, lon = self.area.point(rng)
+                sent = now()
+                try:
+                    reply = client.request(f"POST {lat} {lon} {json.dumps(text)}")
+                except Lost:
+                    self.record(sent, "POST", "LOST")
+                    self.texts[text] = "LOST"
+                    client.close()
+                    client = None
+                    continue
+                code = error_code(reply)
+                self.record(sent, "POST", code)
+                self.texts[text] = code
+                if code == "OK":
+                    pin = ok_json(reply)["pin"]["id"]
+                    self.acked[text] = pin
+                    mine[i] = pin
+                    if i % 10 == 7:
+                        self.reportable.append((pin, k))
+                elif code == "UNAVAILABLE":
+                    time.sleep(0.05)
+                    continue
+                else:
+                    self.unexpected.append(f"POST: {reply}")
+                    time.sleep(0.05)
+                    continue
+                if self.deletes and i % 10 == 0 and (i - 7) in mine:
+                    target = mine.pop(i - 7)
+                    sent = now()
+                    try:
+                        reply = client.request(f"DELETE {target}")
+                    except Lost:
+                        self.record(sent, "DELETE", "LOST")
+                        self.delete_unknown[target] = "LOST"
+                        client.close()
+                        client = None
+                        continue
+                    code = error_code(reply)
+                    self.record(sent, "DELETE", code)
+                    if code == "OK":
+                        self.deleted.add(target)
+                    else:
+                        self.delete_unknown[target] = code
+                        if code != "UNAVAILABLE":
+                            self.unexpected.append(f"DELETE {target}: {reply}")
+        except Exception as error:  # noqa: BLE001 - a worker must not die silently
+            self.unexpected.append(f"worker {k} crashed: {error!r}")
+        finally:
+            if client is not None:
+                client.close()
+
+
+class Reporter:
+    """A user reporting pins of `load` (numbered ending in 7) written by workers for which
+    `pick(worker)` is true; with --report-threshold 1 each report hides its pin at once."""
+
+    def __init__(self, load, user, port, pick, interval=0.1):
+        self.load, self.user, self.port, self.pick, self.interval = load, user, port, pick, interval
+        self.hidden = set()   # reported, answered OK
+        self.unknown = {}     # reported, no OK (pin id -> error code or LOST): hidden or not
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.done = set()
+
+    def start(self):
+        self.thread.start()
+
+    def join(self):
+        self.thread.join()
+
+    def run(self):
+        client = None
+        load = self.load
+        try:
+            while not load.stop.is_set():
+                if client is None:
+                    client = authed_client(self.port, self.user, load.stop)
+                    if client is None:
+                        break
+                candidates = [pin for pin, k in list(load.reportable) if self.pick(k) and pin not in self.done]
+                if not candidates:
+                    time.sleep(self.interval)
+                    continue
+                pin = candidates[0]
+                self.done.add(pin)
+                sent = now()
+                try:
+                    reply = client.request(f"REPORT {pin} spam")
+                except Lost:
+                    load.record(sent, "REPORT", "LOST")
+                    self.unknown[pin] = "LOST"
+                    client.close()
+                    client = None
+                    continue
+                code = error_code(reply)
+                load.record(sent, "REPORT", code)
+                if code == "OK":
+                    self.hidden.add(pin)
+                else:
+                    self.unknown[pin] = code
+                    if code != "UNAVAILABLE":
+                        load.unexpected.append(f"REPORT {pin}: {reply}")
+                time.sleep(self.interval)
+        except Exception as error:  # noqa: BLE001
+            load.unexpected.append(f"reporter crashed: {error!r}")
+        finally:
+            if client is not None:
+                client.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+
+class Result:
+    def __init__(self, number, title):
+        self.number, self.title = number, title
+        self.failures = []
+        self.figures = []
+        self.notes = []
+
+    def fail(self, text):
+        self.failures.append(text)
+        say(f"    FAILURE: {text}")
+
+    def figure(self, text):
+        self.figures.append(text)
+        say(f"    {text}")
+
+    def note(self, text):
+        self.notes.append(text)
+        say(f"    note: {text}")
+
+    @property
+    def passed(self):
+        return not self.failures
+
+    def line(self):
+        verdict = "PASS" if self.passed else "FAIL"
+        return f"{verdict} {self.number} {self.title}: " + "; ".join(self.figures + self.failures)
+
+
+def sample(ids, count=10):
+    ids = sorted(ids)
+    return ", ".join(ids[:count]) + (f" … ({len(ids)} in all)" if len(ids) > count else "")
+
+
+def check_writes(cluster, result, load, label=""):
+    """Every acknowledged POST is stored once, under its id, with its text; nothing is stored
+    twice; DELETEs answered OK took effect."""
+    rows = cluster.query(
+        "SELECT p.id, u.name, p.body, p.hidden FROM pins p JOIN users u ON u.id = p.author_id "
+        f"WHERE starts_with(p.body, '{load.tag} ')")
+    by_id = {row[0]: row for row in rows}
+    by_text = {}
+    for row in rows:
+        by_text.setdefault((row[1], row[2]), []).append(row[0])
+    expected_absent = load.deleted
+    missing = [pin for text, pin in load.acked.items() if pin not in by_id and pin not in expected_absent and pin not in load.delete_unknown]
+    wrong = [pin for text, pin in load.acked.items() if pin in by_id and by_id[pin][2] != text]
+    present = sum(1 for pin in load.acked.values() if pin in by_id)
+    duplicates = {key: ids for key, ids in by_text.items() if len(ids) > 1}
+    extra_rows = sum(len(ids) - 1 for ids in duplicates.values())
+    undeleted = [pin for pin in load.deleted if pin in by_id]
+    # Stored although the POST got no OK (an error, or no answer at all): the client cannot know.
+    stored_unacked = {}
+    for row in rows:
+        outcome = load.texts.get(row[2])
+        if outcome is None:
+            continue
+        if outcome != "OK":
+            stored_unacked.setdefault(outcome, []).append(row[0])
+    acked_not_as_stored = [pin for text, pin in load.acked.items()
+                           if pin not in by_id and by_text.get((text.split(" ")[1], text))]
+    deleted_note = f", {len(load.deleted)} deleted by DELETE OK" if load.deleted else ""
+    result.figure(
+        f"{label}acknowledged {len(load.acked)}, present {present}{deleted_note}, missing {len(missing)}, "
+        f"duplicates {extra_rows}, rows {len(rows)}")
+    if missing:
+        result.fail(f"{label}{len(missing)} acknowledged pins are not in the database: {sample(missing)}")
+    if acked_not_as_stored:
+        result.fail(f"{label}{len(acked_not_as_stored)} acknowledged texts are stored under another id: {sample(acked_not_as_stored)}")
+    if wrong:
+        result.fail(f"{label}{len(wrong)} acknowledged pins hold another text: {sample(wrong)}")
+    if duplicates:
+        shown = "; ".join(f"{author} {text!r}: {ids}" for (author, text), ids in list(duplicates.items())[:5])
+        result.fail(f"{label}{len(duplicates)} texts stored more than once ({extra_rows} extra rows): {shown}")
+    if undeleted:
+        result.fail(f"{label}{len(undeleted)} pins whose DELETE was answered OK are still stored: {sample(undeleted)}")
+    for outcome, ids in sorted(stored_unacked.items()):
+        if outcome == "LOST":
+            result.note(f"{label}{len(ids)} POSTs whose answer was lost (connection broken) were stored: {sample(ids, 5)}")
+        else:
+            result.note(f"{label}{len(ids)} POSTs answered ERR {outcome} were stored anyway "
+                        f"(the README says a failed command changes nothing): {sample(ids, 5)}")
+    if load.unexpected:
+        result.fail(f"{label}{len(load.unexpected)} unexpected replies, e.g. {load.unexpected[:3]}")
+
+
+def fault_figures(result, load, fault_start, fault_end, what):
+    """How the clients lived through a fault: UNAVAILABLE replies, the time without any OK, the
+    slowest request, OKs after the fault."""
+    events = sorted(load.events)
+    counts = {}
+    for _, _, kind, outcome in events:
+        counts[outcome] = counts.get(outcome, 0) + 1
+    unavailable = [answered for _, answered, _, outcome in events if outcome == "UNAVAILABLE"]
+    oks = sorted(answered for _, answered, _, outcome in events if outcome == "OK")
+    # The longest time no request succeeded, around the fault.
+    around = [t for t in oks if t >= fault_start - 5]
+    stall, stall_from = 0.0, fault_start
+    previous = max((t for t in oks if t < fault_start), default=fault_start)
+    for t in around:
+        if t >= previous and t - previous > stall:
+            stall, stall_from = t - previous, previous
+        previous = max(previous, t)
+    after = [t for t in oks if t > fault_end]
+    slowest = max((answered - sent for sent, answered, _, _ in events), default=0.0)
+    first_ok_after = (after[0] - fault_start) if after else None
+    others = ", ".join(f"{code} {n}" for code, n in sorted(counts.items()) if code not in ("OK", "UNAVAILABLE"))
+    result.figure(f"{what} took {fault_end - fault_start:.2f} s")
+    if unavailable:
+        result.figure(
+            f"UNAVAILABLE {len(unavailable)} replies over {unavailable[-1] - unavailable[0]:.2f} s "
+            f"(from +{unavailable[0] - fault_start:.2f} s to +{unavailable[-1] - fault_start:.2f} s after it began)")
+    else:
+        result.figure("UNAVAILABLE 0 replies")
+    result.figure(
+        f"no OK for {stall:.2f} s (from {stall_from - fault_start:+.2f} s); slowest request {slowest:.2f} s; "
+        f"first OK after it at +{first_ok_after:.2f} s" if first_ok_after is not None else
+        f"no OK for {stall:.2f} s; slowest request {slowest:.2f} s; no OK after it")
+    result.figure(f"replies: OK {counts.get('OK', 0)}" + (f", {others}" if others else "") + f"; OKs after it {len(after)}")
+    if not after:
+        result.fail(f"no write succeeded after the {what}")
+
+
+def nearby(port, area):
+    """Every pin of NEARBY around each of the area's places, following `next`:
+    ({id: text}, pages), or the first error reply (a string)."""
+    client = Client(port)
+    try:
+        pins = {}
+        pages = 0
+        for lat, lon in area.places:
+            cursor = None
+            while True:
+                line = f"NEARBY {lat} {lon} {area.radius_m} LIMIT 200"
+                if cursor is not None:
+                    line += f" CURSOR {json.dumps(cursor)}"
+                reply = client.request(line)
+                if not reply.startswith("OK "):
+                    return reply
+                page = ok_json(reply)
+                for pin in page["pins"]:
+                    if pin["id"] in pins:
+                        return f"pin {pin['id']} listed twice by NEARBY"
+                    pins[pin["id"]] = pin["text"]
+                pages += 1
+                cursor = page["next"]
+                if cursor is None or pages > 10_000:
+                    break
+        return pins, pages
+    finally:
+        client.close()
+
+
+def database_visible(cluster, area):
+    rows = cluster.query(f"SELECT id, body FROM pins WHERE {area.box_sql()} AND expires_at > now() AND NOT hidden")
+    return {row[0]: row[1] for row in rows}
+
+
+def check_feeds(cluster, result, daemons, area, since, label="", window=FEED_WINDOW, expected=None,
+                since_what="the load stopped"):
+    """Each daemon's NEARBY equals the database's live, visible pins in the area within `window`
+    seconds of `since` (when the load stopped and the database was reachable). `expected`, when
+    given, is what the clients' own record says should be visible (a subset check)."""
+    deadline = since + window
+    pending = {daemon.name: daemon for daemon in daemons}
+    last = {}
+    while True:
+        stored = database_visible(cluster, area)
+        for name, daemon in list(pending.items()):
+            began = now()
+            try:
+                seen = nearby(daemon.port, area)
+            except Lost as error:
+                seen = f"connection lost: {error}"
+            if not isinstance(seen, str):
+                seen, pages = seen
+            last[name] = seen
+            if seen == stored:
+                # The feed matched at some moment of the scan: report when the scan ended.
+                result.figure(f"{label}{name}'s NEARBY = database ({len(stored)} pins, {pages} pages read in "
+                              f"{now() - began:.2f} s) {now() - since:.2f} s after {since_what}")
+                del pending[name]
+        if not pending or now() > deadline:
+            break
+        time.sleep(0.1)
+    for name in pending:
+        seen = last[name]
+        if isinstance(seen, str):
+            result.fail(f"{label}{name}'s NEARBY does not answer after {window} s: {seen[:200]}")
+            continue
+        only_db = set(stored) - set(seen)
+        only_daemon = set(seen) - set(stored)
+        texts = [pin for pin in set(seen) & set(stored) if seen[pin] != stored[pin]]
+        result.fail(
+            f"{label}{name}'s NEARBY differs from the database after {window} s: {len(seen)} pins vs {len(stored)}; "
+            f"missing from NEARBY {len(only_db)} ({sample(only_db, 5)}); not in the database's visible pins "
+            f"{len(only_daemon)} ({sample(only_daemon, 5)}); other text {len(texts)}")
+        if only_daemon:
+            states = cluster.query(
+                "SELECT id, hidden, expires_at > now() FROM pins WHERE id IN ("
+                + ",".join(f"'{pin}'" for pin in sorted(only_daemon)[:20]) + ")")
+            gone = len(only_daemon) - len(states) if len(only_daemon) <= 20 else None
+            result.note(f"{label}rows behind the extra NEARBY pins (id, hidden, live): {states[:10]}"
+                        + (f"; {gone} of them have no row (deleted)" if gone else ""))
+    if expected is not None:
+        absent = set(expected) - set(stored)
+        if absent:
+            result.fail(f"{label}{len(absent)} pins the clients expect visible are not visible in the database: {sample(absent)}")
+        extra = set(stored) - set(expected)
+        if extra:
+            result.figure(f"{label}{len(extra)} visible pins the clients did not count on (stored POSTs, DELETEs or "
+                          "REPORTs that got no OK)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios
+# ---------------------------------------------------------------------------------------------
+
+class Chaos:
+    def __init__(self, args):
+        self.args = args
+        self.cluster = Cluster(args)
+        self.seconds = args.seconds
+        self.connections = args.connections
+        self.after = max(3.0, self.seconds * 0.3)  # load kept up after a fault ends
+
+    def names(self, prefix, count):
+        return [f"{prefix}w{k}" for k in range(count)]
+
+    def run_load(self, load, fault, fault_at=None):
+        """Runs `load` for the scenario's seconds with `fault()` at 40 % of them (or `fault_at`),
+        and at least self.after seconds past the fault's end. Returns (fault_start, fault_end)."""
+        load.start()
+        time.sleep(self.seconds * 0.4 if fault_at is None else fault_at)
+        fault_start = now()
+        try:
+            fault()
+        finally:
+            fault_end = now()
+            remaining = max(load.started + self.seconds, fault_end + self.after) - now()
+            if remaining > 0:
+                time.sleep(remaining)
+            load.finish()
+        return fault_start, fault_end
+
+    # 1 and 2 -------------------------------------------------------------------------------
+    def restart_under_load(self, result, number, mode):
+        area = Area(10.0 * number, 10.0 * number)
+        daemon = Daemon(self.args, f"s{number}-daemon")
+        try:
+            daemon.wait_loaded()
+            users = register(daemon.port, self.names(f"c{number}", self.connections))
+            load = Load(f"chaos-{number}", area, users, lambda k: daemon.port, self.args.seed)
+            fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode))
+            fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
+            if self.args.sabotage:
+                self.sabotage(result, load)
+            check_feeds(self.cluster, result, [daemon], area, load.ended)
+            check_writes(self.cluster, result, load)
+        finally:
+            self.stop_daemon(result, daemon)
+        self.log_excerpt(result, daemon)
+
+    def scenario1(self, result):
+        self.restart_under_load(result, 1, "fast")
+
+    def scenario2(self, result):
+        self.restart_under_load(result, 2, "immediate")
+
+    # 3 ------------------------------------------------------------------------------------
+    def scenario3(self, result):
+        area = Area(30.0, 30.0)
+        first = Daemon(self.args, "s3-daemon-1")
+        current = {"daemon": first}
+        replacement = None
+        try:
+            first.wait_loaded()
+            users = register(first.port, self.names("c3", self.connections))
+            load = Load("chaos-3", area, users, lambda k: current["daemon"].port, self.args.seed)
+
+            def kill_and_replace():
+                nonlocal replacement
+                first.kill9()
+                replacement = Daemon(self.args, "s3-daemon-2")
+                current["daemon"] = replacement
+                result.figure(f"the new daemon listened {replacement.listening_after:.2f} s after its start")
+
+            fault_start, fault_end = self.run_load(load, kill_and_replace)
+            fault_figures(result, load, fault_start, fault_end, "kill -9 and a new daemon")
+            check_feeds(self.cluster, result, [replacement], area, load.ended)
+            check_writes(self.cluster, result, load)
+            if "listening" not in first.stderr():
+                result.fail("the first daemon never listened")
+        finally:
+            if replacement is not None:
+                self.stop_daemon(result, replacement)
+            if first.process.poll() is None:
+                first.kill9()
+        if replacement is not None:
+            self.log_excerpt(result, replacement)
+
+    # 4 ------------------------------------------------------------------------------------
+    def scenario4(self, result):
+        area = Area(40.0, 40.0)
+        # Some state first: pins at distinct places, a few deleted, one hidden by a report.
+        seeder = Daemon(self.args, "s4-seeder")
+        try:
+            seeder.wait_loaded()
+            author, reporter = register(seeder.port, ["c4author", "c4reporter"])
+            client = authed_client(seeder.port, author, deadline=now() + 30)
+            rng = random.Random(f"{self.args.seed}-4")
+            ids = []
+            for i in range(60):
+                lat, lon = area.point(rng)
+                ids.append(ok_json(self.expect_ok(client, f"POST {lat} {lon} {json.dumps(f'chaos-4 seeded #{i}')}"))["pin"]["id"])
+            for pin in ids[:5]:
+                self.expect_ok(client, f"DELETE {pin}")
+            client.close()
+            client = authed_client(seeder.port, reporter, deadline=now() + 30)
+            self.expect_ok(client, f"REPORT {ids[10]} spam")
+            client.close()
+        finally:
+            self.stop_daemon(result, seeder)
+
+        result.figure(f"stopping PostgreSQL took {self.cluster.stop():.2f} s")
+        daemon = None
+        try:
+            daemon = Daemon(self.args, "s4-daemon")
+            result.figure(f"the daemon listened {daemon.listening_after:.2f} s after its start, PostgreSQL down")
+            probes = [("PING", lambda r: r == 'OK "PONG"'),
+                      ("HELLO", lambda r: r.startswith('OK {"server":"scavengerd"')),
+                      (f"NEARBY {area.places[0][0]} {area.places[0][1]} {area.radius_m} LIMIT 200", lambda r: error_code(r) == "UNAVAILABLE"),
+                      ("REGIONS", lambda r: error_code(r) == "UNAVAILABLE"),
+                      (f"AUTH {author.token}", lambda r: error_code(r) == "UNAVAILABLE")]
+
+            def probe(when):
+                client = Client(daemon.port)
+                timings = []
+                try:
+                    for line, good in probes:
+                        sent = now()
+                        try:
+                            reply = client.request(line)
+                        except Lost as error:
+                            reply = f"(no reply: {error})"
+                        took = now() - sent
+                        word = line.split()[0]
+                        timings.append(f"{word} {took * 1000:.0f} ms")
+                        if not good(reply):
+                            result.fail(f"{when}, {word} answered {reply[:160]!r}")
+                        elif took > 1.0:
+                            result.note(f"{when}, {word} took {took:.2f} s")
+                finally:
+                    client.close()
+                result.figure(f"{when}: PING, HELLO OK; NEARBY, REGIONS, AUTH UNAVAILABLE ({', '.join(timings)})")
+
+            probe("at once")
+            time.sleep(3)
+            probe("3 s later")
+
+            up_took = self.cluster.start()
+            up = now()
+            result.figure(f"starting PostgreSQL took {up_took:.2f} s")
+            first_ok = None
+            while now() < up + 30:
+                reply = nearby(daemon.port, area)
+                if not isinstance(reply, str):
+                    first_ok = now()
+                    break
+                time.sleep(0.05)
+            if first_ok is None:
+                result.fail(f"NEARBY still not OK 30 s after PostgreSQL was up: {reply[:160]}")
+                return
+            result.figure(f"first NEARBY OK {first_ok - up:.2f} s after PostgreSQL was up")
+            if first_ok - up > 10:
+                result.fail(f"NEARBY took {first_ok - up:.2f} s (over 10 s) to answer OK once PostgreSQL was up")
+            check_feeds(self.cluster, result, [daemon], area, first_ok, since_what="its first OK")
+            stored = database_visible(self.cluster, area)
+            if len(stored) != 54:
+                result.fail(f"the database holds {len(stored)} visible pins in the area, not 60 - 5 deleted - 1 hidden = 54")
+            # And it writes again: a POST is in its NEARBY when OK comes.
+            client = authed_client(daemon.port, author, deadline=now() + 10)
+            if client is None:
+                result.fail("AUTH does not succeed 10 s after PostgreSQL was up")
+                return
+            pin = ok_json(self.expect_ok(client, f"POST {area.places[0][0]} {area.places[0][1]} \"chaos-4 after\""))["pin"]["id"]
+            client.close()
+            seen = nearby(daemon.port, area)
+            if isinstance(seen, str) or pin not in seen[0]:
+                result.fail("a POST answered OK after recovery is not in the daemon's NEARBY")
+            else:
+                result.figure("a POST after recovery is in NEARBY at once")
+        finally:
+            if not self.cluster.running():
+                self.cluster.start()
+            if daemon is not None:
+                self.stop_daemon(result, daemon)
+        self.log_excerpt(result, daemon)
+
+    # 5 ------------------------------------------------------------------------------------
+    def scenario5(self, result):
+        area = Area(50.0, 50.0)
+        a = Daemon(self.args, "s5-daemon-A")
+        b = Daemon(self.args, "s5-daemon-B")
+        daemons = [a, b]
+        try:
+            for daemon in daemons:
+                daemon.wait_loaded()
+            half = max(1, self.connections // 2)
+            # Workers alternate: even ones on A, odd ones on B; the reporter on A reports pins
+            # written through B and the one on B pins written through A.
+            def ports(k):
+                return daemons[k % 2].port
+
+            phases = [("first", None), ("second", "fast")]
+            hidden, hidden_unknown = set(), set()
+            expected_all = set()
+            for phase, (label, mode) in enumerate(phases):
+                letter = "ab"[phase]
+                users = register(a.port, self.names(f"c5{letter}", 2 * half))
+                reporters = register(b.port, [f"c5{letter}ra", f"c5{letter}rb"])
+                load = Load(f"chaos-5{letter}", area, users, ports, self.args.seed, deletes=True)
+                reporter_a = Reporter(load, reporters[0], lambda: a.port, pick=lambda k: k % 2 == 1)
+                reporter_b = Reporter(load, reporters[1], lambda: b.port, pick=lambda k: k % 2 == 0)
+                seconds = self.seconds / 2
+                reporter_a.start()
+                reporter_b.start()
+                if mode is None:
+                    load.start()
+                    time.sleep(seconds)
+                    load.finish()
+                else:
+                    saved, self.seconds = self.seconds, seconds
+                    try:
+                        fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode))
+                    finally:
+                        self.seconds = saved
+                reporter_a.join()
+                reporter_b.join()
+                hidden |= reporter_a.hidden | reporter_b.hidden
+                reports_unknown = {**reporter_a.unknown, **reporter_b.unknown}
+                hidden_unknown |= set(reports_unknown)
+                expected_all |= set(load.acked.values()) - load.deleted - set(load.delete_unknown)
+                expected = expected_all - hidden - hidden_unknown
+                say(f"    {label} phase ({seconds:.0f} s on A and B" + (f", PostgreSQL restarted -m {mode}" if mode else "") + "):")
+                check_feeds(self.cluster, result, daemons, area, load.ended, label=f"{label} phase: ", expected=expected)
+                if mode is not None:
+                    fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
+                check_writes(self.cluster, result, load, label=f"{label} phase: ")
+                rows = self.cluster.query("SELECT id, hidden FROM pins WHERE " + area.box_sql())
+                stored = {row[0] for row in rows}
+                stored_hidden = {row[0] for row in rows if row[1] == "t"}
+                result.figure(f"{label} phase: DELETE OK {len(load.deleted)}, REPORT OK {len(reporter_a.hidden | reporter_b.hidden)} "
+                              f"(hidden in the database: {len(stored_hidden)} in all)")
+                not_hidden = hidden - stored_hidden - load.deleted
+                if not_hidden:
+                    result.fail(f"{label} phase: {len(not_hidden)} pins reported with OK are not hidden: {sample(not_hidden)}")
+                # Requests that got no OK: did they change anything? (A failed command should not.)
+                for what, outcomes, effect in (("DELETE", load.delete_unknown, lambda pin: pin not in stored),
+                                               ("REPORT", reports_unknown, lambda pin: pin in stored_hidden)):
+                    if not outcomes:
+                        continue
+                    took = sorted(pin for pin in outcomes if effect(pin))
+                    codes = {}
+                    for code in outcomes.values():
+                        codes[code] = codes.get(code, 0) + 1
+                    result.figure(f"{label} phase: {what}s without OK {len(outcomes)} "
+                                  f"({', '.join(f'{c} {n}' for c, n in sorted(codes.items()))}), took effect {len(took)}")
+                    errs = [pin for pin in took if outcomes[pin] != "LOST"]
+                    if errs:
+                        result.note(f"{label} phase: {len(errs)} {what}s answered ERR took effect anyway "
+                                    f"(the README says a failed command changes nothing): {sample(errs, 5)}")
+        finally:
+            for daemon in daemons:
+                self.stop_daemon(result, daemon)
+        for daemon in daemons:
+            self.log_excerpt(result, daemon)
+
+    # helpers ------------------------------------------------------------------------------
+    def sabotage(self, result, load):
+        """Checks the checks (--sabotage): behind the daemon's back, deletes one acknowledged
+        pin, stores another one's text again under a new id, and hides a third without a change
+        log entry (so no daemon hears of it); the scenario must then FAIL on all three."""
+        acked = sorted(load.acked.values())
+        lost, copied, hidden = acked[0], acked[1], acked[2]
+        fresh = "p" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz234567") for _ in range(24))
+        self.cluster.query(f"DELETE FROM pins WHERE id = '{lost}'")
+        self.cluster.query(
+            "INSERT INTO pins (id, author_id, lat, lon, kind, body, created_at, expires_at, cell, region) "
+            f"SELECT '{fresh}', author_id, lat, lon, kind, body, created_at, expires_at, cell, region FROM pins WHERE id = '{copied}'")
+        self.cluster.query(
+            f"SET session_replication_role = replica; UPDATE pins SET hidden = true WHERE id = '{hidden}'")
+        result.note(f"sabotage: deleted {lost}, copied {copied} as {fresh}, hid {hidden} silently; this scenario must FAIL")
+
+    def expect_ok(self, client, line):
+        reply = client.request(line)
+        if not reply.startswith("OK"):
+            raise RuntimeError(f"{line.split()[0]} answered {reply}")
+        return reply
+
+    def stop_daemon(self, result, daemon):
+        if daemon.process.poll() is not None:
+            return
+        started = now()
+        if not daemon.terminate(15):
+            result.note(f"{daemon.name} did not stop within 15 s of SIGTERM; killed")
+        elif now() - started > 5:
+            result.note(f"{daemon.name} took {now() - started:.1f} s to stop on SIGTERM")
+
+    def log_excerpt(self, result, daemon):
+        """Warnings and errors from the daemon's log, counted, the first of each kind shown."""
+        if daemon is None:
+            return
+        kinds = {}
+        for line in daemon.stderr().splitlines():
+            for level in ("warning", "error", "critical"):
+                if f" {level} " in line:
+                    message = line.split(" : ", 1)[-1]
+                    key = (level, " ".join(word for word in message.split() if "=" not in word)[:80])
+                    kinds.setdefault(key, [0, line])[0] += 1
+        for (level, _), (count, line) in sorted(kinds.items()):
+            say(f"    {daemon.name} log: {count} × {line[:300]}")
+
+    def run(self, numbers):
+        titles = {
+            1: "restart PostgreSQL (-m fast) under POST load",
+            2: "restart PostgreSQL (-m immediate) under POST load",
+            3: "kill -9 the daemon under POST load, start a new one",
+            4: "start a daemon while PostgreSQL is down",
+            5: "two daemons on one database (POST, DELETE, REPORT; a PostgreSQL restart)",
+        }
+        results = []
+        for number in numbers:
+            result = Result(number, titles[number])
+            say(f"==> scenario {number}: {titles[number]}")
+            started = now()
+            try:
+                getattr(self, f"scenario{number}")(result)
+            except Exception as error:  # noqa: BLE001 - a scenario that breaks is a failure
+                result.fail(f"the scenario broke: {error}")
+                traceback.print_exc(file=sys.stdout)
+                if not self.cluster.running():
+                    try:
+                        self.cluster.start()
+                    except Exception as again:  # noqa: BLE001
+                        say(f"    cannot start PostgreSQL again: {again}")
+            result.figure(f"{now() - started:.0f} s")
+            results.append(result)
+            say(result.line())
+        return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scavengerd", required=True)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--database", required=True)
+    parser.add_argument("--pg-bin", required=True)
+    parser.add_argument("--pg-data", required=True)
+    parser.add_argument("--pg-log", required=True)
+    parser.add_argument("--pg-socket", required=True)
+    parser.add_argument("--pg-port", required=True, type=int)
+    parser.add_argument("--pg-opts", required=True, help="the -o options pg_ctl start needs")
+    parser.add_argument("--pg-user", default="", help="run pg_ctl as this OS user (when root)")
+    parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds of load per scenario")
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--scenarios", default="1,2,3,4,5")
+    parser.add_argument("--seed", default="42")
+    parser.add_argument("--sabotage", action="store_true",
+                        help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
+    args = parser.parse_args()
+    numbers = [int(n) for n in args.scenarios.split(",") if n]
+    if any(n not in range(1, 6) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 5")
+
+    def terminated(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        results = Chaos(args).run(numbers)
+    finally:
+        Daemon.kill_all()
+    say("")
+    say("==> chaos summary")
+    for result in results:
+        say(result.line())
+    with open(os.path.join(args.run_dir, "results.txt"), "w") as file:
+        for result in results:
+            file.write(result.line() + "\n")
+    return 0 if all(result.passed for result in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
