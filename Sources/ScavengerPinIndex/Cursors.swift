@@ -60,10 +60,13 @@ public struct RegionCursor: Sendable, Equatable {
         "\(Hex.encode(fingerprint)).\(Hex.encode(UInt64(bitPattern: created.microseconds))).\(id)"
     }
 
-    /// Parses ``encoded``; nil for anything malformed.
+    /// Parses ``encoded``; nil for anything malformed, or a time no pin can have
+    /// (``Timestamp/storableMicroseconds``).
     public init?(encoded: String) {
         guard let (fingerprint, bits, id) = CursorText.parse(encoded) else { return nil }
-        self.init(created: Timestamp(microseconds: Int64(bitPattern: bits)), id: id, fingerprint: fingerprint)
+        let created = Timestamp(microseconds: Int64(bitPattern: bits))
+        guard created.isStorable else { return nil }
+        self.init(created: created, id: id, fingerprint: fingerprint)
     }
 }
 
