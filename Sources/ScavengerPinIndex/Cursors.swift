@@ -60,13 +60,11 @@ public struct RegionCursor: Sendable, Equatable {
         "\(Hex.encode(fingerprint)).\(Hex.encode(UInt64(bitPattern: created.microseconds))).\(id)"
     }
 
-    /// Parses ``encoded``; nil for anything malformed, or a time no pin can have
-    /// (``Timestamp/storableMicroseconds``).
+    /// Parses ``encoded``; nil for anything malformed. Any time is accepted: REGION pages are
+    /// read from memory, where an extreme time is only a page before or after every pin.
     public init?(encoded: String) {
         guard let (fingerprint, bits, id) = CursorText.parse(encoded) else { return nil }
-        let created = Timestamp(microseconds: Int64(bitPattern: bits))
-        guard created.isStorable else { return nil }
-        self.init(created: created, id: id, fingerprint: fingerprint)
+        self.init(created: Timestamp(microseconds: Int64(bitPattern: bits)), id: id, fingerprint: fingerprint)
     }
 }
 
