@@ -29,6 +29,7 @@ public final class TCPProxy: Sendable {
         var pairs: [Int: (client: Int32, upstream: Int32)] = [:]
     }
 
+    /// A socket call failed, or the upstream address is not one the proxy can use.
     public struct SocketError: Error, CustomStringConvertible {
         public let description: String
     }
