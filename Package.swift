@@ -23,7 +23,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
-        .target(name: "Postgres", dependencies: ["CLibPQ", .product(name: "NIOPosix", package: "swift-nio")]),
+        .target(name: "Postgres", dependencies: [
+            "CLibPQ", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .target(name: "GEOS", dependencies: ["CGEOS"]),
         .target(name: "Base64", dependencies: ["CB64"]),
         .target(name: "Sodium", dependencies: ["CSodium", .product(name: "NIOPosix", package: "swift-nio")]),

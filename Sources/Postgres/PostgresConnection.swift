@@ -1,6 +1,7 @@
 internal import CLibPQ
+import Synchronization
 
-/// How to reach the database.
+/// How to reach the database, and how long to wait for it.
 public struct PostgresConfiguration: Sendable {
     /// A libpq connection string or URI (`postgresql://user@host:port/db`), passed to libpq
     /// as is (never concatenated with other text).
@@ -9,19 +10,64 @@ public struct PostgresConfiguration: Sendable {
     public var applicationName: String
     /// Server options for every session, e.g. `-c search_path=foo` (libpq's `options`).
     public var options: String?
-    /// Seconds to wait for a connection; libpq's `connect_timeout`.
+    /// Seconds to wait for a connection; libpq's `connect_timeout` (libpq waits at least 2).
     public var connectTimeoutSeconds: Int
+    /// The longest a pool caller waits for a command, everything included: a free connection,
+    /// opening one, and the work itself. Past it the caller gets ``PostgresError/Code/timeout``,
+    /// the running statement is cancelled and its connection closed. Sessions also get it as
+    /// `statement_timeout`, and three quarters of it as `lock_timeout` (a lock wait then fails
+    /// on its own, as ``PostgresError/Code/timeout``). Nil (the default): no deadline.
+    public var commandTimeout: Duration?
+    /// TCP keepalives (libpq's `keepalives_idle`, `keepalives_interval`, `keepalives_count`):
+    /// a silent peer is given up after about idle + interval × count seconds. Default 15, 5, 3.
+    public var keepalivesIdleSeconds: Int
+    /// Seconds between unanswered keepalive probes.
+    public var keepalivesIntervalSeconds: Int
+    /// Unanswered keepalive probes before the connection is dropped.
+    public var keepalivesCount: Int
+    /// Seconds sent data may stay unacknowledged before the kernel drops the connection
+    /// (libpq's `tcp_user_timeout`); default 30.
+    public var tcpUserTimeoutSeconds: Int
+    /// A pooled connection idle longer than this is checked with a round trip before it is
+    /// handed out (one idle less long only by a look at its socket); default 10 seconds.
+    public var validationIdleTime: Duration
 
     public init(
         connectionString: String,
         applicationName: String = "scavengerd",
         options: String? = nil,
-        connectTimeoutSeconds: Int = 5
+        connectTimeoutSeconds: Int = 5,
+        commandTimeout: Duration? = nil,
+        keepalivesIdleSeconds: Int = 15,
+        keepalivesIntervalSeconds: Int = 5,
+        keepalivesCount: Int = 3,
+        tcpUserTimeoutSeconds: Int = 30,
+        validationIdleTime: Duration = .seconds(10)
     ) {
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.options = options
         self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.commandTimeout = commandTimeout
+        self.keepalivesIdleSeconds = keepalivesIdleSeconds
+        self.keepalivesIntervalSeconds = keepalivesIntervalSeconds
+        self.keepalivesCount = keepalivesCount
+        self.tcpUserTimeoutSeconds = tcpUserTimeoutSeconds
+        self.validationIdleTime = validationIdleTime
+    }
+
+    /// ``commandTimeout`` in whole milliseconds (at least 1), for the server's settings.
+    var commandTimeoutMilliseconds: Int? {
+        commandTimeout.map { timeout in
+            let (seconds, attoseconds) = timeout.components
+            return max(1, Int(clamping: seconds) &* 1000 &+ Int(attoseconds / 1_000_000_000_000_000))
+        }
+    }
+
+    /// libpq's `connect_timeout`: never longer than the command deadline (rounded up).
+    var effectiveConnectTimeoutSeconds: Int {
+        guard let milliseconds = commandTimeoutMilliseconds else { return connectTimeoutSeconds }
+        return min(connectTimeoutSeconds, (milliseconds + 999) / 1000)
     }
 }
 
@@ -39,6 +85,14 @@ public final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     /// Statements prepared on this connection, by their text: planned once, then executed.
     private var prepared: [String: String] = [:]
+    /// What `PQcancel` needs, made once on the owning thread; read-only afterwards, so any
+    /// thread may cancel with it.
+    private let cancelHandle: OpaquePointer?
+    /// A duplicate of the socket's descriptor, ours until `deinit`: shutting it down from another
+    /// thread is safe even after libpq closed (and the system reused) its own descriptor.
+    private let interruptDescriptor: Int32
+    /// Set once a caller stopped waiting for this connection: it is closed, never reused.
+    private let abandoned = Atomic<Bool>(false)
 
     /// Most statements kept prepared per connection; beyond, statements run unprepared (dynamic
     /// SQL, such as multi-row inserts of varying size, must not grow the server's memory).
@@ -46,19 +100,30 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private init(handle: OpaquePointer) {
         self.handle = handle
+        self.cancelHandle = PQgetCancel(handle)
+        self.interruptDescriptor = SocketWait.duplicate(PQsocket(handle))
     }
 
     deinit {
         PQfinish(handle)
+        if let cancelHandle { PQfreeCancel(cancelHandle) }
+        SocketWait.close(interruptDescriptor)
     }
 
-    /// Opens a connection (blocking); the session's time zone is UTC.
+    /// Opens a connection (blocking); the session's time zone is UTC, and with a
+    /// ``PostgresConfiguration/commandTimeout`` the session has a `statement_timeout` and a
+    /// `lock_timeout` to match.
     public static func connect(_ configuration: PostgresConfiguration) throws(PostgresError) -> PostgresConnection {
         // Defaults first: what the connection string says overrides them (libpq expands `dbname`
         // in place); `options` from the configuration, last, overrides the string's.
         var pairs: [(String, String)] = [
             ("application_name", configuration.applicationName),
-            ("connect_timeout", String(configuration.connectTimeoutSeconds)),
+            ("connect_timeout", String(configuration.effectiveConnectTimeoutSeconds)),
+            ("keepalives", "1"),
+            ("keepalives_idle", String(configuration.keepalivesIdleSeconds)),
+            ("keepalives_interval", String(configuration.keepalivesIntervalSeconds)),
+            ("keepalives_count", String(configuration.keepalivesCount)),
+            ("tcp_user_timeout", String(configuration.tcpUserTimeoutSeconds * 1000)),
             ("dbname", configuration.connectionString),
             ("client_encoding", "UTF8"),
         ]
@@ -82,15 +147,81 @@ public final class PostgresConnection: @unchecked Sendable {
         // typed errors, so the rest is dropped here.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         let connection = PostgresConnection(handle: handle)
-        // Times the server prints are in UTC, whatever the server's default.
-        try connection.query("SET TimeZone = 'UTC'")
+        // Times the server prints are in UTC, whatever the server's default; one round trip
+        // sets the server's own limits too (the text holds only numbers this code made).
+        var settings = "SET TimeZone = 'UTC'"
+        if let milliseconds = configuration.commandTimeoutMilliseconds {
+            // A lock wait gives up first, with an error of its own (55P03), leaving the session usable.
+            settings += "; SET statement_timeout = \(milliseconds); SET lock_timeout = \(max(1, milliseconds * 3 / 4))"
+        }
+        try connection.execute(script: settings)
         return connection
+    }
+
+    /// The value of a libpq connection option in effect (`keepalives_idle`,
+    /// `tcp_user_timeout`, …), for diagnostics; never the password.
+    public func connectionOption(_ keyword: String) -> String? {
+        guard keyword != "password", let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword {
+                return option.pointee.val.map { String(cString: $0) }
+            }
+            option += 1
+        }
+        return nil
     }
 
     /// Whether the connection is still usable. A broken one must be discarded, never reused.
     public var isHealthy: Bool {
-        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+        !isAbandoned && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
+
+    /// Whether a caller stopped waiting for this connection (``abandon()``).
+    public var isAbandoned: Bool { abandoned.load(ordering: .acquiring) }
+
+    /// Marks the connection as given up on: its further statements fail at once with
+    /// ``PostgresError/Code/timeout`` and it is never reused. Safe from any thread.
+    public func abandon() {
+        abandoned.store(true, ordering: .releasing)
+    }
+
+    /// Asks the server to cancel the statement running on this connection (`PQcancel`), and
+    /// abandons the connection. Blocks for a round trip on a connection of its own: call it from
+    /// another thread than the one running the statement. Returns whether the request was sent.
+    @discardableResult
+    public func cancelRunningStatement() -> Bool {
+        abandon()
+        guard let cancelHandle else { return false }
+        var message = [CChar](repeating: 0, count: 256)
+        return PQcancel(cancelHandle, &message, Int32(message.count)) == 1
+    }
+
+    /// Cuts the connection's socket (both directions) so that a thread blocked on it in libpq
+    /// returns with a connection failure, even when the server is unreachable; abandons the
+    /// connection. Safe from any thread, at any time.
+    public func interrupt() {
+        abandon()
+        SocketWait.shutdown(interruptDescriptor)
+    }
+
+    /// Whether an idle connection still looks usable without a round trip: healthy, and
+    /// nothing arrived on its socket since its last statement (a server that shuts down or
+    /// terminates the session sends an error and closes; anything unasked for is suspect).
+    public var isQuietWhileIdle: Bool {
+        guard isHealthy else { return false }
+        let socket = PQsocket(handle)
+        return socket >= 0 && !SocketWait.readable(socket, timeoutMilliseconds: 0)
+    }
+
+    /// One round trip with an empty statement: whether the server still answers.
+    public func validate() -> Bool {
+        (try? execute(script: "")) != nil && isHealthy
+    }
+
+    /// Whether libpq still considers the connection open (`PQstatus`).
+    public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
 
     /// Whether a transaction is open on this connection.
     public var isInTransaction: Bool {
@@ -105,6 +236,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// (useful for `bytea`); otherwise values come in PostgreSQL's text format.
     @discardableResult
     public func query(_ sql: SQL, binaryResults: Bool = false) throws(PostgresError) -> PostgresRows {
+        try checkNotAbandoned()
         guard sql.binds.count <= 65535 else {
             throw PostgresError(code: .client, message: "too many parameters (\(sql.binds.count))")
         }
@@ -123,6 +255,12 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    private func checkNotAbandoned() throws(PostgresError) {
+        if isAbandoned {
+            throw PostgresError(code: .timeout, message: "the command's deadline passed; the connection is being closed")
+        }
+    }
+
     /// The name of the prepared statement for `sql`'s text, preparing it on first use; nil
     /// when the cache is full.
     private func preparedName(for sql: SQL) throws(PostgresError) -> String? {
@@ -138,6 +276,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs SQL text with no parameters through the simple-query protocol, which allows several
     /// statements in one string (migrations). Never pass input here.
     public func execute(script: String) throws(PostgresError) {
+        try checkNotAbandoned()
         let result = ResultHandle(PQexec(handle, script))
         _ = try result.rows(connection: handle)
     }

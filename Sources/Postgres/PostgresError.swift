@@ -27,6 +27,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let dataException = Code("dataException")
         /// SQLSTATE 57014: the statement was cancelled or timed out.
         public static let queryCanceled = Code("queryCanceled")
+        /// The command did not finish in time: the pool's deadline
+        /// (``PostgresConfiguration/commandTimeout``) passed, or a lock was not granted within
+        /// `lock_timeout` (SQLSTATE 55P03). Retrying later may work.
+        public static let timeout = Code("timeout")
         /// Any other server error.
         public static let server = Code("server")
         /// A result value could not be decoded as the requested Swift type.
@@ -67,6 +71,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case "23502": return .notNullViolation
         case "40001", "40P01": return .serializationFailure
         case "57014": return .queryCanceled
+        case "55P03": return .timeout
         case "57P01", "57P02", "57P03": return .connectionFailure
         default: break
         }

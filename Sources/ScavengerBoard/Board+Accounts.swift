@@ -93,10 +93,15 @@ extension Board {
         session.logOut()
     }
 
-    /// Who is logged in on `session` now, or nil.
-    public func currentUser(of session: Session) async -> User? {
+    /// Who is logged in on `session` now, checked against the database; nil when nobody is, or
+    /// when the session has ended. Throws when the database cannot say (``StoreError``).
+    public func currentUser(of session: Session) async throws -> User? {
         guard session.tokenHash != nil else { return nil }
-        return (try? await account(of: session))?.user
+        do {
+            return try await account(of: session).user
+        } catch let refusal as Refusal where refusal.code == .unauthorized {
+            return nil
+        }
     }
 
     // MARK: Checks

@@ -8,6 +8,14 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.microseconds < rhs.microseconds }
 
+    /// 1970-01-01T00:00:00Z through 9999-12-31T23:59:59.999999Z, in microseconds: every time a
+    /// stored row can have. A cursor's time outside it was not made by the server (and could
+    /// overflow PostgreSQL's date arithmetic), so it is refused before any query.
+    public static let storableMicroseconds: ClosedRange<Int64> = 0 ... 253_402_300_799_999_999
+
+    /// Whether this time lies in ``storableMicroseconds``.
+    public var isStorable: Bool { Self.storableMicroseconds.contains(microseconds) }
+
     /// RFC 3339 in UTC to the second: `2026-11-21T18:00:00Z`.
     public var rfc3339: String {
         var bytes: [UInt8] = []

@@ -60,7 +60,8 @@ public struct RegionCursor: Sendable, Equatable {
         "\(Hex.encode(fingerprint)).\(Hex.encode(UInt64(bitPattern: created.microseconds))).\(id)"
     }
 
-    /// Parses ``encoded``; nil for anything malformed.
+    /// Parses ``encoded``; nil for anything malformed. Any time is accepted: REGION pages are
+    /// read from memory, where an extreme time is only a page before or after every pin.
     public init?(encoded: String) {
         guard let (fingerprint, bits, id) = CursorText.parse(encoded) else { return nil }
         self.init(created: Timestamp(microseconds: Int64(bitPattern: bits)), id: id, fingerprint: fingerprint)

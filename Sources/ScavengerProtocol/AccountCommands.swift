@@ -66,7 +66,7 @@ enum AccountCommands {
             "WHOAMI", arity: 0 ... 0, syntax: "WHOAMI", summary: "The user logged in on this connection, or null.",
             parse: { _ in () },
             execute: { _, context in
-                CommandOutcome(.ok(["user": .user(await context.board.currentUser(of: context.session))]))
+                CommandOutcome(.ok(["user": .user(try await context.board.currentUser(of: context.session))]))
             }),
     ]
 }

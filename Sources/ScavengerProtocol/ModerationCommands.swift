@@ -150,7 +150,10 @@ enum ModerationCommands {
                 let options = try arguments.options(["LIMIT", "CURSOR"])
                 var cursor: Int?
                 if let token = options["CURSOR"] {
-                    guard let value = Int(token.text), value > 0 else {
+                    // What MODLOG returns: a log entry's id, plain digits.
+                    guard token.text.utf8.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) }),
+                          let value = Int(token.text), value > 0
+                    else {
                         throw CommandError.badArgument("CURSOR is not a cursor MODLOG returned")
                     }
                     cursor = value

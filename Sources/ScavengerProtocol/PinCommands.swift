@@ -200,6 +200,9 @@ enum ReplyCommands {
                     guard let parsed = ReplyCursor(encoded: token.text) else {
                         throw CommandError.badArgument("CURSOR is not a cursor this command returned")
                     }
+                    guard parsed.belongs(toPin: pinID) else {
+                        throw CommandError.badArgument("CURSOR belongs to another query (the replies of another pin)")
+                    }
                     cursor = parsed
                 }
                 return (pinID, limit, cursor)

@@ -31,10 +31,12 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Classifies a client error.
+    /// Classifies a client error. A command the database did not finish in time (the pool's
+    /// deadline, `statement_timeout`, `lock_timeout`, a cancel) is `unavailable` like an
+    /// unreachable database: the client may retry.
     public init(_ error: PostgresError) {
         switch error.code {
-        case .connectionFailure, .poolClosed: self = .unavailable(error.message)
+        case .connectionFailure, .poolClosed, .timeout, .queryCanceled: self = .unavailable(error.message)
         case .uniqueViolation: self = .conflict(constraint: error.constraint)
         case .client: self = .invalidInput(error.message)
         default: self = .unexpected(error.description)

@@ -73,6 +73,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Unsent reply bytes per connection above which it is neither answered nor read until the client reads.")
     var outputBufferBytes = 256 * 1024
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
+    @Option(help: "Seconds a command may wait for the database in all before it answers ERR UNAVAILABLE.") var databaseTimeout = 5
     @Option(help: "Groups of text pins written at once (group commit; 1 makes the largest groups).") var pinWriters = 1
     @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = 48 * 3600
     @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = 30 * 24 * 3600
@@ -115,6 +116,7 @@ struct Serve: AsyncParsableCommand {
         guard (1 ... 256).contains(databaseConnections) else {
             throw ArgumentParser.ValidationError("--database-connections must be within 1…256")
         }
+        guard databaseTimeout >= 1 else { throw ArgumentParser.ValidationError("--database-timeout must be at least 1") }
         guard (1 ... databaseConnections).contains(pinWriters) else {
             throw ArgumentParser.ValidationError("--pin-writers must be within 1…--database-connections")
         }
@@ -183,7 +185,8 @@ struct Serve: AsyncParsableCommand {
                 return handler
             }
             let logger = Logger(label: "scavengerd")
-            let databaseConfiguration = try database.configuration()
+            var databaseConfiguration = try database.configuration()
+            databaseConfiguration.commandTimeout = .seconds(databaseTimeout)
             let pool = PostgresPool(configuration: databaseConfiguration, maxConnections: databaseConnections)
             let store = Database(pool: pool, pinWriters: pinWriters)
             // Served at once: the feed listener loads the feed (retrying while the database is

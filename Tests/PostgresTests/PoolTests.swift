@@ -149,18 +149,33 @@ struct PoolTests {
         await pool.shutdown()
     }
 
-    @Test func nonIdempotentQueryIsNotRetried() async throws {
+    @Test func aWriteAfterTheIdleConnectionWasTerminatedRunsOnAFreshOne() async throws {
         let (pool, applicationName) = try Self.namedPool()
         try await pool.query("CREATE TABLE t (v int)")
+        let before = try await pool.withConnection { $0.backendPID }
         #expect(try Self.terminateBackends(applicationName: applicationName) == 1)
+        // The idle connection is dead: the pool sees it before handing it out, so the write
+        // (never retried) runs on a new one.
+        let after = try await pool.withConnection { connection in
+            try connection.query("INSERT INTO t VALUES (1)")
+            return connection.backendPID
+        }
+        #expect(after != before)
+        #expect(try await pool.query("SELECT count(*) FROM t").first?.int(0) as Int? == 1)
+        await pool.shutdown()
+    }
+
+    @Test func nonIdempotentQueryIsNotRetried() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        try await pool.query("CREATE SEQUENCE s")
+        // The statement's side effect (nextval is not rolled back) happens, then its connection
+        // breaks: it must not run a second time.
         let error = await #expect(throws: PostgresError.self) {
-            try await pool.query("INSERT INTO t VALUES (1)", idempotent: false)
+            try await pool.query("SELECT nextval('s'), pg_terminate_backend(pg_backend_pid())", idempotent: false)
         }
         #expect(error?.code == .connectionFailure)
         #expect(pool.statistics.open == 0)
-        // Nothing was written, and the pool recovers on the next call.
-        let rows = try await pool.query("SELECT count(*) FROM t", idempotent: false)
-        #expect(try rows.first?.int(0) as Int? == 0)
+        #expect(try await pool.query("SELECT nextval('s')", idempotent: false).first?.int(0) as Int? == 2)
         await pool.shutdown()
     }
 

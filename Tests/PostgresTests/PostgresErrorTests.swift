@@ -11,6 +11,7 @@ struct PostgresErrorTests {
         ("40001", .serializationFailure),
         ("40P01", .serializationFailure),
         ("57014", .queryCanceled),
+        ("55P03", .timeout),
         ("08006", .connectionFailure),
         ("08001", .connectionFailure),
         ("57P01", .connectionFailure),

@@ -146,4 +146,12 @@ struct CommandLineTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains(named), "\(result.stderr)")
     }
+
+    @Test("serve refuses a database timeout under one second", arguments: ["0", "-3"])
+    func badDatabaseTimeout(value: String) throws {
+        let configuration = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/none?connect_timeout=1")
+        let result = try Executable.run(["serve", "--port", "0", "--database-timeout=\(value)"], configuration: configuration)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--database-timeout must be at least 1"), "\(result.stderr)")
+    }
 }

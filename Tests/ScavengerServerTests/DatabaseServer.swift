@@ -22,14 +22,27 @@ struct TestEnvironment: Sendable {
     var database: Database { board.store }
     var feed: Feed { board.feed }
 
+    /// - Parameter configuration: the database to use; by default a fresh schema of the test
+    ///   database (``TestDatabase/isolatedConfiguration(prefix:)``).
     static func make(
+        configuration: PostgresConfiguration? = nil,
         pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
         moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600,
         hashing: PasswordHashing = .minimum, hashingThreads: Int = 2, configure: (inout BoardRules) -> Void = { _ in }
     ) async throws -> TestEnvironment {
-        let configuration = try TestDatabase.isolatedConfiguration()
+        let configuration = try configuration ?? TestDatabase.isolatedConfiguration()
         let pool = PostgresPool(configuration: configuration, maxConnections: 6)
-        _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(pool)
+        // Migrations take longer than a test's short deadline: they run without one.
+        var migrating = configuration
+        migrating.commandTimeout = nil
+        let migrationPool = PostgresPool(configuration: migrating, maxConnections: 1)
+        do {
+            _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(migrationPool)
+        } catch {
+            await migrationPool.shutdown()
+            throw error
+        }
+        await migrationPool.shutdown()
         var logger = Logger(label: "test-feed")
         logger.logLevel = .warning
         let feed = Feed(database: Database(pool: pool), logger: logger)
@@ -63,6 +76,7 @@ struct TestEnvironment: Sendable {
 
 /// A real server on a real, migrated PostgreSQL schema of its own.
 func withDatabaseServer(
+    configuration: PostgresConfiguration? = nil,
     pinRules: PinRules = PinRules(),
     feedRules: FeedRules = FeedRules(),
     moderationRules: ModerationRules = ModerationRules(),
@@ -73,7 +87,7 @@ func withDatabaseServer(
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
     let environment = try await TestEnvironment.make(
-        pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing,
+        configuration: configuration, pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing,
         hashingThreads: hashingThreads, configure: configure)
     do {
         let extra: [any Service] = listening ? [try await environment.listener()] : []

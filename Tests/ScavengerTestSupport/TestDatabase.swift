@@ -29,6 +29,23 @@ public enum TestDatabase {
         return PostgresConfiguration(connectionString: url, options: "-c search_path=\(schema)")
     }
 
+    /// ``isolatedConfiguration(prefix:)`` reached through a ``TCPProxy`` in front of the test
+    /// database, so that a test can cut the database off; stop the proxy when done.
+    public static func proxiedConfiguration(prefix: String = "test") throws -> (PostgresConfiguration, TCPProxy) {
+        var configuration = try isolatedConfiguration(prefix: prefix)
+        guard var components = URLComponents(string: configuration.connectionString),
+              let host = components.host, let port = components.port
+        else {
+            throw TCPProxy.SocketError(description: "the test database URL names no host and port")
+        }
+        let proxy = try TCPProxy(upstreamHost: host, upstreamPort: port)
+        components.host = "127.0.0.1"
+        components.port = proxy.port
+        guard let url = components.string else { throw TCPProxy.SocketError(description: "cannot rewrite the test database URL") }
+        configuration.connectionString = url
+        return (configuration, proxy)
+    }
+
     /// A name no other test (or test run) uses: schemas, channels, application names.
     public static func uniqueName(_ prefix: String) -> String {
         "\(prefix)_\(UInt64.random(in: 0 ... UInt64.max) % 1_000_000_000_000)"
