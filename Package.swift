@@ -102,7 +102,7 @@ let package = Package(
         // (-D SCAVENGER_FUZZ); otherwise a tool that replays inputs through the same checks.
         .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
-            "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
+            "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
             "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
