@@ -80,6 +80,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
         }
         let session = WebSocketSession(
             table: table, board: board, maxLineBytes: configuration.limits.maxLineBytes, logger: logger)
+        // Admitted once upgraded, like a TCP connection: one past the limits hears
+        // `ERR UNAVAILABLE …` and the socket closes.
         router.ws("/ws") { inbound, outbound, context in
             let address = context.requestContext.clientAddress
             switch self.connections.admit(
@@ -99,9 +101,11 @@ public final class ScavengerHTTPServer: Service, Sendable {
             router: router,
             server: .http1WebSocketUpgrade(
                 webSocketRouter: router,
-                // One frame may carry a whole line and one byte more, so a longer one is seen,
-                // answered LINE_TOO_LONG and closed rather than cut off by the frame decoder.
-                configuration: .init(ws: .init(maxFrameSize: maxLineBytes + 1))),
+                // A frame may be up to twice the line limit, so a message somewhat over the
+                // limit is read, answered LINE_TOO_LONG and closed. Longer frames are refused
+                // from their header by the frame decoder (close code 1009, no ERR line): the
+                // decoder buffers a whole frame, and this bounds what one socket can make it hold.
+                configuration: .init(ws: .init(maxFrameSize: 2 * maxLineBytes))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 if let address = channel.localAddress { self.bound.succeed(address) }
