@@ -26,7 +26,7 @@ public final class DaemonMetrics: Sendable {
     /// writes into the same registry).
     public init(registry: PrometheusCollectorRegistry, factory: (any MetricsFactory)? = nil) {
         self.registry = registry
-        let factory = factory ?? PrometheusMetricsFactory(registry: registry)
+        let factory = factory ?? Self.prometheusFactory(registry)
         self.factory = factory
         connections = CoreMetrics.Gauge(label: "scavenger_connections", factory: factory)
         feedPins = CoreMetrics.Gauge(label: "scavenger_feed_pins", factory: factory)
@@ -44,11 +44,25 @@ public final class DaemonMetrics: Sendable {
         RequestMetrics(commands: table.commands.map(\.name), factory: factory)
     }
 
+    /// Request latencies run from microseconds (in-memory commands) to seconds (the database):
+    /// buckets from 100 µs to 10 s.
+    static let requestDurationBuckets: [Duration] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+
+    static func prometheusFactory(_ registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["scavenger_request_duration_seconds"] = requestDurationBuckets
+        return factory
+    }
+
     /// Bootstraps the process's `MetricsSystem` with a Prometheus factory over a new registry;
     /// call once, at start-up.
     public static func bootstrap() -> DaemonMetrics {
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(prometheusFactory(registry))
         return DaemonMetrics(registry: registry, factory: MetricsSystem.factory)
     }
 }
