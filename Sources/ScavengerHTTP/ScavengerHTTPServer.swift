@@ -89,7 +89,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
                 perAddressLimit: self.configuration.maxConnectionsPerAddress)
             {
             case .failure(let refusal):
-                self.logger.warning("WebSocket connection refused", metadata: ["reason": "\(refusal.message)"])
+                // Debug: a storm of refusals must not become a storm of log lines.
+                self.logger.debug("WebSocket connection refused", metadata: ["reason": "\(refusal.message)"])
                 try await outbound.write(.text("ERR UNAVAILABLE \(refusal.message)"))
             case .success(let number):
                 defer { self.connections.leave(address: address) }
