@@ -14,6 +14,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
     ],
     targets: [
         // System libraries: module map + shim header only.
@@ -62,6 +66,7 @@ let package = Package(
         .target(name: "ScavengerProtocol", dependencies: [
             "ScavengerBoard", "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "Base64",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // NIO server: connections, framing, limits, graceful shutdown, TLS.
         .target(name: "ScavengerServer", dependencies: [
@@ -70,6 +75,18 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // HTTP port: WebSocket front end to the command table, /healthz, /metrics (Hummingbird).
+        .target(name: "ScavengerHTTP", dependencies: [
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerFeed", "ScavengerStore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -85,7 +102,7 @@ let package = Package(
         // (-D SCAVENGER_FUZZ); otherwise a tool that replays inputs through the same checks.
         .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
-            "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
+            "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
             "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -122,6 +139,17 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .testTarget(name: "ScavengerHTTPTests", dependencies: [
+            "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
+            "ScavengerCore", "ScavengerFeed", "Postgres",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
     ],

@@ -121,6 +121,9 @@ public struct CommandTable: Sendable {
     /// no further than one token past it.
     private let maximumTokens: Int
 
+    /// Where requests are counted and timed; nil (the default) measures nothing.
+    public var metrics: RequestMetrics?
+
     public init(_ commands: [CommandSpec]) {
         self.commands = commands
         self.byName = Dictionary(commands.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -144,19 +147,27 @@ public struct CommandTable: Sendable {
     /// Tokenizes, parses and, for in-memory commands, answers one line without suspending;
     /// commands that need the database come back as deferred work.
     public func dispatch(line: String, context: CommandContext) -> Dispatch {
+        guard let metrics else { return route(line: line, context: context).dispatch }
+        let started = ContinuousClock.now
+        let (dispatch, command) = route(line: line, context: context)
+        return metrics.measure(dispatch, command: command, started: started)
+    }
+
+    /// ``dispatch(line:context:)``'s work, and the command it reached (nil when none).
+    private func route(line: String, context: CommandContext) -> (dispatch: Dispatch, command: String?) {
         let tokens: [Token]
         do {
             tokens = try Tokenizer.tokenize(line, maximumTokens: maximumTokens + 1)
         } catch {
-            return .reply(CommandOutcome(Reply(error)))
+            return (.reply(CommandOutcome(Reply(error))), nil)
         }
-        guard let first = tokens.first else { return .reply(nil) }
+        guard let first = tokens.first else { return (.reply(nil), nil) }
         guard let spec = command(named: first.text) else {
-            return .reply(CommandOutcome(.error(.unknownCommand, "unknown command \(Reply.echo(first.text)); HELP lists the commands")))
+            return (.reply(CommandOutcome(.error(.unknownCommand, "unknown command \(Reply.echo(first.text)); HELP lists the commands"))), nil)
         }
         let argumentCount = tokens.count - 1
         guard spec.arity.contains(argumentCount) else {
-            return .reply(CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)")))
+            return (.reply(CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))), spec.name)
         }
         var arguments = Arguments(
             command: spec.name, tokens: tokens.dropFirst(), pinRules: context.board.rules.pins,
@@ -164,19 +175,19 @@ public struct CommandTable: Sendable {
         do {
             switch try spec.prepare(&arguments, context) {
             case .done(let outcome):
-                return .reply(outcome)
+                return (.reply(outcome), spec.name)
             case .deferred(let work):
                 let name = spec.name
-                return .deferred {
+                return (.deferred {
                     do {
                         return try await work()
                     } catch {
                         return Self.outcome(for: error, command: name, logger: context.logger)
                     }
-                }
+                }, name)
             }
         } catch {
-            return .reply(Self.outcome(for: error, command: spec.name, logger: context.logger))
+            return (.reply(Self.outcome(for: error, command: spec.name, logger: context.logger)), spec.name)
         }
     }
 
@@ -212,6 +223,13 @@ public struct CommandTable: Sendable {
             logger.error("command failed", metadata: ["command": "\(command)", "error": "\(error)"])
             return .error(.internal, "internal error")
         }
+    }
+
+    /// This table, counting and timing its requests in `metrics`.
+    public func measured(by metrics: RequestMetrics) -> CommandTable {
+        var table = self
+        table.metrics = metrics
+        return table
     }
 
     /// The command reference as a Markdown table, as the README shows it.

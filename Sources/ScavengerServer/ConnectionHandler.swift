@@ -215,7 +215,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch frame {
         case .line(let line):
             guard let text = String(validating: line.readableBytesView, as: UTF8.self) else {
-                write(CommandOutcome(.error(.badRequest, "request line is not valid UTF-8")))
+                let outcome = CommandOutcome(.error(.badRequest, "request line is not valid UTF-8"))
+                table.metrics?.recordFrontEndReply(outcome.reply)
+                write(outcome)
                 return
             }
             switch table.dispatch(line: text, context: commandContext) {
@@ -226,6 +228,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
         case .lineTooLong:
             let reply = Reply.error(.lineTooLong, "request line longer than \(configuration.limits.maxLineBytes) bytes; closing")
+            table.metrics?.recordFrontEndReply(reply)
             logger.info("closing: line too long")
             lingeringClose(after: reply)
         }

@@ -48,6 +48,9 @@ public final class ScavengerServer: Service, Sendable {
         get async throws { try await tlsBound.futureResult.get() }
     }
 
+    /// Connections open now on every port (the HTTP port's WebSockets count them against the same limit).
+    public var openConnections: Int { connections.count }
+
     public func run() async throws {
         let listeners: [any Channel]
         do {
@@ -208,6 +211,9 @@ final class ConnectionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+
+    /// Connections open now.
+    var count: Int { state.withLock { $0.channels.count } }
 
     /// Admits a connection unless `limit` connections are open, or `perAddressLimit` from its address.
     func register(_ channel: any Channel, limit: Int, perAddressLimit: Int) -> ID {

@@ -6,6 +6,7 @@ import ScavengerCore
 import ScavengerFeed
 import ScavengerGeography
 import ScavengerBoard
+import ScavengerHTTP
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
@@ -64,6 +65,8 @@ struct Serve: AsyncParsableCommand {
     var tlsCert: String?
     @Option(help: "PEM private key of the TLS certificate (e.g. certbot's privkey.pem).") var tlsKey: String?
     @Option(help: "Address to listen on with TLS (default: --host).") var tlsHost: String?
+    @Option(help: "Also serve HTTP on this port, same host as --host: GET /ws (the protocol over a WebSocket), /healthz, /metrics.")
+    var httpPort: Int?
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Longest request line in bytes.") var maxLineBytes = 8 * 1024 * 1024
     @Option(help: "Connections served at once.") var maxConnections = 1024
@@ -105,6 +108,9 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
         try validateTLS()
+        guard httpPort.map({ (0 ... 65535).contains($0) && ($0 != port || $0 == 0) }) ?? true else {
+            throw ArgumentParser.ValidationError("--http-port must be within 0…65535 and differ from --port")
+        }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
         guard maxConnectionsPerAddress >= 1 else {
@@ -219,18 +225,31 @@ struct Serve: AsyncParsableCommand {
                     addressFreeFailures: loginAddressFailures, accountFreeFailures: loginAccountFailures,
                     maximumBackoffSeconds: loginMaxBackoff),
                 registrationRate: registerRate.limit, passwordQueueLength: passwordQueue))
+            // With an HTTP port, requests are counted and timed (for /metrics) in the one table
+            // both front ends share.
+            let metrics = httpPort.map { _ in DaemonMetrics.bootstrap() }
+            let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
                     outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
-                board: board, logger: logger)
+                board: board, table: table, logger: logger)
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+                .init(service: FeedListener(feed: feed, logger: logger)),
+                .init(service: server),
+            ]
+            if let httpPort, let metrics {
+                services.append(.init(service: ScavengerHTTPServer(
+                    configuration: HTTPConfiguration(
+                        host: host, port: httpPort, maxConnections: fitting.connections,
+                        maxConnectionsPerAddress: maxConnectionsPerAddress, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
+                    board: board, table: table, metrics: metrics, otherConnections: { server.openConnections },
+                    logger: logger)))
+            }
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [
-                        .init(service: FeedListener(feed: feed, logger: logger)),
-                        .init(service: server),
-                    ],
+                    services: services,
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
             try await group.run()

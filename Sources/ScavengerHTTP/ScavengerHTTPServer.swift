@@ -1,0 +1,142 @@
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOPosix
+import ScavengerBoard
+import ScavengerCore
+import ScavengerFeed
+import ScavengerProtocol
+import ScavengerStore
+import ServiceLifecycle
+
+/// A request's context on the HTTP port: Hummingbird's, plus the client's address.
+struct HTTPRequestContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    /// The client's address as the connection limits and rate limits key it.
+    let clientAddress: String?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        clientAddress = source.channel.remoteAddress?.ipAddress.flatMap(ClientAddress.key)
+    }
+}
+
+/// The HTTP port (Hummingbird), a service beside the TCP server: `GET /ws` serves the line
+/// protocol over a WebSocket through the same command table and board; `GET /healthz` and
+/// `GET /metrics` are for operators; anything else is 404.
+public final class ScavengerHTTPServer: Service, Sendable {
+    public let configuration: HTTPConfiguration
+    private let board: Board
+    private let table: CommandTable
+    private let metrics: DaemonMetrics
+    private let health: HealthCheck
+    private let otherConnections: @Sendable () -> Int
+    private let logger: Logger
+    private let connections = WebSocketConnections()
+    private let bound: EventLoopPromise<SocketAddress>
+
+    /// - Parameters:
+    ///   - table: the table the TCP server uses (with its ``RequestMetrics``).
+    ///   - health: by default pings `board.store` and asks `board.feed` whether it is loaded.
+    ///   - otherConnections: the TCP port's open connections, counted with the WebSocket's.
+    public init(
+        configuration: HTTPConfiguration, board: Board, table: CommandTable, metrics: DaemonMetrics,
+        health: HealthCheck? = nil, otherConnections: @escaping @Sendable () -> Int = { 0 }, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.board = board
+        self.table = table
+        self.metrics = metrics
+        self.health = health ?? HealthCheck(
+            database: board.store, feed: board.feed, cacheSeconds: configuration.healthCacheSeconds,
+            timeoutSeconds: configuration.databaseCheckTimeoutSeconds)
+        self.otherConnections = otherConnections
+        self.logger = logger
+        bound = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: SocketAddress.self)
+    }
+
+    /// The address it listens on, once it does (useful with port 0).
+    public var listeningAddress: SocketAddress {
+        get async throws { try await bound.futureResult.get() }
+    }
+
+    /// WebSocket connections open now.
+    public var webSocketConnections: Int { connections.count }
+
+    public func run() async throws {
+        let router = Router(context: HTTPRequestContext.self)
+        router.get("/healthz") { _, _ -> Response in
+            let status = await self.health.status()
+            return Self.text(status.detail + "\n", status: status.healthy ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ -> Response in
+            await self.refreshGauges()
+            var response = Self.text(self.metrics.registry.emitToString(), status: .ok)
+            response.headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return response
+        }
+        let session = WebSocketSession(
+            table: table, board: board, maxLineBytes: configuration.limits.maxLineBytes, logger: logger)
+        // Admitted once upgraded, like a TCP connection: one past the limits hears
+        // `ERR UNAVAILABLE …` and the socket closes.
+        router.ws("/ws") { inbound, outbound, context in
+            let address = context.requestContext.clientAddress
+            switch self.connections.admit(
+                address: address, others: self.otherConnections(), limit: self.configuration.maxConnections,
+                perAddressLimit: self.configuration.maxConnectionsPerAddress)
+            {
+            case .failure(let refusal):
+                // Debug: a storm of refusals must not become a storm of log lines.
+                self.logger.debug("WebSocket connection refused", metadata: ["reason": "\(refusal.message)"])
+                try await outbound.write(.text("ERR UNAVAILABLE \(refusal.message)"))
+            case .success(let number):
+                defer { self.connections.leave(address: address) }
+                try await session.serve(inbound: inbound, outbound: outbound, connectionID: number, address: address)
+            }
+        }
+        let maxLineBytes = configuration.limits.maxLineBytes
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                // A frame may be up to twice the line limit, so a message somewhat over the
+                // limit is read, answered LINE_TOO_LONG and closed. Longer frames are refused
+                // from their header by the frame decoder (close code 1009, no ERR line): the
+                // decoder buffers a whole frame, and this bounds what one socket can make it hold.
+                configuration: .init(ws: .init(maxFrameSize: 2 * maxLineBytes))),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in
+                if let address = channel.localAddress { self.bound.succeed(address) }
+                self.logger.info("HTTP port listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+            },
+            logger: logger)
+        do {
+            try await app.run()
+        } catch {
+            bound.fail(error)
+            throw error
+        }
+        bound.fail(CancellationError())
+    }
+
+    /// Reads the state gauges: connections, pins in the feed, and the moderation queue (a count
+    /// query with a timeout; on failure the last value stays).
+    private func refreshGauges() async {
+        metrics.connections.record(otherConnections() + connections.count)
+        metrics.feedPins.record(board.feed.isLoaded ? board.feed.count : 0)
+        let store = board.store
+        if let open = await withTimeout(seconds: configuration.databaseCheckTimeoutSeconds, { try await store.openModerationItemCount() }) {
+            metrics.moderationOpenItems.record(open)
+        }
+    }
+
+    private static func text(_ body: String, status: HTTPResponse.Status) -> Response {
+        var buffer = ByteBuffer()
+        buffer.writeString(body)
+        return Response(
+            status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: ResponseBody(byteBuffer: buffer))
+    }
+}

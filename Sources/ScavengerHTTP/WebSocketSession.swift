@@ -1,0 +1,121 @@
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ScavengerBoard
+import ScavengerProtocol
+import Synchronization
+
+/// The open WebSocket connections, counted against the connection limits.
+final class WebSocketConnections: Sendable {
+    private struct State {
+        /// WebSocket sessions are numbered apart from the TCP port's connections.
+        var nextNumber = 1 << 40
+        var open = 0
+        var perAddress: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var count: Int { state.withLock { $0.open } }
+
+    /// A number for the session, or the refusal's message. `others` is the TCP port's count.
+    func admit(address: String?, others: Int, limit: Int, perAddressLimit: Int) -> Result<Int, RefusedConnection> {
+        state.withLock { state in
+            guard state.open + others < limit else {
+                return .failure(RefusedConnection(message: "the server is at its connection limit (\(limit)); retry later"))
+            }
+            if let address {
+                guard state.perAddress[address, default: 0] < perAddressLimit else {
+                    return .failure(RefusedConnection(
+                        message: "too many connections from your address (at most \(perAddressLimit)); retry later"))
+                }
+                state.perAddress[address, default: 0] += 1
+            }
+            state.open += 1
+            state.nextNumber += 1
+            return .success(state.nextNumber)
+        }
+    }
+
+    func leave(address: String?) {
+        state.withLock { state in
+            state.open -= 1
+            if let address {
+                state.perAddress[address, default: 1] -= 1
+                if state.perAddress[address] == 0 { state.perAddress[address] = nil }
+            }
+        }
+    }
+}
+
+struct RefusedConnection: Error {
+    let message: String
+}
+
+/// One WebSocket: each text message is one request line through the command table, answered in
+/// order, each reply one text message without its newline.
+struct WebSocketSession {
+    let table: CommandTable
+    let board: Board
+    let maxLineBytes: Int
+    let logger: Logger
+
+    func serve(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, connectionID: Int, address: String?
+    ) async throws {
+        let session = Session(connectionID: connectionID, address: address)
+        defer { session.disconnect() }
+        var logger = self.logger
+        logger[metadataKey: "connection.id"] = "\(connectionID)"
+        let context = CommandContext(session: session, board: board, logger: logger)
+        var message: [UInt8] = []
+        var frames = inbound.makeAsyncIterator()
+        while let frame = try await frames.next() {
+            switch frame.opcode {
+            case .text, .binary:
+                message.removeAll(keepingCapacity: message.capacity <= 64 * 1024)
+            default:
+                break
+            }
+            guard message.count + frame.data.readableBytes <= maxLineBytes else {
+                logger.info("closing: message too long")
+                try await send(.error(.lineTooLong, "request line longer than \(maxLineBytes) bytes; closing"), outbound)
+                table.metrics?.recordFrontEndReply(.error(.lineTooLong, ""))
+                return
+            }
+            message.append(contentsOf: frame.data.readableBytesView)
+            guard frame.fin else { continue }
+            if frame.opcode == .binary {
+                try await reply(CommandOutcome(.error(.badRequest, "send requests as text messages")), outbound)
+                continue
+            }
+            guard !message.contains(UInt8(ascii: "\n")) else {
+                try await reply(CommandOutcome(.error(.badRequest, "a message is one request line, without a newline")), outbound)
+                continue
+            }
+            guard let line = String(validating: message, as: UTF8.self) else {
+                try await reply(CommandOutcome(.error(.badRequest, "request line is not valid UTF-8")), outbound)
+                continue
+            }
+            let outcome: CommandOutcome?
+            switch table.dispatch(line: line, context: context) {
+            case .reply(let answer): outcome = answer
+            case .deferred(let work): outcome = await work()
+            }
+            guard let outcome else { continue }
+            try await send(outcome.reply, outbound)
+            if outcome.closesConnection { return }
+        }
+    }
+
+    private func reply(_ outcome: CommandOutcome, _ outbound: WebSocketOutboundWriter) async throws {
+        table.metrics?.recordFrontEndReply(outcome.reply)
+        try await send(outcome.reply, outbound)
+    }
+
+    private func send(_ reply: Reply, _ outbound: WebSocketOutboundWriter) async throws {
+        var bytes = reply.lineBytes
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
+    }
+}

@@ -1,0 +1,297 @@
+import Foundation
+import HummingbirdWSClient
+import NIOCore
+import NIOPosix
+import ScavengerBoard
+import ScavengerHTTP
+import ScavengerProtocol
+import ScavengerTestSupport
+import Synchronization
+import Testing
+
+@Suite("The HTTP port", .timeLimit(.minutes(2)))
+struct HTTPPortTests {
+    @Test("over a WebSocket: PING, REGISTER, POST and NEARBY against PostgreSQL; AUTH on a second socket")
+    func webSocketRoundTrips() async throws {
+        let environment = try await TestBoard.make()
+        do {
+            try await withHTTPServer(board: environment.board) { http, tcp, _ in
+                let token = Mutex<String?>(nil)
+                try await withWebSocket(http) { ws in
+                    #expect(try await ws.call("PING") == "OK \"PONG\"")
+                    let registered = try #require(try await ws.call("REGISTER alice alice@example.org password1"))
+                    #expect(registered.hasPrefix("OK "))
+                    token.withLock { $0 = WebSocketConversation.field("token", in: registered) }
+                    let posted = try #require(try await ws.call("POST 48.85 2.35 hello-from-a-socket"))
+                    #expect(posted.hasPrefix("OK "), "\(posted)")
+                    let nearby = try #require(try await ws.call("NEARBY 48.85 2.35 1000"))
+                    #expect(nearby.hasPrefix("OK ") && nearby.contains("hello-from-a-socket"), "\(nearby)")
+                }
+                let saved = try #require(token.withLock { $0 })
+                try await withWebSocket(http) { ws in
+                    let auth = try #require(try await ws.call("AUTH \(saved)"))
+                    #expect(auth == #"OK {"user":{"name":"alice","role":"user"}}"#)
+                    #expect(try await ws.call("WHOAMI")?.contains("alice") == true)
+                }
+                // The same board behind the TCP port sees the pin.
+                let reply = try await tcpCall(tcp, "NEARBY 48.85 2.35 1000")
+                #expect(reply.contains("hello-from-a-socket"))
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+
+    @Test("requests sent back to back are answered in order")
+    func pipelinedInOrder() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
+            try await withWebSocket(http) { ws in
+                let requests = (0 ..< 20).map { $0 % 2 == 0 ? "PING" : "NOSUCH\($0)" }
+                for request in requests { try await ws.call(request, waitingForReply: false) }
+                for request in requests {
+                    let reply = try #require(try await ws.next())
+                    if request == "PING" {
+                        #expect(reply == "OK \"PONG\"")
+                    } else {
+                        #expect(reply.hasPrefix("ERR UNKNOWN_COMMAND unknown command '\(request)'"), "\(reply)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a message holding a newline is BAD_REQUEST and the socket stays open")
+    func newlineIsBadRequest() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
+            try await withWebSocket(http) { ws in
+                let reply = try #require(try await ws.call("PING\nPING"))
+                #expect(reply.hasPrefix("ERR BAD_REQUEST "))
+                #expect(!reply.hasSuffix("\n"))
+                #expect(try await ws.call("PING") == "OK \"PONG\"")
+            }
+        }
+    }
+
+    @Test("a message over the line limit gets LINE_TOO_LONG, then the socket closes")
+    func tooLongCloses() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared, limits: ProtocolLimits(maxLineBytes: 1024)) { http, _, _ in
+            try await withWebSocket(http) { ws in
+                // At the limit: answered, whatever the answer.
+                let within = try #require(try await ws.call("ECHO " + String(repeating: "x", count: 1019)))
+                #expect(!within.hasPrefix("ERR LINE_TOO_LONG"))
+                let reply = try #require(try await ws.call("PING " + String(repeating: "x", count: 2000)))
+                #expect(reply == "ERR LINE_TOO_LONG request line longer than 1024 bytes; closing")
+                #expect(try await ws.next() == nil)
+            }
+            // In fragments, past the limit as soon as the fragments add up to it.
+            try await withWebSocket(http) { ws in
+                try await ws.sendFragmented(Array(repeating: String(repeating: "y", count: 600), count: 3))
+                #expect(try await ws.next() == "ERR LINE_TOO_LONG request line longer than 1024 bytes; closing")
+                #expect(try await ws.next() == nil)
+            }
+            // A single frame over twice the limit is refused by the frame decoder: closed, no ERR line.
+            try await withWebSocket(http) { ws in
+                try await ws.send(String(repeating: "z", count: 4096))
+                #expect(try await ws.next() == nil)
+            }
+            let metrics = try await httpGet(http, "/metrics").body
+            #expect(sample(#"scavenger_requests_total{command="OTHER",code="LINE_TOO_LONG"}"#, in: metrics) == 2)
+        }
+    }
+
+    @Test("/metrics after traffic on both ports: counters by command and code, latency, gauges")
+    func metricsAfterTraffic() async throws {
+        let environment = try await TestBoard.make()
+        do {
+            try await withHTTPServer(board: environment.board) { http, tcp, _ in
+                let before = try await httpGet(http, "/metrics")
+                #expect(before.status == 200)
+                for name in [
+                    "scavenger_connections", "scavenger_feed_pins", "scavenger_watches", "scavenger_events_total",
+                    "scavenger_rate_limited_total", "scavenger_moderation_open_items",
+                ] {
+                    #expect(sample(name, in: before.body) == 0, "\(name)")
+                }
+                try await withWebSocket(http) { ws in
+                    for _ in 0 ..< 3 { _ = try await ws.call("PING") }
+                    _ = try await ws.call("FROB")
+                    _ = try await ws.call("REGISTER bob bob@example.org password1")
+                    _ = try await ws.call("POST 1 2 a-pin")
+                    // While this socket is open it is counted.
+                    let during = try await httpGet(http, "/metrics")
+                    #expect(sample("scavenger_connections", in: during.body) == 1)
+                    #expect(sample("scavenger_feed_pins", in: during.body) == 1)
+                }
+                _ = try await tcpCall(tcp, "PING")
+                let after = try await httpGet(http, "/metrics").body
+                #expect(sample(#"scavenger_requests_total{command="PING",code="OK"}"#, in: after) == 4)
+                #expect(sample(#"scavenger_requests_total{command="OTHER",code="UNKNOWN_COMMAND"}"#, in: after) == 1)
+                #expect(sample(#"scavenger_requests_total{command="REGISTER",code="OK"}"#, in: after) == 1)
+                #expect(sample(#"scavenger_requests_total{command="POST",code="OK"}"#, in: after) == 1)
+                #expect(sample(#"scavenger_request_duration_seconds_count{command="PING"}"#, in: after) == 4)
+                #expect(sample(#"scavenger_request_duration_seconds_count{command="POST"}"#, in: after) == 1)
+                #expect((sample(#"scavenger_request_duration_seconds_sum{command="POST"}"#, in: after) ?? 0) > 0)
+                #expect(after.contains("# TYPE scavenger_request_duration_seconds histogram"))
+                #expect(sample("scavenger_connections", in: after) == 0)
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+
+    @Test("/healthz is 200 when the database answers and the feed is loaded, 503 while the database is away")
+    func healthzFollowsTheDatabase() async throws {
+        let (configuration, proxy) = try TestDatabase.proxiedConfiguration(prefix: "http")
+        defer { proxy.stop() }
+        let environment = try await TestBoard.make(configuration: configuration)
+        do {
+            try await withHTTPServer(board: environment.board) { http, _, _ in
+                let fine = try await httpGet(http, "/healthz")
+                #expect(fine.status == 200)
+                #expect(fine.body == "ok\n")
+                proxy.blackhole()
+                proxy.cutAll()
+                try await Task.sleep(for: .milliseconds(300))
+                let down = try await httpGet(http, "/healthz")
+                #expect(down.status == 503)
+                #expect(down.body.contains("database"))
+                proxy.resume()
+                var status = 0
+                for _ in 0 ..< 40 where status != 200 {
+                    try await Task.sleep(for: .milliseconds(250))
+                    status = try await httpGet(http, "/healthz").status
+                }
+                #expect(status == 200)
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+
+    @Test("/healthz is 503 before the feed is loaded, 200 once it is")
+    func healthzWaitsForTheFeed() async throws {
+        let environment = try await TestBoard.make(loadFeed: false)
+        do {
+            try await withHTTPServer(board: environment.board) { http, _, _ in
+                let before = try await httpGet(http, "/healthz")
+                #expect(before.status == 503)
+                #expect(before.body == "feed not loaded\n")
+                _ = try await environment.board.feed.load()
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await httpGet(http, "/healthz").status == 200)
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+
+    @Test("/healthz is 503 with no database at all; other paths are 404")
+    func offlineAndNotFound() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
+            let health = try await httpGet(http, "/healthz")
+            #expect(health.status == 503)
+            for path in ["/", "/nope", "/metrics/x", "/wss", "/mod/"] {
+                #expect(try await httpGet(http, path).status == 404, "\(path)")
+            }
+        }
+    }
+
+    @Test("WebSocket connections count against --max-connections with the TCP port's")
+    func connectionLimit() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared, maxConnections: 1) { http, tcp, _ in
+            try await withWebSocket(http) { first in
+                #expect(try await first.call("PING") == "OK \"PONG\"")
+                let refused = try await rawUpgrade(http)
+                #expect(refused.hasPrefix("HTTP/1.1 101 "))
+                #expect(refused.contains("ERR UNAVAILABLE the server is at its connection limit (1); retry later"))
+            }
+            // A TCP client holds the place now, and the WebSocket is refused.
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: tcp.port!) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: "PING\n"))
+                var replies = inbound.makeAsyncIterator()
+                _ = try await replies.next()
+                let refused = try await rawUpgrade(http)
+                #expect(refused.contains("ERR UNAVAILABLE the server is at its connection limit (1); retry later"))
+            }
+        }
+    }
+}
+
+extension WebSocketConversation {
+    /// Sends a message without waiting for its reply.
+    func call(_ message: String, waitingForReply: Bool) async throws {
+        precondition(!waitingForReply)
+        try await send(message)
+    }
+}
+
+/// One request over a fresh TCP connection to the line port, and its reply line.
+func tcpCall(_ address: SocketAddress, _ line: String) async throws -> String {
+    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connect(host: "127.0.0.1", port: address.port!) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+    return try await channel.executeThenClose { inbound, outbound in
+        try await outbound.write(ByteBuffer(string: line + "\n"))
+        var data = ByteBuffer()
+        for try await var chunk in inbound {
+            data.writeBuffer(&chunk)
+            if data.readableBytesView.contains(UInt8(ascii: "\n")) { break }
+        }
+        return String(String(buffer: data).prefix { $0 != "\n" })
+    }
+}
+
+/// Upgrades to a WebSocket by hand and returns everything the server sends (the 101 response
+/// and its frames, unmasked as servers send them) until it closes or 5 s pass: for refusals,
+/// which the server sends right after the upgrade.
+func rawUpgrade(_ address: SocketAddress) async throws -> String {
+    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connect(host: "127.0.0.1", port: address.port!) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+    return try await channel.executeThenClose { inbound, outbound in
+        try await outbound.write(ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"))
+        let received = Mutex(ByteBuffer())
+        _ = try? await withTimeout(5) {
+            for try await var chunk in inbound {
+                _ = received.withLock { $0.writeBuffer(&chunk) }
+                if String(buffer: received.withLock { $0 }).contains("retry later") { break }
+            }
+        }
+        return String(decoding: received.withLock { $0 }.readableBytesView, as: UTF8.self)
+    }
+}
+
+/// Gives up on `body` after `seconds`.
+func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw CancellationError()
+        }
+        let value = try await group.next()!
+        group.cancelAll()
+        return value
+    }
+}

@@ -1,0 +1,205 @@
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOPosix
+import Postgres
+import Prometheus
+import ScavengerBoard
+import ScavengerFeed
+import ScavengerHTTP
+import ScavengerProtocol
+import ScavengerServer
+import ScavengerStore
+import ScavengerTestSupport
+import ServiceLifecycle
+import Sodium
+import Synchronization
+import Testing
+
+/// A migrated database in a fresh schema of its own, and a board on it (rate limits off).
+struct TestBoard: Sendable {
+    let pool: PostgresPool
+    let board: Board
+
+    static func make(configuration: PostgresConfiguration? = nil, loadFeed: Bool = true) async throws -> TestBoard {
+        let configuration = try configuration ?? TestDatabase.isolatedConfiguration(prefix: "http")
+        var migrating = configuration
+        migrating.commandTimeout = nil
+        let migrationPool = PostgresPool(configuration: migrating, maxConnections: 1)
+        do {
+            _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(migrationPool)
+        } catch {
+            await migrationPool.shutdown()
+            throw error
+        }
+        await migrationPool.shutdown()
+        var shortWaits = configuration
+        shortWaits.commandTimeout = .seconds(2)
+        let pool = PostgresPool(configuration: shortWaits, maxConnections: 4)
+        var logger = Logger(label: "test-feed")
+        logger.logLevel = .critical
+        let feed = Feed(database: Database(pool: pool), logger: logger)
+        if loadFeed { try await feed.load() }
+        let rules = BoardRules(writeRates: .unlimited, registrationRate: nil)
+        return TestBoard(pool: pool, board: Board(feed: feed, passwords: PasswordHasher(parameters: .minimum, threads: 1), rules: rules))
+    }
+
+    func shutdown() async {
+        await board.passwords.shutdown()
+        await pool.shutdown()
+    }
+}
+
+/// The TCP server and the HTTP port side by side on ephemeral ports, sharing one measured
+/// command table and a registry of their own, for the duration of `body`.
+func withHTTPServer(
+    board: Board,
+    limits: ProtocolLimits = ProtocolLimits(),
+    maxConnections: Int = 1024,
+    health: HealthCheck? = nil,
+    _ body: (_ http: SocketAddress, _ tcp: SocketAddress, _ metrics: DaemonMetrics) async throws -> Void
+) async throws {
+    var logger = Logger(label: "test-http")
+    logger.logLevel = .warning
+    let metrics = DaemonMetrics(registry: PrometheusCollectorRegistry())
+    let table = CommandTable.standard.measured(by: metrics.requestMetrics(for: .standard))
+    let tcp = ScavengerServer(
+        configuration: ServerConfiguration(host: "127.0.0.1", port: 0, maxConnections: maxConnections, limits: limits),
+        board: board, table: table, logger: logger)
+    let http = ScavengerHTTPServer(
+        configuration: HTTPConfiguration(
+            host: "127.0.0.1", port: 0, maxConnections: maxConnections, limits: limits, healthCacheSeconds: 0.2,
+            databaseCheckTimeoutSeconds: 1),
+        board: board, table: table, metrics: metrics, health: health, otherConnections: { tcp.openConnections }, logger: logger)
+    let group = ServiceGroup(configuration: .init(services: [.init(service: tcp), .init(service: http)], logger: logger))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        do {
+            let httpAddress = try await http.listeningAddress
+            let tcpAddress = try await tcp.listeningAddress
+            try await body(httpAddress, tcpAddress, metrics)
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+    }
+}
+
+/// A WebSocket client speaking the protocol one request at a time.
+final class WebSocketConversation: @unchecked Sendable {
+    private let outbound: WebSocketOutboundWriter
+    private var messages: WebSocketInboundMessageStream.AsyncIterator
+
+    init(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) {
+        self.outbound = outbound
+        self.messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+    }
+
+    /// Sends one message and returns the reply, or nil if the server closed instead.
+    func call(_ message: String) async throws -> String? {
+        try await send(message)
+        return try await next()
+    }
+
+    func send(_ message: String) async throws {
+        try await outbound.write(.text(message))
+    }
+
+    /// Sends one text message as several frames.
+    func sendFragmented(_ parts: [String]) async throws {
+        try await outbound.withTextMessageWriter { writer in
+            for part in parts { try await writer(part) }
+        }
+    }
+
+    /// The next message from the server, or nil once it has closed.
+    func next() async throws -> String? {
+        guard let message = try await messages.next() else { return nil }
+        guard case .text(let text) = message else { Issue.record("a binary message"); return nil }
+        return text
+    }
+
+    /// The value of `key` in an `OK {json}` reply (a crude read, enough for tokens).
+    static func field(_ key: String, in reply: String) -> String? {
+        guard let range = reply.range(of: "\"\(key)\":\"") else { return nil }
+        let rest = reply[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+}
+
+/// Opens a WebSocket to `/ws`, runs `body` with it, and returns the close frame the server sent.
+@discardableResult
+func withWebSocket(
+    _ address: SocketAddress, path: String = "/ws", _ body: @escaping @Sendable (WebSocketConversation) async throws -> Void
+) async throws -> WebSocketCloseFrame? {
+    var logger = Logger(label: "test-ws-client")
+    logger.logLevel = .critical
+    let failure = Mutex<(any Error)?>(nil)
+    let close = try await WebSocketClient.connect(
+        url: "ws://127.0.0.1:\(address.port!)\(path)", configuration: .init(maxFrameSize: 1 << 20), logger: logger
+    ) { inbound, outbound, _ in
+        do {
+            try await body(WebSocketConversation(inbound: inbound, outbound: outbound))
+        } catch {
+            failure.withLock { $0 = error }
+        }
+    }
+    if let error = failure.withLock({ $0 }) { throw error }
+    return close
+}
+
+/// A plain HTTP/1.1 GET (`Connection: close`): the status code and the body.
+func httpGet(_ address: SocketAddress, _ path: String, headers: [String] = []) async throws -> (status: Int, body: String) {
+    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connect(host: "127.0.0.1", port: address.port!) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+    let response = try await channel.executeThenClose { inbound, outbound in
+        try await outbound.write(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\n"
+            + (headers.isEmpty ? "Connection: close\r\n" : headers.map { $0 + "\r\n" }.joined()) + "\r\n"))
+        var data = ByteBuffer()
+        for try await var chunk in inbound {
+            data.writeBuffer(&chunk)
+            if isComplete(String(buffer: data)) { break }
+        }
+        return String(buffer: data)
+    }
+    guard let headEnd = response.range(of: "\r\n\r\n") else { throw BadResponse(text: response) }
+    let statusLine = response[..<headEnd.lowerBound].prefix { $0 != "\r" }
+    let parts = statusLine.split(separator: " ")
+    guard parts.count >= 2, let status = Int(parts[1]) else { throw BadResponse(text: response) }
+    return (status, String(response[headEnd.upperBound...]))
+}
+
+/// Whether a response has all the body its Content-Length announces.
+private func isComplete(_ response: String) -> Bool {
+    guard let headEnd = response.range(of: "\r\n\r\n") else { return false }
+    let head = response[..<headEnd.lowerBound].lowercased()
+    guard let field = head.range(of: "content-length: ") else { return false }
+    let length = Int(head[field.upperBound...].prefix { $0.isNumber }) ?? 0
+    return response[headEnd.upperBound...].utf8.count >= length
+}
+
+struct BadResponse: Error {
+    let text: String
+}
+
+/// Prometheus text: the value of the sample whose name and labels are exactly `series`
+/// (e.g. `scavenger_requests_total{command="PING",code="OK"}`); labels in any order.
+func sample(_ series: String, in text: String) -> Double? {
+    func normalize(_ s: Substring) -> String {
+        guard let open = s.firstIndex(of: "{"), let close = s.lastIndex(of: "}") else { return String(s) }
+        let labels = s[s.index(after: open)..<close].split(separator: ",").map(String.init).sorted()
+        return String(s[..<open]) + "{" + labels.joined(separator: ",") + "}"
+    }
+    let wanted = normalize(Substring(series))
+    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        guard let space = line.lastIndex(of: " ") else { continue }
+        if normalize(line[..<space]) == wanted { return Double(line[line.index(after: space)...]) }
+    }
+    return nil
+}
