@@ -25,8 +25,8 @@ struct HTTPRequestContext: RequestContext, WebSocketRequestContext {
 }
 
 /// The HTTP port (Hummingbird), a service beside the TCP server: `GET /ws` serves the line
-/// protocol over a WebSocket through the same command table and board; `GET /healthz` and
-/// `GET /metrics` are for operators; anything else is 404.
+/// protocol over a WebSocket through the same command table and board; `GET /` is the demo web
+/// client; `GET /healthz` and `GET /metrics` are for operators; anything else is 404.
 public final class ScavengerHTTPServer: Service, Sendable {
     public let configuration: HTTPConfiguration
     private let board: Board
@@ -68,6 +68,11 @@ public final class ScavengerHTTPServer: Service, Sendable {
 
     public func run() async throws {
         let router = Router(context: HTTPRequestContext.self)
+        router.get("/") { _, _ -> Response in
+            var response = Self.text(DemoPage.html, status: .ok)
+            response.headers[.contentType] = "text/html; charset=utf-8"
+            return response
+        }
         router.get("/healthz") { _, _ -> Response in
             let status = await self.health.status()
             return Self.text(status.detail + "\n", status: status.healthy ? .ok : .serviceUnavailable)

@@ -193,12 +193,17 @@ struct HTTPPortTests {
         await environment.shutdown()
     }
 
-    @Test("/healthz is 503 with no database at all; other paths are 404")
+    @Test("/healthz is 503 with no database at all; / is the demo page; other paths are 404")
     func offlineAndNotFound() async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
             let health = try await httpGet(http, "/healthz")
             #expect(health.status == 503)
-            for path in ["/", "/nope", "/metrics/x", "/wss", "/mod/"] {
+            let demo = try await httpGet(http, "/")
+            #expect(demo.status == 200)
+            #expect(demo.body.contains("<title>Scavenger demo</title>") && demo.body.contains("/ws"))
+            // Nothing is fetched from elsewhere: it works offline.
+            #expect(!demo.body.contains("http://") && !demo.body.contains("https://"))
+            for path in ["/nope", "/metrics/x", "/wss", "/mod/", "/index.html"] {
                 #expect(try await httpGet(http, path).status == 404, "\(path)")
             }
         }
