@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// answering what needs the feed with `UNAVAILABLE` until the first load. When the listening
 /// connection breaks it reconnects and replays the log from the feed's place, so no change is
 /// lost and nothing is reloaded. It also catches up now and then without a wake-up (a safety
-/// net), and drops expired pins from memory.
+/// net), announces expiries to watches every second, and drops expired pins from memory.
 public final class FeedListener: Service, Sendable {
     private let feed: Feed
     private let logger: Logger
@@ -21,6 +21,8 @@ public final class FeedListener: Service, Sendable {
     static let waitMilliseconds = 500
     /// Catch-ups without a wake-up, in case one was missed.
     static let safetyCatchUpSeconds = 10.0
+    /// How often expired pins are announced to watches as `gone` (well within the contract's 5 s).
+    static let expiryAnnouncementSeconds = 1.0
 
     /// - Parameter listening: a listener already open (``Feed/startListening()``), if any.
     public init(feed: Feed, logger: Logger, listening: ChangeListener? = nil, purgeIntervalSeconds: Double = 60) {
@@ -84,6 +86,7 @@ public final class FeedListener: Service, Sendable {
     private func listen(on listener: ChangeListener, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
         var lastCatchUp = ContinuousClock.now
+        var lastExpiry = ContinuousClock.now
         while !Task.isCancelled {
             let woken = try await thread.runIfActive {
                 try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds)
@@ -91,6 +94,10 @@ public final class FeedListener: Service, Sendable {
             if woken || ContinuousClock.now - lastCatchUp > .seconds(Self.safetyCatchUpSeconds) {
                 try await feed.catchUp()
                 lastCatchUp = .now
+            }
+            if ContinuousClock.now - lastExpiry >= .seconds(Self.expiryAnnouncementSeconds) {
+                feed.announceExpiries()
+                lastExpiry = .now
             }
             if ContinuousClock.now - lastPurge > .seconds(purgeIntervalSeconds) {
                 let purged = feed.purgeExpired()
