@@ -29,6 +29,10 @@ public final class Feed: Sendable {
     /// Expiries still to announce to watches, and the time up to which they have been: a pin
     /// counts as visible to watches until then, so every pin a watch saw gets exactly one `gone`.
     private let expiries: Mutex<ExpiryQueue>
+    /// Held from computing a batch of transitions to publishing it, so watches hear changes in
+    /// the order they were applied even when catch-ups, direct writes and expiry announcements
+    /// run on different threads.
+    private let publishing = Mutex(())
 
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
@@ -138,19 +142,21 @@ public final class Feed: Sendable {
             }
             guard let last = page.changes.last else { return }
             var regionsChanged = false
-            let transitions = index.write { index in
-                var transitions: [PinTransition] = []
-                for change in page.changes {
-                    switch change.subject {
-                    case .pin(let id, let now):
-                        if let transition = apply(id: id, now, to: index) { transitions.append(transition) }
-                    case .region:
-                        regionsChanged = true
+            publishing.withLock { _ in
+                let transitions = index.write { index in
+                    var transitions: [PinTransition] = []
+                    for change in page.changes {
+                        switch change.subject {
+                        case .pin(let id, let now):
+                            if let transition = apply(id: id, now, to: index) { transitions.append(transition) }
+                        case .region:
+                            regionsChanged = true
+                        }
                     }
+                    return transitions
                 }
-                return transitions
+                watches.publish(transitions)
             }
-            watches.publish(transitions)
             if regionsChanged { try await reloadRegions() }
             place = last.sequence
             position.withLock { $0 = place }
@@ -237,14 +243,18 @@ public final class Feed: Sendable {
 
     /// A pin was written or changed.
     public func upsert(_ pin: IndexedPin) {
-        let transition = index.write { apply(id: pin.id, pin, to: $0) }
-        if let transition { watches.publish([transition]) }
+        publishing.withLock { _ in
+            let transition = index.write { apply(id: pin.id, pin, to: $0) }
+            if let transition { watches.publish([transition]) }
+        }
     }
 
     /// A pin is gone.
     public func remove(id: String) {
-        let transition = index.write { apply(id: id, nil, to: $0) }
-        if let transition { watches.publish([transition]) }
+        publishing.withLock { _ in
+            let transition = index.write { apply(id: id, nil, to: $0) }
+            if let transition { watches.publish([transition]) }
+        }
     }
 
     /// Puts a pin as it is now (nil: gone) into the index, under its write lock; returns how its
@@ -277,6 +287,10 @@ public final class Feed: Sendable {
     @discardableResult
     public func announceExpiries() -> Int {
         let now = Self.now().microseconds
+        return publishing.withLock { _ in announceExpiries(through: now) }
+    }
+
+    private func announceExpiries(through now: Int64) -> Int {
         let transitions = index.read { index in
             expiries.withLock { queue -> [PinTransition] in
                 var transitions: [PinTransition] = []
