@@ -36,6 +36,15 @@ public final class FeedListener: Service, Sendable {
         let thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
         defer { thread.shutdownGracefully { _ in } }
+        // Expiries are announced on a clock of their own: waiting on the database (a slow
+        // catch-up, a lost connection) must not delay a watch's `gone`.
+        let announcer = Task { [feed] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(Self.expiryAnnouncementSeconds))
+                if feed.isLoaded { feed.announceExpiries() }
+            }
+        }
+        defer { announcer.cancel() }
         await cancelWhenGracefulShutdown {
             var pending = self.initialListener
             var failures = 0
@@ -86,7 +95,6 @@ public final class FeedListener: Service, Sendable {
     private func listen(on listener: ChangeListener, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
         var lastCatchUp = ContinuousClock.now
-        var lastExpiry = ContinuousClock.now
         while !Task.isCancelled {
             let woken = try await thread.runIfActive {
                 try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds)
@@ -94,10 +102,6 @@ public final class FeedListener: Service, Sendable {
             if woken || ContinuousClock.now - lastCatchUp > .seconds(Self.safetyCatchUpSeconds) {
                 try await feed.catchUp()
                 lastCatchUp = .now
-            }
-            if ContinuousClock.now - lastExpiry >= .seconds(Self.expiryAnnouncementSeconds) {
-                feed.announceExpiries()
-                lastExpiry = .now
             }
             if ContinuousClock.now - lastPurge > .seconds(purgeIntervalSeconds) {
                 let purged = feed.purgeExpired()
