@@ -135,8 +135,18 @@ struct WatchTests {
                     let id = try await writer.ok("POST 10 20 brief")["pin"]["id"].string
                     #expect(try await watcher.event()["pin"]["id"].string == id)
                     try await environment.pool.query(
-                        "UPDATE pins SET expires_at = now() + interval '1 second' WHERE id = \(id)", idempotent: false)
-                    let started = ContinuousClock.now
+                        "UPDATE pins SET expires_at = now() + interval '2 seconds' WHERE id = \(id)", idempotent: false)
+                    let expires = ContinuousClock.now + .seconds(2)
+                    // The clock starts once the feed knows the new expiry (the change log's latency
+                    // is not the expiry's) or at the expiry, whichever is later.
+                    let rows = try await environment.pool.query("SELECT max(seq) FROM feed_changes")
+                    let latest = Int64(try rows[0].int(0) as Int)
+                    let feed = environment.feed
+                    try await eventually("the feed has the new expiry", timeout: .seconds(30)) {
+                        let applied: Int64 = feed.appliedChange ?? 0
+                        return applied >= latest
+                    }
+                    let started = max(ContinuousClock.now, expires)
                     let gone = try await watcher.event()
                     #expect(try gone["watch"].string == watch && gone["type"].string == "gone" && gone["id"].string == id)
                     #expect(ContinuousClock.now - started < .seconds(7))
