@@ -1,7 +1,9 @@
+import Foundation
 import Logging
 import NIOPosix
 import ScavengerStore
 import ServiceLifecycle
+import Synchronization
 
 /// Loads the feed and keeps it in step with the change log: waits for wake-ups on a
 /// ``ChangeListener`` of its own, on a thread of its own, and catches the feed up after each.
@@ -36,15 +38,12 @@ public final class FeedListener: Service, Sendable {
         let thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
         defer { thread.shutdownGracefully { _ in } }
-        // Expiries are announced on a clock of their own: waiting on the database (a slow
-        // catch-up, a lost connection) must not delay a watch's `gone`.
-        let announcer = Task { [feed] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(Self.expiryAnnouncementSeconds))
-                if feed.isLoaded { feed.announceExpiries() }
-            }
-        }
-        defer { announcer.cancel() }
+        // Expiries are announced on a clock of their own, on a thread of its own: neither waiting
+        // on the database (a slow catch-up, a lost connection) nor a busy task pool may delay a
+        // watch's `gone`.
+        let announcer = ExpiryAnnouncer(feed: feed, intervalSeconds: Self.expiryAnnouncementSeconds)
+        announcer.start()
+        defer { announcer.stop() }
         await cancelWhenGracefulShutdown {
             var pending = self.initialListener
             var failures = 0
@@ -109,5 +108,33 @@ public final class FeedListener: Service, Sendable {
                 lastPurge = .now
             }
         }
+    }
+}
+
+/// Calls ``Feed/announceExpiries()`` every interval on a thread of its own until stopped.
+final class ExpiryAnnouncer: Sendable {
+    private let feed: Feed
+    private let intervalSeconds: Double
+    private let stopped = Atomic<Bool>(false)
+
+    init(feed: Feed, intervalSeconds: Double) {
+        self.feed = feed
+        self.intervalSeconds = intervalSeconds
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: intervalSeconds)
+                if stopped.load(ordering: .relaxed) { return }
+                if feed.isLoaded { feed.announceExpiries() }
+            }
+        }
+        thread.name = "expiry-announcer"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
     }
 }
