@@ -7,6 +7,9 @@ public final class Session: Sendable {
     public let connectionID: Int
     /// The client's address as throttles count it (``ClientAddress``); nil when it has none.
     public let address: String?
+    /// Where this connection's watch events go; nil for a connection that cannot receive any
+    /// (its watches then report nothing).
+    public let eventSink: (any WatchSink)?
     private let state = Mutex<State>(State())
     private let connected = Atomic<Bool>(true)
 
@@ -16,9 +19,40 @@ public final class Session: Sendable {
         var tokenHash: [UInt8]?
     }
 
-    public init(connectionID: Int, address: String? = nil) {
+    /// The ids of the watches this connection holds.
+    private let watchIDs = Mutex<Set<String>>([])
+
+    public init(connectionID: Int, address: String? = nil, eventSink: (any WatchSink)? = nil) {
         self.connectionID = connectionID
         self.address = address
+        self.eventSink = eventSink
+    }
+
+    /// The watches this connection holds.
+    public var watches: Set<String> { watchIDs.withLock { $0 } }
+
+    /// Whether this connection holds the watch.
+    public func holdsWatch(_ id: String) -> Bool { watchIDs.withLock { $0.contains(id) } }
+
+    /// Adds a watch when fewer than `limit` are held; false otherwise.
+    func addWatch(limit: Int, _ start: () -> String) -> String? {
+        watchIDs.withLock { ids in
+            guard ids.count < limit else { return nil }
+            let id = start()
+            ids.insert(id)
+            return id
+        }
+    }
+
+    /// Forgets a watch; false when not held.
+    func removeWatch(_ id: String) -> Bool { watchIDs.withLock { $0.remove(id) != nil } }
+
+    /// Forgets every watch; returns their ids.
+    func removeAllWatches() -> Set<String> {
+        watchIDs.withLock { ids in
+            defer { ids = [] }
+            return ids
+        }
     }
 
     /// False once the connection has closed: work still queued for it can be dropped.

@@ -24,6 +24,15 @@ public final class Feed: Sendable {
     /// The last change applied; nil until the feed is loaded.
     private let position = Mutex<Int64?>(nil)
     private let catchUps = CatchUpTurns()
+    /// The live watches: changes applied to the feed become their events.
+    public let watches: WatchHub
+    /// Expiries still to announce to watches, and the time up to which they have been: a pin
+    /// counts as visible to watches until then, so every pin a watch saw gets exactly one `gone`.
+    private let expiries: Mutex<ExpiryQueue>
+    /// Held from computing a batch of transitions to publishing it, so watches hear changes in
+    /// the order they were applied even when catch-ups, direct writes and expiry announcements
+    /// run on different threads.
+    private let publishing = Mutex(())
 
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
@@ -33,6 +42,8 @@ public final class Feed: Sendable {
         self.index = ReadWriteLock(PinIndex())
         self.regionIndex = Mutex(RegionIndex.empty)
         self.logger = logger
+        self.watches = WatchHub()
+        self.expiries = Mutex(ExpiryQueue(announcedThrough: Self.now().microseconds))
     }
 
     /// The current time, as pins' times are kept.
@@ -71,6 +82,7 @@ public final class Feed: Sendable {
         try await reloadRegions()
         try await fillMissingCells()
         let fresh = PinIndex()
+        var loadedExpiries: [(expires: Int64, id: String)] = []
         let database = self.database
         var batch = try await database.livePins(after: nil, limit: batchSize)
         while !batch.isEmpty {
@@ -80,6 +92,7 @@ public final class Feed: Sendable {
                 return try await database.livePins(after: after, limit: batchSize)
             }
             for pin in batch {
+                loadedExpiries.append((pin.pin.expires.microseconds, pin.id))
                 do {
                     try fresh.upsert(pin)
                 } catch {
@@ -95,7 +108,13 @@ public final class Feed: Sendable {
             }
         }
         let count = fresh.count
-        index.write { $0 = fresh }
+        index.write { index in
+            index = fresh
+            expiries.withLock { queue in
+                queue.removeAll()
+                for pin in loadedExpiries { queue.push(expires: pin.expires, id: pin.id) }
+            }
+        }
         position.withLock { $0 = place }
         return count
     }
@@ -123,21 +142,20 @@ public final class Feed: Sendable {
             }
             guard let last = page.changes.last else { return }
             var regionsChanged = false
-            index.write { index in
-                for change in page.changes {
-                    switch change.subject {
-                    case .pin(let id, let now?):
-                        do {
-                            try index.upsert(now)
-                        } catch {
-                            logger.error("a pin cannot be indexed", metadata: ["id": "\(id)", "error": "\(error)"])
+            publishing.withLock { _ in
+                let transitions = index.write { index in
+                    var transitions: [PinTransition] = []
+                    for change in page.changes {
+                        switch change.subject {
+                        case .pin(let id, let now):
+                            if let transition = apply(id: id, now, to: index) { transitions.append(transition) }
+                        case .region:
+                            regionsChanged = true
                         }
-                    case .pin(let id, nil):
-                        _ = index.remove(id: id)
-                    case .region:
-                        regionsChanged = true
                     }
+                    return transitions
                 }
+                watches.publish(transitions)
             }
             if regionsChanged { try await reloadRegions() }
             place = last.sequence
@@ -225,18 +243,68 @@ public final class Feed: Sendable {
 
     /// A pin was written or changed.
     public func upsert(_ pin: IndexedPin) {
-        index.write { index in
-            do {
-                try index.upsert(pin)
-            } catch {
-                logger.error("a pin cannot be indexed", metadata: ["id": "\(pin.id)", "error": "\(error)"])
-            }
+        publishing.withLock { _ in
+            let transition = index.write { apply(id: pin.id, pin, to: $0) }
+            if let transition { watches.publish([transition]) }
         }
     }
 
     /// A pin is gone.
     public func remove(id: String) {
-        _ = index.write { $0.remove(id: id) }
+        publishing.withLock { _ in
+            let transition = index.write { apply(id: id, nil, to: $0) }
+            if let transition { watches.publish([transition]) }
+        }
+    }
+
+    /// Puts a pin as it is now (nil: gone) into the index, under its write lock; returns how its
+    /// visibility to watches changed when some watch exists. Every change to a pin goes through here.
+    private func apply(id: String, _ now: IndexedPin?, to index: PinIndex) -> PinTransition? {
+        let before = index.pin(id: id)
+        if let now {
+            do {
+                try index.upsert(now)
+            } catch {
+                logger.error("a pin cannot be indexed", metadata: ["id": "\(id)", "error": "\(error)"])
+                return nil
+            }
+        } else {
+            guard before != nil else { return nil }
+            index.remove(id: id)
+        }
+        return expiries.withLock { queue -> PinTransition? in
+            if let now, before?.pin.expires != now.pin.expires {
+                queue.push(expires: now.pin.expires.microseconds, id: id)
+            }
+            guard watches.count > 0 else { return nil }
+            let transition = PinTransition(before: queue.visible(before), after: queue.visible(now))
+            return transition.before == nil && transition.after == nil ? nil : transition
+        }
+    }
+
+    /// Announces, as `gone` to the watches that saw them, the pins whose `expires` has passed
+    /// since the last call; ``FeedListener`` calls it every second. Returns how many expired.
+    @discardableResult
+    public func announceExpiries() -> Int {
+        let now = Self.now().microseconds
+        return publishing.withLock { _ in announceExpiries(through: now) }
+    }
+
+    private func announceExpiries(through now: Int64) -> Int {
+        let transitions = index.read { index in
+            expiries.withLock { queue -> [PinTransition] in
+                var transitions: [PinTransition] = []
+                while let due = queue.popDue(through: now) {
+                    guard let pin = index.pin(id: due.id), pin.pin.expires.microseconds == due.expires,
+                          let seen = queue.visible(pin) else { continue }
+                    transitions.append(PinTransition(before: seen, after: nil))
+                }
+                queue.announcedThrough = max(queue.announcedThrough, now)
+                return transitions
+            }
+        }
+        watches.publish(transitions)
+        return transitions.count
     }
 
     /// A reply was added under a pin.
@@ -247,7 +315,59 @@ public final class Feed: Sendable {
     /// Drops expired pins from memory; returns how many.
     @discardableResult
     public func purgeExpired() -> Int {
-        let now = Self.now()
+        // Only what watches have been told about: a pin not yet announced stays for its `gone`.
+        let now = Timestamp(microseconds: expiries.withLock { $0.announcedThrough })
         return index.write { $0.removeExpired(now: now) }
+    }
+}
+
+/// Pins by expiry time (a binary min-heap; entries whose pin changed its expiry since are
+/// skipped when they come due), and the time up to which expiries have been announced.
+struct ExpiryQueue {
+    private var heap: [(expires: Int64, id: String)] = []
+    var announcedThrough: Int64
+
+    init(announcedThrough: Int64) {
+        self.announcedThrough = announcedThrough
+    }
+
+    var count: Int { heap.count }
+
+    mutating func removeAll() { heap.removeAll() }
+
+    /// The pin as watches count it: not hidden and not expired by their clock; nil otherwise.
+    func visible(_ pin: IndexedPin?) -> Pin? {
+        guard let pin, !pin.hidden, pin.pin.expires.microseconds > announcedThrough else { return nil }
+        return pin.pin
+    }
+
+    mutating func push(expires: Int64, id: String) {
+        heap.append((expires, id))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].expires < heap[parent].expires else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// The earliest entry when it is due by `time`, taken out.
+    mutating func popDue(through time: Int64) -> (expires: Int64, id: String)? {
+        guard let first = heap.first, first.expires <= time else { return nil }
+        let last = heap.removeLast()
+        if heap.isEmpty { return first }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].expires < heap[smallest].expires { smallest = left }
+            if right < heap.count, heap[right].expires < heap[smallest].expires { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return first
     }
 }

@@ -1,7 +1,9 @@
+import Foundation
 import Logging
 import NIOPosix
 import ScavengerStore
 import ServiceLifecycle
+import Synchronization
 
 /// Loads the feed and keeps it in step with the change log: waits for wake-ups on a
 /// ``ChangeListener`` of its own, on a thread of its own, and catches the feed up after each.
@@ -10,7 +12,7 @@ import ServiceLifecycle
 /// answering what needs the feed with `UNAVAILABLE` until the first load. When the listening
 /// connection breaks it reconnects and replays the log from the feed's place, so no change is
 /// lost and nothing is reloaded. It also catches up now and then without a wake-up (a safety
-/// net), and drops expired pins from memory.
+/// net), announces expiries to watches every second, and drops expired pins from memory.
 public final class FeedListener: Service, Sendable {
     private let feed: Feed
     private let logger: Logger
@@ -21,6 +23,8 @@ public final class FeedListener: Service, Sendable {
     static let waitMilliseconds = 500
     /// Catch-ups without a wake-up, in case one was missed.
     static let safetyCatchUpSeconds = 10.0
+    /// How often expired pins are announced to watches as `gone` (well within the contract's 5 s).
+    static let expiryAnnouncementSeconds = 1.0
 
     /// - Parameter listening: a listener already open (``Feed/startListening()``), if any.
     public init(feed: Feed, logger: Logger, listening: ChangeListener? = nil, purgeIntervalSeconds: Double = 60) {
@@ -34,6 +38,12 @@ public final class FeedListener: Service, Sendable {
         let thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
         defer { thread.shutdownGracefully { _ in } }
+        // Expiries are announced on a clock of their own, on a thread of its own: neither waiting
+        // on the database (a slow catch-up, a lost connection) nor a busy task pool may delay a
+        // watch's `gone`.
+        let announcer = ExpiryAnnouncer(feed: feed, intervalSeconds: Self.expiryAnnouncementSeconds)
+        announcer.start()
+        defer { announcer.stop() }
         await cancelWhenGracefulShutdown {
             var pending = self.initialListener
             var failures = 0
@@ -98,5 +108,33 @@ public final class FeedListener: Service, Sendable {
                 lastPurge = .now
             }
         }
+    }
+}
+
+/// Calls ``Feed/announceExpiries()`` every interval on a thread of its own until stopped.
+final class ExpiryAnnouncer: Sendable {
+    private let feed: Feed
+    private let intervalSeconds: Double
+    private let stopped = Atomic<Bool>(false)
+
+    init(feed: Feed, intervalSeconds: Double) {
+        self.feed = feed
+        self.intervalSeconds = intervalSeconds
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: intervalSeconds)
+                if stopped.load(ordering: .relaxed) { return }
+                if feed.isLoaded { feed.announceExpiries() }
+            }
+        }
+        thread.name = "expiry-announcer"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
     }
 }

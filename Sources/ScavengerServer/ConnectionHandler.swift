@@ -74,6 +74,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var scratch: [UInt8] = []
     /// Largest scratch array kept between replies; a bigger one is given back.
     static let scratchCapacity = 64 * 1024
+    /// Watch events not yet written to the channel (it was above its high-water mark), oldest first.
+    /// (`watch` is nil for an `overflow` line, which goes out although its watch has ended.)
+    private var pendingEvents = CircularBuffer<(watch: String?, line: ByteBuffer)>()
+    private var pendingEventBytes = 0
 
     init(table: CommandTable, board: Board, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
         self.table = table
@@ -98,7 +102,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         connectionID = id
         logger[metadataKey: "connection.id"] = "\(id.number)"
         let address = context.channel.remoteAddress?.ipAddress.flatMap(ClientAddress.key)
-        commandContext = CommandContext(session: Session(connectionID: id.number, address: address), board: board, logger: logger)
+        let sink = ConnectionEventSink(handler: self, eventLoop: context.eventLoop)
+        commandContext = CommandContext(
+            session: Session(connectionID: id.number, address: address, eventSink: sink), board: board, logger: logger)
         if let refusal = id.refusal {
             let message: String
             switch refusal {
@@ -120,7 +126,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connectionID { registry.unregister(connectionID) }
-        commandContext?.session.disconnect()
+        if let session = commandContext?.session {
+            session.disconnect()
+            board.endWatches(session: session)
+        }
+        pendingEvents.removeAll()
+        pendingEventBytes = 0
         logger.debug("connection closed")
         context.fireChannelInactive()
     }
@@ -188,6 +199,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             drainQueue()
+            writePendingEvents()
             flushIfNeeded()
         }
         context.fireChannelWritabilityChanged()
@@ -195,6 +207,58 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func mustHoldReads(_ context: ChannelHandlerContext) -> Bool {
         queue.count >= Self.maximumQueuedLines || queuedBytes >= Self.maximumQueuedBytes || !context.channel.isWritable
+    }
+
+    // MARK: Events
+
+    /// Watch events from the hub, on this connection's event loop: each is one whole line,
+    /// written between replies (a reply is always written whole); while the channel is above its
+    /// high-water mark they wait here, and past `maxEventBytes` waiting the watch at fault gets
+    /// `overflow` and ends.
+    fileprivate func receive(_ events: [WatchEvent]) {
+        guard let context, !finishing, let session = commandContext?.session else { return }
+        for event in events where session.holdsWatch(event.watch) {
+            scratch.removeAll(keepingCapacity: scratch.capacity <= Self.scratchCapacity)
+            EventLine.encode(event, into: &scratch)
+            var line = context.channel.allocator.buffer(capacity: scratch.count)
+            line.writeBytes(scratch)
+            pendingEvents.append((event.watch, line))
+            pendingEventBytes += line.readableBytes
+            if pendingEventBytes > configuration.maxEventBytes { overflow(event.watch, session: session) }
+        }
+        writePendingEvents()
+        flushIfNeeded()
+    }
+
+    /// Drops a watch's waiting events, queues its `overflow` line and ends it.
+    private func overflow(_ watch: String, session: Session) {
+        var kept = CircularBuffer<(watch: String?, line: ByteBuffer)>(initialCapacity: pendingEvents.count)
+        pendingEventBytes = 0
+        for event in pendingEvents where event.watch != watch {
+            kept.append(event)
+            pendingEventBytes += event.line.readableBytes
+        }
+        var line = context.channel.allocator.buffer(capacity: 64)
+        line.writeBytes(EventLine.overflow(watch: watch))
+        kept.append((nil, line))
+        pendingEventBytes += line.readableBytes
+        pendingEvents = kept
+        board.endWatch(watch, session: session)
+        logger.info("watch overflowed: the client does not read its events", metadata: ["watch": "\(watch)"])
+    }
+
+    /// Writes waiting events while the channel takes them.
+    private func writePendingEvents() {
+        guard let context else { return }
+        while context.channel.isWritable, !finishing, let event = pendingEvents.popFirst() {
+            pendingEventBytes -= event.line.readableBytes
+            // A watch ended by UNWATCH since says nothing more.
+            if let watch = event.watch, commandContext?.session.holdsWatch(watch) != true { continue }
+            unflushed = true
+            unflushedBytes += event.line.readableBytes
+            context.write(wrapOutboundOut(event.line), promise: nil)
+            if unflushedBytes >= configuration.outputHighWaterBytes / 2 { flushIfNeeded() }
+        }
     }
 
     // MARK: Requests
@@ -338,5 +402,25 @@ final class ConnectionHandler: ChannelDuplexHandler {
         var buffer = context.channel.allocator.buffer(capacity: scratch.count)
         buffer.writeBytes(scratch)
         return buffer
+    }
+}
+
+/// A connection's watch events, handed from whichever thread publishes them to its event loop.
+/// Holds the handler weakly: the handler's session holds the sink.
+final class ConnectionEventSink: WatchSink {
+    private final class Reference {
+        weak var handler: ConnectionHandler?
+        init(_ handler: ConnectionHandler) { self.handler = handler }
+    }
+
+    private let reference: NIOLoopBound<Reference>
+
+    init(handler: ConnectionHandler, eventLoop: any EventLoop) {
+        self.reference = NIOLoopBound(Reference(handler), eventLoop: eventLoop)
+    }
+
+    func deliver(_ events: [WatchEvent]) {
+        let reference = self.reference
+        reference.eventLoop.execute { reference.value.handler?.receive(events) }
     }
 }

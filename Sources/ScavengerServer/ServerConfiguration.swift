@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     /// that connection until the client has read down to half of it. Default 256 KiB; one reply
     /// may go past it (a photo is up to about 7 MB).
     public var outputHighWaterBytes: Int
+    /// Unsent watch event bytes per connection (beyond what the output high-water mark lets
+    /// into the channel) above which a watch gets `EVENT … overflow` and ends. Default 1 MiB.
+    public var maxEventBytes: Int
     /// Protocol limits (line length, …).
     public var limits: ProtocolLimits
 
@@ -34,10 +37,12 @@ public struct ServerConfiguration: Sendable {
         idleTimeoutSeconds: Int = 300,
         lineTimeoutSeconds: Int = 30,
         outputHighWaterBytes: Int = 256 * 1024,
+        maxEventBytes: Int = 1 << 20,
         limits: ProtocolLimits = ProtocolLimits(),
         tls: TLSSettings? = nil
     ) {
         self.outputHighWaterBytes = outputHighWaterBytes
+        self.maxEventBytes = maxEventBytes
         self.lineTimeoutSeconds = lineTimeoutSeconds
         self.host = host
         self.port = port

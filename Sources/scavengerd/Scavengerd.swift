@@ -83,6 +83,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = 5 * 1024 * 1024
     @Option(help: "Seconds a login session lasts (default 30 days).") var sessionTtl = 30 * 24 * 3600
     @Option(help: "Largest NEARBY radius in metres.") var maxRadius = 50_000.0
+    @Option(help: "Watches one connection may hold at once.") var maxWatchesPerConnection = 16
+    @Option(help: "Unsent watch event bytes per connection before the watch at fault gets an overflow event and ends.")
+    var maxEventBytes = 1 << 20
     @Option(help: "Distinct reporters that hide an item until a moderator decides.") var reportThreshold = 3
     @Option(help: "Seconds a moderator's claim lasts.") var claimSeconds = 15 * 60
     @Option(help: "POSTs per user, as COUNT/SECONDS (a burst of COUNT, refilled over SECONDS), or off.")
@@ -132,6 +135,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard maxRadius > 0, maxRadius <= 20_000_000 else {
             throw ArgumentParser.ValidationError("--max-radius must be within (0, 20000000] metres")
+        }
+        guard maxWatchesPerConnection >= 1, maxEventBytes >= 1024 else {
+            throw ArgumentParser.ValidationError("--max-watches-per-connection must be at least 1 and --max-event-bytes at least 1024")
         }
         guard reportThreshold >= 1, claimSeconds >= 1, defaultBanSeconds >= 1 else {
             throw ArgumentParser.ValidationError("--report-threshold, --claim-seconds and --default-ban-seconds must be at least 1")
@@ -212,7 +218,7 @@ struct Serve: AsyncParsableCommand {
             let hasher = PasswordHasher(parameters: .interactive, threads: passwordThreads)
             let board = Board(feed: feed, passwords: hasher, rules: BoardRules(
                 pins: PinRules(defaultTTLSeconds: defaultTtl, maximumTTLSeconds: maxTtl, maximumPhotoBytes: maxPhotoBytes),
-                feed: FeedRules(maximumRadiusMeters: maxRadius),
+                feed: FeedRules(maximumRadiusMeters: maxRadius, maximumWatchesPerConnection: maxWatchesPerConnection),
                 moderation: ModerationRules(
                     hideThreshold: reportThreshold, claimSeconds: claimSeconds, defaultBanSeconds: defaultBanSeconds,
                     minimumReporterAgeSeconds: reportMinAccountAge),
@@ -233,7 +239,7 @@ struct Serve: AsyncParsableCommand {
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
-                    outputHighWaterBytes: outputBufferBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
+                    outputHighWaterBytes: outputBufferBytes, maxEventBytes: maxEventBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
                 board: board, table: table, logger: logger)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: FeedListener(feed: feed, logger: logger)),

@@ -1,0 +1,39 @@
+// The live feed's vocabulary: what a watch covers, what it reports, where reports go.
+// (The hub that matches pins to watches is ScavengerFeed's WatchHub.)
+
+/// A circle a client watches, with an optional kind.
+public struct WatchArea: Sendable, Equatable {
+    public var lat: Double
+    public var lon: Double
+    public var radius: Double
+    public var kind: PinKind?
+
+    public init(lat: Double, lon: Double, radius: Double, kind: PinKind? = nil) {
+        self.lat = lat
+        self.lon = lon
+        self.radius = radius
+        self.kind = kind
+    }
+}
+
+/// What a watch reports.
+public enum WatchEvent: Sendable, Equatable {
+    /// A pin became visible inside the watch's circle, at `distance` metres from its centre.
+    case pin(watch: String, pin: Pin, distance: Double)
+    /// A pin that was visible inside the circle is gone (deleted, removed, hidden or expired).
+    case gone(watch: String, id: String)
+
+    /// The watch the event belongs to.
+    public var watch: String {
+        switch self {
+        case .pin(let watch, _, _), .gone(let watch, _): return watch
+        }
+    }
+}
+
+/// Where a watch's events go: one per connection. Called with each batch of events in the
+/// order they happened, from any thread, while the hub is locked: it must hand them on (to an
+/// event loop) without blocking and without calling back into the hub.
+public protocol WatchSink: AnyObject, Sendable {
+    func deliver(_ events: [WatchEvent])
+}

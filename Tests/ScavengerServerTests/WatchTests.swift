@@ -1,0 +1,351 @@
+import Foundation
+import Logging
+import Postgres
+import ScavengerBoard
+import ScavengerCore
+import ScavengerFeed
+import ScavengerServer
+import ScavengerStore
+import ScavengerTestSupport
+import Sodium
+import Testing
+
+extension Conversation {
+    /// The next line, which must be an `EVENT`, as JSON.
+    func event() async throws -> JSONObject {
+        guard let line = try await reader.next() else { throw ConnectionClosed(request: "(waiting for an event)") }
+        return try eventJSON(line)
+    }
+
+    /// Starts a watch and returns its id.
+    func watch(_ arguments: String) async throws -> String {
+        try await ok("WATCH \(arguments)")["watch"].string
+    }
+}
+
+/// The JSON of an `EVENT` line.
+func eventJSON(_ line: String) throws -> JSONObject {
+    guard line.hasPrefix("EVENT ") else { throw UnexpectedReply(line: line) }
+    return JSONObject(value: try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)))
+}
+
+@Suite("WATCH: live events over TCP with PostgreSQL", .timeLimit(.minutes(2)))
+struct WatchTests {
+    @Test("pins written inside the circle by this daemon and by another one arrive as NEARBY shows them; DELETE says gone")
+    func eventsFromBothDaemons() async throws {
+        try await withDatabaseServer(listening: true) { address, environment in
+            // A second daemon: its own feed, listener, board and server on the same database.
+            var logger = Logger(label: "second-daemon")
+            logger.logLevel = .warning
+            let otherFeed = Feed(database: Database(pool: environment.pool), logger: logger)
+            let otherHasher = PasswordHasher(parameters: .minimum)
+            let otherListener = FeedListener(feed: otherFeed, logger: logger, listening: try await otherFeed.startListening())
+            let other = Board(feed: otherFeed, passwords: otherHasher, rules: environment.board.rules)
+            try await withServer(board: other, alongside: [otherListener]) { otherAddress, _ in
+                try await eventually("the second daemon's feed is loaded") { otherFeed.isLoaded }
+                try await converse(address) { watcher in
+                    let watch = try await watcher.watch("10 20 1000")
+                    try await converse(address) { writer in
+                        try await writer.register("alice")
+                        let (farLat, farLon) = north(of: 10, 20, metres: 1500)
+                        _ = try await writer.ok("POST \(farLat) \(farLon) far")
+                        let (lat, lon) = north(of: 10, 20, metres: 300)
+                        let id = try await writer.ok("POST \(lat) \(lon) near")["pin"]["id"].string
+
+                        let event = try await watcher.event()
+                        #expect(try event["watch"].string == watch)
+                        #expect(try event["type"].string == "pin")
+                        #expect(try event["pin"]["id"].string == id)
+                        #expect(abs((event["pin"]["distance_m"].double ?? 0) - 300) < 0.01)
+                        let listed = try await writer.ok("NEARBY 10 20 1000")["pins"][0]
+                        #expect(NSDictionary(dictionary: event["pin"].value as? [String: Any] ?? [:])
+                            == NSDictionary(dictionary: listed.value as? [String: Any] ?? [:]))
+
+                        // From the other daemon.
+                        let fromOther = try await converseReturning(otherAddress) { client in
+                            _ = try await client.ok("LOGIN alice password1")
+                            return try await client.ok("POST 10 20 elsewhere")["pin"]["id"].string
+                        }
+                        let second = try await watcher.event()
+                        #expect(try second["type"].string == "pin" && second["pin"]["id"].string == fromOther)
+                        #expect(second["pin"]["distance_m"].double == 0)
+
+                        #expect(try await writer.call("DELETE \(id)") == "OK true")
+                        let gone = try await watcher.event()
+                        #expect(try gone["watch"].string == watch && gone["type"].string == "gone" && gone["id"].string == id)
+                        // A delete through the other daemon.
+                        _ = try await converseReturning(otherAddress) { client in
+                            _ = try await client.ok("LOGIN alice password1")
+                            return try await client.call("DELETE \(fromOther)")
+                        }
+                        let goneOther = try await watcher.event()
+                        #expect(try goneOther["type"].string == "gone" && goneOther["id"].string == fromOther)
+                        #expect(try await watcher.call("PING").hasPrefix("OK "))
+                    }
+                }
+            }
+            await otherHasher.shutdown()
+        }
+    }
+
+    @Test("KIND photo: text pins are not reported")
+    func kindFilter() async throws {
+        try await withDatabaseServer { address, _ in
+            try await converse(address) { watcher in
+                let watch = try await watcher.watch("10 20 500 KIND photo")
+                try await converse(address) { writer in
+                    try await writer.register("alice")
+                    _ = try await writer.ok("POST 10 20 words")
+                    let photo = try await writer.ok("POSTPHOTO 10 20 \(Data(PhotoFixtures.jpeg()).base64EncodedString())")["pin"]["id"].string
+                    let event = try await watcher.event()
+                    #expect(try event["watch"].string == watch && event["pin"]["id"].string == photo)
+                    #expect(try event["pin"]["kind"].string == "photo")
+                }
+            }
+        }
+    }
+
+    @Test("a pin hidden by a report is gone")
+    func goneOnHide() async throws {
+        try await withDatabaseServer(moderationRules: ModerationRules(hideThreshold: 1, minimumReporterAgeSeconds: 0)) { address, _ in
+            try await converse(address) { watcher in
+                let watch = try await watcher.watch("10 20 500")
+                try await converse(address) { writer in
+                    try await writer.register("alice")
+                    let id = try await writer.ok("POST 10 20 spam")["pin"]["id"].string
+                    #expect(try await watcher.event()["pin"]["id"].string == id)
+                    try await converse(address) { reporter in
+                        try await reporter.register("bob")
+                        _ = try await reporter.ok("REPORT \(id) spam")
+                    }
+                    let gone = try await watcher.event()
+                    #expect(try gone["watch"].string == watch && gone["type"].string == "gone" && gone["id"].string == id)
+                }
+            }
+        }
+    }
+
+    @Test("a pin that expires is gone within a few seconds of its expiry")
+    func goneOnExpiry() async throws {
+        try await withDatabaseServer(listening: true) { address, environment in
+            try await converse(address) { watcher in
+                let watch = try await watcher.watch("10 20 500")
+                try await converse(address) { writer in
+                    try await writer.register("alice")
+                    let id = try await writer.ok("POST 10 20 brief")["pin"]["id"].string
+                    #expect(try await watcher.event()["pin"]["id"].string == id)
+                    try await environment.pool.query(
+                        "UPDATE pins SET expires_at = now() + interval '2 seconds' WHERE id = \(id)", idempotent: false)
+                    let expires = ContinuousClock.now + .seconds(2)
+                    // The clock starts once the feed knows the new expiry (the change log's latency
+                    // is not the expiry's) or at the expiry, whichever is later.
+                    let rows = try await environment.pool.query("SELECT max(seq) FROM feed_changes")
+                    let latest = Int64(try rows[0].int(0) as Int)
+                    let feed = environment.feed
+                    try await eventually("the feed has the new expiry", timeout: .seconds(30)) {
+                        let applied: Int64 = feed.appliedChange ?? 0
+                        return applied >= latest
+                    }
+                    let started = max(ContinuousClock.now, expires)
+                    let gone = try await watcher.event()
+                    #expect(try gone["watch"].string == watch && gone["type"].string == "gone" && gone["id"].string == id)
+                    #expect(ContinuousClock.now - started < .seconds(7))
+                }
+            }
+        }
+    }
+
+    @Test("UNWATCH ends a watch; only its connection can; the limit per connection; a closed connection's watches end")
+    func unwatchAndLimits() async throws {
+        try await withDatabaseServer(feedRules: FeedRules(maximumWatchesPerConnection: 2)) { address, environment in
+            try await converse(address) { watcher in
+                let first = try await watcher.watch("10 20 500")
+                let second = try await watcher.watch("10 20 500")
+                #expect(try await watcher.call("WATCH 10 20 500").hasPrefix("ERR BAD_ARGUMENT "))
+                #expect(try await converseReturning(address) { try await $0.call("UNWATCH \(first)") }.hasPrefix("ERR NOT_FOUND "))
+                #expect(try await watcher.call("UNWATCH \(first)") == "OK true")
+                #expect(try await watcher.call("UNWATCH \(first)").hasPrefix("ERR NOT_FOUND "))
+                #expect(try await watcher.call("UNWATCH nonsense").hasPrefix("ERR NOT_FOUND "))
+                try await converse(address) { writer in
+                    try await writer.register("alice")
+                    let one = try await writer.ok("POST 10 20 one")["pin"]["id"].string
+                    let two = try await writer.ok("POST 10 20 two")["pin"]["id"].string
+                    let events = [try await watcher.event(), try await watcher.event()]
+                    #expect(try events.map { try $0["watch"].string } == [second, second])
+                    #expect(try events.map { try $0["pin"]["id"].string } == [one, two])
+                    #expect(try await watcher.call("PING") == "OK \"PONG\"")
+                }
+                // Room again for one.
+                _ = try await watcher.watch("0 0 10")
+                #expect(environment.feed.watches.count == 2)
+            }
+            try await eventually("the closed connection's watches end") { environment.feed.watches.count == 0 }
+        }
+    }
+
+    @Test("WATCH takes NEARBY's argument rules", arguments: [
+        ("WATCH 52.5 13.4 0", "ERR BAD_ARGUMENT radius_m must be greater than 0 and at most 50000"),
+        ("WATCH 52.5 13.4 50000.5", "ERR BAD_ARGUMENT radius_m must be greater than 0 and at most 50000"),
+        ("WATCH 95 13.4 10", "ERR BAD_ARGUMENT latitude must be within [-90, 90]"),
+        ("WATCH 52.5 13.4 10 KIND video", "ERR BAD_ARGUMENT KIND must be text or photo"),
+        ("WATCH 52.5 13.4 10 LIMIT 5", nil),
+        ("WATCH 52.5 13.4", "ERR BAD_ARGUMENT wrong number of arguments for WATCH; usage: WATCH lat lon radius_m [KIND text|photo]"),
+    ])
+    func watchRejects(line: String, expected: String?) async throws {
+        try await withDatabaseServer { address, _ in
+            let reply = try await converseReturning(address) { try await $0.call(line) }
+            if let expected { #expect(reply == expected) } else { #expect(reply.hasPrefix("ERR BAD_ARGUMENT ")) }
+        }
+    }
+
+    @Test("events never split replies: pipelined requests with events between them")
+    func eventsBetweenReplies() async throws {
+        try await withDatabaseServer { address, _ in
+            try await converse(address) { writer in
+                try await writer.register("alice")
+                for index in 0 ..< 20 { _ = try await writer.ok("POST 10 20 \(quoted("seed \(index) " + String(repeating: "x", count: 400)))") }
+                try await TestConnection.talk(address) { watcherWriter, reader in
+                    try await watcherWriter.send("WATCH 10 20 500\n")
+                    let watchLine = try #require(try await reader.next())
+                    #expect(watchLine.hasPrefix("OK "))
+                    let requests = 300
+                    let posted = Task {
+                        try await converseReturning(address) { poster in
+                            try await poster.register("bob")
+                            var ids: [String] = []
+                            for index in 0 ..< 30 { ids.append(try await poster.ok("POST 10 20 \(quoted("live \(index)"))")["pin"]["id"].string) }
+                            return ids
+                        }
+                    }
+                    try await watcherWriter.send(String(repeating: "NEARBY 10 20 500 LIMIT 200\n", count: requests))
+                    var replies = 0
+                    var seen: Set<String> = []
+                    let ids = try await posted.value
+                    while replies < requests || !Set(ids).isSubset(of: seen) {
+                        let line = try #require(try await reader.next())
+                        if line.hasPrefix("OK ") {
+                            replies += 1
+                            _ = try JSONObject(okLine: line)
+                        } else {
+                            let event = try eventJSON(line)
+                            seen.insert(try event["pin"]["id"].string)
+                        }
+                    }
+                    #expect(replies == requests)
+                }
+            }
+        }
+    }
+
+    @Test("a client that does not read its events gets overflow, and that watch ends")
+    func overflow() async throws {
+        let environment = try await TestEnvironment.make()
+        do {
+            let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, outputHighWaterBytes: 16 * 1024, maxEventBytes: 64 * 1024)
+            try await withServer(configuration, board: environment.board, alongside: [try await environment.listener()]) { address, _ in
+                try await converse(address) { writer in
+                    try await writer.register("alice")
+                    try await TestConnection.talk(address) { watcherWriter, reader in
+                        try await watcherWriter.send("WATCH 10 20 500\n")
+                        let watch = try JSONObject(okLine: try #require(try await reader.next()))["watch"].string
+                        // Far more events than the socket buffers, the mark and the bound hold, while nothing is read.
+                        let cell = Grid.cell(lat: 10, lon: 20, level: 0).int64Value
+                        try await environment.pool.query("""
+                            INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, cell)
+                            SELECT 'p' || translate(lpad(g::text, 24, '0'), '0123456789', 'abcdefghij'),
+                                   (SELECT id FROM users LIMIT 1), 10, 20, 'text', repeat('x', 500), now() + interval '1 hour', \(unescaped: String(cell))
+                            FROM generate_series(1, 40000) AS g
+                            """, idempotent: false)
+                        try await eventually("the feed has the pins", timeout: .seconds(60)) { environment.feed.count >= 40000 }
+                        try await eventually("the watch ended", timeout: .seconds(30)) { environment.feed.watches.count == 0 }
+                        // Now read: the pins' events, then overflow, then nothing more of that watch.
+                        var sawOverflow = false
+                        try await watcherWriter.send("PING\n")
+                        while true {
+                            let line = try #require(try await reader.next())
+                            if line.hasPrefix("OK ") {
+                                #expect(line == "OK \"PONG\"")
+                                break
+                            }
+                            let event = try eventJSON(line)
+                            #expect(try event["watch"].string == watch)
+                            #expect(!sawOverflow, "no event after overflow")
+                            if try event["type"].string == "overflow" { sawOverflow = true }
+                        }
+                        #expect(sawOverflow)
+                        #expect(try await writer.call("PING") == "OK \"PONG\"")
+                    }
+                }
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+}
+
+/// A sink that keeps what it is given.
+final class RecordingSink: WatchSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: [WatchEvent] = []
+    var events: [WatchEvent] { lock.withLock { received } }
+    func deliver(_ events: [WatchEvent]) { lock.withLock { received += events } }
+}
+
+@Suite("The watch hub's cell matching")
+struct WatchHubTests {
+    func pin(_ id: String, _ lat: Double, _ lon: Double, kind: PinKind = .text) -> Pin {
+        Pin(
+            id: id, lat: lat, lon: lon, kind: kind, text: "", author: "a", created: Timestamp(microseconds: 0),
+            expires: Timestamp(microseconds: 1), region: nil, photo: nil, replies: 0)
+    }
+
+    @Test("a pin matches exactly the watches whose circle and kind hold it, at any mix of levels")
+    func matchesLikeABruteForce() {
+        let hub = WatchHub()
+        let sink = RecordingSink()
+        var random = SplitMix64(seed: 16)
+        var areas: [String: WatchArea] = [:]
+        for _ in 0 ..< 200 {
+            let area = WatchArea(
+                lat: 48 + Double.random(in: 0 ..< 1, using: &random) * 2, lon: 11 + Double.random(in: 0 ..< 1, using: &random) * 2, radius: [50, 400, 3000, 20_000, 50_000][Int.random(in: 0 ..< 5, using: &random)],
+                kind: [nil, .text, .photo][Int.random(in: 0 ..< 3, using: &random)])
+            areas[hub.add(area, sink: sink)] = area
+        }
+        for index in 0 ..< 2000 {
+            let candidate = pin("p\(index)", 48 + Double.random(in: 0 ..< 1, using: &random) * 2, 11 + Double.random(in: 0 ..< 1, using: &random) * 2, kind: index % 2 == 0 ? .text : .photo)
+            let expected = areas.filter { _, area in
+                (area.kind == nil || area.kind == candidate.kind)
+                    && Geodesy.distance(lat1: area.lat, lon1: area.lon, lat2: candidate.lat, lon2: candidate.lon) <= area.radius
+            }.keys.sorted()
+            #expect(hub.watches(holding: candidate) == expected)
+        }
+    }
+
+    @Test("publish: pin on appearing, gone on leaving, nothing for a change inside; removed watches hear nothing")
+    func publish() {
+        let hub = WatchHub()
+        let sink = RecordingSink()
+        let near = hub.add(WatchArea(lat: 0, lon: 0, radius: 100), sink: sink)
+        let wide = hub.add(WatchArea(lat: 0, lon: 0, radius: 10_000), sink: sink)
+        let inside = pin("a", 0.0001, 0)
+        let outsideNear = pin("a", 0.01, 0)
+        hub.publish([PinTransition(before: nil, after: inside)])
+        hub.publish([PinTransition(before: inside, after: inside)])
+        hub.publish([PinTransition(before: inside, after: outsideNear)])
+        hub.publish([PinTransition(before: outsideNear, after: nil)])
+        #expect(hub.remove(id: near))
+        #expect(!hub.remove(id: near))
+        hub.publish([PinTransition(before: nil, after: inside)])
+        let summary = sink.events.map { event -> String in
+            switch event {
+            case .pin(let watch, let pin, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") pin \(pin.id)"
+            case .gone(let watch, let id): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") gone \(id)"
+            }
+        }
+        #expect(summary.sorted() == ["near gone a", "near pin a", "wide gone a", "wide pin a", "wide pin a"].sorted())
+        #expect(summary.first?.hasSuffix("pin a") == true)
+        #expect(hub.count == 1)
+    }
+}
