@@ -254,3 +254,34 @@ pg_database_url() {
 redact_url() {
     sed -E 's#(://[^:/@]*):[^@/]*@#\1:***@#' <<<"$1"
 }
+
+# ---------------------------------------------------------------------------------------------
+# A headless browser for the web page tests: Debian's chromium and chromium-driver, and selenium
+# from PyPI in a virtual environment of this checkout's own (.data/venv, gitignored).
+# ---------------------------------------------------------------------------------------------
+
+SCAVENGER_BROWSER_PACKAGES="chromium chromium-driver python3-venv"
+
+# Installs what the browser tests need; sets BROWSER_PYTHON to the venv's python.
+ensure_browser() {
+    local pkg missing=()
+    for pkg in $SCAVENGER_BROWSER_PACKAGES; do
+        package_installed "$pkg" || missing+=("$pkg")
+    done
+    if ((${#missing[@]} > 0)); then
+        log "installing missing packages: ${missing[*]}"
+        as_root apt-get update
+        as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends "${missing[@]}"
+    fi
+    local venv="$PROJECT_ROOT/.data/venv"
+    if [[ ! -x $venv/bin/python ]]; then
+        log "creating a Python virtual environment in $venv"
+        python3 -m venv "$venv"
+    fi
+    if ! "$venv/bin/python" -c 'import selenium' >/dev/null 2>&1; then
+        log "installing selenium from PyPI into $venv"
+        "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
+    fi
+    BROWSER_PYTHON="$venv/bin/python"
+}

@@ -7,10 +7,12 @@
 # started, or reused if already running, and the database `scavenger_test` is dropped and
 # created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
 #
-# After the tests, the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL cluster
-# of its own; SCAVENGER_SKIP_CHAOS=1 skips it), then a short fuzzing run of the request-line parser
-# (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz); SCAVENGER_SKIP_FUZZ=1 skips it.
-# The exit code is swift test's when it failed, else the first failure of the two runs after it.
+# After the tests: the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
+# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); the demo page in headless Chromium
+# (scripts/browser/demo_test.py, after installing chromium, chromium-driver and selenium into
+# .data/venv; SCAVENGER_SKIP_BROWSER=1 skips it); then a short fuzzing run of the request-line
+# parser (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1
+# skips it). The exit code is swift test's when it failed, else the first failure after it.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -39,6 +41,7 @@ else
     pg_recreate_database scavenger_test
     SCAVENGER_TEST_DATABASE_URL=$(pg_database_url scavenger_test)
     export SCAVENGER_TEST_DATABASE_URL
+    LOCAL_CLUSTER=1
     log "test database (local cluster): $SCAVENGER_TEST_DATABASE_URL"
 fi
 
@@ -60,6 +63,23 @@ else
     scripts/chaos.sh --short --scavengerd "$(swift build --show-bin-path)/scavengerd" || chaos_status=$?
     log "the fault-injection run exited with $chaos_status"
     if ((status == 0)); then status=$chaos_status; fi
+fi
+
+# The demo page in headless Chromium, against a daemon of its own on a database of its own.
+if [[ ${SCAVENGER_SKIP_BROWSER:-0} == 1 ]]; then
+    log "skipping the browser test (SCAVENGER_SKIP_BROWSER=1)"
+elif [[ ${LOCAL_CLUSTER:-0} != 1 ]]; then
+    log "skipping the browser test: it needs the local cluster (a database of its own), not DATABASE_URL"
+else
+    browser_status=0
+    ensure_browser
+    pg_recreate_database scavenger_browser
+    daemon="$(swift build --show-bin-path)/scavengerd"
+    browser_url=$(pg_database_url scavenger_browser)
+    DATABASE_URL=$browser_url "$daemon" migrate --migrations db >/dev/null
+    "$BROWSER_PYTHON" scripts/browser/demo_test.py "$daemon" "$browser_url" .data/browser || browser_status=$?
+    log "the browser test exited with $browser_status (screenshots in .data/browser)"
+    if ((status == 0)); then status=$browser_status; fi
 fi
 
 if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then

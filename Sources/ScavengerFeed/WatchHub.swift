@@ -45,6 +45,10 @@ public final class WatchHub: Sendable {
     /// Watches held.
     public var count: Int { watchCount.load(ordering: .relaxed) }
 
+    /// Events handed to connections so far (for metrics).
+    public var eventsPublished: Int { published.load(ordering: .relaxed) }
+    private let published = Atomic<Int>(0)
+
     /// Starts a watch; returns its id.
     public func add(_ area: WatchArea, sink: any WatchSink) -> String {
         let cover = Grid.cover(lat: area.lat, lon: area.lon, radius: area.radius, maxCells: maximumCells)
@@ -129,6 +133,7 @@ public final class WatchHub: Sendable {
             }
             for key in order {
                 let batch = batches[key]!
+                published.add(batch.events.count, ordering: .relaxed)
                 batch.sink.deliver(batch.events)
             }
         }

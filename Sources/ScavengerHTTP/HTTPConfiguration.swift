@@ -17,11 +17,16 @@ public struct HTTPConfiguration: Sendable {
     public var healthCacheSeconds: Double
     /// How long `/healthz` (and `/metrics`' moderation count) waits for the database.
     public var databaseCheckTimeoutSeconds: Double
+    /// Watch events waiting for a slow WebSocket before the watch at fault overflows
+    /// (`--max-event-bytes`).
+    public var maxEventBytes: Int
 
     public init(
         host: String = "127.0.0.1", port: Int, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 64,
-        limits: ProtocolLimits = ProtocolLimits(), healthCacheSeconds: Double = 2, databaseCheckTimeoutSeconds: Double = 2
+        limits: ProtocolLimits = ProtocolLimits(), healthCacheSeconds: Double = 2, databaseCheckTimeoutSeconds: Double = 2,
+        maxEventBytes: Int = 1 << 20
     ) {
+        self.maxEventBytes = maxEventBytes
         self.host = host
         self.port = port
         self.maxConnections = maxConnections

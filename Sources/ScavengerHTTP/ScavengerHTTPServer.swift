@@ -7,6 +7,7 @@ import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
 import ScavengerProtocol
+import Synchronization
 import ScavengerStore
 import ServiceLifecycle
 
@@ -33,6 +34,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
     private let table: CommandTable
     private let metrics: DaemonMetrics
     private let health: HealthCheck
+    /// Watch events already added to `scavenger_events_total`.
+    private let eventsCounted = Mutex(0)
     private let otherConnections: @Sendable () -> Int
     private let logger: Logger
     private let connections = WebSocketConnections()
@@ -84,7 +87,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
             return response
         }
         let session = WebSocketSession(
-            table: table, board: board, maxLineBytes: configuration.limits.maxLineBytes, logger: logger)
+            table: table, board: board, maxLineBytes: configuration.limits.maxLineBytes,
+            maxEventBytes: configuration.maxEventBytes, logger: logger)
         // Admitted once upgraded, like a TCP connection: one past the limits hears
         // `ERR UNAVAILABLE …` and the socket closes.
         router.ws("/ws") { inbound, outbound, context in
@@ -132,6 +136,14 @@ public final class ScavengerHTTPServer: Service, Sendable {
     private func refreshGauges() async {
         metrics.connections.record(otherConnections() + connections.count)
         metrics.feedPins.record(board.feed.isLoaded ? board.feed.count : 0)
+        metrics.watches.record(board.feed.watches.count)
+        // The hub counts events; the counter moves by what it counted since the last scrape.
+        let published = board.feed.watches.eventsPublished
+        let counted = eventsCounted.withLock { counted in
+            defer { counted = max(counted, published) }
+            return counted
+        }
+        if published > counted { metrics.events.increment(by: Int64(published - counted)) }
         let store = board.store
         if let open = await withTimeout(seconds: configuration.databaseCheckTimeoutSeconds, { try await store.openModerationItemCount() }) {
             metrics.moderationOpenItems.record(open)

@@ -53,18 +53,44 @@ struct RefusedConnection: Error {
 }
 
 /// One WebSocket: each text message is one request line through the command table, answered in
-/// order, each reply one text message without its newline.
+/// order, each reply one text message without its newline; watch events arrive between replies,
+/// one text message each.
 struct WebSocketSession {
     let table: CommandTable
     let board: Board
     let maxLineBytes: Int
+    let maxEventBytes: Int
     let logger: Logger
 
     func serve(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, connectionID: Int, address: String?
     ) async throws {
-        let session = Session(connectionID: connectionID, address: address)
-        defer { session.disconnect() }
+        let events = WebSocketEvents(maxBytes: maxEventBytes)
+        let session = Session(connectionID: connectionID, address: address, eventSink: events)
+        events.bind(session)
+        // Events are written by a task of their own; each is one frame, so they never split a reply.
+        let board = self.board
+        let writer = Task {
+            while let batch = await events.next() {
+                for event in batch.events {
+                    if let watch = event.watch, !session.holdsWatch(watch) { continue }
+                    try await outbound.write(.text(event.text))
+                }
+                for watch in batch.overflowed { board.endWatch(watch, session: session) }
+            }
+        }
+        defer {
+            session.disconnect()
+            events.close()
+            writer.cancel()
+            board.endWatches(session: session)
+        }
+        try await answer(inbound: inbound, outbound: outbound, session: session, connectionID: connectionID)
+    }
+
+    private func answer(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: Session, connectionID: Int
+    ) async throws {
         var logger = self.logger
         logger[metadataKey: "connection.id"] = "\(connectionID)"
         let context = CommandContext(session: session, board: board, logger: logger)

@@ -249,7 +249,8 @@ struct Serve: AsyncParsableCommand {
                 services.append(.init(service: ScavengerHTTPServer(
                     configuration: HTTPConfiguration(
                         host: host, port: httpPort, maxConnections: fitting.connections,
-                        maxConnectionsPerAddress: maxConnectionsPerAddress, limits: ProtocolLimits(maxLineBytes: maxLineBytes)),
+                        maxConnectionsPerAddress: maxConnectionsPerAddress, limits: ProtocolLimits(maxLineBytes: maxLineBytes),
+                        maxEventBytes: maxEventBytes),
                     board: board, table: table, metrics: metrics, otherConnections: { server.openConnections },
                     logger: logger)))
             }

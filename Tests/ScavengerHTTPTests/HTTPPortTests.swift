@@ -44,6 +44,36 @@ struct HTTPPortTests {
         await environment.shutdown()
     }
 
+    @Test("WATCH over a WebSocket: a pin posted on the TCP port arrives as an EVENT message, gone when deleted")
+    func watchOverWebSocket() async throws {
+        let environment = try await TestBoard.make()
+        do {
+            try await withHTTPServer(board: environment.board) { http, tcp, _ in
+                try await withWebSocket(http) { ws in
+                    let watch = try #require(try await ws.call("WATCH 48.85 2.35 500"))
+                    #expect(watch.hasPrefix(#"OK {"watch":"#), "\(watch)")
+                    let id = try #require(WebSocketConversation.field("watch", in: watch))
+                    let token = try #require(WebSocketConversation.field(
+                        "token", in: try await tcpCall(tcp, "REGISTER bob bob@example.org password1")))
+                    let posted = try await tcpCall(tcp, "AUTH \(token)\nPOST 48.851 2.351 \"seen live\"", replies: 2)
+                    let pin = try #require(WebSocketConversation.field("id", in: posted))
+                    let event = try #require(try await ws.next())
+                    #expect(event.hasPrefix("EVENT {\"watch\":\"\(id)\",\"type\":\"pin\""), "\(event)")
+                    #expect(event.contains("seen live") && event.contains("distance_m") && !event.hasSuffix("\n"))
+                    // A request still gets its reply, and events never split it.
+                    #expect(try await ws.call("PING") == "OK \"PONG\"")
+                    _ = try await tcpCall(tcp, "AUTH \(token)\nDELETE \(pin)", replies: 2)
+                    #expect(try await ws.next() == "EVENT {\"watch\":\"\(id)\",\"type\":\"gone\",\"id\":\"\(pin)\"}")
+                    #expect(try await ws.call("UNWATCH \(id)") == "OK true")
+                }
+            }
+        } catch {
+            await environment.shutdown()
+            throw error
+        }
+        await environment.shutdown()
+    }
+
     @Test("requests sent back to back are answered in order")
     func pipelinedInOrder() async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
@@ -244,8 +274,9 @@ extension WebSocketConversation {
     }
 }
 
-/// One request over a fresh TCP connection to the line port, and its reply line.
-func tcpCall(_ address: SocketAddress, _ line: String) async throws -> String {
+/// Sends `line` (one request, or several joined by newlines) on a new TCP connection; returns the
+/// last of the first `replies` reply lines.
+func tcpCall(_ address: SocketAddress, _ line: String, replies: Int = 1) async throws -> String {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connect(host: "127.0.0.1", port: address.port!) { channel in
             channel.eventLoop.makeCompletedFuture {
@@ -257,9 +288,9 @@ func tcpCall(_ address: SocketAddress, _ line: String) async throws -> String {
         var data = ByteBuffer()
         for try await var chunk in inbound {
             data.writeBuffer(&chunk)
-            if data.readableBytesView.contains(UInt8(ascii: "\n")) { break }
+            if data.readableBytesView.filter({ $0 == UInt8(ascii: "\n") }).count >= replies { break }
         }
-        return String(String(buffer: data).prefix { $0 != "\n" })
+        return String(String(buffer: data).split(separator: "\n")[replies - 1])
     }
 }
 
