@@ -16,7 +16,9 @@ public struct PostgresConfiguration: Sendable {
     /// opening one, and the work itself. Past it the caller gets ``PostgresError/Code/timeout``,
     /// the running statement is cancelled and its connection closed. Sessions also get it as
     /// `statement_timeout`, and three quarters of it as `lock_timeout` (a lock wait then fails
-    /// on its own, as ``PostgresError/Code/timeout``). Nil (the default): no deadline.
+    /// on its own, as ``PostgresError/Code/timeout``), and as `idle_in_transaction_session_timeout`
+    /// (a transaction whose client went quiet ends and frees its locks). Nil (the default): no
+    /// deadline.
     public var commandTimeout: Duration?
     /// TCP keepalives (libpq's `keepalives_idle`, `keepalives_interval`, `keepalives_count`):
     /// a silent peer is given up after about idle + interval × count seconds. Default 15, 5, 3.
@@ -153,6 +155,9 @@ public final class PostgresConnection: @unchecked Sendable {
         if let milliseconds = configuration.commandTimeoutMilliseconds {
             // A lock wait gives up first, with an error of its own (55P03), leaving the session usable.
             settings += "; SET statement_timeout = \(milliseconds); SET lock_timeout = \(max(1, milliseconds * 3 / 4))"
+            // A transaction whose client has gone quiet (a partition) must not keep its locks:
+            // the server ends it once it has waited for the client that long.
+            settings += "; SET idle_in_transaction_session_timeout = \(milliseconds)"
         }
         try connection.execute(script: settings)
         return connection

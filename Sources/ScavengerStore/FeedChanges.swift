@@ -95,8 +95,9 @@ extension Database {
 
     /// Takes the lock that numbers the change log in commit order, for a transaction that locks
     /// pin or region rows before it changes them (so that it never holds a row another
-    /// transaction, holding this lock, waits for). See `db/0008_feed_changes.sql`.
+    /// transaction, holding this lock, waits for). One lock per schema; see
+    /// `db/0008_feed_changes.sql` and `db/0009_feed_changes_lock_per_schema.sql`.
     static func lockFeedChanges(_ connection: PostgresConnection) throws {
-        try connection.query("SELECT pg_advisory_xact_lock(7467, 1)")
+        try connection.query("SELECT pg_advisory_xact_lock(7467, hashtext(current_schema()))")
     }
 }
