@@ -46,9 +46,10 @@ package_installed() {
     [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == "install ok installed" ]]
 }
 
-ensure_packages() {
+# Installs those of the named Debian packages that are missing.
+install_missing_packages() {
     local pkg missing=()
-    for pkg in $SCAVENGER_PACKAGES; do
+    for pkg in "$@"; do
         package_installed "$pkg" || missing+=("$pkg")
     done
     if ((${#missing[@]} > 0)); then
@@ -57,6 +58,11 @@ ensure_packages() {
         as_root env DEBIAN_FRONTEND=noninteractive \
             apt-get install -y --no-install-recommends "${missing[@]}"
     fi
+}
+
+ensure_packages() {
+    # shellcheck disable=SC2086  # a list of package names
+    install_missing_packages $SCAVENGER_PACKAGES
 }
 
 # The Swift toolchain is not a Debian package: it must be installed by hand.
@@ -264,16 +270,8 @@ SCAVENGER_BROWSER_PACKAGES="chromium chromium-driver python3-venv"
 
 # Installs what the browser tests need; sets BROWSER_PYTHON to the venv's python.
 ensure_browser() {
-    local pkg missing=()
-    for pkg in $SCAVENGER_BROWSER_PACKAGES; do
-        package_installed "$pkg" || missing+=("$pkg")
-    done
-    if ((${#missing[@]} > 0)); then
-        log "installing missing packages: ${missing[*]}"
-        as_root apt-get update
-        as_root env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y --no-install-recommends "${missing[@]}"
-    fi
+    # shellcheck disable=SC2086  # a list of package names
+    install_missing_packages $SCAVENGER_BROWSER_PACKAGES
     local venv="$PROJECT_ROOT/.data/venv"
     if [[ ! -x $venv/bin/python ]]; then
         log "creating a Python virtual environment in $venv"

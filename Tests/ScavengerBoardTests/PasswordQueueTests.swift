@@ -1,4 +1,5 @@
 import ScavengerBoard
+import ScavengerTestSupport
 import Sodium
 import Synchronization
 import Testing
@@ -66,26 +67,6 @@ struct PasswordQueueTests {
         let hash = try await queue.run(first: false, isWanted: { true }) { hasher in try await hasher.hash("password1") }
         #expect(PasswordHasher.verifySync("password1", against: hash))
         await hasher.shutdown()
-    }
-}
-
-/// A gate work can wait at until the test opens it.
-final class Gate: Sendable {
-    private let waiters = Mutex<[CheckedContinuation<Void, Never>]?>([])
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let open = waiters.withLock { waiters -> Bool in
-                guard waiters != nil else { return true }
-                waiters!.append(continuation)
-                return false
-            }
-            if open { continuation.resume() }
-        }
-    }
-
-    func open() {
-        for waiter in waiters.withLock({ waiters in defer { waiters = nil }; return waiters ?? [] }) { waiter.resume() }
     }
 }
 

@@ -5,6 +5,7 @@ import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
+import ScavengerTestSupport
 import Sodium
 import Synchronization
 import Testing
@@ -228,26 +229,6 @@ struct AbuseControlTests {
             }
             await otherHasher.shutdown()
         }
-    }
-}
-
-/// A gate work can wait at until the test opens it.
-final class Gate: Sendable {
-    private let waiters = Mutex<[CheckedContinuation<Void, Never>]?>([])
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let open = waiters.withLock { waiters -> Bool in
-                guard waiters != nil else { return true }
-                waiters!.append(continuation)
-                return false
-            }
-            if open { continuation.resume() }
-        }
-    }
-
-    func open() {
-        for waiter in waiters.withLock({ waiters in defer { waiters = nil }; return waiters ?? [] }) { waiter.resume() }
     }
 }
 
