@@ -80,7 +80,11 @@ struct FaultTests {
         configuration.commandTimeout = .seconds(1)
         let pool = PostgresPool(configuration: configuration, maxConnections: 2)
         try await pool.query("CREATE TABLE t (v int)")
-        let holder = try PostgresConnection.connect(configuration)
+        // The lock holder sits idle in its transaction on purpose: without a deadline of its
+        // own, or the server would end it (idle_in_transaction_session_timeout) on a slow host.
+        var holding = configuration
+        holding.commandTimeout = nil
+        let holder = try PostgresConnection.connect(holding)
         try holder.query("BEGIN")
         try holder.query("LOCK TABLE t IN ACCESS EXCLUSIVE MODE")
         let (elapsed, error) = await Self.timed {
