@@ -49,6 +49,7 @@ let package = Package(
         .target(name: "ScavengerStore", dependencies: [
             "ScavengerCore", "ScavengerGeography", "GEOS", "Postgres",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // The live feed: the pin index loaded from the store and kept in step with it.
         .target(name: "ScavengerFeed", dependencies: [

@@ -39,6 +39,7 @@ public final class PostgresPool: Sendable {
     /// A task waiting for a lease; `deliver` is called outside the lock.
     private struct Waiter: Sendable {
         let id: Int
+        let queuedAt: ContinuousClock.Instant
         let deliver: @Sendable (Result<Lease, PostgresError>) -> Void
     }
 
@@ -54,6 +55,37 @@ public final class PostgresPool: Sendable {
         var connecting = 0
         /// Cancel requests being sent.
         var cancelling = 0
+        /// Calls that found no connection free and queued, ever.
+        var waits = 0
+        /// The time queued calls spent queued, summed as each left the queue.
+        var waited: Duration = .zero
+
+        /// Takes the oldest waiter off the queue, counting the time it waited.
+        mutating func dequeueFirst(at now: ContinuousClock.Instant) -> Waiter {
+            let waiter = waiters.removeFirst()
+            waited += now - waiter.queuedAt
+            return waiter
+        }
+
+        /// Takes every waiter off the queue, counting the time they waited.
+        mutating func dequeueAll(at now: ContinuousClock.Instant) -> [Waiter] {
+            defer { waiters = [] }
+            for waiter in waiters { waited += now - waiter.queuedAt }
+            return waiters
+        }
+    }
+
+    /// How often calls had to wait for a connection and for how long, since the pool started:
+    /// `waiting` is the queue now, `waits` every call that queued, `waited` their summed wait.
+    public struct WaitStatistics: Sendable, Equatable {
+        public var waiting: Int
+        public var waits: Int
+        public var waited: Duration
+    }
+
+    /// The pool's queue, for metrics.
+    public var waitStatistics: WaitStatistics {
+        state.withLock { WaitStatistics(waiting: $0.waiters.count, waits: $0.waits, waited: $0.waited) }
     }
 
     /// What a lease starts with. `openNew` has already counted itself in `connecting`.
@@ -83,9 +115,7 @@ public final class PostgresPool: Sendable {
             let idle = state.idle
             state.idle = []
             state.open -= idle.count
-            let waiters = state.waiters
-            state.waiters = []
-            return (idle, waiters)
+            return (idle, state.dequeueAll(at: .now))
         }
         for waiter in waiters {
             waiter.deliver(.failure(Self.closedError))
@@ -208,8 +238,9 @@ public final class PostgresPool: Sendable {
             }
             let id = state.nextWaiterID
             state.nextWaiterID += 1
+            state.waits += 1
             call.waiterID = id
-            state.waiters.append(Waiter(id: id) { [self] result in
+            state.waiters.append(Waiter(id: id, queuedAt: now) { [self] result in
                 switch result {
                 case .success(let lease): run(call, lease, body)
                 case .failure(let error): call.finish(.failure(error))
@@ -229,7 +260,7 @@ public final class PostgresPool: Sendable {
         if let id = call.waiterID {
             let removed = state.withLock { state in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
-                state.waiters.remove(at: index)
+                state.waited += .now - state.waiters.remove(at: index).queuedAt
                 return true
             }
             if removed {
@@ -387,16 +418,14 @@ public final class PostgresPool: Sendable {
                 state.open -= 1
                 guard !state.closed, !state.waiters.isEmpty else { return [] }
                 guard state.backoff.allowsConnect(at: now, connecting: state.connecting) else {
-                    let waiters = state.waiters
-                    state.waiters = []
-                    return waiters.map { ($0, .failure(Self.unreachableError)) }
+                    return state.dequeueAll(at: now).map { ($0, .failure(Self.unreachableError)) }
                 }
                 state.open += 1
                 state.connecting += 1
-                return [(state.waiters.removeFirst(), .success(.openNew))]
+                return [(state.dequeueFirst(at: now), .success(.openNew))]
             }
             if !state.waiters.isEmpty {
-                return [(state.waiters.removeFirst(), .success(.existing(Idle(connection: connection, since: now))))]
+                return [(state.dequeueFirst(at: now), .success(.existing(Idle(connection: connection, since: now))))]
             }
             state.idle.append(Idle(connection: connection, since: now))
             return []

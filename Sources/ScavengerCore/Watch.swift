@@ -22,11 +22,14 @@ public enum WatchEvent: Sendable, Equatable {
     case pin(watch: String, pin: Pin, distance: Double)
     /// A pin that was visible inside the circle is gone (deleted, removed, hidden or expired).
     case gone(watch: String, id: String)
+    /// Events for the watch were lost (the feed reloaded from scratch): it ends, and the client
+    /// re-reads with NEARBY and watches again, as after its own connection's overflow.
+    case overflow(watch: String)
 
     /// The watch the event belongs to.
     public var watch: String {
         switch self {
-        case .pin(let watch, _, _), .gone(let watch, _): return watch
+        case .pin(let watch, _, _), .gone(let watch, _), .overflow(let watch): return watch
         }
     }
 }

@@ -136,6 +136,8 @@ public final class Feed: Sendable {
                 // `expire` trimmed the log past this feed's place: start again from a full load.
                 logger.warning("the change log no longer reaches this feed's place; reloading", metadata: ["place": "\(place)"])
                 try await load()
+                // What changed meanwhile is not known pin by pin: every watch hears `overflow`.
+                publishing.withLock { _ in watches.overflowAll() }
                 guard let reloaded = appliedChange else { return }
                 place = reloaded
                 continue

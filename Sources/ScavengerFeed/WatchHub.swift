@@ -103,6 +103,21 @@ public final class WatchHub: Sendable {
         state.withLock { matches(pin, in: $0).map(\.id).sorted() }
     }
 
+    /// Tells every watch its events were lost (`overflow`); each sink ends its watches. For a
+    /// feed that reloads from scratch, whose changes in between are not known one by one.
+    public func overflowAll() {
+        state.withLock { state in
+            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
+            for (id, watch) in state.watches.sorted(by: { $0.key < $1.key }) {
+                batches[ObjectIdentifier(watch.sink), default: (watch.sink, [])].events.append(.overflow(watch: id))
+            }
+            for batch in batches.values {
+                published.add(batch.events.count, ordering: .relaxed)
+                batch.sink.deliver(batch.events)
+            }
+        }
+    }
+
     /// Turns visibility changes into events and hands each sink its own, in order: `gone` for a
     /// watch that saw the pin before and not after, `pin` for one that sees it after and not before.
     public func publish(_ transitions: [PinTransition]) {

@@ -1,8 +1,10 @@
 import CoreMetrics
+import Postgres
 import Prometheus
 import ScavengerFeed
 import ScavengerProtocol
 import ScavengerStore
+import Synchronization
 
 /// The daemon's gauges and counters besides the per-request ones (``RequestMetrics``), and the
 /// registry `/metrics` prints.
@@ -15,11 +17,15 @@ public final class DaemonMetrics: Sendable {
     let connections: CoreMetrics.Gauge
     let feedPins: CoreMetrics.Gauge
     let moderationOpenItems: CoreMetrics.Gauge
-    /// Open WATCH subscriptions. Nothing sets it yet: the WATCH command's code should
-    /// `increment()`/`decrement()` it (or `record` the count) when it lands.
-    public let watches: CoreMetrics.Gauge
-    /// Events pushed to watchers. Nothing counts them yet: WATCH's delivery should `increment()` it.
-    public let events: CoreMetrics.Counter
+    /// Open WATCH subscriptions, read from the feed's hub on scrape.
+    let watches: CoreMetrics.Gauge
+    /// Events the hub published, mirrored from its count on scrape.
+    let events: MirroredCounter
+    /// Calls that queued for a database connection, and their summed wait, mirrored from the pool.
+    let poolWaits: MirroredCounter
+    let poolWaitSeconds: MirroredCounter
+    /// Calls queued for a database connection now.
+    let poolWaiting: CoreMetrics.Gauge
 
     /// Metrics into `registry`, through a Prometheus factory of its own (tests), or through
     /// `factory` when given (the daemon passes the bootstrapped `MetricsSystem.factory`, which
@@ -32,11 +38,19 @@ public final class DaemonMetrics: Sendable {
         feedPins = CoreMetrics.Gauge(label: "scavenger_feed_pins", factory: factory)
         moderationOpenItems = CoreMetrics.Gauge(label: "scavenger_moderation_open_items", factory: factory)
         watches = CoreMetrics.Gauge(label: "scavenger_watches", factory: factory)
-        events = CoreMetrics.Counter(label: "scavenger_events_total", factory: factory)
-        watches.record(0)
-        connections.record(0)
-        feedPins.record(0)
-        moderationOpenItems.record(0)
+        events = MirroredCounter(label: "scavenger_events_total", factory: factory)
+        poolWaits = MirroredCounter(label: "scavenger_db_pool_waits_total", factory: factory)
+        poolWaitSeconds = MirroredCounter(label: "scavenger_db_pool_wait_seconds_total", factory: factory)
+        poolWaiting = CoreMetrics.Gauge(label: "scavenger_db_pool_waiting", factory: factory)
+        for gauge in [watches, connections, feedPins, moderationOpenItems, poolWaiting] { gauge.record(0) }
+    }
+
+    /// Mirrors the pool's queue: waits so far, their summed time, and callers waiting now.
+    func record(_ pool: PostgresPool.WaitStatistics) {
+        poolWaits.follow(Double(pool.waits))
+        let (seconds, attoseconds) = pool.waited.components
+        poolWaitSeconds.follow(Double(seconds) + Double(attoseconds) / 1e18)
+        poolWaiting.record(pool.waiting)
     }
 
     /// Per-request counters for `table`'s commands, in this registry.
@@ -55,6 +69,8 @@ public final class DaemonMetrics: Sendable {
     static func prometheusFactory(_ registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["scavenger_request_duration_seconds"] = requestDurationBuckets
+        // Groups run from one pin to the group commit's batch limit (64).
+        factory.valueHistogramBuckets[Database.groupSizeLabel] = [1, 2, 4, 8, 16, 32, 64]
         return factory
     }
 
@@ -64,5 +80,27 @@ public final class DaemonMetrics: Sendable {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(prometheusFactory(registry))
         return DaemonMetrics(registry: registry, factory: MetricsSystem.factory)
+    }
+}
+
+/// A Prometheus counter that follows a running total kept elsewhere (the watch hub's events, the
+/// pool's waits): on each scrape it moves by what the total gained since the last one, so the
+/// code that keeps the total pays nothing for metrics.
+final class MirroredCounter: Sendable {
+    private let counter: FloatingPointCounter
+    private let followed = Mutex(0.0)
+
+    init(label: String, factory: any MetricsFactory) {
+        counter = FloatingPointCounter(label: label, factory: factory)
+        counter.increment(by: 0)
+    }
+
+    /// Moves the counter up to `total`; a smaller total (never expected) is ignored.
+    func follow(_ total: Double) {
+        let gain = followed.withLock { followed in
+            defer { followed = max(followed, total) }
+            return total - followed
+        }
+        if gain > 0 { counter.increment(by: gain) }
     }
 }

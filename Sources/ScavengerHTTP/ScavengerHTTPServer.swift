@@ -34,8 +34,6 @@ public final class ScavengerHTTPServer: Service, Sendable {
     private let table: CommandTable
     private let metrics: DaemonMetrics
     private let health: HealthCheck
-    /// Watch events already added to `scavenger_events_total`.
-    private let eventsCounted = Mutex(0)
     private let otherConnections: @Sendable () -> Int
     private let logger: Logger
     private let connections = WebSocketConnections()
@@ -137,13 +135,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
         metrics.connections.record(otherConnections() + connections.count)
         metrics.feedPins.record(board.feed.isLoaded ? board.feed.count : 0)
         metrics.watches.record(board.feed.watches.count)
-        // The hub counts events; the counter moves by what it counted since the last scrape.
-        let published = board.feed.watches.eventsPublished
-        let counted = eventsCounted.withLock { counted in
-            defer { counted = max(counted, published) }
-            return counted
-        }
-        if published > counted { metrics.events.increment(by: Int64(published - counted)) }
+        metrics.events.follow(Double(board.feed.watches.eventsPublished))
+        metrics.record(board.store.pool.waitStatistics)
         let store = board.store
         if let open = await withTimeout(seconds: configuration.databaseCheckTimeoutSeconds, { try await store.openModerationItemCount() }) {
             metrics.moderationOpenItems.record(open)

@@ -37,6 +37,10 @@ final class WebSocketEvents: WatchSink {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             for event in events where session.holdsWatch(event.watch) && !state.overflowed.contains(event.watch) {
+                if case .overflow = event {
+                    Self.overflow(event.watch, &state)
+                    continue
+                }
                 scratch.removeAll(keepingCapacity: true)
                 EventLine.encode(event, into: &scratch)
                 if scratch.last == UInt8(ascii: "\n") { scratch.removeLast() }

@@ -34,8 +34,13 @@ enum WatchCommands {
 /// The `EVENT` lines of the live feed.
 public enum EventLine {
     /// Appends an event's line, ending in `\n`: `EVENT {"watch":…,"type":"pin","pin":…}` (the
-    /// pin as NEARBY shows it, `distance_m` included) or `EVENT {"watch":…,"type":"gone","id":…}`.
+    /// pin as NEARBY shows it, `distance_m` included), `EVENT {"watch":…,"type":"gone","id":…}`
+    /// or `EVENT {"watch":…,"type":"overflow"}`.
     public static func encode(_ event: WatchEvent, into bytes: inout [UInt8]) {
+        if case .overflow(let watch) = event {
+            bytes.append(contentsOf: overflow(watch: watch))
+            return
+        }
         bytes.append(contentsOf: "EVENT {\"watch\":".utf8)
         JSON.encodeString(event.watch, into: &bytes)
         switch event {
@@ -45,12 +50,14 @@ public enum EventLine {
         case .gone(_, let id):
             bytes.append(contentsOf: ",\"type\":\"gone\",\"id\":".utf8)
             JSON.encodeString(id, into: &bytes)
+        case .overflow:
+            break
         }
         bytes.append(contentsOf: "}\n".utf8)
     }
 
-    /// `EVENT {"watch":…,"type":"overflow"}`: the watch ended because its connection's unsent
-    /// events passed their bound.
+    /// `EVENT {"watch":…,"type":"overflow"}`: the watch ended because events were lost (its
+    /// connection's unsent events passed their bound, or the feed reloaded).
     public static func overflow(watch: String) -> [UInt8] {
         var bytes = Array("EVENT {\"watch\":".utf8)
         JSON.encodeString(watch, into: &bytes)

@@ -218,6 +218,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     fileprivate func receive(_ events: [WatchEvent]) {
         guard let context, !finishing, let session = commandContext?.session else { return }
         for event in events where session.holdsWatch(event.watch) {
+            if case .overflow = event {
+                overflow(event.watch, session: session)
+                continue
+            }
             scratch.removeAll(keepingCapacity: scratch.capacity <= Self.scratchCapacity)
             EventLine.encode(event, into: &scratch)
             var line = context.channel.allocator.buffer(capacity: scratch.count)
@@ -244,7 +248,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         pendingEventBytes += line.readableBytes
         pendingEvents = kept
         board.endWatch(watch, session: session)
-        logger.info("watch overflowed: the client does not read its events", metadata: ["watch": "\(watch)"])
+        logger.debug("watch overflowed", metadata: ["watch": "\(watch)"])
     }
 
     /// Writes waiting events while the channel takes them.

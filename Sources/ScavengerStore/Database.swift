@@ -1,3 +1,4 @@
+import CoreMetrics
 import Postgres
 import Synchronization
 
@@ -11,13 +12,22 @@ public final class Database: Sendable {
     /// Groups of text pins being written at once; see ``GroupCommit``.
     public let pinWriters: Int
 
-    /// - Parameter pinWriters: groups of text pins written at once. One makes the largest
-    ///   groups, which PostgreSQL writes most cheaply per pin; each writer holds a connection.
-    public init(pool: PostgresPool, pinWriters: Int = 1) {
+    /// Records the pins in each committed group (`scavenger_group_commit_pins`), when metrics are on.
+    let groupSizes: Recorder?
+
+    /// - Parameters:
+    ///   - pinWriters: groups of text pins written at once. One makes the largest groups, which
+    ///     PostgreSQL writes most cheaply per pin; each writer holds a connection.
+    ///   - metrics: where the store's own metrics go (group sizes); nil records none.
+    public init(pool: PostgresPool, pinWriters: Int = 1, metrics: (any MetricsFactory)? = nil) {
         precondition(pinWriters >= 1, "at least one pin writer")
         self.pool = pool
         self.pinWriters = pinWriters
+        groupSizes = metrics.map { Recorder(label: Self.groupSizeLabel, aggregate: true, factory: $0) }
     }
+
+    /// The histogram of group-commit sizes, in pins.
+    public static let groupSizeLabel = "scavenger_group_commit_pins"
 
     /// The group committer, made on first use (it refers back to this database).
     var textPinWriter: GroupCommit {

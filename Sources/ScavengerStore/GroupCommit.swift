@@ -81,6 +81,7 @@ final class GroupCommit: Sendable {
             return taken
         }
         let outcomes = await write([own] + followers.map(\.0))
+        database.value.groupSizes?.record(followers.count + 1)
         for (index, follower) in followers.enumerated() {
             switch outcomes[index + 1] {
             case .success(let pin): follower.1.resume(returning: .written(pin))

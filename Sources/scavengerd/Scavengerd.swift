@@ -200,7 +200,10 @@ struct Serve: AsyncParsableCommand {
             var databaseConfiguration = try database.configuration()
             databaseConfiguration.commandTimeout = .seconds(databaseTimeout)
             let pool = PostgresPool(configuration: databaseConfiguration, maxConnections: databaseConnections)
-            let store = Database(pool: pool, pinWriters: pinWriters)
+            // With an HTTP port, the daemon keeps metrics (for /metrics): requests counted and
+            // timed in the one table both front ends share, and the store's group sizes.
+            let metrics = httpPort.map { _ in DaemonMetrics.bootstrap() }
+            let store = Database(pool: pool, pinWriters: pinWriters, metrics: metrics?.factory)
             // Served at once: the feed listener loads the feed (retrying while the database is
             // away), and until then what needs the feed answers UNAVAILABLE.
             let feed = Feed(database: store, logger: logger)
@@ -231,9 +234,6 @@ struct Serve: AsyncParsableCommand {
                     addressFreeFailures: loginAddressFailures, accountFreeFailures: loginAccountFailures,
                     maximumBackoffSeconds: loginMaxBackoff),
                 registrationRate: registerRate.limit, passwordQueueLength: passwordQueue))
-            // With an HTTP port, requests are counted and timed (for /metrics) in the one table
-            // both front ends share.
-            let metrics = httpPort.map { _ in DaemonMetrics.bootstrap() }
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             let server = ScavengerServer(
                 configuration: ServerConfiguration(

@@ -41,6 +41,26 @@ struct PoolTests {
         await pool.shutdown()
     }
 
+    @Test("a call that finds no connection free is counted as a wait, with the time it waited")
+    func waitsAreCounted() async throws {
+        let pool = try TestDatabase.isolatedPool(maxConnections: 1)
+        _ = try await pool.query("SELECT 1")
+        let before = pool.waitStatistics
+        #expect(before.waiting == 0 && before.waits == 0 && before.waited == .zero)
+        let holding = Task { try await pool.query("SELECT pg_sleep(0.3)") }
+        // The holder leases the only connection, then a second call queues behind it.
+        while pool.statistics.idle == 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let queued = Task { try await pool.query("SELECT 2") }
+        while pool.waitStatistics.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(pool.waitStatistics.waits == 1)
+        _ = try await holding.value
+        _ = try await queued.value
+        let after = pool.waitStatistics
+        #expect(after.waiting == 0 && after.waits == 1)
+        #expect(after.waited > .milliseconds(100) && after.waited < .seconds(10))
+        await pool.shutdown()
+    }
+
     @Test func moreTasksThanConnectionsAllSucceed() async throws {
         let maxConnections = 4
         let pool = try TestDatabase.isolatedPool(maxConnections: maxConnections)

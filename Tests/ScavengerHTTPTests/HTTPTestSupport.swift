@@ -20,6 +20,8 @@ import Testing
 struct TestBoard: Sendable {
     let pool: PostgresPool
     let board: Board
+    /// The registry the store records into; hand it to ``withHTTPServer`` to see the store's metrics.
+    let metrics: DaemonMetrics
 
     static func make(configuration: PostgresConfiguration? = nil, loadFeed: Bool = true) async throws -> TestBoard {
         let configuration = try configuration ?? TestDatabase.isolatedConfiguration(prefix: "http")
@@ -38,10 +40,12 @@ struct TestBoard: Sendable {
         let pool = PostgresPool(configuration: shortWaits, maxConnections: 4)
         var logger = Logger(label: "test-feed")
         logger.logLevel = .critical
-        let feed = Feed(database: Database(pool: pool), logger: logger)
+        let metrics = DaemonMetrics(registry: PrometheusCollectorRegistry())
+        let feed = Feed(database: Database(pool: pool, metrics: metrics.factory), logger: logger)
         if loadFeed { try await feed.load() }
         let rules = BoardRules(writeRates: .unlimited, registrationRate: nil)
-        return TestBoard(pool: pool, board: Board(feed: feed, passwords: PasswordHasher(parameters: .minimum, threads: 1), rules: rules))
+        let board = Board(feed: feed, passwords: PasswordHasher(parameters: .minimum, threads: 1), rules: rules)
+        return TestBoard(pool: pool, board: board, metrics: metrics)
     }
 
     func shutdown() async {
@@ -57,11 +61,11 @@ func withHTTPServer(
     limits: ProtocolLimits = ProtocolLimits(),
     maxConnections: Int = 1024,
     health: HealthCheck? = nil,
+    metrics: DaemonMetrics = DaemonMetrics(registry: PrometheusCollectorRegistry()),
     _ body: (_ http: SocketAddress, _ tcp: SocketAddress, _ metrics: DaemonMetrics) async throws -> Void
 ) async throws {
     var logger = Logger(label: "test-http")
     logger.logLevel = .warning
-    let metrics = DaemonMetrics(registry: PrometheusCollectorRegistry())
     let table = CommandTable.standard.measured(by: metrics.requestMetrics(for: .standard))
     let tcp = ScavengerServer(
         configuration: ServerConfiguration(host: "127.0.0.1", port: 0, maxConnections: maxConnections, limits: limits),

@@ -190,15 +190,26 @@ struct FeedTests {
             try await converse(address) { (client: Conversation) async throws in
                 #expect(try await client.ok("REGION middle")["pins"].array.count == 1)
             }
-            // Deleting, and expiry's trimming: a feed whose place was trimmed away reloads.
-            _ = try await other.deletePin(id: first, userID: author.id, canModerate: false)
-            try await environment.pool.query("UPDATE feed_changes SET at = now() - interval '2 days'", idempotent: false)
-            let report = try await other.expire(keepChangesSeconds: 3600)
-            #expect(report.changes >= 5)
-            let kept = try await environment.pool.query("SELECT count(*) FROM feed_changes")
-            #expect(try kept[0].int(0) as Int == 1)
-            try await feed.catchUp()
-            #expect(feed.count == 1)  // the hidden pin, kept out of every read
+            // Deleting, and expiry's trimming: a feed whose place was trimmed away reloads, and
+            // its watches, whose events in between are lost, hear `overflow` and end.
+            try await converse(address) { (watcher: Conversation) async throws in
+                let watch = try await watcher.watch("0 0 1000")
+                _ = try await other.deletePin(id: first, userID: author.id, canModerate: false)
+                // Far away; the trim keeps the newest entry, so this one, and the delete is lost.
+                _ = try await post("three", lat: 2)
+                try await environment.pool.query("UPDATE feed_changes SET at = now() - interval '2 days'", idempotent: false)
+                let report = try await other.expire(keepChangesSeconds: 3600)
+                #expect(report.changes >= 6)
+                let kept = try await environment.pool.query("SELECT count(*) FROM feed_changes")
+                #expect(try kept[0].int(0) as Int == 1)
+                try await feed.catchUp()
+                #expect(feed.count == 2)  // "three", and the hidden pin, kept out of every read
+                var event = try await watcher.event()
+                // A catch-up may have seen the delete before the trim.
+                if try event["type"].string == "gone" { event = try await watcher.event() }
+                #expect(try event["watch"].string == watch && event["type"].string == "overflow")
+                #expect(try await watcher.call("UNWATCH \(watch)").hasPrefix("ERR NOT_FOUND"))
+            }
             try await converse(address) { (client: Conversation) async throws in
                 #expect(try await client.ok("NEARBY 0 0 1000")["pins"].array.isEmpty)
             }

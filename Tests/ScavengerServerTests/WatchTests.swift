@@ -342,10 +342,15 @@ struct WatchHubTests {
             switch event {
             case .pin(let watch, let pin, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") pin \(pin.id)"
             case .gone(let watch, let id): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") gone \(id)"
+            case .overflow(let watch): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") overflow"
             }
         }
         #expect(summary.sorted() == ["near gone a", "near pin a", "wide gone a", "wide pin a", "wide pin a"].sorted())
         #expect(summary.first?.hasSuffix("pin a") == true)
+        #expect(hub.count == 1)
+        // A reloaded feed tells every watch it lost events; the hub leaves ending them to the sinks.
+        hub.overflowAll()
+        #expect(sink.events.last == .overflow(watch: wide))
         #expect(hub.count == 1)
     }
 }
