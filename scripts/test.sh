@@ -8,9 +8,9 @@
 # created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
 #
 # After the tests: the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
-# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); the demo page in headless Chromium
-# (scripts/browser/demo_test.py, after installing chromium, chromium-driver and selenium into
-# .data/venv; SCAVENGER_SKIP_BROWSER=1 skips it); then a short fuzzing run of the request-line
+# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); the demo page and the moderators' console
+# in headless Chromium (scripts/browser/{demo,console}_test.py, after installing chromium,
+# chromium-driver and selenium into .data/venv; SCAVENGER_SKIP_BROWSER=1 skips them); then a short fuzzing run of the request-line
 # parser (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1
 # skips it). The exit code is swift test's when it failed, else the first failure after it.
 set -euo pipefail
@@ -78,21 +78,24 @@ else
     if ((status == 0)); then status=$chaos_status; fi
 fi
 
-# The demo page in headless Chromium, against a daemon of its own on a database of its own.
+# The demo page and the moderators' console in headless Chromium, each against a daemon of its
+# own on a database of its own.
 if [[ ${SCAVENGER_SKIP_BROWSER:-0} == 1 ]]; then
-    log "skipping the browser test (SCAVENGER_SKIP_BROWSER=1)"
+    log "skipping the browser tests (SCAVENGER_SKIP_BROWSER=1)"
 elif [[ ${LOCAL_CLUSTER:-0} != 1 ]]; then
-    log "skipping the browser test: it needs the local cluster (a database of its own), not DATABASE_URL"
+    log "skipping the browser tests: they need the local cluster (databases of their own), not DATABASE_URL"
 else
-    browser_status=0
     ensure_browser
-    pg_recreate_database scavenger_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
-    browser_url=$(pg_database_url scavenger_browser)
-    DATABASE_URL=$browser_url "$daemon" migrate --migrations db >/dev/null
-    "$BROWSER_PYTHON" scripts/browser/demo_test.py "$daemon" "$browser_url" .data/browser || browser_status=$?
-    log "the browser test exited with $browser_status (screenshots in .data/browser)"
-    if ((status == 0)); then status=$browser_status; fi
+    for browser_test in demo console; do
+        browser_status=0
+        pg_recreate_database "scavenger_browser_$browser_test"
+        browser_url=$(pg_database_url "scavenger_browser_$browser_test")
+        DATABASE_URL=$browser_url "$daemon" migrate --migrations db >/dev/null
+        "$BROWSER_PYTHON" "scripts/browser/${browser_test}_test.py" "$daemon" "$browser_url" .data/browser || browser_status=$?
+        log "the $browser_test browser test exited with $browser_status (screenshots in .data/browser)"
+        if ((status == 0)); then status=$browser_status; fi
+    done
 fi
 
 if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then

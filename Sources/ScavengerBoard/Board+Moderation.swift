@@ -22,6 +22,42 @@ extension Board {
         return try await store.moderationQueue(status: status, limit: limit)
     }
 
+    /// Moderators: a page of the queue, filtered by status (nil: all) and reason (nil: any),
+    /// each item with its reports (for the reporters' account ages).
+    public func moderationQueue(
+        status: ItemStatus?, reason: ReportReason?, limit: Int, offset: Int, by session: Session
+    ) async throws -> [(item: ModerationItem, reports: [ItemReport])] {
+        _ = try await moderator(of: session)
+        var page: [(item: ModerationItem, reports: [ItemReport])] = []
+        for item in try await store.moderationQueue(status: status, reason: reason, limit: limit, offset: offset) {
+            page.append((item, try await store.itemReports(item.item)))
+        }
+        return page
+    }
+
+    /// Moderators: one item with everything a decision needs: its reports (with the reporters'
+    /// account ages) and its author's history. `notFound` when there is no such item.
+    public func review(_ item: String, by session: Session) async throws -> ItemReview {
+        _ = try await moderator(of: session)
+        guard let found = try await store.moderationItem(item) else {
+            throw Refusal(.notFound, "no such item in the queue")
+        }
+        return ItemReview(
+            item: found, reports: try await store.itemReports(item), author: try await store.authorHistory(ofItem: item))
+    }
+
+    /// Moderators: the evidence photo kept for an item (nil when none is kept).
+    public func evidencePhoto(_ item: String, by session: Session) async throws -> Photo? {
+        _ = try await moderator(of: session)
+        return try await store.evidencePhoto(item: item)
+    }
+
+    /// Moderators: hands back a claim they hold (`conflict` when they hold none on it).
+    public func release(_ item: String, by session: Session) async throws -> ModerationItem {
+        let moderator = try await moderator(of: session)
+        return try await refusing { try await store.release(moderator: moderator, item: item) }
+    }
+
     /// Moderators: claims that item, or the next open one (nil when none is open); never an
     /// item on their own content (`forbidden` when named, skipped otherwise).
     public func claim(_ item: String?, by session: Session) async throws -> ModerationItem? {
@@ -83,4 +119,11 @@ extension Board {
             if let gone { feed.remove(id: gone) }
         }
     }
+}
+
+/// An item under review: the item, its reports, its author's history (nil when the account is gone).
+public struct ItemReview: Sendable {
+    public var item: ModerationItem
+    public var reports: [ItemReport]
+    public var author: AuthorHistory?
 }

@@ -162,3 +162,77 @@ public enum BanLength: Sendable, Equatable {
     case seconds(Int)
     case permanent
 }
+
+/// One report of an item, as a reviewing moderator sees it: who reported, how old their
+/// account was then (a brigade of fresh accounts shows), why.
+public struct ItemReport: Sendable, Equatable {
+    public var reporter: String
+    /// Seconds between the reporter's registration and the report.
+    public var reporterAgeSeconds: Int
+    public var reason: ReportReason
+    public var note: String?
+    public var at: Timestamp
+
+    public init(reporter: String, reporterAgeSeconds: Int, reason: ReportReason, note: String?, at: Timestamp) {
+        self.reporter = reporter
+        self.reporterAgeSeconds = reporterAgeSeconds
+        self.reason = reason
+        self.note = note
+        self.at = at
+    }
+}
+
+/// A pin or reply an author wrote, in their history.
+public struct AuthoredContent: Sendable, Equatable {
+    public var id: String
+    public var text: String
+    public var created: Timestamp
+    public var hidden: Bool
+    /// For a pin, its kind and place; for a reply, the pin it is under.
+    public var pinKind: PinKind?
+    public var lat: Double?
+    public var lon: Double?
+    public var pin: String?
+
+    public init(
+        id: String, text: String, created: Timestamp, hidden: Bool, pinKind: PinKind? = nil, lat: Double? = nil,
+        lon: Double? = nil, pin: String? = nil
+    ) {
+        self.id = id
+        self.text = text
+        self.created = created
+        self.hidden = hidden
+        self.pinKind = pinKind
+        self.lat = lat
+        self.lon = lon
+        self.pin = pin
+    }
+}
+
+/// What a moderator weighs about the author of reported content: their account, recent pins and
+/// replies, the other reported items of theirs and the bans they had.
+public struct AuthorHistory: Sendable, Equatable {
+    public var name: String
+    public var role: Role
+    public var joined: Timestamp
+    public var ban: BanEnd?
+    public var pins: [AuthoredContent]
+    public var replies: [AuthoredContent]
+    public var reportedItems: [ModerationItem]
+    /// Log entries naming the author: bans, unbans, deletes of their pins.
+    public var actions: [ModerationLogEntry]
+
+    public init(
+        name: String, role: Role, joined: Timestamp, ban: BanEnd?, pins: [AuthoredContent], replies: [AuthoredContent],
+        reportedItems: [ModerationItem], actions: [ModerationLogEntry]
+    ) {
+        self.name = name
+        self.role = role
+        self.joined = joined
+        self.ban = ban
+        self.pins = pins
+        self.replies = replies
+        self.reportedItems = reportedItems
+        self.actions = actions
+    }
+}

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ScavengerBoard
+import ScavengerConsole
 import ScavengerCore
 import ScavengerFeed
 import ScavengerProtocol
@@ -74,6 +75,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
             response.headers[.contentType] = "text/html; charset=utf-8"
             return response
         }
+        // The moderators' console, /mod/…; sign-ins throttled by the client's address like LOGIN.
+        try ModeratorConsole(board: board, logger: logger).addRoutes(to: router) { $0.clientAddress }
         router.get("/healthz") { _, _ -> Response in
             let status = await self.health.status()
             return Self.text(status.detail + "\n", status: status.healthy ? .ok : .serviceUnavailable)

@@ -102,6 +102,14 @@ enum ModerationCommands {
                 return CommandOutcome(.ok(claimed.map { ["item": JSON.item($0)] } ?? .null))
             }),
         CommandSpec(
+            "RELEASE", arity: 1 ... 1, syntax: "RELEASE item",
+            summary: "Moderators: hands back a claim you hold, so the item is open for others at once.",
+            parse: { arguments in try arguments.required("item").text },
+            execute: { item, context in
+                let released = try await context.board.release(item, by: context.session)
+                return CommandOutcome(.ok(["item": JSON.item(released)]))
+            }),
+        CommandSpec(
             "RESOLVE", arity: 2 ... 6, syntax: "RESOLVE item dismiss|remove|ban [DURATION seconds|permanent] [NOTE text]",
             summary: "The claim holder (or an admin) decides: dismiss shows it again, remove deletes it, ban also bans its author.",
             parse: { arguments -> Resolve in

@@ -222,8 +222,11 @@ extension Database {
         return try Self.item(row)
     }
 
-    /// Queue items with the given status (nil: all), most-reported first, then oldest.
-    public func moderationQueue(status: ItemStatus?, limit: Int) async throws -> [ModerationItem] {
+    /// Queue items with the given status (nil: all) and, when given, at least one report for
+    /// `reason`; most-reported first, then oldest; `offset` items skipped (paging).
+    public func moderationQueue(
+        status: ItemStatus?, reason: ReportReason? = nil, limit: Int, offset: Int = 0
+    ) async throws -> [ModerationItem] {
         let filter: String
         switch status {
         case .open?: filter = "(m.status = 'open' OR (m.status = 'claimed' AND m.claim_expires <= now()))"
@@ -235,7 +238,9 @@ extension Database {
             let rows = try await pool.query("""
                 SELECT \(unescaped: Self.itemColumns) FROM moderation_items m LEFT JOIN users c ON c.id = m.claimed_by
                 WHERE \(unescaped: filter)
-                ORDER BY m.reports DESC, m.first_reported, m.item LIMIT \(limit)
+                  AND (\(reason?.rawValue)::text IS NULL
+                       OR EXISTS (SELECT 1 FROM reports r WHERE r.item = m.item AND r.reason = \(reason?.rawValue)))
+                ORDER BY m.reports DESC, m.first_reported, m.item LIMIT \(limit) OFFSET \(offset)
                 """)
             return try rows.map(Self.item)
         }
@@ -443,13 +448,16 @@ extension Database {
                 WHERE l.id < \(before ?? Int.max)
                 ORDER BY l.id DESC LIMIT \(limit + 1)
                 """)
-            let entries = try rows.prefix(limit).map { row in
-                ModerationLogEntry(
-                    id: try row.int(0), at: Timestamp(microseconds: Int64(try row.int(1) as Int)), moderator: try row.string(2),
-                    action: try row.string(3), item: try row.string(4), user: try row.string(5), note: try row.string(6))
-            }
+            let entries = try rows.prefix(limit).map(Self.logEntry)
             return (entries, rows.count > limit ? entries.last?.id : nil)
         }
+    }
+
+    /// Reads a log entry: id, at, moderator, action, item, user, note (columns 0…6).
+    static func logEntry(_ row: PostgresRow) throws -> ModerationLogEntry {
+        ModerationLogEntry(
+            id: try row.int(0), at: Timestamp(microseconds: Int64(try row.int(1) as Int)), moderator: try row.string(2),
+            action: try row.string(3), item: try row.string(4), user: try row.string(5), note: try row.string(6))
     }
 
     /// A photo kept as evidence for a reported pin (for moderators).

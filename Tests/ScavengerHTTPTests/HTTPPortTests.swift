@@ -238,7 +238,7 @@ struct HTTPPortTests {
             #expect(demo.body.contains("<title>Scavenger demo</title>") && demo.body.contains("/ws"))
             // Nothing is fetched from elsewhere: it works offline.
             #expect(!demo.body.contains("http://") && !demo.body.contains("https://"))
-            for path in ["/nope", "/metrics/x", "/wss", "/mod/", "/index.html"] {
+            for path in ["/nope", "/metrics/x", "/wss", "/modx", "/index.html"] {
                 #expect(try await httpGet(http, path).status == 404, "\(path)")
             }
         }

@@ -83,7 +83,8 @@ struct ModerationTests {
     }
 
     @Test("every moderator command needs the role", arguments: [
-        "MODQUEUE", "CLAIM", "RESOLVE pabcdefghijklmnopqrstuvwx dismiss", "BAN someone 60", "UNBAN someone", "MODLOG",
+        "MODQUEUE", "CLAIM", "RELEASE pabcdefghijklmnopqrstuvwx", "RESOLVE pabcdefghijklmnopqrstuvwx dismiss", "BAN someone 60",
+        "UNBAN someone", "MODLOG",
     ])
     func roleChecks(line: String) async throws {
         try await withDatabaseServer { address, environment in
@@ -151,6 +152,17 @@ struct ModerationTests {
                     let id = try held["item"].string
                     #expect(try await b.call("CLAIM \(id)") == "ERR CONFLICT another moderator holds that item")
                     #expect(try await b.call("CLAIM pzzzzzzzzzzzzzzzzzzzzzzzz") == "ERR NOT_FOUND no such item in the queue")
+                    // RELEASE: only a live claim of one's own; then the item is open to anyone.
+                    #expect(try await b.call("RELEASE \(id)") == "ERR CONFLICT you hold no claim on that item")
+                    #expect(try await b.call("RELEASE pzzzzzzzzzzzzzzzzzzzzzzzz") == "ERR NOT_FOUND no such item in the queue")
+                    let released = try await a.ok("RELEASE \(id)")["item"]
+                    #expect(try released["status"].string == "open" && released["claimed_by"].value is NSNull)
+                    #expect(try await a.call("RELEASE \(id)") == "ERR CONFLICT you hold no claim on that item")
+                    #expect(try await b.ok("CLAIM \(id)")["item"]["claimed_by"].string == "modb")
+                    #expect(try await b.ok("RELEASE \(id)")["item"]["status"].string == "open")
+                    #expect(try await a.ok("CLAIM \(id)")["item"]["claimed_by"].string == "moda")
+                    let actions = try await a.ok("MODLOG LIMIT 3")["entries"].array.map { try $0["action"].string }
+                    #expect(actions == ["claim", "release", "claim"])
                     // Two moderators claiming at once get different items, every time.
                     let tokens = [try await a.ok("LOGIN moda password1")["token"].string,
                                   try await b.ok("LOGIN modb password1")["token"].string]

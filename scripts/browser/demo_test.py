@@ -9,88 +9,32 @@ logs in, checks that the nearby pins are listed with their distances, and that a
 another connection appears within 2 s (through WATCH). Screenshots go to OUTPUT_DIR. Exit 0 when
 every check passed.
 """
-import json
 import os
-import socket
-import subprocess
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Line:
-    """One line-protocol connection."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.file = self.sock.makefile("rb")
-
-    def call(self, line):
-        self.sock.sendall(line.encode() + b"\n")
-        reply = self.file.readline().decode().rstrip("\n")
-        while reply.startswith("EVENT "):
-            reply = self.file.readline().decode().rstrip("\n")
-        return reply
-
-    def ok(self, line):
-        reply = self.call(line)
-        if not reply.startswith("OK "):
-            raise RuntimeError(f"{line!r} answered {reply!r}")
-        return json.loads(reply[3:])
-
-
-def wait_for_port(port, process, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("scavengerd exited early")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {port}")
+from common import Line, chromium, start_daemon, stop_daemon
 
 
 def main():
     daemon_path, database_url, output = sys.argv[1:4]
     os.makedirs(output, exist_ok=True)
-    port, http_port = free_port(), free_port()
-    log = open(os.path.join(output, "scavengerd.log"), "w")
-    daemon = subprocess.Popen(
-        [daemon_path, "serve", "--port", str(port), "--http-port", str(http_port), "--register-rate", "off"],
-        env={**os.environ, "DATABASE_URL": database_url}, stderr=log, stdout=subprocess.DEVNULL)
+    daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     failures = []
     driver = None
     try:
-        wait_for_port(port, daemon)
-        wait_for_port(http_port, daemon)
         walker = Line(port)
-        deadline = time.time() + 20
-        while walker.call("NEARBY 0 0 1").startswith("ERR UNAVAILABLE") and time.time() < deadline:
-            time.sleep(0.2)
         walker.ok("REGISTER walker walker@example.org password1")
         walker.ok('POST 52.5205 13.4050 "Free coffee at the blue kiosk"')
         walker.ok('POST 52.5190 13.4065 "Street piano under the bridge"')
         other = Line(port)
         other.ok("REGISTER wanderer wanderer@example.org password2")
 
-        options = webdriver.ChromeOptions()
-        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=900,1000"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+        driver = chromium()
         driver.get(f"http://127.0.0.1:{http_port}/")
         wait = WebDriverWait(driver, 10)
         wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "Connected"))
@@ -131,12 +75,7 @@ def main():
     finally:
         if driver is not None:
             driver.quit()
-        daemon.terminate()
-        try:
-            daemon.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-        log.close()
+        stop_daemon(daemon, log)
     for failure in failures:
         print("FAIL demo page:", failure)
     if not failures:

@@ -1,0 +1,84 @@
+"""Helpers shared by the browser tests: free ports, a line-protocol client, the daemon, Chromium."""
+import json
+import os
+import socket
+import subprocess
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Line:
+    """One line-protocol connection."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.file = self.sock.makefile("rb")
+
+    def call(self, line):
+        self.sock.sendall(line.encode() + b"\n")
+        reply = self.file.readline().decode().rstrip("\n")
+        while reply.startswith("EVENT "):
+            reply = self.file.readline().decode().rstrip("\n")
+        return reply
+
+    def ok(self, line):
+        reply = self.call(line)
+        if not reply.startswith("OK "):
+            raise RuntimeError(f"{line!r} answered {reply!r}")
+        return json.loads(reply[3:])
+
+
+def wait_for_port(port, process, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("scavengerd exited early")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def start_daemon(daemon_path, database_url, output, *flags):
+    """`scavengerd serve` on free ports (line protocol and --http-port), logging into OUTPUT;
+    returns (process, port, http_port, log) once both ports listen and the feed is loaded."""
+    port, http_port = free_port(), free_port()
+    log = open(os.path.join(output, "scavengerd.log"), "a")
+    daemon = subprocess.Popen(
+        [daemon_path, "serve", "--port", str(port), "--http-port", str(http_port), *flags],
+        env={**os.environ, "DATABASE_URL": database_url}, stderr=log, stdout=subprocess.DEVNULL)
+    wait_for_port(port, daemon)
+    wait_for_port(http_port, daemon)
+    probe = Line(port)
+    deadline = time.time() + 20
+    while probe.call("NEARBY 0 0 1").startswith("ERR UNAVAILABLE") and time.time() < deadline:
+        time.sleep(0.2)
+    return daemon, port, http_port, log
+
+
+def stop_daemon(daemon, log):
+    daemon.terminate()
+    try:
+        daemon.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+    log.close()
+
+
+def chromium(width=900, height=1000):
+    """Headless Chromium (Debian's), driven by its chromedriver."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
