@@ -91,6 +91,9 @@ done
 [[ $SEED =~ ^[0-9]+$ ]] || die "--seed must be a whole number"
 [[ $PHOTO_CONNS =~ ^[0-9]+$ ]] && ((PHOTO_CONNS >= 1 && PHOTO_CONNS <= 64)) || die "--photo-conns must be 1..64"
 read -ra SCAV_EXTRA_FLAGS <<<"$SCAVENGERD_FLAGS"
+# The load generator is one address registering and writing as fast as it can: the abuse
+# controls meant for people (registrations per address, writes per user) are off for it.
+SCAV_RATE_FLAGS=(--register-rate off --post-rate off --photo-rate off)
 for c in $CONNS_LEVELS; do
     [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512)) || die "--conns takes numbers 1..512"
 done
@@ -347,7 +350,7 @@ start_daemon() {
     local name=$1 t0
     t0=$EPOCHREALTIME
     MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
-        --idle-timeout 0 --max-connections 1024 "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
+        --idle-timeout 0 --max-connections 1024 "${SCAV_RATE_FLAGS[@]}" "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
     DAEMON_PID=$!
     if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
             --since "$t0" --timeout 600 --watch-pid "$DAEMON_PID"); then

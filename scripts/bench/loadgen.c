@@ -310,15 +310,26 @@ static void resp_arg(char **buf, size_t *len, size_t *cap, const char *s) {
 static void build_requests(void) {
     char tmp[512];
     if (target == T_SCAV && op == OP_PHOTO) {
-        /* A handful of distinct "photos": a JPEG magic prefix, then random bytes. */
+        /* A handful of distinct "photos", each a well-formed JPEG the daemon's metadata scrubber
+         * accepts: SOI, JFIF, a frame header, one scan of random entropy-coded data (every 0xFF
+         * stuffed with 0x00, as JPEG requires), EOI. */
         unsigned char *raw = xmalloc(photo_bytes);
         for (int k = 0; k < photo_variants; k++) {
             for (size_t i = 0; i < photo_bytes; i += 8) {
                 uint64_t r = rng_next();
                 memcpy(raw + i, &r, photo_bytes - i < 8 ? photo_bytes - i : 8);
             }
-            static const unsigned char jpeg[] = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00};
+            static const unsigned char jpeg[] = {
+                0xFF, 0xD8,                                                                         /* SOI */
+                0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00, 1, 1, 0, 0, 1, 0, 1, 0, 0,        /* APP0 */
+                0xFF, 0xC0, 0x00, 0x0B, 8, 0x00, 0x10, 0x00, 0x10, 1, 1, 0x11, 0,                 /* SOF0 */
+                0xFF, 0xDA, 0x00, 0x08, 1, 1, 0x00, 0, 0x3F, 0};                                  /* SOS */
             memcpy(raw, jpeg, sizeof jpeg);
+            for (size_t i = sizeof jpeg; i + 2 < photo_bytes; i++)
+                if (raw[i] == 0xFF) raw[++i] = 0x00;
+            if (raw[photo_bytes - 3] == 0xFF) raw[photo_bytes - 3] = 0xFE;
+            raw[photo_bytes - 2] = 0xFF;
+            raw[photo_bytes - 1] = 0xD9; /* EOI */
             size_t blen;
             char *b64 = base64_encode(raw, photo_bytes, &blen);
             size_t i = (size_t)k % ncentres;
@@ -857,7 +868,14 @@ static int run_ready(void) {
             gettimeofday(&tv, NULL);
             ping_at = (double)tv.tv_sec + tv.tv_usec / 1e6;
             snprintf(line, sizeof line, "NEARBY %.6f %.6f %d LIMIT %d\n", c_lat[0], c_lon[0], radius, limit);
-            if (line_roundtrip(fd, line, reply, sizeof reply) == 0 && strncmp(reply, "OK ", 3) == 0) {
+            int answered = line_roundtrip(fd, line, reply, sizeof reply) == 0;
+            /* The daemon serves at once and loads its feed meanwhile: until then, UNAVAILABLE. */
+            if (answered && strncmp(reply, "ERR UNAVAILABLE", 15) == 0) {
+                close(fd);
+                usleep(5000);
+                continue;
+            }
+            if (answered && strncmp(reply, "OK ", 3) == 0) {
                 gettimeofday(&tv, NULL);
                 double done = (double)tv.tv_sec + tv.tv_usec / 1e6;
                 printf("ready_s=%.3f ping_s=%.3f first_nearby_results=%ld\n", done - start, ping_at - start,
