@@ -104,7 +104,11 @@ public final class ScavengerHTTPServer: Service, Sendable {
                 try await outbound.write(.text("ERR UNAVAILABLE \(refusal.message)"))
             case .success(let number):
                 defer { self.connections.leave(address: address) }
-                try await session.serve(inbound: inbound, outbound: outbound, connectionID: number, address: address)
+                // On shutdown the session ends at once (a reply being prepared is lost), and the
+                // close handshake waits at most `closeTimeout` for the client.
+                try await cancelWhenGracefulShutdown {
+                    try await session.serve(inbound: inbound, outbound: outbound, connectionID: number, address: address)
+                }
             }
         }
         let maxLineBytes = configuration.limits.maxLineBytes
@@ -116,7 +120,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
                 // limit is read, answered LINE_TOO_LONG and closed. Longer frames are refused
                 // from their header by the frame decoder (close code 1009, no ERR line): the
                 // decoder buffers a whole frame, and this bounds what one socket can make it hold.
-                configuration: .init(ws: .init(maxFrameSize: 2 * maxLineBytes))),
+                configuration: .init(ws: .init(maxFrameSize: 2 * maxLineBytes, closeTimeout: .seconds(2)))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 if let address = channel.localAddress { self.bound.succeed(address) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOPosix
 import Postgres
 import ScavengerCore
 import ScavengerFeed
@@ -101,6 +102,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest login back-off in seconds (it doubles from 1 s).") var loginMaxBackoff = 900
     @Option(help: "Password checks that may wait for a hashing thread; beyond, ERR UNAVAILABLE.") var passwordQueue = 64
     @Option(help: "Threads hashing passwords (argon2id, about 64 MiB each while hashing).") var passwordThreads = 2
+    @Option(help: "Event-loop threads serving the TCP port's connections (default: one per core).")
+    var ioThreads: Int?
     @Option(help: .hidden) var reportsPerHour: Int?
     @Option(help: "Seconds a ban from RESOLVE … ban lasts when no DURATION is given (default 7 days).")
     var defaultBanSeconds = 7 * 24 * 3600
@@ -116,6 +119,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
+        guard ioThreads.map({ (1 ... 256).contains($0) }) ?? true else {
+            throw ArgumentParser.ValidationError("--io-threads must be within 1…256")
+        }
         guard maxConnectionsPerAddress >= 1 else {
             throw ArgumentParser.ValidationError("--max-connections-per-address must be at least 1")
         }
@@ -240,7 +246,9 @@ struct Serve: AsyncParsableCommand {
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
                     outputHighWaterBytes: outputBufferBytes, maxEventBytes: maxEventBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
-                board: board, table: table, logger: logger)
+                board: board, table: table,
+                group: ioThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) } ?? MultiThreadedEventLoopGroup.singleton,
+                logger: logger)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: FeedListener(feed: feed, logger: logger)),
                 .init(service: server),

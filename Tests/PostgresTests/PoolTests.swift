@@ -1,3 +1,4 @@
+import Dispatch
 import Postgres
 import ScavengerTestSupport
 import Testing
@@ -47,12 +48,16 @@ struct PoolTests {
         _ = try await pool.query("SELECT 1")
         let before = pool.waitStatistics
         #expect(before.waiting == 0 && before.waits == 0 && before.waited == .zero)
-        let holding = Task { try await pool.query("SELECT pg_sleep(0.3)") }
-        // The holder leases the only connection, then a second call queues behind it.
+        // The holder keeps the only connection until released, so the second call must queue
+        // however slowly this host runs the tasks.
+        let release = DispatchSemaphore(value: 0)
+        let holding = Task { try await pool.withConnection { _ in release.wait() } }
         while pool.statistics.idle == 1 { try await Task.sleep(for: .milliseconds(5)) }
         let queued = Task { try await pool.query("SELECT 2") }
         while pool.waitStatistics.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(pool.waitStatistics.waits == 1)
+        try await Task.sleep(for: .milliseconds(150))
+        release.signal()
         _ = try await holding.value
         _ = try await queued.value
         let after = pool.waitStatistics

@@ -278,17 +278,32 @@ extension HTTPPortTests {
         let started = ContinuousClock.now
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
             // A client that upgrades, then never reads nor answers anything.
+            let upgraded = Gate()
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.pipeline.addHandler(FirstReadSignal(upgraded))
+                }
                 .connect(host: "127.0.0.1", port: http.port!).get()
             try await channel.writeAndFlush(ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
                 + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"))
             held.withLock { $0 = channel }
-            try await Task.sleep(for: .milliseconds(200))
+            // The 101 came back: the socket is a WebSocket now, and its session is running.
+            await upgraded.wait()
         }
         // The server's close handshake waits at most its close timeout for the client.
         #expect(ContinuousClock.now - started < .seconds(8))
         let channel = held.withLock { $0 }
         try await channel?.closeFuture.get()
+    }
+}
+
+/// Opens a gate on the first bytes a channel receives (and reads nothing more).
+final class FirstReadSignal: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let gate: Gate
+    init(_ gate: Gate) { self.gate = gate }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        gate.open()
     }
 }
 
