@@ -601,7 +601,9 @@ static void setup_connections(void) {
     conns = calloc((size_t)nconns, sizeof *conns);
     if (!conns) die("out of memory");
     epfd = epoll_create1(0);
-    unsigned tag = (unsigned)getpid() ^ (unsigned)time(NULL);
+    /* Unique per run: the time and the pid side by side (their XOR could repeat). */
+    unsigned long stamp = (unsigned long)time(NULL) & 0xffffffffUL;
+    unsigned pid = (unsigned)getpid() & 0xffffffu;
     for (int i = 0; i < nconns; i++) {
         struct conn *c = &conns[i];
         if (target == T_PG) {
@@ -651,8 +653,8 @@ static void setup_connections(void) {
             if (c->fd < 0) die("connect %s:%d: %s", host, port, strerror(errno));
             if (target == T_SCAV && (op == OP_POST || op == OP_PHOTO)) {
                 char line[256], reply[4096];
-                snprintf(line, sizeof line, "REGISTER lg%08x_%d lg%08x_%d@bench.invalid bench-pass-%d\n", tag, i, tag,
-                         i, i + 1000);
+                snprintf(line, sizeof line, "REGISTER lg%08lx%06x_%d lg%08lx%06x_%d@bench.invalid bench-pass-%d\n", stamp, pid,
+                         i, stamp, pid, i, i + 1000);
                 if (line_roundtrip(c->fd, line, reply, sizeof reply) != 0 || strncmp(reply, "OK", 2) != 0)
                     die("REGISTER on connection %d: %s", i, reply);
             }
