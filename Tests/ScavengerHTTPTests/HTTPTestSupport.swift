@@ -156,15 +156,27 @@ func withWebSocket(
 
 /// A plain HTTP/1.1 GET (`Connection: close`): the status code and the body.
 func httpGet(_ address: SocketAddress, _ path: String, headers: [String] = []) async throws -> (status: Int, body: String) {
+    let response = try await httpRequest(address, "GET", path, headers: headers)
+    return (response.status, response.body)
+}
+
+/// One HTTP/1.1 request on a connection of its own: the status, the header block (lower-cased
+/// names as sent) and the body.
+func httpRequest(
+    _ address: SocketAddress, _ method: String, _ path: String, headers: [String] = [], body: String = ""
+) async throws -> (status: Int, head: String, body: String) {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connect(host: "127.0.0.1", port: address.port!) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
+    var lines = headers
+    if method != "GET" { lines.append("Content-Length: \(body.utf8.count)") }
+    if !lines.contains(where: { $0.lowercased().hasPrefix("connection:") }) { lines.append("Connection: close") }
     let response = try await channel.executeThenClose { inbound, outbound in
-        try await outbound.write(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\n"
-            + (headers.isEmpty ? "Connection: close\r\n" : headers.map { $0 + "\r\n" }.joined()) + "\r\n"))
+        try await outbound.write(ByteBuffer(string: "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n"
+            + lines.map { $0 + "\r\n" }.joined() + "\r\n" + body))
         var data = ByteBuffer()
         for try await var chunk in inbound {
             data.writeBuffer(&chunk)
@@ -173,10 +185,11 @@ func httpGet(_ address: SocketAddress, _ path: String, headers: [String] = []) a
         return String(buffer: data)
     }
     guard let headEnd = response.range(of: "\r\n\r\n") else { throw BadResponse(text: response) }
-    let statusLine = response[..<headEnd.lowerBound].prefix { $0 != "\r" }
+    let head = String(response[..<headEnd.lowerBound])
+    let statusLine = head.prefix { $0 != "\r" }
     let parts = statusLine.split(separator: " ")
     guard parts.count >= 2, let status = Int(parts[1]) else { throw BadResponse(text: response) }
-    return (status, String(response[headEnd.upperBound...]))
+    return (status, head, String(response[headEnd.upperBound...]))
 }
 
 /// Whether a response has all the body its Content-Length announces.
