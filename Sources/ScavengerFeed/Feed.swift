@@ -82,7 +82,9 @@ public final class Feed: Sendable {
         try await reloadRegions()
         try await fillMissingCells()
         let fresh = PinIndex()
-        var loadedExpiries: [(expires: Int64, id: String)] = []
+        // Compact keys, not the id strings: holding a million strings here kept the loading
+        // batches' memory from going back while the index was built.
+        var loadedExpiries: [(expires: Int64, key: PinKey)] = []
         let database = self.database
         var batch = try await database.livePins(after: nil, limit: batchSize)
         while !batch.isEmpty {
@@ -92,7 +94,7 @@ public final class Feed: Sendable {
                 return try await database.livePins(after: after, limit: batchSize)
             }
             for pin in batch {
-                loadedExpiries.append((pin.pin.expires.microseconds, pin.id))
+                if let key = PinKey(id: pin.id) { loadedExpiries.append((pin.pin.expires.microseconds, key)) }
                 do {
                     try fresh.upsert(pin)
                 } catch {
@@ -112,7 +114,7 @@ public final class Feed: Sendable {
             index = fresh
             expiries.withLock { queue in
                 queue.removeAll()
-                for pin in loadedExpiries { queue.push(expires: pin.expires, id: pin.id) }
+                for pin in loadedExpiries { queue.push(expires: pin.expires, key: pin.key) }
             }
         }
         position.withLock { $0 = place }
@@ -276,7 +278,7 @@ public final class Feed: Sendable {
         }
         return expiries.withLock { queue -> PinTransition? in
             if let now, before?.pin.expires != now.pin.expires {
-                queue.push(expires: now.pin.expires.microseconds, id: id)
+                if let key = PinKey(id: id) { queue.push(expires: now.pin.expires.microseconds, key: key) }
             }
             guard watches.count > 0 else { return nil }
             let transition = PinTransition(before: queue.visible(before), after: queue.visible(now))
@@ -297,7 +299,7 @@ public final class Feed: Sendable {
             expiries.withLock { queue -> [PinTransition] in
                 var transitions: [PinTransition] = []
                 while let due = queue.popDue(through: now) {
-                    guard let pin = index.pin(id: due.id), pin.pin.expires.microseconds == due.expires,
+                    guard let pin = index.pin(id: due.key.string), pin.pin.expires.microseconds == due.expires,
                           let seen = queue.visible(pin) else { continue }
                     transitions.append(PinTransition(before: seen, after: nil))
                 }
@@ -326,7 +328,8 @@ public final class Feed: Sendable {
 /// Pins by expiry time (a binary min-heap; entries whose pin changed its expiry since are
 /// skipped when they come due), and the time up to which expiries have been announced.
 struct ExpiryQueue {
-    private var heap: [(expires: Int64, id: String)] = []
+    /// 24 bytes an entry: a pin's id as its compact key, not a string of its own.
+    private var heap: [(expires: Int64, key: PinKey)] = []
     var announcedThrough: Int64
 
     init(announcedThrough: Int64) {
@@ -343,8 +346,8 @@ struct ExpiryQueue {
         return pin.pin
     }
 
-    mutating func push(expires: Int64, id: String) {
-        heap.append((expires, id))
+    mutating func push(expires: Int64, key: PinKey) {
+        heap.append((expires, key))
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
@@ -355,7 +358,7 @@ struct ExpiryQueue {
     }
 
     /// The earliest entry when it is due by `time`, taken out.
-    mutating func popDue(through time: Int64) -> (expires: Int64, id: String)? {
+    mutating func popDue(through time: Int64) -> (expires: Int64, key: PinKey)? {
         guard let first = heap.first, first.expires <= time else { return nil }
         let last = heap.removeLast()
         if heap.isEmpty { return first }

@@ -1,6 +1,6 @@
 /// A pin id as two integers: `p` and 24 base32 characters, 60 bits in each half. Digits are
 /// numbered in ASCII order (`2`…`7` before `a`…`z`), so comparing keys compares the id strings.
-struct PinKey: Hashable, Comparable {
+public struct PinKey: Hashable, Comparable, Sendable {
     var high: UInt64
     var low: UInt64
 
@@ -9,7 +9,7 @@ struct PinKey: Hashable, Comparable {
         self.low = low
     }
 
-    init?<S: StringProtocol>(id: S) {
+    public init?<S: StringProtocol>(id: S) {
         var high: UInt64 = 0
         var low: UInt64 = 0
         var index = 0
@@ -35,7 +35,8 @@ struct PinKey: Hashable, Comparable {
 
     static let digits = Array("234567abcdefghijklmnopqrstuvwxyz".utf8)
 
-    var string: String {
+    /// The id as text.
+    public var string: String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(25)
         append(to: &bytes)
@@ -53,7 +54,7 @@ struct PinKey: Hashable, Comparable {
         }
     }
 
-    static func < (lhs: PinKey, rhs: PinKey) -> Bool {
+    public static func < (lhs: PinKey, rhs: PinKey) -> Bool {
         lhs.high != rhs.high ? lhs.high < rhs.high : lhs.low < rhs.low
     }
 

@@ -111,8 +111,8 @@ public struct Arguments: Sendable {
 
     /// Reads trailing `KEYWORD value` pairs; keywords are case-insensitive, each allowed once.
     /// Returns the values by upper-cased keyword.
-    public mutating func options(_ allowed: Set<String>) throws(CommandError) -> [String: Token] {
-        var found: [String: Token] = [:]
+    public mutating func options(_ allowed: [String]) throws(CommandError) -> Options {
+        var found = Options()
         while let keyword = next() {
             let key = keyword.text.asciiUppercased
             guard allowed.contains(key) else {
@@ -121,8 +121,18 @@ public struct Arguments: Sendable {
             }
             guard found[key] == nil else { throw .badArgument("option \(key) given twice") }
             guard let value = next() else { throw .badArgument("option \(key) needs a value") }
-            found[key] = value
+            found.entries.append((key, value))
         }
         return found
+    }
+
+    /// The options a request gave, by upper-case keyword. A handful at most: kept in a small
+    /// array and searched in order, which costs less per request than a dictionary.
+    public struct Options: Sendable {
+        fileprivate var entries: [(key: String, value: Token)] = []
+
+        public subscript(key: String) -> Token? {
+            entries.first { $0.key == key }?.value
+        }
     }
 }

@@ -21,7 +21,8 @@ public enum Tokenizer {
     /// there were more without the work of splitting the rest (an 8 MiB line could hold millions).
     public static func tokenize(_ line: String, maximumTokens: Int = .max) throws(CommandError) -> [Token] {
         var tokens: [Token] = []
-        let bytes = Array(line.utf8)
+        // Read in place: no copy of the line.
+        let bytes = line.utf8.span
         var index = 0
         while index < bytes.count, tokens.count < maximumTokens {
             let byte = bytes[index]
@@ -42,13 +43,15 @@ public enum Tokenizer {
             while index < bytes.count, bytes[index] != UInt8(ascii: " "), bytes[index] != UInt8(ascii: "\t") {
                 index += 1
             }
-            tokens.append(Token(String(decoding: bytes[start ..< index], as: UTF8.self)))
+            let utf8 = line.utf8
+            let first = utf8.index(utf8.startIndex, offsetBy: start)
+            tokens.append(Token(String(decoding: utf8[first ..< utf8.index(first, offsetBy: index - start)], as: UTF8.self)))
         }
         return tokens
     }
 
     /// Reads the JSON string literal starting at `start` (a `"`); returns its text and the index after it.
-    static func readQuoted(_ bytes: [UInt8], from start: Int) throws(CommandError) -> (String, Int) {
+    static func readQuoted(_ bytes: Span<UInt8>, from start: Int) throws(CommandError) -> (String, Int) {
         var output: [UInt8] = []
         var index = start + 1
         while index < bytes.count {
@@ -88,7 +91,7 @@ public enum Tokenizer {
     }
 
     /// Reads `XXXX` (and a following `\uXXXX` low surrogate when `XXXX` is a high one).
-    static func readUnicodeEscape(_ bytes: [UInt8], at index: Int) throws(CommandError) -> (Unicode.Scalar, Int) {
+    static func readUnicodeEscape(_ bytes: Span<UInt8>, at index: Int) throws(CommandError) -> (Unicode.Scalar, Int) {
         let first = try readHex4(bytes, at: index)
         var next = index + 4
         if (0xD800 ... 0xDBFF).contains(first) {
@@ -109,10 +112,11 @@ public enum Tokenizer {
         return (scalar, next)
     }
 
-    static func readHex4(_ bytes: [UInt8], at index: Int) throws(CommandError) -> UInt32 {
+    static func readHex4(_ bytes: Span<UInt8>, at index: Int) throws(CommandError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw .badRequest("invalid \\u escape in a quoted token") }
         var value: UInt32 = 0
-        for byte in bytes[index ..< index + 4] {
+        for offset in index ..< index + 4 {
+            let byte = bytes[offset]
             let digit: UInt8
             switch byte {
             case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")

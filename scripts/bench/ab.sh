@@ -12,7 +12,8 @@
 # benchmark's generated pins (scripts/bench/gen_data.py; run scripts/bench.sh once to install its
 # package). Both daemons run at once on free ports; each round measures A then B for every op.
 # Per run it prints requests/s, the server's CPU (user + system, from /proc, over the measured
-# window) and that CPU per request in µs; then the medians.
+# window) and that CPU per request in µs; then the medians. Each daemon's resident memory after
+# start is printed first.
 #
 # Why not instruction counts: valgrind 3.19 (Debian 12's) dies with an internal SIGSEGV on
 # scavengerd's start, and perf's instruction counter is not supported on these machines.
@@ -88,7 +89,9 @@ start() {  # start NAME COMMAND…: sets PORT_<NAME> and PID_<NAME>
     local name=$1 port
     shift
     port=$(free_port)
-    "$1" serve --host 127.0.0.1 --port "$port" --database-url "$URL" --idle-timeout 0 "${@:2}" >".data/ab/$name.log" 2>&1 &
+    # As scripts/run.sh and bench.sh run it: fewer malloc arenas, a fixed mmap threshold.
+    MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072} \
+        "$1" serve --host 127.0.0.1 --port "$port" --database-url "$URL" --idle-timeout 0 "${@:2}" >".data/ab/$name.log" 2>&1 &
     PIDS+=($!)
     printf -v "PID_$name" '%s' "$!"
     printf -v "PORT_$name" '%s' "$port"
@@ -97,6 +100,8 @@ start() {  # start NAME COMMAND…: sets PORT_<NAME> and PID_<NAME>
 start A "${A_COMMAND[@]}"
 start B "${B_COMMAND[@]}"
 log "A: ${A_COMMAND[*]} (port $PORT_A); B: ${B_COMMAND[*]} (port $PORT_B)"
+sleep 1
+log "resident memory after start: A $(awk '/^VmRSS:/ { printf "%.1f MB", $2 / 1024 }' "/proc/$PID_A/status"), B $(awk '/^VmRSS:/ { printf "%.1f MB", $2 / 1024 }' "/proc/$PID_B/status")"
 
 RESULTS=.data/ab/results.txt
 : >"$RESULTS"
