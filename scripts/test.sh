@@ -59,7 +59,7 @@ else
     # Suites that measure time (bounded waits, back-off, a storm against a deadline, expiry
     # within seconds) run in a second pass of their own: in the first, hundreds of other tests
     # load both cores and would decide them instead of the code.
-    timed='DatabaseFaultTests|AbuseControlTests|WatchTests|FailureRecoveryTests'
+    timed='DatabaseFaultTests|AbuseControlTests|WatchTests|FailureRecoveryTests|HTTPShutdownTests'
     log "swift test --skip '$timed'"
     swift test "${build_flags[@]}" --skip "$timed" || status=$?
     log "swift test --filter '$timed' (the suites that measure time)"

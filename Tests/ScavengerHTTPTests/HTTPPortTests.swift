@@ -271,7 +271,10 @@ struct HTTPPortTests {
     }
 }
 
-extension HTTPPortTests {
+/// Measures how long shutdown takes: in the second pass of scripts/test.sh, with the other
+/// suites that measure time, where the rest of the tests do not load the cores.
+@Suite("The HTTP port's shutdown", .timeLimit(.minutes(2)))
+struct HTTPShutdownTests {
     @Test("shutdown closes at once a WebSocket whose client never reads nor answers the close handshake")
     func shutdownClosesWebSockets() async throws {
         let held = Mutex<(any Channel)?>(nil)
