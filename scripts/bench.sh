@@ -48,6 +48,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PROJECT_ROOT=$(pwd -P)
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
+# shellcheck source=scripts/bench/data.sh
+source scripts/bench/data.sh
 
 PINS=1000000
 RUN_SECONDS=10
@@ -253,13 +255,7 @@ gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)
 # 2. Data
 # ---------------------------------------------------------------------------------------------
 
-if [[ -f $DATA_DIR/meta.txt ]]; then
-    step "reusing the data in $DATA_DIR"
-else
-    step "generating $PINS pins and 10000 query centres (seed $SEED) into $DATA_DIR"
-    PYTHONPATH=$PYLIB${PYTHONPATH:+:$PYTHONPATH} python3 scripts/bench/gen_data.py \
-        --pins "$PINS" --seed "$SEED" --out "$DATA_DIR"
-fi
+bench_data "$DATA_DIR" "$PINS" "$SEED" "$PYLIB"
 CENTRES=$DATA_DIR/centres.csv
 log "data: $(cat "$DATA_DIR/meta.txt")"
 
@@ -314,9 +310,7 @@ SQL
 step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
 MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "$SCAV_URL" >"$RUN_DIR/migrate.log" 2>&1 \
     || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
-pg_psql -d bench_scav -c "\\copy users (name, email, password_hash) FROM '$DATA_DIR/users.csv' WITH (FORMAT csv)"
-python3 scripts/bench/gen_data.py stamp "$DATA_DIR" | pg_psql -d bench_scav -c \
-    "\\copy pins (id, author_id, lat, lon, kind, body, created_at, expires_at, photo_mime, photo_bytes) FROM pstdin WITH (FORMAT csv)"
+bench_load_scav bench_scav "$DATA_DIR"
 pg_psql -d bench_scav <<'SQL'
 -- The 1x1 PNG behind every photo pin (70 bytes, as photo_bytes says).
 INSERT INTO photos (pin_id, data)
@@ -594,13 +588,7 @@ meta rss_after_sweep_mb "$(rss_mb "$DAEMON_PID")"
 
 if ((SPARSE_PINS > 0)); then
     SPARSE_DIR=$BENCH_DIR/data-s$SPARSE_SEED-n$SPARSE_PINS
-    if [[ -f $SPARSE_DIR/meta.txt ]]; then
-        step "sparse data: reusing $SPARSE_DIR"
-    else
-        step "sparse data: generating $SPARSE_PINS pins (seed $SPARSE_SEED) into $SPARSE_DIR"
-        PYTHONPATH=$PYLIB${PYTHONPATH:+:$PYTHONPATH} python3 scripts/bench/gen_data.py \
-            --pins "$SPARSE_PINS" --seed "$SPARSE_SEED" --out "$SPARSE_DIR"
-    fi
+    bench_data "$SPARSE_DIR" "$SPARSE_PINS" "$SPARSE_SEED" "$PYLIB"
     step "sparse data: loading redis (after FLUSHALL) and a database of scavengerd's own, bench_scav_sparse"
     stop_pid "$DAEMON_PID" 60
     DAEMON_PID=""
@@ -612,9 +600,7 @@ if ((SPARSE_PINS > 0)); then
     pg_psql -d postgres -c "CREATE DATABASE bench_scav_sparse"
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_sparse
     "$SCAVENGERD" migrate --database-url "$SCAV_URL" >>"$RUN_DIR/migrate.log" 2>&1 || die "scavengerd migrate (sparse) failed"
-    pg_psql -d bench_scav_sparse -c "\\copy users (name, email, password_hash) FROM '$SPARSE_DIR/users.csv' WITH (FORMAT csv)"
-    python3 scripts/bench/gen_data.py stamp "$SPARSE_DIR" | pg_psql -d bench_scav_sparse -c \
-        "\\copy pins (id, author_id, lat, lon, kind, body, created_at, expires_at, photo_mime, photo_bytes) FROM pstdin WITH (FORMAT csv)"
+    bench_load_scav bench_scav_sparse "$SPARSE_DIR"
     start_daemon sparse
     pg_psql -d bench_scav_sparse -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
     DENSE_CENTRES=$CENTRES

@@ -87,6 +87,18 @@ public struct Arguments: Sendable {
         return (lat, try Self.longitude(required("longitude")))
     }
 
+    /// `lat lon radius_m`, as NEARBY and WATCH take them: a radius above 0 and at most the
+    /// feed's configured maximum.
+    public mutating func circle() throws(CommandError) -> (lat: Double, lon: Double, radius: Double) {
+        let (lat, lon) = try location()
+        let radius = try Self.number(required("radius"), "radius_m")
+        let maximum = feedRules.maximumRadiusMeters
+        guard radius > 0, radius <= maximum else {
+            throw .badArgument("radius_m must be greater than 0 and at most \(JSON.format(maximum))")
+        }
+        return (lat, lon, radius)
+    }
+
     /// A text argument checked against the contract's text rules.
     public static func text(_ token: Token, _ name: String = "text", allowEmpty: Bool = false) throws(CommandError) -> String {
         do {

@@ -33,12 +33,7 @@ enum FeedCommands {
             "NEARBY", arity: 3 ... 9, syntax: "NEARBY lat lon radius_m [LIMIT n] [CURSOR c] [KIND text|photo]",
             summary: "Live pins within radius_m metres (great-circle), nearest first, with distance_m; follow `next` for more.",
             parse: { arguments -> Nearby in
-                let (lat, lon) = try arguments.location()
-                let radius = try Arguments.number(arguments.required("radius"), "radius_m")
-                let maximum = arguments.feedRules.maximumRadiusMeters
-                guard radius > 0, radius <= maximum else {
-                    throw CommandError.badArgument("radius_m must be greater than 0 and at most \(JSON.format(maximum))")
-                }
+                let (lat, lon, radius) = try arguments.circle()
                 let options = try arguments.options(["LIMIT", "CURSOR", "KIND"])
                 return Nearby(
                     lat: lat, lon: lon, radius: radius, limit: try Arguments.pageLimit(options["LIMIT"]),

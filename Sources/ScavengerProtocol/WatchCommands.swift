@@ -8,12 +8,7 @@ enum WatchCommands {
             "WATCH", arity: 3 ... 5, syntax: "WATCH lat lon radius_m [KIND text|photo]",
             summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle; returns the watch id.",
             parse: { arguments -> WatchArea in
-                let (lat, lon) = try arguments.location()
-                let radius = try Arguments.number(arguments.required("radius"), "radius_m")
-                let maximum = arguments.feedRules.maximumRadiusMeters
-                guard radius > 0, radius <= maximum else {
-                    throw CommandError.badArgument("radius_m must be greater than 0 and at most \(JSON.format(maximum))")
-                }
+                let (lat, lon, radius) = try arguments.circle()
                 let options = try arguments.options(["KIND"])
                 return WatchArea(lat: lat, lon: lon, radius: radius, kind: try FeedCommands.kind(options["KIND"]))
             },

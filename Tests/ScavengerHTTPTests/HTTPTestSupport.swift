@@ -25,16 +25,7 @@ struct TestBoard: Sendable {
 
     static func make(configuration: PostgresConfiguration? = nil, loadFeed: Bool = true) async throws -> TestBoard {
         let configuration = try configuration ?? TestDatabase.isolatedConfiguration(prefix: "http")
-        var migrating = configuration
-        migrating.commandTimeout = nil
-        let migrationPool = PostgresPool(configuration: migrating, maxConnections: 1)
-        do {
-            _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(migrationPool)
-        } catch {
-            await migrationPool.shutdown()
-            throw error
-        }
-        await migrationPool.shutdown()
+        try await TestDatabase.migrate(configuration)
         var shortWaits = configuration
         shortWaits.commandTimeout = .seconds(2)
         let pool = PostgresPool(configuration: shortWaits, maxConnections: 4)

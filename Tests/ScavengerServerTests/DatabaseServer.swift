@@ -32,17 +32,7 @@ struct TestEnvironment: Sendable {
     ) async throws -> TestEnvironment {
         let configuration = try configuration ?? TestDatabase.isolatedConfiguration()
         let pool = PostgresPool(configuration: configuration, maxConnections: 6)
-        // Migrations take longer than a test's short deadline: they run without one.
-        var migrating = configuration
-        migrating.commandTimeout = nil
-        let migrationPool = PostgresPool(configuration: migrating, maxConnections: 1)
-        do {
-            _ = try await Migrator(directory: TestDatabase.migrationsDirectory).migrate(migrationPool)
-        } catch {
-            await migrationPool.shutdown()
-            throw error
-        }
-        await migrationPool.shutdown()
+        try await TestDatabase.migrate(configuration)
         var logger = Logger(label: "test-feed")
         logger.logLevel = .warning
         let feed = Feed(database: Database(pool: pool), logger: logger)

@@ -23,6 +23,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 PROJECT_ROOT=$(pwd -P)
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
+# shellcheck source=scripts/bench/data.sh
+source scripts/bench/data.sh
 
 A=""
 B=""
@@ -73,17 +75,12 @@ trap cleanup EXIT
 pg_cluster_start
 
 DATA_DIR=.data/bench/data-s$SEED-n$PINS
-if [[ ! -f $DATA_DIR/pins.csv ]]; then
-    log "generating $PINS pins (seed $SEED) into $DATA_DIR"
-    PYTHONPATH=.data/bench/pylib python3 scripts/bench/gen_data.py --pins "$PINS" --seed "$SEED" --out "$DATA_DIR" \
-        || die "no data: run scripts/bench.sh once first (it installs the generator's package)"
-fi
+bench_data "$DATA_DIR" "$PINS" "$SEED" .data/bench/pylib \
+    || die "no data: run scripts/bench.sh once first (it installs the generator's package)"
 pg_recreate_database scavenger_ab
 URL=$(pg_database_url scavenger_ab)
 "${A_COMMAND[0]}" migrate --database-url "$URL" --migrations db >/dev/null
-pg_psql -d scavenger_ab -qc "\\copy users (name, email, password_hash) FROM '$DATA_DIR/users.csv' WITH (FORMAT csv)"
-python3 scripts/bench/gen_data.py stamp "$DATA_DIR" | pg_psql -d scavenger_ab -qc \
-    "\\copy pins (id, author_id, lat, lon, kind, body, created_at, expires_at, photo_mime, photo_bytes) FROM pstdin WITH (FORMAT csv)"
+bench_load_scav scavenger_ab "$DATA_DIR"
 
 start() {  # start NAME COMMAND…: sets PORT_<NAME>, PID_<NAME> and READY_<NAME> (seconds to serving)
     local name=$1 port started=$EPOCHREALTIME
@@ -132,6 +129,7 @@ log "medians over $ROUNDS rounds, $CONNS connections, $SECONDS_RUN s each"
 for op in $OPS; do
     for side in A B; do
         awk -v op="$op" -v side="$side" '
+            BEGIN { n = 0 }
             $1 == op && $2 == side { rps[n] = $3; per[n] = $5; n++ }
             function median(a, n,    i, j, t) {
                 for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
