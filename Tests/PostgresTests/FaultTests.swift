@@ -32,16 +32,6 @@ struct FaultTests {
         }
     }
 
-    /// Waits until `condition` holds, up to `limit`; whether it did.
-    static func eventually(within limit: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return await condition()
-    }
-
     @Test("sessions get keepalives, tcp_user_timeout, statement_timeout and lock_timeout, with the options kept")
     func sessionSettings() throws {
         var configuration = try TestDatabase.isolatedConfiguration()
@@ -117,14 +107,13 @@ struct FaultTests {
         #expect(error?.code == .timeout)
         #expect(elapsed < .seconds(3))
         // The cancel request stopped the statement on the server: the backend is no longer busy.
-        let stopped = await Self.eventually {
+        try await eventually("the cancelled statement has stopped on the server") {
             let busy = try? admin.query("""
                 SELECT 1 FROM pg_stat_activity WHERE pid = \(first) AND state = 'active'
                 """)
             return busy?.isEmpty == true
         }
-        #expect(stopped)
-        #expect(await Self.eventually { pool.statistics.open <= 1 })
+        try await eventually("the pool holds at most one connection") { pool.statistics.open <= 1 }
         let next = try await pool.withConnection { $0.backendPID }
         #expect(next != first)
         await pool.shutdown()
@@ -149,7 +138,7 @@ struct FaultTests {
         let holderError = await #expect(throws: PostgresError.self) { try await holder.value }
         #expect(holderError?.code == .timeout)
         // Once the thread is back, its (abandoned) connection is closed and the slot is free.
-        #expect(await Self.eventually { pool.statistics.open == 0 })
+        try await eventually("the pool holds no connection") { pool.statistics.open == 0 }
         #expect(try await pool.query("SELECT 1").count == 1)
         await pool.shutdown()
     }
@@ -168,7 +157,7 @@ struct FaultTests {
         proxy.resume()
         try await pool.query("INSERT INTO t VALUES (1)", idempotent: false)
         #expect(try await pool.query("SELECT count(*) FROM t").first?.int(0) as Int? == 1)
-        #expect(await Self.eventually { pool.statistics.open <= 2 })
+        try await eventually("the pool holds at most two connections") { pool.statistics.open <= 2 }
         await pool.shutdown()
     }
 
@@ -181,9 +170,9 @@ struct FaultTests {
         let (_, error) = await Self.timed { try await pool.query("SELECT 1") }
         #expect(error?.code == .timeout)
         // Still cut off, yet the only slot comes back: nothing stays blocked for ever.
-        #expect(await Self.eventually { pool.statistics.open == 0 })
+        try await eventually("the pool holds no connection") { pool.statistics.open == 0 }
         proxy.resume()
-        #expect(await Self.eventually { (try? await pool.query("SELECT 1")) != nil })
+        try await eventually("the pool answers again") { (try? await pool.query("SELECT 1")) != nil }
         await pool.shutdown()
     }
 
@@ -208,7 +197,7 @@ struct FaultTests {
         }
         #expect(pool.statistics.idle == idleConnections)
         proxy.cutAll()
-        #expect(await Self.eventually { proxy.connectionCount == 0 })
+        try await eventually("the proxy has no connection left") { proxy.connectionCount == 0 }
         for value in 1 ... idleConnections + 1 {
             try await pool.query("INSERT INTO t VALUES (\(value))", idempotent: false)
         }
@@ -234,7 +223,7 @@ struct FaultTests {
         #expect(rest < .seconds(1), "\(durations)")
         #expect(proxy.acceptedCount <= 2)
         proxy.resume()
-        #expect(await Self.eventually { (try? await pool.query("SELECT 1")) != nil })
+        try await eventually("the pool answers again") { (try? await pool.query("SELECT 1")) != nil }
         await pool.shutdown()
     }
 

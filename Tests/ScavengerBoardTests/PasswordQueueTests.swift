@@ -6,12 +6,6 @@ import Testing
 
 @Suite("The password queue")
 struct PasswordQueueTests {
-    /// Polls until `condition` holds (at most 5 s).
-    func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0 ..< 500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
-    }
-
     @Test func firstLaneGoesFirstAndPushesOutTheNewestOfTheSecond() async throws {
         let hasher = PasswordHasher(parameters: .minimum, threads: 1)
         let queue = PasswordQueue(hasher: hasher, maximumWaiting: 2)
@@ -31,14 +25,14 @@ struct PasswordQueueTests {
         }
         try await withThrowingTaskGroup(of: (String, Bool).self) { group in
             group.addTask { await check("busy", first: false) }
-            try await eventually { queue.waiting == 0 && order.names.withLock { $0.isEmpty } }
+            try await eventually("the queue is empty") { queue.waiting == 0 && order.names.withLock { $0.isEmpty } }
             try await Task.sleep(for: .milliseconds(50))
             group.addTask { await check("guess-1", first: false) }
-            try await eventually { queue.waiting == 1 }
+            try await eventually("one check is waiting") { queue.waiting == 1 }
             group.addTask { await check("guess-2", first: false) }
-            try await eventually { queue.waiting == 2 }
+            try await eventually("two checks are waiting") { queue.waiting == 2 }
             group.addTask { await check("real-user", first: true) }  // full: pushes out guess-2
-            try await eventually { queue.waiting == 2 }
+            try await eventually("two checks are waiting") { queue.waiting == 2 }
             group.addTask { await check("another-guess", first: false) }  // full and second lane: refused at once
             var outcomes: [String: Bool] = [:]
             for _ in 0 ..< 2 {

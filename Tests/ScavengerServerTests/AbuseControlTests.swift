@@ -81,7 +81,7 @@ struct AbuseControlTests {
             let busy = (0 ..< environment.board.passwords.threads).map { _ in
                 Task { try await environment.board.passwordQueue.run(first: true, isWanted: { true }) { _ in await gate.wait() } }
             }
-            try await eventuallyTrue { environment.board.passwordQueue.running == environment.board.passwords.threads }
+            try await eventually("every hashing thread is busy") { environment.board.passwordQueue.running == environment.board.passwords.threads }
             try await converse(address) { (client: Conversation) async throws in
                 #expect(try await client.call("REGISTER ALICE other@example.org password1") == "ERR CONFLICT that username is taken")
                 #expect(try await client.call("REGISTER bob alice@EXAMPLE.org password1") == "ERR CONFLICT that email is already registered")
@@ -121,7 +121,7 @@ struct AbuseControlTests {
                         }
                     }
                 }
-                try await eventuallyTrue { environment.board.passwordQueue.waiting >= 16 }
+                try await eventually("16 hashes are waiting") { environment.board.passwordQueue.waiting >= 16 }
                 // Best of three, so one stall of a busy test machine does not decide; in the
                 // order they came, each would wait for some 23 checks of about 80 ms.
                 var fastest = Duration.seconds(3600)
@@ -138,7 +138,7 @@ struct AbuseControlTests {
                 attackers.cancelAll()
                 try await attackers.waitForAll()
             }
-            try await eventuallyTrue { environment.board.passwordQueue.waiting == 0 && environment.board.passwordQueue.running == 0 }
+            try await eventually("the hashing queue is idle") { environment.board.passwordQueue.waiting == 0 && environment.board.passwordQueue.running == 0 }
         }
     }
 
@@ -230,12 +230,6 @@ struct AbuseControlTests {
             await otherHasher.shutdown()
         }
     }
-}
-
-/// Polls until `condition` holds, for at most 10 s.
-func eventuallyTrue(_ condition: () -> Bool) async throws {
-    for _ in 0 ..< 1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-    #expect(condition())
 }
 
 /// Checks a `RATE_LIMITED <seconds> <message>` reply: the wait is at most `seconds` and not far

@@ -18,16 +18,6 @@ func square(_ lon0: Double, _ lat0: Double, _ size: Double) -> String {
     return #"{"type":"Polygon","coordinates":[\#(ring)]}"#
 }
 
-/// Polls until `condition` holds (other processes' changes arrive through NOTIFY).
-func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    Issue.record("timed out waiting until \(what)")
-}
-
 @Suite("NEARBY and regions over TCP with PostgreSQL")
 struct FeedTests {
     @Test("NEARBY: within the radius, nearest first, distance_m, filters before the limit")
