@@ -38,21 +38,21 @@ extension Board {
             cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
             region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash,
             rate: rate(action, for: login.user.role))
-        let pin = try await charging(action, new.rate) {
-            do {
-                return try await store.createPin(new)
-            } catch StoreError.sessionRefused {
-                // Unauthorized or banned, with the reason; if the session checks out by now (a ban
-                // ended in between), the write is tried once more, still checked.
-                let account = try await writer(of: session)
-                new.authorID = account.id
-                new.authorName = account.user.name
-                new.rate = rate(action, for: account.user.role)
-                return try await store.createPin(new)
+        return try await feed.writeOwnPin(id: new.id) {
+            try await charging(action, new.rate) {
+                do {
+                    return try await store.createPin(new)
+                } catch StoreError.sessionRefused {
+                    // Unauthorized or banned, with the reason; if the session checks out by now (a
+                    // ban ended in between), the write is tried once more, still checked.
+                    let account = try await writer(of: session)
+                    new.authorID = account.id
+                    new.authorName = account.user.name
+                    new.rate = rate(action, for: account.user.role)
+                    return try await store.createPin(new)
+                }
             }
         }
-        await feed.applyOwnWrite { $0.upsert(IndexedPin(pin)) }
-        return pin
     }
 
     /// A live, visible pin.

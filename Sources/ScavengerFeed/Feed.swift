@@ -13,7 +13,8 @@ import Synchronization
 /// PostgreSQL stays the source of truth. The feed loads all live pins at start, remembering the
 /// place in the change log (`feed_changes`) that load is consistent with, then applies the log's
 /// changes in order from there: its own daemon's writes (right after they commit, before the
-/// client hears `OK`) and every other process's alike (woken by ``FeedListener``). After a lost
+/// client hears `OK`) and every other process's alike (woken by ``FeedListener``). Its own new
+/// pins go in directly instead (``writeOwnPin(id:_:)``); the log brings them again. After a lost
 /// `LISTEN` connection it replays from its place instead of reloading. Expiry needs no sweep: a
 /// pin whose `expires` has passed is skipped on every read.
 public final class Feed: Sendable {
@@ -33,6 +34,11 @@ public final class Feed: Sendable {
     /// the order they were applied even when catch-ups, direct writes and expiry announcements
     /// run on different threads.
     private let publishing = Mutex(())
+
+    /// This daemon's new pins being written: from before their insert is sent until they are
+    /// put in the feed. A catch-up or reload that reaches one first takes it out (`true`: a
+    /// reload did, which may have read the database before the pin was committed).
+    private let ownPinsInFlight = Mutex<[String: Bool]>([:])
 
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
@@ -112,6 +118,9 @@ public final class Feed: Sendable {
         let count = fresh.count
         index.write { index in
             index = fresh
+            ownPinsInFlight.withLock { inFlight in
+                for id in inFlight.keys { inFlight[id] = true }
+            }
             expiries.withLock { queue in
                 queue.removeAll()
                 for pin in loadedExpiries { queue.push(expires: pin.expires, key: pin.key) }
@@ -152,6 +161,9 @@ public final class Feed: Sendable {
                     for change in page.changes {
                         switch change.subject {
                         case .pin(let id, let now):
+                            ownPinsInFlight.withLock { inFlight in
+                                if inFlight[id] == false { inFlight[id] = nil }
+                            }
                             if let transition = apply(id: id, now, to: index) { transitions.append(transition) }
                         case .region:
                             regionsChanged = true
@@ -178,6 +190,44 @@ public final class Feed: Sendable {
             logger.warning("could not read the change log after a write; applying it directly", metadata: ["error": "\(error)"])
             fallback(self)
         }
+    }
+
+    /// Writes a new pin of this daemon's (`write` returns it once committed) and puts it in
+    /// the feed straight away, without reading the change log first: the writer's next read sees
+    /// it, and its `OK` does not wait for a round trip to the log.
+    ///
+    /// That is safe because a new pin's id is unknown to every other writer until it is
+    /// committed: if the catch-up has applied any change to the pin by then, it has applied the
+    /// insert and read the pin as it is now (later edits or deletion included), and the pin is
+    /// left as the catch-up put it. A reload in between may have read the database before the
+    /// commit, so then the feed catches up instead.
+    public func writeOwnPin(id: String, _ write: () async throws -> Pin) async throws -> Pin {
+        ownPinsInFlight.withLock { $0[id] = false }
+        let pin: Pin
+        do {
+            pin = try await write()
+        } catch {
+            ownPinsInFlight.withLock { $0[id] = nil }
+            throw error
+        }
+        let reloaded = publishing.withLock { _ -> Bool in
+            // Checked under the index's write lock, which catch-ups and reloads hold while they
+            // take pins out of `ownPinsInFlight`.
+            let (reloaded, transition) = index.write { index -> (Bool, PinTransition?) in
+                switch ownPinsInFlight.withLock({ $0.removeValue(forKey: id) }) {
+                case false?: return (false, apply(id: id, IndexedPin(pin), to: index))
+                case true?: return (true, nil)
+                case nil: return (false, nil)  // the catch-up has it, as it is now
+                }
+            }
+            if let transition { watches.publish([transition]) }
+            return reloaded
+        }
+        if reloaded, (try? await catchUp()) == nil {
+            // A reload took it and the log cannot be read now: as ``applyOwnWrite(fallback:)``.
+            upsert(IndexedPin(pin))
+        }
+        return pin
     }
 
     /// Pins written before grid cells existed get theirs.

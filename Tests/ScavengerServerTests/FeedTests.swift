@@ -206,6 +206,58 @@ struct FeedTests {
         }
     }
 
+    @Test("this daemon's new pin goes in directly, unless the log or a reload has reached it first")
+    func ownPinsGoInDirectly() async throws {
+        try await withDatabaseServer { _, environment in
+            let feed = environment.feed
+            let store = environment.otherProcess()
+            let author = try await store.register(
+                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            func newPin(_ text: String) -> NewPin {
+                NewPin(
+                    authorID: author.id, authorName: "alice", lat: 0, lon: 0, text: text, ttlSeconds: 60, photo: nil,
+                    cell: Int64(Grid.cell(lat: 0, lon: 0, level: 0).rawValue), region: nil)
+            }
+            // Directly: in the feed on return, with no read of the log.
+            let place = try #require(feed.appliedChange)
+            let direct = newPin("direct")
+            _ = try await feed.writeOwnPin(id: direct.id) { try await store.createPin(direct) }
+            #expect(feed.count == 1 && feed.appliedChange == place)
+            // Deleted by someone else, and that applied from the log, before the writer's
+            // commit came back: the deletion stands.
+            let deleted = newPin("deleted")
+            _ = try await feed.writeOwnPin(id: deleted.id) {
+                let pin = try await store.createPin(deleted)
+                _ = try await store.deletePin(id: deleted.id, userID: author.id, canModerate: false)
+                try await feed.catchUp()
+                return pin
+            }
+            #expect(feed.count == 1)
+            // A reload that read the database before the commit: the feed catches up to it.
+            let early = newPin("after a reload")
+            _ = try await feed.writeOwnPin(id: early.id) {
+                try await feed.load()
+                return try await store.createPin(early)
+            }
+            #expect(feed.count == 2)
+            // A reload after the pin was written and deleted: the deletion stands.
+            let late = newPin("deleted before a reload")
+            _ = try await feed.writeOwnPin(id: late.id) {
+                let pin = try await store.createPin(late)
+                _ = try await store.deletePin(id: late.id, userID: author.id, canModerate: false)
+                try await feed.load()
+                return pin
+            }
+            #expect(feed.count == 2)
+            // A write that fails leaves nothing behind.
+            await #expect(throws: CancellationError.self) {
+                try await feed.writeOwnPin(id: Identifier.newPin()) { throw CancellationError() }
+            }
+            try await feed.catchUp()
+            #expect(feed.count == 2)
+        }
+    }
+
     @Test("a change log entry rolled back leaves a gap that catching up steps over")
     func rolledBackChangesLeaveGaps() async throws {
         try await withDatabaseServer { _, environment in
