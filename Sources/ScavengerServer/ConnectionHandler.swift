@@ -22,8 +22,16 @@ import ScavengerProtocol
 ///
 /// The connection closes only after its last reply has been written: when the client half-closes,
 /// on graceful shutdown, and after `QUIT`.
+///
+/// It also frames the byte stream into lines (``LineFramer``) and keeps the connection's two
+/// timers: the idle timeout (nothing read for that long closes the connection) and the line
+/// deadline (a request line not finished within it of its first byte gets `ERR BAD_REQUEST` and
+/// the connection closes, so a client trickling a byte at a time cannot hold it open). Only time
+/// spent waiting for the client counts toward the line deadline: while reads are held back (the
+/// queue is full, or the client is not reading its replies) it is pushed back. One handler does
+/// all of it so that a request passes through no other handler between the socket and its reply.
 final class ConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = InboundFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -53,7 +61,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var connectionID: ConnectionRegistry.ID?
     private var executor: EventLoopExecutor!
 
+    private var framer: LineFramer
     private var queue = CircularBuffer<InboundFrame>()
+    /// When the line deadline passes, if a line is unfinished.
+    private var lineDeadline: Scheduled<Void>?
+    /// A read was asked of the socket and no data has come since: the server is waiting.
+    private var waitingForClient = false
+    /// The idle timeout's next check, and when the socket last gave bytes.
+    private var idleCheck: Scheduled<Void>?
+    private var lastRead = NIODeadline.now()
     /// Lines answered since this connection last let others go first, and whether it is
     /// waiting for its next turn.
     private var linesThisTurn = 0
@@ -85,6 +101,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         self.registry = registry
         self.configuration = configuration
         self.logger = logger
+        self.framer = LineFramer(maxLineBytes: configuration.limits.maxLineBytes)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -97,6 +114,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        scheduleIdleCheck(in: .seconds(Int64(configuration.idleTimeoutSeconds)))
         let id = registry.register(
             context.channel, limit: configuration.maxConnections, perAddressLimit: configuration.maxConnectionsPerAddress)
         connectionID = id
@@ -125,6 +143,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        cancelLineDeadline()
+        idleCheck?.cancel()
+        idleCheck = nil
         if let connectionID { registry.unregister(connectionID) }
         if let session = commandContext?.session {
             session.disconnect()
@@ -137,8 +158,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = unwrapInboundIn(data)
+        lastRead = .now()
+        watchLineDeadline(bytes)
         guard !finishing else { return }
-        let frame = unwrapInboundIn(data)
+        framer.append(bytes)
+        while !finishing, let frame = framer.next(allocator: context.channel.allocator) {
+            receive(frame)
+        }
+    }
+
+    /// One line (or notice of a line too long), in the order received.
+    private func receive(_ frame: InboundFrame) {
         if awaitingDeferred || !queue.isEmpty || !context.channel.isWritable || turnSpent {
             enqueue(frame)
             if turnSpent { yieldTurn() }
@@ -174,6 +205,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
+            // A last line without `\n` is incomplete: the client went away before finishing it.
+            framer.dropUnfinished()
+            cancelLineDeadline()
             inputClosed = true
             if lingering { context.close(promise: nil) } else { closeIfDone() }
         }
@@ -191,7 +225,70 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if mustHoldReads(context) {
             readHeld = true
         } else {
-            context.read()
+            readFromClient(context)
+        }
+    }
+
+    /// Asks the socket for more input: from now on the server waits for the client.
+    private func readFromClient(_ context: ChannelHandlerContext) {
+        waitingForClient = true
+        context.read()
+    }
+
+    // MARK: Timers
+
+    /// Arms or cancels the line deadline for bytes just read: a line in progress (bytes after the
+    /// last newline) must be finished within it.
+    private func watchLineDeadline(_ bytes: ByteBuffer) {
+        waitingForClient = false
+        guard configuration.lineTimeoutSeconds > 0 else { return }
+        let view = bytes.readableBytesView
+        if let newline = view.lastIndex(of: UInt8(ascii: "\n")) {
+            // The line in progress, if any, starts after the last newline.
+            cancelLineDeadline()
+            if newline != view.index(before: view.endIndex) { armLineDeadline() }
+        } else if lineDeadline == nil, !view.isEmpty {
+            armLineDeadline()
+        }
+    }
+
+    private func armLineDeadline() {
+        guard let context else { return }
+        let seconds = Int64(configuration.lineTimeoutSeconds)
+        lineDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { [self] in
+            lineDeadline = nil
+            guard waitingForClient else {
+                // Reads are held back by the server: the client is not the one making us wait.
+                armLineDeadline()
+                return
+            }
+            guard !finishing, let context = self.context else { return }
+            finishing = true
+            queue.removeAll()
+            queuedBytes = 0
+            let reply = Reply.error(.badRequest, "request line not finished within \(seconds) s; closing")
+            table.metrics?.recordFrontEndReply(reply)
+            context.write(wrapOutboundOut(buffer(reply)), promise: nil)
+            closeAfterPendingWrites(context)
+        }
+    }
+
+    private func cancelLineDeadline() {
+        lineDeadline?.cancel()
+        lineDeadline = nil
+    }
+
+    /// Closes the connection once nothing has been read for the idle timeout (none when 0).
+    private func scheduleIdleCheck(in delay: TimeAmount) {
+        guard configuration.idleTimeoutSeconds > 0, let context else { return }
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: .now() + delay) { [self] in
+            let timeout = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
+            let quiet = NIODeadline.now() - lastRead
+            if quiet >= timeout {
+                self.context?.close(promise: nil)
+            } else {
+                scheduleIdleCheck(in: timeout - quiet)
+            }
         }
     }
 
@@ -326,7 +423,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if turnSpent, !queue.isEmpty { yieldTurn() }
         if readHeld, !mustHoldReads(context) {
             readHeld = false
-            context.read()
+            readFromClient(context)
         }
         closeIfDone()
     }

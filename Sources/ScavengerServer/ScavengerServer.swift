@@ -139,14 +139,7 @@ public final class ScavengerServer: Service, Sendable {
             }
             try pipeline.addHandler(TLSCloseAdapter())
         }
-        if configuration.idleTimeoutSeconds > 0 {
-            try pipeline.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))))
-            try pipeline.addHandler(IdleConnectionCloser())
-        }
-        if configuration.lineTimeoutSeconds > 0 {
-            try pipeline.addHandler(LineDeadlineHandler(seconds: configuration.lineTimeoutSeconds))
-        }
-        try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineBytes: configuration.limits.maxLineBytes)))
+        // Framing, the idle timeout and the line deadline are the connection handler's own.
         try pipeline.addHandler(
             ConnectionHandler(table: table, board: board, registry: connections, configuration: configuration, logger: logger))
     }
@@ -164,18 +157,6 @@ public struct ListenError: Error, CustomStringConvertible {
     }
 }
 
-/// Closes a connection that has sent nothing for the idle timeout.
-final class IdleConnectionCloser: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-}
 
 /// The open connections: counts them against the limits (in all, and per client address) and, on
 /// shutdown, stops their input so each finishes what it has already received and then closes.

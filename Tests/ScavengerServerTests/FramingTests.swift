@@ -286,14 +286,14 @@ struct LineFramingTests {
         buffer.writeBytes([UInt8](repeating: UInt8(ascii: "x"), count: 8 * 1024 * 1024 - 2))
         buffer.writeString("\nPI")
         _ = buffer.readSlice(length: 8 * 1024 * 1024 - 1)
-        LineFrameDecoder.shrinkIfOversized(&buffer, allocator: allocator)
-        #expect(buffer.capacity <= LineFrameDecoder.keptBufferCapacity)
+        LineFramer.shrinkIfOversized(&buffer, allocator: allocator)
+        #expect(buffer.capacity <= LineFramer.keptBufferCapacity)
         #expect(buffer.readableBytesView.elementsEqual("PI".utf8))
         // A small buffer, or a big one still mostly full, is left as it is.
         var small = allocator.buffer(string: "PING\nPI")
         _ = small.readSlice(length: 5)
         let before = small.capacity
-        LineFrameDecoder.shrinkIfOversized(&small, allocator: allocator)
+        LineFramer.shrinkIfOversized(&small, allocator: allocator)
         #expect(small.capacity == before)
     }
 }
