@@ -77,6 +77,11 @@ public struct PostgresConfiguration: Sendable {
 public struct PostgresNotification: Sendable, Equatable {
     public var channel: String
     public var payload: String
+
+    public init(channel: String, payload: String) {
+        self.channel = channel
+        self.payload = payload
+    }
 }
 
 /// One libpq connection. Calls block: run them off the event loop (``PostgresPool`` does).

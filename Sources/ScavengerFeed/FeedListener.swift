@@ -94,9 +94,12 @@ public final class FeedListener: Service, Sendable {
     private func listen(on listener: ChangeListener, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
         var lastCatchUp = ContinuousClock.now
+        // This daemon's own new pins are in its feed already (``Feed/writeOwnPin(id:_:)``): their
+        // wake-ups are slept through, and the safety catch-up moves its place past them.
+        let ownWriter = feed.database.writerID
         while !Task.isCancelled {
             let woken = try await thread.runIfActive {
-                try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds)
+                try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds, ignoring: ownWriter)
             }
             if woken || ContinuousClock.now - lastCatchUp > .seconds(Self.safetyCatchUpSeconds) {
                 try await feed.catchUp()

@@ -37,6 +37,7 @@ extension PinIndex {
         let capacity = query.limit < Int.max ? query.limit + 1 : Int.max
 
         var spans: [Grid.RowSpan] = []
+        spans.reserveCapacity(32)
         var slots: [UInt32] = []
         slots.reserveCapacity(256)
         let hot = hot.buffer

@@ -20,13 +20,20 @@ public final class ChangeListener: Sendable {
         }
     }
 
-    /// Waits (blocking) until a wake-up arrives (true) or the timeout passes (false).
-    public func waitForChanges(timeoutMilliseconds: Int) throws(StoreError) -> Bool {
+    /// Waits (blocking) until a wake-up arrives (true) or the timeout passes (false). Wake-ups
+    /// from new pins written by the store whose ``Database/writerID`` is `ignoring` do not
+    /// count: that daemon has put them into its feed itself.
+    public func waitForChanges(timeoutMilliseconds: Int, ignoring writerID: String? = nil) throws(StoreError) -> Bool {
         do {
-            return !(try connection.waitForNotifications(timeoutMilliseconds: timeoutMilliseconds)).isEmpty
+            return Self.wakes(try connection.waitForNotifications(timeoutMilliseconds: timeoutMilliseconds), ignoring: writerID)
         } catch {
             throw StoreError(error)
         }
+    }
+
+    /// Whether any of `notifications` calls for a catch-up: one that does not name `writerID`.
+    public static func wakes(_ notifications: [PostgresNotification], ignoring writerID: String?) -> Bool {
+        notifications.contains { $0.payload.isEmpty || $0.payload != writerID }
     }
 }
 

@@ -15,6 +15,11 @@ public final class Database: Sendable {
     /// Records the pins in each committed group (`scavenger_group_commit_pins`), when metrics are on.
     let groupSizes: Recorder?
 
+    /// Names this store's new-pin transactions in their change-log wake-up (the `NOTIFY`
+    /// payload), so that its own ``ChangeListener`` can sleep through them: the daemon puts
+    /// its own new pins into its feed itself. Random per instance, not a secret.
+    public let writerID = "w" + String(UInt64.random(in: 1 ... .max), radix: 36)
+
     /// - Parameters:
     ///   - pinWriters: groups of text pins written at once. One makes the largest groups, which
     ///     PostgreSQL writes most cheaply per pin; each writer holds a connection.

@@ -158,12 +158,15 @@ extension Database {
             sql.append("""
                 ), existing AS MATERIALIZED (
                     SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id
+                ), writer AS MATERIALIZED (
+                    -- Read by the change log's trigger: its wake-up names this writer.
+                    SELECT set_config('scavenger.writer', \(writerID)::text, true)
                 ), checked AS MATERIALIZED (
                     SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id) AND (b.token_hash IS NULL OR EXISTS (
                         SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
                         WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
                           AND (u.banned_until IS NULL OR u.banned_until <= now()))) AS allowed
-                    FROM batch b
+                    FROM batch b, writer
                 ), charged AS MATERIALIZED (
                     SELECT c.*, CASE WHEN c.allowed AND c.rate_capacity IS NOT NULL
                                      THEN take_rate_token(c.author_id, c.rate_action, c.rate_capacity, c.rate_per_second)

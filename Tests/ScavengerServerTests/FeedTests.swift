@@ -258,6 +258,52 @@ struct FeedTests {
         }
     }
 
+    @Test("a store's new pins wake listeners naming it, which its own listener sleeps through; other changes wake everyone")
+    func wakeUpsNameTheirWriter() async throws {
+        try await withDatabaseServer { _, environment in
+            let own = environment.feed.database
+            let other = environment.otherProcess()
+            #expect(own.writerID != other.writerID)
+            // Other tests' schemas share the channel: look for the payload expected, among any.
+            let listening = try PostgresConnection.connect(environment.configuration)
+            try listening.query("LISTEN \(unescaped: ChangeListener.channel)")
+            func heard(_ payload: String) throws -> Bool {
+                let deadline = ContinuousClock.now + .seconds(5)
+                while ContinuousClock.now < deadline {
+                    if try listening.waitForNotifications(timeoutMilliseconds: 100).contains(where: { $0.payload == payload }) {
+                        return true
+                    }
+                }
+                return false
+            }
+            let author = try await own.register(
+                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            func post(_ text: String, by store: Database) async throws -> String {
+                try await store.createPin(NewPin(
+                    authorID: author.id, authorName: "alice", lat: 0, lon: 0, text: text, ttlSeconds: 60, photo: nil,
+                    cell: Int64(Grid.cell(lat: 0, lon: 0, level: 0).rawValue), region: nil)).id
+            }
+            let mine = try await post("mine", by: own)
+            #expect(try heard(own.writerID))
+            _ = try await post("theirs", by: other)
+            #expect(try heard(other.writerID))
+            // Any other change, even to this store's own pin, wakes with no name.
+            _ = try await own.deletePin(id: mine, userID: author.id, canModerate: false)
+            #expect(try heard(""))
+            // What a listener slept through is still read from the log by the next catch-up.
+            try await environment.feed.catchUp()
+            #expect(environment.feed.count == 1)
+        }
+    }
+
+    @Test("which wake-ups a listener acts on", arguments: [
+        ([], false), ([""], true), (["w1"], false), (["w1", "w1"], false), (["w1", "w2"], true), (["w2"], true), (["w1", ""], true),
+    ])
+    func wakeUpsActedOn(payloads: [String], wakes: Bool) {
+        let notifications = payloads.map { PostgresNotification(channel: ChangeListener.channel, payload: $0) }
+        #expect(ChangeListener.wakes(notifications, ignoring: "w1") == wakes)
+    }
+
     @Test("a change log entry rolled back leaves a gap that catching up steps over")
     func rolledBackChangesLeaveGaps() async throws {
         try await withDatabaseServer { _, environment in
