@@ -23,6 +23,8 @@ BEGIN
     IF logged > 0 THEN
         PERFORM pg_notify('scavenger_feed', coalesce(current_setting('scavenger.writer', true), ''));
     END IF;
+    -- The name covers the statement that set it, not later ones in the same transaction.
+    PERFORM set_config('scavenger.writer', '', true);
     RETURN NULL;
 END
 $$;

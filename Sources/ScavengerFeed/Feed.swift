@@ -35,10 +35,9 @@ public final class Feed: Sendable {
     /// run on different threads.
     private let publishing = Mutex(())
 
-    /// This daemon's new pins being written: from before their insert is sent until they are
-    /// put in the feed. A catch-up or reload that reaches one first takes it out (`true`: a
-    /// reload did, which may have read the database before the pin was committed).
-    private let ownPinsInFlight = Mutex<[String: Bool]>([:])
+    /// This daemon's new pins being written, from before their insert is sent until they are
+    /// put in the feed (see ``writeOwnPin(id:_:)``).
+    private let ownPins = Mutex(OwnPinsInFlight())
 
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
@@ -84,6 +83,8 @@ public final class Feed: Sendable {
     /// in what is loaded, and later ones are applied by ``catchUp()``.
     @discardableResult
     public func load(batchSize: Int = 5000) async throws(StoreError) -> Int {
+        // A new pin put in directly from now on might land in the index about to be replaced.
+        ownPins.withLock { $0.reloadsBegun += 1 }
         let place = try await database.latestFeedChange()
         try await reloadRegions()
         try await fillMissingCells()
@@ -118,9 +119,6 @@ public final class Feed: Sendable {
         let count = fresh.count
         index.write { index in
             index = fresh
-            ownPinsInFlight.withLock { inFlight in
-                for id in inFlight.keys { inFlight[id] = true }
-            }
             expiries.withLock { queue in
                 queue.removeAll()
                 for pin in loadedExpiries { queue.push(expires: pin.expires, key: pin.key) }
@@ -161,8 +159,8 @@ public final class Feed: Sendable {
                     for change in page.changes {
                         switch change.subject {
                         case .pin(let id, let now):
-                            ownPinsInFlight.withLock { inFlight in
-                                if inFlight[id] == false { inFlight[id] = nil }
+                            ownPins.withLock { own in
+                                if !own.pins.isEmpty { own.pins[id] = nil }
                             }
                             if let transition = apply(id: id, now, to: index) { transitions.append(transition) }
                         case .region:
@@ -199,26 +197,29 @@ public final class Feed: Sendable {
     /// That is safe because a new pin's id is unknown to every other writer until it is
     /// committed: if the catch-up has applied any change to the pin by then, it has applied the
     /// insert and read the pin as it is now (later edits or deletion included), and the pin is
-    /// left as the catch-up put it. A reload in between may have read the database before the
-    /// commit, so then the feed catches up instead.
+    /// left as the catch-up put it. A reload begun in between may have read the database before
+    /// the commit, or be about to replace the index, so then the feed catches up instead. A
+    /// write that fails may still have committed (its answer lost): the listener catches up soon.
     public func writeOwnPin(id: String, _ write: () async throws -> Pin) async throws -> Pin {
-        ownPinsInFlight.withLock { $0[id] = false }
+        ownPins.withLock { $0.pins[id] = $0.reloadsBegun }
         let pin: Pin
         do {
             pin = try await write()
         } catch {
-            ownPinsInFlight.withLock { $0[id] = nil }
+            ownPins.withLock { own in
+                own.pins[id] = nil
+                own.failedWrites = true
+            }
             throw error
         }
         let reloaded = publishing.withLock { _ -> Bool in
             // Checked under the index's write lock, which catch-ups and reloads hold while they
-            // take pins out of `ownPinsInFlight`.
+            // apply changes and replace the index.
             let (reloaded, transition) = index.write { index -> (Bool, PinTransition?) in
-                switch ownPinsInFlight.withLock({ $0.removeValue(forKey: id) }) {
-                case false?: return (false, apply(id: id, IndexedPin(pin), to: index))
-                case true?: return (true, nil)
-                case nil: return (false, nil)  // the catch-up has it, as it is now
-                }
+                let (sentAfter, reloads) = ownPins.withLock { ($0.pins.removeValue(forKey: id), $0.reloadsBegun) }
+                guard let sentAfter else { return (false, nil) }  // the catch-up has it, as it is now
+                guard sentAfter == reloads else { return (true, nil) }
+                return (false, apply(id: id, IndexedPin(pin), to: index))
             }
             if let transition { watches.publish([transition]) }
             return reloaded
@@ -228,6 +229,16 @@ public final class Feed: Sendable {
             upsert(IndexedPin(pin))
         }
         return pin
+    }
+
+    /// Whether a write of a new pin failed since the last call, having perhaps committed: the
+    /// listener then catches up without waiting for a wake-up, which names this daemon and which
+    /// it would sleep through.
+    public func takeFailedOwnWrites() -> Bool {
+        ownPins.withLock { own in
+            defer { own.failedWrites = false }
+            return own.failedWrites
+        }
     }
 
     /// Pins written before grid cells existed get theirs.
@@ -425,4 +436,13 @@ struct ExpiryQueue {
         }
         return first
     }
+}
+
+/// This daemon's new pins between sending their insert and going into the feed.
+private struct OwnPinsInFlight {
+    /// Each pin's id, with the number of reloads begun before its insert was sent.
+    var pins: [String: Int] = [:]
+    var reloadsBegun = 0
+    /// A write failed since the listener last looked.
+    var failedWrites = false
 }

@@ -23,6 +23,9 @@ public final class FeedListener: Service, Sendable {
     static let waitMilliseconds = 500
     /// Catch-ups without a wake-up, in case one was missed.
     static let safetyCatchUpSeconds = 10.0
+    /// How long the feed's place may trail this daemon's own new pins (already in the feed): a
+    /// catch-up after each of their wake-ups would only read them again.
+    static let ownPinsCatchUpMilliseconds = 250
     /// How often expired pins are announced to watches as `gone` (well within the contract's 5 s).
     static let expiryAnnouncementSeconds = 1.0
 
@@ -94,16 +97,22 @@ public final class FeedListener: Service, Sendable {
     private func listen(on listener: ChangeListener, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
         var lastCatchUp = ContinuousClock.now
-        // This daemon's own new pins are in its feed already (``Feed/writeOwnPin(id:_:)``): their
-        // wake-ups are slept through, and the safety catch-up moves its place past them.
+        // This daemon's own new pins are in its feed already (``Feed/writeOwnPin(id:_:)``): after
+        // their wake-ups the feed catches up at most every `ownPinsCatchUpMilliseconds`, to move
+        // its place past them, so that other writes' catch-ups do not find a backlog.
         let ownWriter = feed.database.writerID
+        var ownPinsBehind = false
         while !Task.isCancelled {
-            let woken = try await thread.runIfActive {
-                try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds, ignoring: ownWriter)
+            let wakeUp = try await thread.runIfActive {
+                try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds, ownWriter: ownWriter)
             }
-            if woken || ContinuousClock.now - lastCatchUp > .seconds(Self.safetyCatchUpSeconds) {
+            if wakeUp == .ownNewPins || feed.takeFailedOwnWrites() { ownPinsBehind = true }
+            let sinceCatchUp = ContinuousClock.now - lastCatchUp
+            if wakeUp == .changes || sinceCatchUp > .seconds(Self.safetyCatchUpSeconds)
+                || (ownPinsBehind && sinceCatchUp >= .milliseconds(Self.ownPinsCatchUpMilliseconds)) {
                 try await feed.catchUp()
                 lastCatchUp = .now
+                ownPinsBehind = false
             }
             if ContinuousClock.now - lastPurge > .seconds(purgeIntervalSeconds) {
                 let purged = feed.purgeExpired()

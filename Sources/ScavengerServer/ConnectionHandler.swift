@@ -65,6 +65,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var queue = CircularBuffer<InboundFrame>()
     /// When the line deadline passes, if a line is unfinished.
     private var lineDeadline: Scheduled<Void>?
+    /// The line deadline passed while earlier requests still had replies to come: its `ERR`
+    /// goes out after them, and input is dropped meanwhile.
+    private var lineDeadlinePassed = false
     /// A read was asked of the socket and no data has come since: the server is waiting.
     private var waitingForClient = false
     /// The idle timeout's next check, and when the socket last gave bytes.
@@ -161,7 +164,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let bytes = unwrapInboundIn(data)
         lastRead = .now()
         watchLineDeadline(bytes)
-        guard !finishing else { return }
+        guard !finishing, !lineDeadlinePassed else { return }
         framer.append(bytes)
         while !finishing, let frame = framer.next(allocator: context.channel.allocator) {
             receive(frame)
@@ -262,15 +265,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 armLineDeadline()
                 return
             }
-            guard !finishing, let context = self.context else { return }
-            finishing = true
-            queue.removeAll()
-            queuedBytes = 0
-            let reply = Reply.error(.badRequest, "request line not finished within \(seconds) s; closing")
-            table.metrics?.recordFrontEndReply(reply)
-            context.write(wrapOutboundOut(buffer(reply)), promise: nil)
-            closeAfterPendingWrites(context)
+            guard !finishing, !lineDeadlinePassed else { return }
+            lineDeadlinePassed = true
+            // Requests that came whole before the unfinished one are answered first.
+            if !awaitingDeferred, queue.isEmpty { closeForLineDeadline() }
         }
+    }
+
+    /// Sends the line deadline's `ERR` and closes, once every earlier request has its reply.
+    private func closeForLineDeadline() {
+        guard let context, !finishing else { return }
+        finishing = true
+        let reply = Reply.error(
+            .badRequest, "request line not finished within \(configuration.lineTimeoutSeconds) s; closing")
+        table.metrics?.recordFrontEndReply(reply)
+        context.write(wrapOutboundOut(buffer(reply)), promise: nil)
+        closeAfterPendingWrites(context)
     }
 
     private func cancelLineDeadline() {
@@ -421,6 +431,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             handle(frame)
         }
         if turnSpent, !queue.isEmpty { yieldTurn() }
+        if lineDeadlinePassed, !awaitingDeferred, queue.isEmpty { closeForLineDeadline() }
         if readHeld, !mustHoldReads(context) {
             readHeld = false
             readFromClient(context)

@@ -20,20 +20,30 @@ public final class ChangeListener: Sendable {
         }
     }
 
-    /// Waits (blocking) until a wake-up arrives (true) or the timeout passes (false). Wake-ups
-    /// from new pins written by the store whose ``Database/writerID`` is `ignoring` do not
-    /// count: that daemon has put them into its feed itself.
-    public func waitForChanges(timeoutMilliseconds: Int, ignoring writerID: String? = nil) throws(StoreError) -> Bool {
+    /// What woke a listener.
+    public enum WakeUp: Sendable, Equatable {
+        /// Nothing, within the timeout.
+        case none
+        /// Only new pins written by the store whose ``Database/writerID`` was given: that
+        /// daemon has put them into its feed itself, so its catch-up can wait a little.
+        case ownNewPins
+        /// Changes by anyone else, or of any other kind.
+        case changes
+    }
+
+    /// Waits (blocking) until a wake-up arrives or the timeout passes.
+    public func waitForChanges(timeoutMilliseconds: Int, ownWriter writerID: String? = nil) throws(StoreError) -> WakeUp {
         do {
-            return Self.wakes(try connection.waitForNotifications(timeoutMilliseconds: timeoutMilliseconds), ignoring: writerID)
+            return Self.wakeUp(try connection.waitForNotifications(timeoutMilliseconds: timeoutMilliseconds), ownWriter: writerID)
         } catch {
             throw StoreError(error)
         }
     }
 
-    /// Whether any of `notifications` calls for a catch-up: one that does not name `writerID`.
-    public static func wakes(_ notifications: [PostgresNotification], ignoring writerID: String?) -> Bool {
-        notifications.contains { $0.payload.isEmpty || $0.payload != writerID }
+    /// What `notifications` call for, for the listener of the store whose writer is `writerID`.
+    public static func wakeUp(_ notifications: [PostgresNotification], ownWriter writerID: String?) -> WakeUp {
+        if notifications.contains(where: { $0.payload.isEmpty || $0.payload != writerID }) { return .changes }
+        return notifications.isEmpty ? .none : .ownNewPins
     }
 }
 

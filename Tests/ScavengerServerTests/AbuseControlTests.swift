@@ -4,6 +4,7 @@ import NIOCore
 import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
+import ScavengerServer
 import ScavengerStore
 import ScavengerTestSupport
 import Sodium
@@ -70,6 +71,39 @@ struct AbuseControlTests {
             let rows = try await environment.pool.query("SELECT count(*) FROM users")
             #expect(try rows[0].int(0) as Int == 3)
         }
+    }
+
+    @Test("a line deadline that passes while an earlier request waits for its reply closes after that reply")
+    func lineDeadlineAfterEarlierReplies() async throws {
+        let environment = try await TestEnvironment.make()
+        // REGISTER will wait for a hashing thread until the gate opens.
+        let gate = Gate()
+        let busy = (0 ..< environment.board.passwords.threads).map { _ in
+            Task { try await environment.board.passwordQueue.run(first: true, isWanted: { true }) { _ in await gate.wait() } }
+        }
+        do {
+            try await eventually("every hashing thread is busy") { environment.board.passwordQueue.running == environment.board.passwords.threads }
+            try await withServer(ServerConfiguration(lineTimeoutSeconds: 1), board: environment.board) { address, _ in
+                try await withTimeout(30) {
+                    try await TestConnection.talk(address) { writer, reader in
+                        try await writer.send("REGISTER bob bob@example.org password1\nPI")
+                        // The unfinished line's deadline passes while REGISTER still waits.
+                        try await Task.sleep(for: .milliseconds(2500))
+                        gate.open()
+                        #expect(try await reader.next()?.hasPrefix("OK ") == true)
+                        #expect(try await reader.next() == "ERR BAD_REQUEST request line not finished within 1 s; closing")
+                        #expect(try await reader.next() == nil)
+                    }
+                }
+            }
+        } catch {
+            gate.open()
+            await environment.shutdown()
+            throw error
+        }
+        gate.open()
+        for task in busy { try await task.value }
+        await environment.shutdown()
     }
 
     @Test("REGISTER checks the name is free before hashing, and a full hashing queue answers UNAVAILABLE")

@@ -156,7 +156,7 @@ struct FeedTests {
             }
             let first = try await post("one")
             var woken = false
-            for _ in 0 ..< 20 where !woken { woken = try listening.waitForChanges(timeoutMilliseconds: 250) }
+            for _ in 0 ..< 20 where !woken { woken = try listening.waitForChanges(timeoutMilliseconds: 250) != .none }
             #expect(woken)
             // Nobody told this feed: it holds nothing until it catches up, then all of it.
             #expect(feed.count == 0)
@@ -296,12 +296,13 @@ struct FeedTests {
         }
     }
 
-    @Test("which wake-ups a listener acts on", arguments: [
-        ([], false), ([""], true), (["w1"], false), (["w1", "w1"], false), (["w1", "w2"], true), (["w2"], true), (["w1", ""], true),
+    @Test("what wakes a listener", arguments: [
+        ([], ChangeListener.WakeUp.none), ([""], .changes), (["w1"], .ownNewPins), (["w1", "w1"], .ownNewPins),
+        (["w1", "w2"], .changes), (["w2"], .changes), (["w1", ""], .changes),
     ])
-    func wakeUpsActedOn(payloads: [String], wakes: Bool) {
+    func wakeUps(payloads: [String], wakeUp: ChangeListener.WakeUp) {
         let notifications = payloads.map { PostgresNotification(channel: ChangeListener.channel, payload: $0) }
-        #expect(ChangeListener.wakes(notifications, ignoring: "w1") == wakes)
+        #expect(ChangeListener.wakeUp(notifications, ownWriter: "w1") == wakeUp)
     }
 
     @Test("a change log entry rolled back leaves a gap that catching up steps over")
