@@ -224,10 +224,7 @@ public final class Feed: Sendable {
             if let transition { watches.publish([transition]) }
             return reloaded
         }
-        if reloaded, (try? await catchUp()) == nil {
-            // A reload took it and the log cannot be read now: as ``applyOwnWrite(fallback:)``.
-            upsert(IndexedPin(pin))
-        }
+        if reloaded { await applyOwnWrite { $0.upsert(IndexedPin(pin)) } }
         return pin
     }
 

@@ -18,6 +18,19 @@ func square(_ lon0: Double, _ lat0: Double, _ size: Double) -> String {
     return #"{"type":"Polygon","coordinates":[\#(ring)]}"#
 }
 
+/// Registers "alice" straight in the store, as another process would.
+func registerAlice(in store: Database) async throws -> Account {
+    try await store.register(
+        name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+}
+
+/// A text pin by alice (`authorID`), living 60 s, in the cell of its place.
+func textPin(_ text: String, by authorID: Int, lat: Double = 0, lon: Double = 0) -> NewPin {
+    NewPin(
+        authorID: authorID, authorName: "alice", lat: lat, lon: lon, text: text, ttlSeconds: 60, photo: nil,
+        cell: Int64(Grid.cell(lat: lat, lon: lon, level: 0).rawValue), region: nil)
+}
+
 @Suite("NEARBY and regions over TCP with PostgreSQL")
 struct FeedTests {
     @Test("NEARBY: within the radius, nearest first, distance_m, filters before the limit")
@@ -100,9 +113,7 @@ struct FeedTests {
                 // Another process writes: the daemon hears of it.
                 let other = environment.otherProcess()
                 let author = try #require(try await other.credentials(login: "alice")).account
-                let pin = try await other.createPin(NewPin(
-                    authorID: author.id, authorName: "alice", lat: 0, lon: 0.0001, text: "from elsewhere", ttlSeconds: 60,
-                    photo: nil, cell: Int64(Grid.cell(lat: 0, lon: 0.0001, level: 0).rawValue), region: nil))
+                let pin = try await other.createPin(textPin("from elsewhere", by: author.id, lon: 0.0001))
                 try await eventually("the other process's pin is in the feed") {
                     try await client.ok("NEARBY 0 0 100")["pins"].array.count == 1
                 }
@@ -147,12 +158,9 @@ struct FeedTests {
             // A listener is woken by a commit that changes pins.
             let listening = try await feed.startListening()
             let other = environment.otherProcess()
-            let author = try await other.register(
-                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            let author = try await registerAlice(in: other)
             func post(_ text: String, lat: Double = 0) async throws -> String {
-                try await other.createPin(NewPin(
-                    authorID: author.id, authorName: "alice", lat: lat, lon: 0, text: text, ttlSeconds: 60, photo: nil,
-                    cell: Int64(Grid.cell(lat: lat, lon: 0, level: 0).rawValue), region: nil)).id
+                try await other.createPin(textPin(text, by: author.id, lat: lat)).id
             }
             let first = try await post("one")
             var woken = false
@@ -211,21 +219,15 @@ struct FeedTests {
         try await withDatabaseServer { _, environment in
             let feed = environment.feed
             let store = environment.otherProcess()
-            let author = try await store.register(
-                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
-            func newPin(_ text: String) -> NewPin {
-                NewPin(
-                    authorID: author.id, authorName: "alice", lat: 0, lon: 0, text: text, ttlSeconds: 60, photo: nil,
-                    cell: Int64(Grid.cell(lat: 0, lon: 0, level: 0).rawValue), region: nil)
-            }
+            let author = try await registerAlice(in: store)
             // Directly: in the feed on return, with no read of the log.
             let place = try #require(feed.appliedChange)
-            let direct = newPin("direct")
+            let direct = textPin("direct", by: author.id)
             _ = try await feed.writeOwnPin(id: direct.id) { try await store.createPin(direct) }
             #expect(feed.count == 1 && feed.appliedChange == place)
             // Deleted by someone else, and that applied from the log, before the writer's
             // commit came back: the deletion stands.
-            let deleted = newPin("deleted")
+            let deleted = textPin("deleted", by: author.id)
             _ = try await feed.writeOwnPin(id: deleted.id) {
                 let pin = try await store.createPin(deleted)
                 _ = try await store.deletePin(id: deleted.id, userID: author.id, canModerate: false)
@@ -234,14 +236,14 @@ struct FeedTests {
             }
             #expect(feed.count == 1)
             // A reload that read the database before the commit: the feed catches up to it.
-            let early = newPin("after a reload")
+            let early = textPin("after a reload", by: author.id)
             _ = try await feed.writeOwnPin(id: early.id) {
                 try await feed.load()
                 return try await store.createPin(early)
             }
             #expect(feed.count == 2)
             // A reload after the pin was written and deleted: the deletion stands.
-            let late = newPin("deleted before a reload")
+            let late = textPin("deleted before a reload", by: author.id)
             _ = try await feed.writeOwnPin(id: late.id) {
                 let pin = try await store.createPin(late)
                 _ = try await store.deletePin(id: late.id, userID: author.id, canModerate: false)
@@ -276,12 +278,9 @@ struct FeedTests {
                 }
                 return false
             }
-            let author = try await own.register(
-                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            let author = try await registerAlice(in: own)
             func post(_ text: String, by store: Database) async throws -> String {
-                try await store.createPin(NewPin(
-                    authorID: author.id, authorName: "alice", lat: 0, lon: 0, text: text, ttlSeconds: 60, photo: nil,
-                    cell: Int64(Grid.cell(lat: 0, lon: 0, level: 0).rawValue), region: nil)).id
+                try await store.createPin(textPin(text, by: author.id)).id
             }
             let mine = try await post("mine", by: own)
             #expect(try heard(own.writerID))
@@ -309,8 +308,7 @@ struct FeedTests {
     func rolledBackChangesLeaveGaps() async throws {
         try await withDatabaseServer { _, environment in
             let other = environment.otherProcess()
-            let author = try await other.register(
-                name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+            let author = try await registerAlice(in: other)
             let connection = try PostgresConnection.connect(environment.configuration)
             _ = try? connection.transaction { connection in
                 try connection.query("""
@@ -319,9 +317,7 @@ struct FeedTests {
                     """)
                 throw CancellationError()
             }
-            let kept = try await other.createPin(NewPin(
-                authorID: author.id, authorName: "alice", lat: 0, lon: 0, text: "kept", ttlSeconds: 60, photo: nil,
-                cell: Int64(Grid.cell(lat: 0, lon: 0, level: 0).rawValue), region: nil))
+            let kept = try await other.createPin(textPin("kept", by: author.id))
             try await environment.feed.catchUp()
             #expect(environment.feed.count == 1)
             let sequences = try await environment.pool.query("SELECT seq FROM feed_changes")
