@@ -162,11 +162,16 @@ extension Database {
                     -- Read by the change log's trigger: its wake-up names this writer.
                     SELECT set_config('scavenger.writer', \(writerID)::text, true)
                 ), checked AS MATERIALIZED (
-                    SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id) AND (b.token_hash IS NULL OR EXISTS (
-                        SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                    -- Each pin's session looked up by its key (LATERAL … LIMIT 1): as EXISTS, the
+                    -- planner may hash every live session and user for a handful of pins.
+                    SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id)
+                                AND (b.token_hash IS NULL OR coalesce(s.valid, false)) AS allowed
+                    FROM batch b CROSS JOIN writer LEFT JOIN LATERAL (
+                        SELECT true AS valid FROM sessions s JOIN users u ON u.id = s.user_id
                         WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
-                          AND (u.banned_until IS NULL OR u.banned_until <= now()))) AS allowed
-                    FROM batch b, writer
+                          AND (u.banned_until IS NULL OR u.banned_until <= now())
+                        LIMIT 1
+                    ) s ON true
                 ), charged AS MATERIALIZED (
                     SELECT c.*, CASE WHEN c.allowed AND c.rate_capacity IS NOT NULL
                                      THEN take_rate_token(c.author_id, c.rate_action, c.rate_capacity, c.rate_per_second)
