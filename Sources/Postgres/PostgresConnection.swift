@@ -339,35 +339,55 @@ public final class PostgresConnection: @unchecked Sendable {
         if count == 0 {
             return PQexecParams(handle, sql.text, 0, nil, nil, nil, nil, binaryResults ? 1 : 0)
         }
-        // Every parameter is one NUL-terminated buffer, alive for the whole call.
+        // Every parameter's bytes in one block, alive for the whole call: text NUL-terminated,
+        // binary as it is; nil offsets for NULLs.
         var lengths = [Int32](repeating: 0, count: count)
         var formats = [Int32](repeating: 0, count: count)
-        var buffers: [[CChar]?] = []
-        buffers.reserveCapacity(count)
+        var offsets = [Int](repeating: -1, count: count)
+        var block: [CChar] = []
+        block.reserveCapacity(sql.binds.reduce(0) { total, bind in
+            switch bind {
+            case .null: total
+            case .text(let text): total + text.utf8.count + 1
+            case .bytes(let data): total + max(data.count, 1)
+            }
+        })
         for (index, bind) in sql.binds.enumerated() {
             switch bind {
             case .null:
-                buffers.append(nil)
+                continue
             case .text(let text):
-                // Text travels NUL-terminated, and PostgreSQL text cannot hold NUL: refuse it
-                // rather than let the value be cut short.
-                if text.utf8.contains(0) {
-                    throw PostgresError(code: .client, message: "text parameter $\(index + 1) contains a NUL character")
+                offsets[index] = block.count
+                for byte in text.utf8 {
+                    // PostgreSQL text cannot hold NUL: refuse it rather than let the value be cut short.
+                    if byte == 0 {
+                        throw PostgresError(code: .client, message: "text parameter $\(index + 1) contains a NUL character")
+                    }
+                    block.append(CChar(bitPattern: byte))
                 }
-                let bytes = Array(text.utf8CString)
-                lengths[index] = Int32(bytes.count - 1)
-                buffers.append(bytes)
+                block.append(0)
+                lengths[index] = Int32(block.count - 1 - offsets[index])
             case .bytes(let data):
                 formats[index] = 1
+                offsets[index] = block.count
                 lengths[index] = Int32(clamping: data.count)
-                buffers.append(data.isEmpty ? [0] : data.map { CChar(bitPattern: $0) })
+                if data.isEmpty {
+                    block.append(0)
+                } else {
+                    data.withUnsafeBufferPointer { bytes in
+                        bytes.withMemoryRebound(to: CChar.self) { block.append(contentsOf: $0) }
+                    }
+                }
             }
         }
-        return withParameterPointers(buffers) { values in
-            if let statement {
-                return PQexecPrepared(handle, statement, Int32(count), values, lengths, formats, binaryResults ? 1 : 0)
+        return block.withUnsafeBufferPointer { base in
+            let values: [UnsafePointer<CChar>?] = offsets.map { $0 < 0 ? nil : base.baseAddress! + $0 }
+            return values.withUnsafeBufferPointer { values in
+                if let statement {
+                    return PQexecPrepared(handle, statement, Int32(count), values.baseAddress, lengths, formats, binaryResults ? 1 : 0)
+                }
+                return PQexecParams(handle, sql.text, Int32(count), nil, values.baseAddress, lengths, formats, binaryResults ? 1 : 0)
             }
-            return PQexecParams(handle, sql.text, Int32(count), nil, values, lengths, formats, binaryResults ? 1 : 0)
         }
     }
 

@@ -140,69 +140,7 @@ extension Database {
     func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
         let ids = pins.map(\.id)
         return try await mappingErrors {
-            var sql: SQL = """
-                WITH batch (n, id, author_id, token_hash, lat, lon, kind, body, ttl, photo_mime, photo_bytes, cell, region,
-                            rate_action, rate_capacity, rate_per_second) AS (
-                    VALUES
-                """
-            for (index, new) in pins.enumerated() {
-                sql.append(index == 0 ? " " : ", ")
-                sql.append("""
-                    (\(index)::int, \(ids[index])::text, \(new.authorID)::bigint, \(new.sessionTokenHash)::bytea, \(new.lat)::float8,
-                     \(new.lon)::float8, \((new.photo == nil ? PinKind.text : .photo).rawValue)::text, \(new.text)::text,
-                     \(new.ttlSeconds)::float8, \(new.photo?.mime)::text, \(new.photo?.data.count)::int, \(new.cell)::bigint,
-                     \(new.region)::text, \(new.rateAction.rawValue)::text, \(new.rate.map { Double($0.count) })::float8,
-                     \(new.rate?.perSecond)::float8)
-                    """)
-            }
-            sql.append("""
-                ), existing AS MATERIALIZED (
-                    SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id
-                ), writer AS MATERIALIZED (
-                    -- Read by the change log's trigger: its wake-up names this writer.
-                    SELECT set_config('scavenger.writer', \(writerID)::text, true)
-                ), checked AS MATERIALIZED (
-                    -- Each pin's session looked up by its key (LATERAL … LIMIT 1): as EXISTS, the
-                    -- planner may hash every live session and user for a handful of pins.
-                    SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id)
-                                AND (b.token_hash IS NULL OR coalesce(s.valid, false)) AS allowed
-                    FROM batch b CROSS JOIN writer LEFT JOIN LATERAL (
-                        SELECT true AS valid FROM sessions s JOIN users u ON u.id = s.user_id
-                        WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
-                          AND (u.banned_until IS NULL OR u.banned_until <= now())
-                        LIMIT 1
-                    ) s ON true
-                ), charged AS MATERIALIZED (
-                    SELECT c.*, CASE WHEN c.allowed AND c.rate_capacity IS NOT NULL
-                                     THEN take_rate_token(c.author_id, c.rate_action, c.rate_capacity, c.rate_per_second)
-                                     ELSE 0 END AS wait
-                    FROM (SELECT * FROM checked ORDER BY n) c
-                ), inserted AS (
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
-                    SELECT b.id, b.author_id, b.lat, b.lon, b.kind, b.body, now() + make_interval(secs => b.ttl),
-                           b.photo_mime, b.photo_bytes, b.cell, b.region
-                    FROM charged b
-                    WHERE b.allowed AND b.wait = 0
-                    ON CONFLICT (id) DO NOTHING
-                    RETURNING id, created_at, expires_at
-                )
-                """)
-            for (index, new) in pins.enumerated() {
-                guard let photo = new.photo else { continue }
-                sql.append(", photo\(unescaped: String(index)) AS (INSERT INTO photos (pin_id, data) SELECT id, \(photo.data) FROM inserted WHERE id = \(ids[index]))")
-            }
-            sql.append("""
-                 SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
-                        (extract(epoch FROM expires_at) * 1000000)::bigint,
-                        NULL::float8
-                FROM inserted
-                UNION ALL
-                SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
-                       (extract(epoch FROM expires_at) * 1000000)::bigint, NULL::float8
-                FROM existing
-                UNION ALL
-                SELECT id, NULL, NULL, wait FROM charged WHERE allowed AND wait > 0
-                """)
+            let sql = Self.insertStatement(pins, writerID: writerID)
             let rows = try await pool.query(sql, idempotent: true)
             var times: [String: (Int, Int)] = [:]
             var waits: [String: Double] = [:]
@@ -223,5 +161,118 @@ extension Database {
                     photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0))
             }
         }
+    }
+}
+
+extension Database {
+    /// The types of the group insert's `batch` columns, in order; a pin's values come in the
+    /// same order from ``insertRow(_:index:)``.
+    private static let batchColumns: [(name: String, type: String)] = [
+        ("n", "int"), ("id", "text"), ("author_id", "bigint"), ("token_hash", "bytea"), ("lat", "float8"),
+        ("lon", "float8"), ("kind", "text"), ("body", "text"), ("ttl", "float8"), ("photo_mime", "text"),
+        ("photo_bytes", "int"), ("cell", "bigint"), ("region", "text"), ("rate_action", "text"),
+        ("rate_capacity", "float8"), ("rate_per_second", "float8"),
+    ]
+
+    private static func insertRow(_ new: NewPin, index: Int) -> [PostgresValue] {
+        [
+            index.postgresValue, new.id.postgresValue, new.authorID.postgresValue, new.sessionTokenHash.postgresValue,
+            new.lat.postgresValue, new.lon.postgresValue, (new.photo == nil ? PinKind.text : .photo).rawValue.postgresValue,
+            new.text.postgresValue, new.ttlSeconds.postgresValue, new.photo?.mime.postgresValue ?? .null,
+            new.photo?.data.count.postgresValue ?? .null, new.cell.postgresValue, new.region.postgresValue,
+            new.rateAction.rawValue.postgresValue, new.rate.map { Double($0.count) }.postgresValue,
+            new.rate?.perSecond.postgresValue ?? .null,
+        ]
+    }
+
+    /// Which pins of a group carry a photo: the group insert's text depends on nothing else.
+    private struct InsertShape: Hashable {
+        var count: Int
+        var photos: [Int]
+    }
+
+    /// The group insert's text by shape, built once each (a group holds at most 64 text pins;
+    /// a photo is written alone).
+    private static let insertTexts = Mutex<[InsertShape: String]>([:])
+
+    /// The statement that inserts `pins`: its text from ``insertTexts``, its values bound in
+    /// order (each pin's row, the writer, then each photo's bytes and pin id).
+    static func insertStatement(_ pins: [NewPin], writerID: String) -> SQL {
+        let photos = pins.indices.filter { pins[$0].photo != nil }
+        var binds: [PostgresValue] = []
+        binds.reserveCapacity(pins.count * batchColumns.count + 1 + photos.count * 2)
+        for (index, new) in pins.enumerated() { binds += insertRow(new, index: index) }
+        binds.append(writerID.postgresValue)
+        for index in photos {
+            binds.append(pins[index].photo!.data.postgresValue)
+            binds.append(pins[index].id.postgresValue)
+        }
+        let shape = InsertShape(count: pins.count, photos: photos)
+        let text = insertTexts.withLock { texts in
+            if let text = texts[shape] { return text }
+            let text = insertText(shape)
+            texts[shape] = text
+            return text
+        }
+        return SQL(text, binds: binds)
+    }
+
+    private static func insertText(_ shape: InsertShape) -> String {
+        var parameter = 0
+        func next() -> String {
+            parameter += 1
+            return "$\(parameter)"
+        }
+        let rows = (0 ..< shape.count).map { _ in
+            "(" + batchColumns.map { "\(next())::\($0.type)" }.joined(separator: ", ") + ")"
+        }
+        let writer = next()
+        let photoInserts = shape.photos.enumerated().map { number, _ in
+            let data = next()
+            return ", photo\(number) AS (INSERT INTO photos (pin_id, data) SELECT id, \(data) FROM inserted WHERE id = \(next()))"
+        }
+        return """
+            WITH batch (\(batchColumns.map(\.name).joined(separator: ", "))) AS (
+                VALUES \(rows.joined(separator: ",\n       "))
+            ), existing AS MATERIALIZED (
+                SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id
+            ), writer AS MATERIALIZED (
+                -- Read by the change log's trigger: its wake-up names this writer.
+                SELECT set_config('scavenger.writer', \(writer)::text, true)
+            ), checked AS MATERIALIZED (
+                -- Each pin's session looked up by its key (LATERAL … LIMIT 1): as EXISTS, the
+                -- planner may hash every live session and user for a handful of pins.
+                SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id)
+                            AND (b.token_hash IS NULL OR coalesce(s.valid, false)) AS allowed
+                FROM batch b CROSS JOIN writer LEFT JOIN LATERAL (
+                    SELECT true AS valid FROM sessions s JOIN users u ON u.id = s.user_id
+                    WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
+                      AND (u.banned_until IS NULL OR u.banned_until <= now())
+                    LIMIT 1
+                ) s ON true
+            ), charged AS MATERIALIZED (
+                SELECT c.*, CASE WHEN c.allowed AND c.rate_capacity IS NOT NULL
+                                 THEN take_rate_token(c.author_id, c.rate_action, c.rate_capacity, c.rate_per_second)
+                                 ELSE 0 END AS wait
+                FROM (SELECT * FROM checked ORDER BY n) c
+            ), inserted AS (
+                INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
+                SELECT b.id, b.author_id, b.lat, b.lon, b.kind, b.body, now() + make_interval(secs => b.ttl),
+                       b.photo_mime, b.photo_bytes, b.cell, b.region
+                FROM charged b
+                WHERE b.allowed AND b.wait = 0
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id, created_at, expires_at
+            )\(photoInserts.joined())
+            SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
+                   (extract(epoch FROM expires_at) * 1000000)::bigint, NULL::float8
+            FROM inserted
+            UNION ALL
+            SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
+                   (extract(epoch FROM expires_at) * 1000000)::bigint, NULL::float8
+            FROM existing
+            UNION ALL
+            SELECT id, NULL, NULL, wait FROM charged WHERE allowed AND wait > 0
+            """
     }
 }
