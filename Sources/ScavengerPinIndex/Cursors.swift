@@ -17,9 +17,7 @@ public struct NearbyCursor: Sendable, Equatable {
     }
 
     /// Opaque and URL-safe: `<fingerprint>.<distance bits>.<id>`, hex fields.
-    public var encoded: String {
-        "\(Hex.encode(fingerprint)).\(Hex.encode(distance.bitPattern)).\(id)"
-    }
+    public var encoded: String { CursorText.encode(fingerprint, distance.bitPattern, id) }
 
     /// Parses ``encoded``; nil for anything malformed.
     public init?(encoded: String) {
@@ -56,9 +54,7 @@ public struct RegionCursor: Sendable, Equatable {
     }
 
     /// Opaque and URL-safe: `<fingerprint>.<created>.<id>`, hex fields.
-    public var encoded: String {
-        "\(Hex.encode(fingerprint)).\(Hex.encode(UInt64(bitPattern: created.microseconds))).\(id)"
-    }
+    public var encoded: String { CursorText.encode(fingerprint, UInt64(bitPattern: created.microseconds), id) }
 
     /// Parses ``encoded``; nil for anything malformed. Any time is accepted: REGION pages are
     /// read from memory, where an extreme time is only a page before or after every pin.
@@ -69,15 +65,12 @@ public struct RegionCursor: Sendable, Equatable {
 }
 
 enum Hex {
-    static let digits = Array("0123456789abcdef".utf8)
-
-    /// 16 lowercase hex digits.
-    static func encode(_ value: UInt64) -> String {
-        var bytes = [UInt8](repeating: 0, count: 16)
+    /// Writes 16 lowercase hex digits at `start`.
+    static func write(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
         for index in 0 ..< 16 {
-            bytes[index] = digits[Int(value >> UInt64(60 - 4 * index) & 0xF)]
+            let digit = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
+            bytes[start + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Exactly 16 lowercase hex digits.
@@ -98,6 +91,19 @@ enum Hex {
 }
 
 enum CursorText {
+    /// `<16 hex>.<16 hex>.<pin id>`, built in the string's own storage.
+    static func encode(_ first: UInt64, _ second: UInt64, _ id: String) -> String {
+        let id = id.utf8
+        return String(unsafeUninitializedCapacity: 34 + id.count) { bytes in
+            Hex.write(first, into: bytes, at: 0)
+            bytes[16] = UInt8(ascii: ".")
+            Hex.write(second, into: bytes, at: 17)
+            bytes[33] = UInt8(ascii: ".")
+            _ = UnsafeMutableBufferPointer(rebasing: bytes[34...]).initialize(from: id)
+            return 34 + id.count
+        }
+    }
+
     /// `<16 hex>.<16 hex>.<pin id>`.
     static func parse(_ text: String) -> (UInt64, UInt64, String)? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)

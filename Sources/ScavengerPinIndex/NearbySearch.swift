@@ -104,9 +104,11 @@ extension PinIndex {
         if page.count > capacity { page.removeLast(page.count - capacity) }
         let more = page.count > query.limit
         if more { page.removeLast() }
-        let records = makeRecords(page.map { Int($0.slot) })
+        let pins = makeRecords(count: page.count, slot: { Int(page[$0].slot) }) { record, position in
+            (record: record, distance: page[position].distance)
+        }
         let next = more ? page.last.map { NearbyCursor(distance: $0.distance, id: $0.key.string, fingerprint: query.fingerprint) } : nil
-        return NearbyRecords(pins: records.indices.map { (record: records[$0], distance: page[$0].distance) }, next: next)
+        return NearbyRecords(pins: pins, next: next)
     }
 
     /// A pin that may make the page, with all that feed order compares: distance, then id

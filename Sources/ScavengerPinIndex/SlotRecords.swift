@@ -73,15 +73,21 @@ extension PinIndex {
     /// The records of some slots, in order. Finds every text before building any record, so
     /// the processor can fetch many at once.
     func makeRecords(_ slots: [Int]) -> [PinRecord] {
+        makeRecords(count: slots.count, slot: { slots[$0] }) { record, _ in record }
+    }
+
+    /// `make` applied to the record of each slot `slot(0)`, `slot(1)`, … `slot(count - 1)`
+    /// and its position, in order, in one array.
+    func makeRecords<Element>(count: Int, slot: (Int) -> Int, _ make: (PinRecord, Int) -> Element) -> [Element] {
         let hot = hot.buffer
         let cold = cold.buffer
-        let ranges = texts.textRanges(at: slots.lazy.map { cold[$0].textOffset })
-        return slots.indices.map { position in
-            let slot = slots[position]
+        let ranges = withoutActuallyEscaping(slot) { slot in texts.textRanges(at: (0 ..< count).lazy.map { cold[slot($0)].textOffset }) }
+        return (0 ..< count).map { position in
+            let slot = slot(position)
             let record = cold[slot]
             let hotRecord = hot[slot]
             let expires = hotRecord.flags & HotRecord.farExpiry != 0 ? farExpiries[UInt32(slot)] ?? hotRecord.expires : hotRecord.expires
-            return PinRecord(
+            let pinRecord = PinRecord(
                 key: record.key, lat: record.lat, lon: record.lon,
                 kind: hotRecord.flags & HotRecord.photoKind != 0 ? .photo : .text,
                 textUTF8: texts.bytes[ranges[position]],
@@ -90,6 +96,7 @@ extension PinIndex {
                 region: record.region == 0 ? nil : names.regions[Int(record.region)],
                 photo: record.mime == 0 ? nil : PhotoInfo(mime: names.mimes[Int(record.mime)], bytes: Int(record.photoBytes)),
                 replies: Int(record.replies))
+            return make(pinRecord, position)
         }
     }
 

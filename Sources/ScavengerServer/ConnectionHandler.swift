@@ -91,8 +91,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Reply bytes written since the last flush.
     private var unflushedBytes = 0
     private var scratch: [UInt8] = []
-    /// Largest scratch array kept between replies; a bigger one is given back.
+    /// Largest scratch array (and reply buffer) kept between replies; a bigger one is given back.
     static let scratchCapacity = 64 * 1024
+    /// The last reply's buffer: once the channel has written it and let it go, the next reply
+    /// reuses its memory instead of allocating (a reply still queued keeps its own).
+    private var replyBuffer: ByteBuffer?
     /// Watch events not yet written to the channel (it was above its high-water mark), oldest first.
     /// (`watch` is nil for an `overflow` line, which goes out although its watch has ended.)
     private var pendingEvents = CircularBuffer<(watch: String?, line: ByteBuffer)>()
@@ -507,12 +510,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The reply line in a buffer of the channel's allocator. Encodes into a scratch array the
-    /// handler keeps, so a reply costs no allocation beyond its buffer.
+    /// handler keeps, then copies it into the last reply's buffer when the channel is done with
+    /// that one, so a reply usually costs no allocation at all.
     private func buffer(_ reply: Reply) -> ByteBuffer {
         scratch.removeAll(keepingCapacity: scratch.capacity <= Self.scratchCapacity)
         reply.encode(into: &scratch)
-        var buffer = context.channel.allocator.buffer(capacity: scratch.count)
+        var buffer = replyBuffer ?? context.channel.allocator.buffer(capacity: scratch.count)
+        replyBuffer = nil
+        // Reuses the memory only if nothing else refers to it (ByteBuffer copies on write).
+        buffer.clear(minimumCapacity: scratch.count)
         buffer.writeBytes(scratch)
+        if buffer.capacity <= Self.scratchCapacity { replyBuffer = buffer }
         return buffer
     }
 }
