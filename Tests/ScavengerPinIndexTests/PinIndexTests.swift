@@ -207,6 +207,15 @@ struct PinIndexTests {
         }
     }
 
+    @Test("a cursor's text: fingerprint, distance or time bits, id, in lowercase hex")
+    func cursorText() {
+        let id = "paaaaaaaaaaaaaaaaaaaaaaa7"
+        #expect(NearbyCursor(distance: 1.5, id: id, fingerprint: 0x0123_4567_89AB_CDEF).encoded
+            == "0123456789abcdef.3ff8000000000000.\(id)")
+        #expect(RegionCursor(created: Timestamp(microseconds: -1), id: id, fingerprint: 10).encoded
+            == "000000000000000a.ffffffffffffffff.\(id)")
+    }
+
     @Test("cursor texts are strict", arguments: [
         "", "abc", "0123456789abcdef.0123456789abcdef", "0123456789abcdef.0123456789abcdef.pnotanid",
         "0123456789ABCDEF.0000000000000000.paaaaaaaaaaaaaaaaaaaaaaaa", "0123456789abcdef.0000000000000000.paaaaaaaaaaaaaaaaaaaaaaaa.x",
