@@ -304,6 +304,31 @@ struct FeedTests {
         #expect(ChangeListener.wakeUp(notifications, ownWriter: "w1") == wakeUp)
     }
 
+    @Test("reading the change log is planned once per connection, not at every call")
+    func changeLogReadKeepsItsPlan() async throws {
+        try await withDatabaseServer { _, environment in
+            // One connection, so every call below runs in the session asked afterwards.
+            let pool = PostgresPool(configuration: environment.configuration, maxConnections: 1)
+            let store = Database(pool: pool)
+            let author = try await registerAlice(in: store)
+            var place: Int64 = 0
+            for index in 0 ..< 8 {
+                _ = try await store.createPin(textPin("pin \(index)", by: author.id))
+                let page = try await store.feedChanges(after: place, limit: 1000)
+                #expect(page.changes.count == 1)
+                place = page.changes.last?.sequence ?? place
+            }
+            // PostgreSQL plans a prepared statement afresh for its first five calls, then keeps
+            // its generic plan only if that costs no more than the fresh ones did.
+            let plans = try await pool.query("""
+                SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%FROM feed_changes WHERE seq >%'
+                """)
+            #expect(plans.count == 1)
+            #expect(try plans.first?.int(0) as Int? == 3)
+            await pool.shutdown()
+        }
+    }
+
     @Test("a change log entry rolled back leaves a gap that catching up steps over")
     func rolledBackChangesLeaveGaps() async throws {
         try await withDatabaseServer { _, environment in
