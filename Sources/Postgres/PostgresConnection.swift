@@ -91,7 +91,7 @@ public struct PostgresNotification: Sendable, Equatable {
 public final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     /// Statements prepared on this connection, by their text: planned once, then executed.
-    private var prepared: [String: String] = [:]
+    private var prepared: [StatementText: String] = [:]
     /// What `PQcancel` needs, made once on the owning thread; read-only afterwards, so any
     /// thread may cancel with it.
     private let cancelHandle: OpaquePointer?
@@ -258,7 +258,7 @@ public final class PostgresConnection: @unchecked Sendable {
             // A plan invalidated by a schema change (or a statement the server lost): forget it,
             // so the next call prepares it afresh.
             if let statement, error.sqlState == "0A000" || error.sqlState == "26000" {
-                prepared[sql.text] = nil
+                prepared[StatementText(sql.text)] = nil
                 _ = PQexec(handle, "DEALLOCATE \(statement)").map { PQclear($0) }
             }
             throw error
@@ -274,12 +274,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The name of the prepared statement for `sql`'s text, preparing it on first use; nil
     /// when the cache is full.
     private func preparedName(for sql: SQL) throws(PostgresError) -> String? {
-        if let name = prepared[sql.text] { return name }
+        let key = StatementText(sql.text)
+        if let name = prepared[key] { return name }
         guard prepared.count < Self.maximumPreparedStatements else { return nil }
         let name = "scavenger_\(prepared.count + 1)"
         let result = ResultHandle(PQprepare(handle, name, sql.text, Int32(sql.binds.count), nil))
         _ = try result.rows(connection: handle)
-        prepared[sql.text] = name
+        prepared[key] = name
         return name
     }
 
@@ -394,6 +395,26 @@ public final class PostgresConnection: @unchecked Sendable {
     fileprivate static func lastErrorMessage(_ handle: OpaquePointer) -> String {
         guard let message = PQerrorMessage(handle) else { return "unknown libpq error" }
         return String(cString: message).trimmingTrailingWhitespace()
+    }
+}
+
+/// A statement's text as the key of the prepared statements: hashed by its length and its first
+/// and last bytes only, since statements run thousands of times a second and some are kilobytes
+/// long; texts that share those still differ by `==`.
+struct StatementText: Hashable {
+    let text: String
+
+    init(_ text: String) {
+        self.text = text
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.prefix(48))))
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(48))))
+        }
     }
 }
 

@@ -14,6 +14,18 @@ struct PreparedStatementTests {
         #expect(try statements[0].int(0) as Int == 1)  // statements without parameters run unprepared
     }
 
+    @Test("statements that differ only in the middle of a long text are prepared apart")
+    func longTextsDifferingInTheMiddle() throws {
+        let connection = try Fixture.connect()
+        let padding = String(repeating: " ", count: 100)
+        for (word, expected) in [("'left'", "left"), ("'rght'", "rght"), ("'left'", "left")] {
+            let rows = try connection.query(SQL("SELECT \(padding)\(word)\(padding)::text || $1", binds: [.text("!")]))
+            #expect(try rows[0].string(0) as String == expected + "!")
+        }
+        let statements = try connection.query("SELECT count(*) FROM pg_prepared_statements")
+        #expect(try statements[0].int(0) as Int == 2)
+    }
+
     @Test("a plan invalidated by a schema change is prepared again")
     func invalidated() throws {
         let connection = try Fixture.connect()
