@@ -134,8 +134,13 @@ struct DaemonProcessTests {
         #expect(seen["hung"] == nil, "\(seen)")
         #expect((seen[#"OK "PONG""#] ?? 0) > 0, "\(seen)")
         #expect((seen["ERR UNAVAILABLE"] ?? 0) > 0, "\(seen)")
-        // It still answers, and SIGTERM still stops it.
-        #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+        // It still answers, and SIGTERM still stops it. (If it does not, say whether it is
+        // still running and what it last logged: a CI run once saw the port refuse here.)
+        do {
+            #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
+        } catch {
+            Issue.record("after the storm: \(error); running: \(daemon.process.isRunning); \(seen); \(daemon.stderr.suffix(2000))")
+        }
         #expect(try await daemon.terminate(within: 15), "\(daemon.stderr.suffix(2000))")
     }
 }
