@@ -276,14 +276,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Sends the line deadline's `ERR` and closes, once every earlier request has its reply.
+    /// The client may still be sending its line: what it sends meanwhile is read and dropped
+    /// for a moment, as after `LINE_TOO_LONG`, since closing with it unread would reset the
+    /// connection and could destroy the `ERR` on its way.
     private func closeForLineDeadline() {
-        guard let context, !finishing else { return }
-        finishing = true
+        guard context != nil, !finishing else { return }
         let reply = Reply.error(
             .badRequest, "request line not finished within \(configuration.lineTimeoutSeconds) s; closing")
         table.metrics?.recordFrontEndReply(reply)
-        context.write(wrapOutboundOut(buffer(reply)), promise: nil)
-        closeAfterPendingWrites(context)
+        lingeringClose(after: reply)
     }
 
     private func cancelLineDeadline() {
