@@ -195,8 +195,9 @@ public final class PostgresPool: Sendable {
     }
 
     /// Deadlines fire on a thread of their own, never late because Swift's cooperative pool or a
-    /// server's event loops are busy: one event loop for every pool of the process.
-    private static let timerGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// server's event loops are busy: one event loop for every pool of the process, woken only
+    /// when a deadline is due (``DeadlineTimer``), not by each query.
+    private static let deadlines = DeadlineTimer(loop: MultiThreadedEventLoopGroup(numberOfThreads: 1).next())
 
     private func leaseAndRun<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> T, deadline: ContinuousClock.Instant?
@@ -206,11 +207,10 @@ public final class PostgresPool: Sendable {
             start(call, body)
             guard let deadline, let timeout = configuration.commandTimeout else { return }
             let grace = Self.timeAmount(max(timeout, .seconds(1)))
-            let timers = Self.timerGroup.next()
-            call.setTimer(timers.scheduleTask(in: Self.timeAmount(deadline - .now)) { [self] in
+            call.setTimer(Self.deadlines.schedule(at: .now() + Self.timeAmount(deadline - .now)) { [self] in
                 expire(call)
                 // Still blocked after the cancel request had its chance: cut the socket.
-                call.setTimer(timers.scheduleTask(in: grace) {
+                call.setTimer(Self.deadlines.schedule(at: .now() + grace) {
                     call.runningConnection?.interrupt()
                 }, evenIfFinished: true)
             })
@@ -468,7 +468,7 @@ struct ReconnectBackoff: Sendable {
 private final class PendingCall<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
-        var timer: Scheduled<Void>?
+        var timer: DeadlineTimer.Handle?
         var waiterID: Int?
         /// The connection the work is using (its statement can be cancelled).
         var connection: PostgresConnection?
@@ -496,7 +496,7 @@ private final class PendingCall<T: Sendable>: Sendable {
     /// Keeps the timer to cancel once the work is done. Unless `evenIfFinished` (the timer that
     /// cuts the socket of work still running past its deadline), a call already answered needs
     /// none.
-    func setTimer(_ timer: Scheduled<Void>, evenIfFinished: Bool = false) {
+    func setTimer(_ timer: DeadlineTimer.Handle, evenIfFinished: Bool = false) {
         let keep = state.withLock { state in
             guard state.continuation != nil || (evenIfFinished && state.connection != nil) else { return false }
             state.timer = timer
@@ -541,7 +541,7 @@ private final class PendingCall<T: Sendable>: Sendable {
     /// The work is done with its connection. Once the caller has its answer, nothing is left
     /// for the timer to do.
     func end() {
-        let timer: Scheduled<Void>? = state.withLock { state in
+        let timer: DeadlineTimer.Handle? = state.withLock { state in
             state.connection = nil
             guard state.continuation == nil else { return nil }
             defer { state.timer = nil }
