@@ -97,14 +97,17 @@ public final class FeedListener: Service, Sendable {
     private func listen(on listener: ChangeListener, thread: NIOThreadPool) async throws {
         var lastPurge = ContinuousClock.now
         var lastCatchUp = ContinuousClock.now
-        // This daemon's own new pins are in its feed already (``Feed/writeOwnPin(id:_:)``): after
-        // their wake-ups the feed catches up at most every `ownPinsCatchUpMilliseconds`, to move
-        // its place past them, so that other writes' catch-ups do not find a backlog.
+        // This daemon's own new pins are in its feed already (``Feed/writeOwnPin(id:_:)``): their
+        // wake-ups do not end a wait until `ownPinsCatchUpMilliseconds` after the first, and the
+        // feed catches up at most that often for them, to move its place past them, so that
+        // other writes' catch-ups do not find a backlog.
         let ownWriter = feed.database.writerID
         var ownPinsBehind = false
         while !Task.isCancelled {
             let wakeUp = try await thread.runIfActive {
-                try listener.waitForChanges(timeoutMilliseconds: Self.waitMilliseconds, ownWriter: ownWriter)
+                try listener.waitForChanges(
+                    timeoutMilliseconds: Self.waitMilliseconds, ownWriter: ownWriter,
+                    ownPinsWaitMilliseconds: Self.ownPinsCatchUpMilliseconds)
             }
             if wakeUp == .ownNewPins || feed.takeFailedOwnWrites() { ownPinsBehind = true }
             let sinceCatchUp = ContinuousClock.now - lastCatchUp

@@ -32,12 +32,60 @@ public final class ChangeListener: Sendable {
     }
 
     /// Waits (blocking) until a wake-up arrives or the timeout passes.
-    public func waitForChanges(timeoutMilliseconds: Int, ownWriter writerID: String? = nil) throws(StoreError) -> WakeUp {
+    ///
+    /// Wake-ups for `writerID`'s own new pins alone end the wait only `ownPinsWaitMilliseconds`
+    /// after the first of them (or at the timeout, if sooner); any other change ends it at once.
+    /// So a daemon writing many groups returns here a few times a second, not once per group
+    /// (each return is a trip between threads).
+    public func waitForChanges(
+        timeoutMilliseconds: Int, ownWriter writerID: String? = nil, ownPinsWaitMilliseconds: Int = 0
+    ) throws(StoreError) -> WakeUp {
+        var wait = Wait(
+            until: .now + .milliseconds(timeoutMilliseconds), ownPinsWait: .milliseconds(ownPinsWaitMilliseconds))
         do {
-            return Self.wakeUp(try connection.waitForNotifications(timeoutMilliseconds: timeoutMilliseconds), ownWriter: writerID)
+            while true {
+                let heard = Self.wakeUp(
+                    try connection.waitForNotifications(timeoutMilliseconds: Self.milliseconds(wait.end - .now)),
+                    ownWriter: writerID)
+                if let outcome = wait.heard(heard, at: .now) { return outcome }
+            }
         } catch {
             throw StoreError(error)
         }
+    }
+
+    /// When a wait for changes ends, and with what, as wake-ups come in.
+    struct Wait: Sendable {
+        /// When the wait ends at the latest.
+        private(set) var end: ContinuousClock.Instant
+        private let ownPinsWait: Duration
+        private var heardOwnPins = false
+
+        init(until end: ContinuousClock.Instant, ownPinsWait: Duration) {
+            self.end = end
+            self.ownPinsWait = ownPinsWait
+        }
+
+        /// Takes what one look at the connection heard at `now`; the wait's outcome if it ends.
+        mutating func heard(_ wakeUp: WakeUp, at now: ContinuousClock.Instant) -> WakeUp? {
+            switch wakeUp {
+            case .changes:
+                return .changes
+            case .ownNewPins where !heardOwnPins:
+                heardOwnPins = true
+                end = min(end, now + ownPinsWait)
+            case .ownNewPins, .none:
+                break
+            }
+            return now >= end ? (heardOwnPins ? .ownNewPins : WakeUp.none) : nil
+        }
+    }
+
+    /// A duration in whole milliseconds, rounded up, at least 0.
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     /// What `notifications` call for, for the listener of the store whose writer is `writerID`.

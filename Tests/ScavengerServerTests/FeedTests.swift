@@ -3,7 +3,7 @@ import Foundation
 import ScavengerCore
 @testable import ScavengerFeed
 import ScavengerGeography
-import ScavengerStore
+@testable import ScavengerStore
 import ScavengerTestSupport
 import Sodium
 import Testing
@@ -302,6 +302,23 @@ struct FeedTests {
     func wakeUps(payloads: [String], wakeUp: ChangeListener.WakeUp) {
         let notifications = payloads.map { PostgresNotification(channel: ChangeListener.channel, payload: $0) }
         #expect(ChangeListener.wakeUp(notifications, ownWriter: "w1") == wakeUp)
+    }
+
+    /// Each step: milliseconds since the wait began, what one look heard; then the outcome
+    /// (nil: still waiting). Timeout 500 ms; own pins alone end it 250 ms after the first.
+    @Test("a wait ends at once on others' changes, 250 ms after its own new pins, or at its timeout", arguments: [
+        ([(0, ChangeListener.WakeUp.none), (500, .none)], [nil, ChangeListener.WakeUp.none]),
+        ([(10, .changes)], [.changes]),
+        ([(10, .ownNewPins), (100, .ownNewPins), (200, .none), (260, .none)], [nil, nil, nil, .ownNewPins]),
+        ([(10, .ownNewPins), (100, .changes)], [nil, .changes]),
+        ([(400, .ownNewPins), (500, .none)], [nil, .ownNewPins]),
+        ([(100, .none), (300, .ownNewPins), (520, .ownNewPins)], [nil, nil, .ownNewPins]),
+    ])
+    func waitEnds(steps: [(Int, ChangeListener.WakeUp)], outcomes: [ChangeListener.WakeUp?]) {
+        let start = ContinuousClock.now
+        var wait = ChangeListener.Wait(until: start + .milliseconds(500), ownPinsWait: .milliseconds(250))
+        let heard = steps.map { milliseconds, wakeUp in wait.heard(wakeUp, at: start + .milliseconds(milliseconds)) }
+        #expect(heard == outcomes)
     }
 
     @Test("reading the change log is planned once per connection, not at every call")
