@@ -257,7 +257,7 @@ struct HTTPPortTests {
                 #expect(refused.contains("ERR UNAVAILABLE the server is at its connection limit (1); retry later"))
             }
             // A TCP client holds the place now, and the WebSocket is refused.
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let channel = try await ClientBootstrap(group: clientGroup)
                 .connect(host: "127.0.0.1", port: tcp.port!) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -287,7 +287,7 @@ struct HTTPShutdownTests {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
             // A client that upgrades, then never reads nor answers anything.
             let upgraded = Gate()
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let channel = try await ClientBootstrap(group: clientGroup)
                 .channelInitializer { channel in
                     channel.pipeline.addHandler(FirstReadSignal(upgraded))
                 }
@@ -328,7 +328,7 @@ extension WebSocketConversation {
 /// Sends `line` (one request, or several joined by newlines) on a new TCP connection; returns the
 /// last of the first `replies` reply lines.
 func tcpCall(_ address: SocketAddress, _ line: String, replies: Int = 1) async throws -> String {
-    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    let channel = try await ClientBootstrap(group: clientGroup)
         .connect(host: "127.0.0.1", port: address.port!) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -349,7 +349,7 @@ func tcpCall(_ address: SocketAddress, _ line: String, replies: Int = 1) async t
 /// and its frames, unmasked as servers send them) until it closes or 5 s pass: for refusals,
 /// which the server sends right after the upgrade.
 func rawUpgrade(_ address: SocketAddress) async throws -> String {
-    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    let channel = try await ClientBootstrap(group: clientGroup)
         .connect(host: "127.0.0.1", port: address.port!) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)

@@ -133,7 +133,8 @@ func withWebSocket(
     logger.logLevel = .critical
     let failure = Mutex<(any Error)?>(nil)
     let close = try await WebSocketClient.connect(
-        url: "ws://127.0.0.1:\(address.port!)\(path)", configuration: .init(maxFrameSize: 1 << 20), logger: logger
+        url: "ws://127.0.0.1:\(address.port!)\(path)", configuration: .init(maxFrameSize: 1 << 20), eventLoopGroup: clientGroup,
+        logger: logger
     ) { inbound, outbound, _ in
         do {
             try await body(WebSocketConversation(inbound: inbound, outbound: outbound))
@@ -151,12 +152,16 @@ func httpGet(_ address: SocketAddress, _ path: String, headers: [String] = []) a
     return (response.status, response.body)
 }
 
+/// The test clients' event loops, apart from the servers' (`MultiThreadedEventLoopGroup.singleton`):
+/// a client never waits behind another test's server work.
+let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+
 /// One HTTP/1.1 request on a connection of its own: the status, the header block (lower-cased
 /// names as sent) and the body.
 func httpRequest(
     _ address: SocketAddress, _ method: String, _ path: String, headers: [String] = [], body: String = ""
 ) async throws -> (status: Int, head: String, body: String) {
-    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    let channel = try await ClientBootstrap(group: clientGroup)
         .connect(host: "127.0.0.1", port: address.port!) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)

@@ -76,11 +76,15 @@ struct TimedOut: Error, CustomStringConvertible {
 struct TestConnection {
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
+    /// The clients' event loops, apart from the servers' (`MultiThreadedEventLoopGroup.singleton`):
+    /// a client's write or read then never waits behind another test's server work.
+    static let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+
     /// Connects; with `tls`, speaks TLS to a server that must prove it is `localhost`. With
     /// `source`, from that local address (any of 127.0.0.0/8 works on Linux), so a test can be
     /// several clients.
     static func open(_ address: SocketAddress, tls: NIOSSLContext? = nil, from source: String? = nil) async throws -> TestConnection {
-        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: clientGroup)
             .channelOption(.allowRemoteHalfClosure, value: true)
         if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
         let channel = try await bootstrap
