@@ -71,16 +71,16 @@ final class DeadlineTimer: Sendable {
     private func fire() {
         let now = NIODeadline.now()
         let (due, next) = state.withLock { state -> ([@Sendable () -> Void], NIODeadline?) in
-            var due: [@Sendable () -> Void] = []
+            var dueIDs: [UInt64] = []
             var earliest: NIODeadline?
             for (id, entry) in state.entries {
                 if entry.deadline <= now {
-                    due.append(entry.action)
-                    state.entries[id] = nil
+                    dueIDs.append(id)
                 } else if earliest.map({ entry.deadline < $0 }) ?? true {
                     earliest = entry.deadline
                 }
             }
+            let due = dueIDs.compactMap { state.entries.removeValue(forKey: $0)?.action }
             if let armed = state.armedFor, armed <= now { state.armedFor = nil }
             guard let earliest, state.armedFor.map({ earliest < $0 }) ?? true else { return (due, nil) }
             state.armedFor = earliest
