@@ -134,8 +134,8 @@ struct FairnessTests {
                         try await Task.sleep(for: .milliseconds(100))
                         // Counted from when polite's line is handed to the client, not from the
                         // burst's start: a busy test run can hold this task up while the server
-                        // ticks on. The client's event loops are shared with every other test, so
-                        // the line may still take a few hundred milliseconds to leave: the bound
+                        // ticks on. The clients' event loops are shared with every other test's
+                        // clients, so the line may still take a moment to leave: the bound
                         // is half the burst, where a server with no turns would run all of it first.
                         let sentAfter = Self.ticks.withLock { $0.count }
                         try await polite.send("TICK polite\n")
