@@ -137,34 +137,98 @@ public enum Tokenizer {
 public enum NumberGrammar {
     /// Whether `text` is a number in the grammar.
     public static func matches(_ text: String) -> Bool {
-        var iterator = text.utf8.makeIterator()
-        var current = iterator.next()
-        func isDigit(_ byte: UInt8?) -> Bool {
-            guard let byte else { return false }
-            return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-        }
-        func digits() -> Bool {
-            guard isDigit(current) else { return false }
-            while isDigit(current) { current = iterator.next() }
-            return true
-        }
-        if current == UInt8(ascii: "-") { current = iterator.next() }
-        guard digits() else { return false }
-        if current == UInt8(ascii: ".") {
-            current = iterator.next()
-            guard digits() else { return false }
-        }
-        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
-            current = iterator.next()
-            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { current = iterator.next() }
-            guard digits() else { return false }
-        }
-        return current == nil
+        scan(text) != .invalid
     }
 
     /// The value of a number in the grammar, or nil (also for values too large to be finite).
     public static func double(_ text: String) -> Double? {
-        guard matches(text), let value = Double(text), value.isFinite else { return nil }
-        return value
+        switch scan(text) {
+        case .invalid: return nil
+        case .exact(let value): return value
+        case .needsLibrary:
+            guard let value = Double(text), value.isFinite else { return nil }
+            return value
+        }
     }
+
+    enum Scan: Equatable {
+        case invalid
+        /// The correctly rounded value, computed here.
+        case exact(Double)
+        /// In the grammar, but with too many digits or too large an exponent for the fast path.
+        case needsLibrary
+    }
+
+    /// Checks the grammar and, for the usual short numbers, computes the value in the same pass:
+    /// with at most 15 significant digits the digits are exact as a `Double`, and so is 10^k for
+    /// k ≤ 22, so one multiplication or division rounds correctly (Clinger's fast path).
+    static func scan(_ text: String) -> Scan {
+        var text = text
+        return text.withUTF8(scan)
+    }
+
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Scan {
+        var index = 0
+        let count = bytes.count
+        @inline(__always) func digit() -> UInt64? {
+            guard index < count else { return nil }
+            let value = bytes[index] &- UInt8(ascii: "0")
+            return value < 10 ? UInt64(value) : nil
+        }
+        var mantissa: UInt64 = 0
+        var significantDigits = 0
+        var fitsFastPath = true
+        var scale = 0
+        @inline(__always) func addDigit(_ value: UInt64) {
+            if mantissa == 0, value == 0 { return }
+            if significantDigits == 15 {
+                fitsFastPath = false
+                return
+            }
+            mantissa = mantissa * 10 + value
+            significantDigits += 1
+        }
+        let negative = index < count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard digit() != nil else { return .invalid }
+        while let value = digit() {
+            addDigit(value)
+            index += 1
+        }
+        if index < count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digit() != nil else { return .invalid }
+            while let value = digit() {
+                addDigit(value)
+                scale += 1
+                index += 1
+            }
+        }
+        var exponent = 0
+        if index < count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            var exponentNegative = false
+            if index < count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                exponentNegative = bytes[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            guard digit() != nil else { return .invalid }
+            while let value = digit() {
+                if exponent < 100_000 { exponent = exponent * 10 + Int(value) }
+                index += 1
+            }
+            if exponentNegative { exponent = -exponent }
+        }
+        guard index == count else { return .invalid }
+        let power = exponent - scale
+        guard fitsFastPath, (-22 ... 22).contains(power) else { return .needsLibrary }
+        let magnitude = power < 0 ? Double(mantissa) / powersOfTen[-power] : Double(mantissa) * powersOfTen[power]
+        return .exact(negative ? -magnitude : magnitude)
+    }
+
+    /// 10^0 … 10^22, each exact as a `Double`.
+    private static let powersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
 }

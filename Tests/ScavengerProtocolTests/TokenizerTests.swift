@@ -83,6 +83,38 @@ struct NumberGrammarTests {
         #expect(NumberGrammar.double(text) == nil)
     }
 
+    @Test("short numbers are parsed exactly as the standard library parses them", arguments: [
+        "0.1", "0.3", "-0.0", "48.8566", "-122.4194", "1000", "0.000001", "123456789012345", "1234567890123456",
+        "12345678901234567890", "9007199254740993", "0.1e-22", "1e22", "1e23", "1e-22", "1e-23", "179.99999999999999",
+        "89.999999999999999999", "2.2250738585072014e-308", "4.9e-324", "1e-400", "0e999", "00000000000000000000001.5",
+        "0.00000000000000000000000000000000000000000000001",
+    ])
+    func matchesStandardLibrary(text: String) {
+        #expect(NumberGrammar.double(text)?.bitPattern == Double(text)?.bitPattern)
+    }
+
+    @Test("generated decimals parse to the standard library's value, bit for bit")
+    func generatedDecimals() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func random(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var mismatches: [String] = []
+        for _ in 0 ..< 20_000 {
+            var text = random(2) == 0 ? "-" : ""
+            let digits = 1 + random(18)
+            let point = random(digits + 1)
+            for position in 0 ..< digits {
+                if position == point, position > 0 { text += "." }
+                text += String(random(10))
+            }
+            if random(4) == 0 { text += "e\(random(60) - 30)" }
+            if NumberGrammar.double(text)?.bitPattern != Double(text)?.bitPattern { mismatches.append(text) }
+        }
+        #expect(mismatches.isEmpty)
+    }
+
     @Test("a number too large to be finite is rejected")
     func overflow() {
         #expect(NumberGrammar.matches("1e999"))
