@@ -148,6 +148,7 @@ flock -n 9 || die "another scripts/bench.sh is running (lock: $BENCH_DIR/lock)"
 
 DAEMON_PID=""
 REDIS_PID=""
+FLOOR_PID=""
 SWEEP_LOAD_PID=""
 BPG_STARTED=0
 
@@ -176,6 +177,8 @@ cleanup() {
     DAEMON_PID=""
     stop_pid "$REDIS_PID" 10
     REDIS_PID=""
+    stop_pid "$FLOOR_PID" 5
+    FLOOR_PID=""
     rm -rf "$RUN_DIR/redis"
     if ((BPG_STARTED)); then
         pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null 2>&1 \
@@ -246,6 +249,14 @@ else
         || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
     [[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
 fi
+
+# The SwiftNIO floor: the least a SwiftNIO line server can do per PING (a fixed reply per line),
+# measured beside scavengerd's and Redis's PING so each run shows what SwiftNIO and the kernel cost.
+step "building the SwiftNIO floor server (scripts/bench/nio-floor; log: $RUN_DIR/build.log)"
+ensure_swift
+FLOOR=$BENCH_DIR/nio-floor-build/release/nio-floor
+swift build -c release --package-path scripts/bench/nio-floor --scratch-path "$BENCH_DIR/nio-floor-build" >>"$RUN_DIR/build.log" 2>&1 \
+    || { tail -n 40 "$RUN_DIR/build.log" >&2; die "building scripts/bench/nio-floor failed"; }
 
 step "building the load generator"
 gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq \
@@ -401,11 +412,13 @@ run_load() {
         redis) args+=(--port "$REDIS_PORT" --cpu-pids "$REDIS_PID") ;;
         scav) args+=(--port "$SCAV_PORT" --cpu-pids "$DAEMON_PID,$BPG_PID") ;;
         pg) args+=(--cpu-pids "$BPG_PID") ;;
+        floor*) args=(--target scav "${args[@]:2}" --port "$FLOOR_PORT" --cpu-pids "$FLOOR_PID") ;;
     esac
     if ! out=$("$LOADGEN" "${args[@]}" "$@" 2>>"$RUN_DIR/loadgen.err"); then
         tail -n 5 "$RUN_DIR/loadgen.err" >&2
         die "loadgen failed: $target $op at $conns connections"
     fi
+    [[ $target == floor* ]] && out=${out/target=scav/target=$target}
     printf '%s\n' "$out" >>"$RAW"
     printf '    %-5s %-6s %3s conns  %9s req/s  p50 %8s µs  p99 %8s µs  results %5s  client cpu %5s %%  errors %s\n' \
         "$target" "$op" "$conns" "$(kv rps "$out")" "$(kv p50_us "$out")" "$(kv p99_us "$out")" \
@@ -422,9 +435,22 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 meta rss_after_nearby_mb "$(rss_mb "$DAEMON_PID")"
 
-step "PING at 8 connections (the protocol floor)"
+step "PING at 8 connections: Redis, scavengerd, and the SwiftNIO floor with one thread and with one per core"
 run_load redis ping 8 1 --seconds "$PING_SECONDS"
 run_load scav ping 8 1 --seconds "$PING_SECONDS"
+for threads in 1 "$(nproc)"; do
+    FLOOR_PORT=$(pick_free_port)
+    "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
+    FLOOR_PID=$!
+    for ((i = 0; i < 100; i++)); do
+        "$LOADGEN" --target scav --op ping --port "$FLOOR_PORT" --conns 1 --seconds 0.05 --centres "$CENTRES" >/dev/null 2>&1 && break
+        kill -0 "$FLOOR_PID" 2>/dev/null || die "nio-floor exited (see $RUN_DIR/nio-floor-$threads.log)"
+        sleep 0.1
+    done
+    run_load "floor$threads" ping 8 1 --seconds "$PING_SECONDS"
+    stop_pid "$FLOOR_PID" 5
+    FLOOR_PID=""
+done
 
 for ((round = 1; round <= WRITE_ROUNDS; round++)); do
     step "durable writes round $round of $WRITE_ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"

@@ -16,6 +16,8 @@ import sys
 from collections import defaultdict
 
 TARGET_NAMES = {"redis": "Redis GEOSEARCH", "scav": "scavengerd NEARBY", "pg": "PostGIS ST_DWithin"}
+# The SwiftNIO floor servers (scripts/bench/nio-floor), by target name in raw.txt: floor<threads>.
+PING_NAMES = {"redis": "Redis", "scav": "scavengerd"}
 
 
 def parse_kv(line):
@@ -167,10 +169,18 @@ def main():
         w(f"| {c} | {fnum(rp, 2)}× | {'met' if rp >= 5 else 'MISSED'} |")
     w("")
 
-    ping = [(t, agg(t, "ping", c), c) for (d, t, o, c) in sorted(groups) if o == "ping"]
+    def ping_name(target):
+        if target.startswith("floor"):
+            threads = target[len("floor"):]
+            return f"SwiftNIO floor ({threads} thread{'' if threads == '1' else 's'})"
+        return PING_NAMES.get(target, target)
+
+    ping_order = {"redis": 0, "scav": 1}
+    ping = sorted(((t, agg(t, "ping", c), c) for (d, t, o, c) in groups if o == "ping" and d == "dense"),
+                  key=lambda p: (ping_order.get(p[0], 2), p[0]))
     if ping:
         w("Protocol floor, PING: " + "; ".join(
-            f"{TARGET_NAMES[t].split()[0]} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs, "
+            f"{ping_name(t)} {fnum(a['rps'])}/s at {c} (p99 {fnum(a['p99'], 1)} µs, "
             f"{fnum(a['cpu_us'], 1)} µs of server CPU per request){short(a)}"
             for t, a, c in ping)
           + ".")
@@ -178,6 +188,19 @@ def main():
         if sp["n"] and rp["n"]:
             cpu = ratio(sp["cpu_us"], rp["cpu_us"])
             w(f"PING server CPU per request, scavengerd ÷ Redis: {fnum(cpu, 2)}× (target ≤ 1.0×: {'met' if cpu <= 1 else 'MISSED'}).")
+        floors = sorted(((t, a) for t, a, c in ping if t.startswith("floor") and c == 8 and a["n"]),
+                        key=lambda f: int(f[0][len("floor"):] or 0))
+        if floors and rp["n"]:
+            shares = [ratio(a["cpu_us"], rp["cpu_us"]) for t, a in floors]
+            parts = [f"{fnum(x, 2)}× {'Redis’s CPU ' if i == 0 else ''}with {t[len('floor'):]} thread{'' if t == 'floor1' else 's'}"
+                     for i, ((t, a), x) in enumerate(zip(floors, shares))]
+            line = ("Per PING, the SwiftNIO floor (scripts/bench/nio-floor: a fixed reply per line, nothing else) costs "
+                    + " and ".join(parts))
+            line += (": in this run no SwiftNIO server could have met the PING target" if min(shares) > 1 else "")
+            same = agg("floor" + meta.get("nproc", ""), "ping", 8)
+            if sp["n"] and same["n"]:
+                line += f". scavengerd ÷ the floor with as many threads: {fnum(ratio(sp['cpu_us'], same['cpu_us']), 2)}×"
+            w(line + ".")
         w("")
 
     if any(d == "sparse" for (d, t, o, c) in groups):
