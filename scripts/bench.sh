@@ -376,7 +376,6 @@ start_daemon() {
         die "scavengerd did not come up (log: $RUN_DIR/scavengerd-$name.log)"
     fi
 }
-kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 
 step "first start of scavengerd on 127.0.0.1:$SCAV_PORT (fills the cell of $PINS pins)"
 start_daemon first
@@ -442,11 +441,7 @@ for threads in 1 "$(nproc)"; do
     FLOOR_PORT=$(pick_free_port)
     "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
     FLOOR_PID=$!
-    for ((i = 0; i < 100; i++)); do
-        "$LOADGEN" --target scav --op ping --port "$FLOOR_PORT" --conns 1 --seconds 0.05 --centres "$CENTRES" >/dev/null 2>&1 && break
-        kill -0 "$FLOOR_PID" 2>/dev/null || die "nio-floor exited (see $RUN_DIR/nio-floor-$threads.log)"
-        sleep 0.1
-    done
+    await_ping "$LOADGEN" "$CENTRES" "$FLOOR_PORT" "$FLOOR_PID" "$RUN_DIR/nio-floor-$threads.log"
     run_load "floor$threads" ping 8 1 --seconds "$PING_SECONDS"
     stop_pid "$FLOOR_PID" 5
     FLOOR_PID=""

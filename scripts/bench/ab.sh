@@ -62,8 +62,6 @@ read -ra B_COMMAND <<<"$B"
 mkdir -p .data/ab
 LOADGEN=.data/ab/loadgen
 gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq -lm
-kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 PIDS=()
 cleanup() {

@@ -15,6 +15,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 PROJECT_ROOT=$(pwd -P)
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
+# shellcheck source=scripts/bench/data.sh
+source scripts/bench/data.sh
 
 CONNS=8
 SECONDS_RUN=5
@@ -43,8 +45,6 @@ LOADGEN=$WORK/loadgen
 gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq -lm
 CENTRES=$WORK/centres.csv
 printf '0,0\n' >"$CENTRES"  # loadgen wants centres even for PING
-kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 PIDS=()
 cleanup() {
@@ -69,12 +69,15 @@ start() {  # start NAME TARGET COMMAND…: the server listens on $port, given to
     printf -v "PORT_$name" '%s' "$port"
     printf -v "TARGET_$name" '%s' "$target"
     NAMES+=("$name")
-    local tries=0
-    until "$LOADGEN" --target "$target" --op ping --port "$port" --conns 1 --seconds 0.05 --centres "$CENTRES" >/dev/null 2>&1; do
-        ((++tries < 600)) || die "$name did not answer PING (see $WORK/$name.log)"
-        kill -0 "${PIDS[-1]}" 2>/dev/null || die "$name exited (see $WORK/$name.log)"
-        sleep 0.1
-    done
+    if [[ $target == redis ]]; then
+        local tries=0
+        until [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]]; do
+            ((++tries < 600)) || die "redis-server did not answer PING (see $WORK/$name.log)"
+            sleep 0.1
+        done
+    else
+        await_ping "$LOADGEN" "$CENTRES" "$port" "${PIDS[-1]}" "$WORK/$name.log"
+    fi
 }
 CORES=$(nproc)
 start redis redis redis-server --bind 127.0.0.1 --port '{port}' --save "" --appendonly no

@@ -16,8 +16,18 @@ import sys
 from collections import defaultdict
 
 TARGET_NAMES = {"redis": "Redis GEOSEARCH", "scav": "scavengerd NEARBY", "pg": "PostGIS ST_DWithin"}
-# The SwiftNIO floor servers (scripts/bench/nio-floor), by target name in raw.txt: floor<threads>.
 PING_NAMES = {"redis": "Redis", "scav": "scavengerd"}
+# The SwiftNIO floor servers (scripts/bench/nio-floor) are targets floor<threads> in raw.txt.
+FLOOR = "floor"
+
+
+def floor_threads(target):
+    """The thread count of a floor target ("floor2" → 2), or None for any other target."""
+    return int(target[len(FLOOR):]) if target.startswith(FLOOR) and target[len(FLOOR):].isdigit() else None
+
+
+def threads_text(threads):
+    return f"{threads} thread{'' if threads == 1 else 's'}"
 
 
 def parse_kv(line):
@@ -170,10 +180,8 @@ def main():
     w("")
 
     def ping_name(target):
-        if target.startswith("floor"):
-            threads = target[len("floor"):]
-            return f"SwiftNIO floor ({threads} thread{'' if threads == '1' else 's'})"
-        return PING_NAMES.get(target, target)
+        threads = floor_threads(target)
+        return f"SwiftNIO floor ({threads_text(threads)})" if threads else PING_NAMES.get(target, target)
 
     ping_order = {"redis": 0, "scav": 1}
     ping = sorted(((t, agg(t, "ping", c), c) for (d, t, o, c) in groups if o == "ping" and d == "dense"),
@@ -188,16 +196,16 @@ def main():
         if sp["n"] and rp["n"]:
             cpu = ratio(sp["cpu_us"], rp["cpu_us"])
             w(f"PING server CPU per request, scavengerd ÷ Redis: {fnum(cpu, 2)}× (target ≤ 1.0×: {'met' if cpu <= 1 else 'MISSED'}).")
-        floors = sorted(((t, a) for t, a, c in ping if t.startswith("floor") and c == 8 and a["n"]),
-                        key=lambda f: int(f[0][len("floor"):] or 0))
+        floors = sorted(((floor_threads(t), a) for t, a, c in ping if floor_threads(t) and c == 8 and a["n"]),
+                        key=lambda f: f[0])
         if floors and rp["n"]:
-            shares = [ratio(a["cpu_us"], rp["cpu_us"]) for t, a in floors]
-            parts = [f"{fnum(x, 2)}× {'Redis’s CPU ' if i == 0 else ''}with {t[len('floor'):]} thread{'' if t == 'floor1' else 's'}"
-                     for i, ((t, a), x) in enumerate(zip(floors, shares))]
+            shares = [ratio(a["cpu_us"], rp["cpu_us"]) for _, a in floors]
+            parts = [f"{fnum(x, 2)}× {'Redis’s CPU ' if i == 0 else ''}with {threads_text(threads)}"
+                     for i, ((threads, _), x) in enumerate(zip(floors, shares))]
             line = ("Per PING, the SwiftNIO floor (scripts/bench/nio-floor: a fixed reply per line, nothing else) costs "
                     + " and ".join(parts))
             line += (": in this run no SwiftNIO server could have met the PING target" if min(shares) > 1 else "")
-            same = agg("floor" + meta.get("nproc", ""), "ping", 8)
+            same = agg(FLOOR + meta.get("nproc", ""), "ping", 8)
             if sp["n"] and same["n"]:
                 line += f". scavengerd ÷ the floor with as many threads: {fnum(ratio(sp['cpu_us'], same['cpu_us']), 2)}×"
             w(line + ".")
