@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // System libraries: module map + shim header only.
@@ -61,12 +62,13 @@ let package = Package(
         ]),
         // The application layer: one call per use case, writing the store and updating the feed.
         .target(name: "ScavengerBoard", dependencies: [
-            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium",
+            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64",
             .product(name: "DequeModule", package: "swift-collections"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
-            "ScavengerBoard", "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "Base64",
+            "ScavengerBoard", "ScavengerCore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
@@ -83,15 +85,17 @@ let package = Package(
         // HTTP port: WebSocket front end to the command table, /healthz, /metrics (Hummingbird).
         // The moderators' console at /mod/: server-rendered pages over the board.
         .target(name: "ScavengerConsole", dependencies: [
-            "ScavengerBoard", "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "Sodium",
+            "ScavengerBoard", "ScavengerCore",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ScavengerHTTP", dependencies: [
-            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerFeed", "ScavengerStore", "ScavengerConsole",
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -21,7 +21,7 @@ public final class AddressRateLimiter: Sendable {
 
     /// Takes a token for `address`, or refuses with the seconds until one is there. Connections
     /// without an address (a Unix socket) are not limited.
-    public func take(_ address: String?, action: String, now: ContinuousClock.Instant = .now) throws(Refusal) {
+    public func take(_ address: String?, action: String, now: ContinuousClock.Instant = .now) throws(BoardError) {
         guard let rate, let address else { return }
         let capacity = Double(rate.count)
         let wait = buckets.withLock { buckets -> Double? in

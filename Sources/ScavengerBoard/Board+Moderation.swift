@@ -4,66 +4,76 @@ import ScavengerStore
 extension Board {
     /// Reports a pin or reply. When its distinct reporters reach the threshold it is hidden,
     /// in the store and then in the feed.
-    public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws -> ReportReceipt {
-        let reporter = try await writer(of: session)
-        let limit = rate(.report, for: reporter.user.role)
-        let receipt = try await charging(.report, limit) {
-            try await refusing {
+    public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws(BoardError) -> ReportReceipt {
+        return try await guarded {
+            let reporter = try await writer(of: session)
+            let limit = rate(.report, for: reporter.user.role)
+            let receipt = try await charging(.report, limit) {
                 try await store.report(reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit)
             }
+            await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
+            return receipt
         }
-        await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
-        return receipt
     }
 
     /// Moderators: queue items with the given status (nil: all), most-reported first, then oldest.
-    public func moderationQueue(status: ItemStatus?, limit: Int, by session: Session) async throws -> [ModerationItem] {
-        _ = try await moderator(of: session)
-        return try await store.moderationQueue(status: status, limit: limit)
+    public func moderationQueue(status: ItemStatus?, limit: Int, by session: Session) async throws(BoardError) -> [ModerationItem] {
+        return try await guarded {
+            _ = try await moderator(of: session)
+            return try await store.moderationQueue(status: status, limit: limit)
+        }
     }
 
     /// Moderators: a page of the queue, filtered by status (nil: all) and reason (nil: any),
     /// each item with its reports (for the reporters' account ages).
     public func moderationQueue(
         status: ItemStatus?, reason: ReportReason?, limit: Int, offset: Int, by session: Session
-    ) async throws -> [(item: ModerationItem, reports: [ItemReport])] {
-        _ = try await moderator(of: session)
-        var page: [(item: ModerationItem, reports: [ItemReport])] = []
-        for item in try await store.moderationQueue(status: status, reason: reason, limit: limit, offset: offset) {
-            page.append((item, try await store.itemReports(item.item)))
+    ) async throws(BoardError) -> [(item: ModerationItem, reports: [ItemReport])] {
+        return try await guarded {
+            _ = try await moderator(of: session)
+            var page: [(item: ModerationItem, reports: [ItemReport])] = []
+            for item in try await store.moderationQueue(status: status, reason: reason, limit: limit, offset: offset) {
+                page.append((item, try await store.itemReports(item.item)))
+            }
+            return page
         }
-        return page
     }
 
     /// Moderators: one item with everything a decision needs: its reports (with the reporters'
     /// account ages) and its author's history. `notFound` when there is no such item.
-    public func review(_ item: String, by session: Session) async throws -> ItemReview {
-        _ = try await moderator(of: session)
-        guard let found = try await store.moderationItem(item) else {
-            throw Refusal(.notFound, "no such item in the queue")
+    public func review(_ item: String, by session: Session) async throws(BoardError) -> ItemReview {
+        return try await guarded {
+            _ = try await moderator(of: session)
+            guard let found = try await store.moderationItem(item) else {
+                throw BoardError(.notFound, "no such item in the queue")
+            }
+            return ItemReview(
+                item: found, reports: try await store.itemReports(item), author: try await store.authorHistory(ofItem: item))
         }
-        return ItemReview(
-            item: found, reports: try await store.itemReports(item), author: try await store.authorHistory(ofItem: item))
     }
 
     /// Moderators: the evidence photo kept for an item (nil when none is kept).
-    public func evidencePhoto(_ item: String, by session: Session) async throws -> Photo? {
-        _ = try await moderator(of: session)
-        return try await store.evidencePhoto(item: item)
+    public func evidencePhoto(_ item: String, by session: Session) async throws(BoardError) -> Photo? {
+        return try await guarded {
+            _ = try await moderator(of: session)
+            return try await store.evidencePhoto(item: item)
+        }
     }
 
     /// Moderators: hands back a claim they hold (`conflict` when they hold none on it).
-    public func release(_ item: String, by session: Session) async throws -> ModerationItem {
-        let moderator = try await moderator(of: session)
-        return try await refusing { try await store.release(moderator: moderator, item: item) }
+    public func release(_ item: String, by session: Session) async throws(BoardError) -> ModerationItem {
+        return try await guarded {
+            let moderator = try await moderator(of: session)
+            return try await store.release(moderator: moderator, item: item)
+        }
     }
 
     /// Moderators: claims that item, or the next open one (nil when none is open); never an
     /// item on their own content (`forbidden` when named, skipped otherwise).
-    public func claim(_ item: String?, by session: Session) async throws -> ModerationItem? {
-        let moderator = try await moderator(of: session)
-        return try await refusing {
-            try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds)
+    public func claim(_ item: String?, by session: Session) async throws(BoardError) -> ModerationItem? {
+        return try await guarded {
+            let moderator = try await moderator(of: session)
+            return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds)
         }
     }
 
@@ -72,43 +82,32 @@ extension Board {
     /// moderator's ban of an author under an admin's ban is `forbidden`.
     public func resolve(
         _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session
-    ) async throws -> ModerationItem {
-        let moderator = try await moderator(of: session)
-        let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
-        let outcome = try await refusing {
-            try await store.resolve(moderator: moderator, item: item, resolution: resolution, ban: ban, note: note)
+    ) async throws(BoardError) -> ModerationItem {
+        return try await guarded {
+            let moderator = try await moderator(of: session)
+            let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
+            let outcome = try await store.resolve(moderator: moderator, item: item, resolution: resolution, ban: ban, note: note)
+            await refreshFeed(gone: outcome.removedPin)
+            return outcome.item
         }
-        await refreshFeed(gone: outcome.removedPin)
-        return outcome.item
     }
 
     /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves,
     /// and a ban an admin set only by an admin.
-    public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws {
-        let moderator = try await moderator(of: session)
-        try await refusing {
+    public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws(BoardError) {
+        try await guarded {
+            let moderator = try await moderator(of: session)
             try await store.setBan(moderator: moderator, username: username, ban: ban, note: note)
         }
     }
 
     /// Moderators: the log of moderator actions, newest first, before the cursor `before`.
-    public func moderationLog(limit: Int, before: Int?, by session: Session) async throws
+    public func moderationLog(limit: Int, before: Int?, by session: Session) async throws(BoardError)
         -> (entries: [ModerationLogEntry], next: Int?)
     {
-        _ = try await moderator(of: session)
-        return try await store.moderationLog(limit: limit, before: before)
-    }
-
-    /// Runs a store call, turning its refusals into ``Refusal``s.
-    private func refusing<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let refusal as ModerationRefusal {
-            switch refusal {
-            case .notFound(let message): throw Refusal(.notFound, message)
-            case .forbidden(let message): throw Refusal(.forbidden, message)
-            case .conflict(let message): throw Refusal(.conflict, message)
-            }
+        return try await guarded {
+            _ = try await moderator(of: session)
+            return try await store.moderationLog(limit: limit, before: before)
         }
     }
 

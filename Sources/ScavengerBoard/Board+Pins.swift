@@ -20,100 +20,112 @@ public struct PinDraft: Sendable {
 }
 
 extension Board {
-    static let noSuchPin = Refusal(.notFound, "no such pin")
+    static let noSuchPin = BoardError(.notFound, "no such pin")
 
     /// Writes a pin, then puts it in the feed before returning, so the writer's next NEARBY
     /// sees it. The session is checked by the writing statement itself (one round trip, and no
     /// gap between the check and the write); only when it refuses is the account read, to say
     /// why.
-    public func post(_ draft: PinDraft, by session: Session) async throws -> Pin {
-        let login = try login(of: session)
-        // The pin's region comes from the feed's regions: none before they are loaded.
-        try requireLoadedFeed()
-        let draft = try draft.withPhotoMetadataRemoved()
-        let action: RateLimitedAction = draft.photo == nil ? .post : .photo
-        var new = NewPin(
-            authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,
-            ttlSeconds: draft.ttlSeconds, photo: draft.photo,
-            cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
-            region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash,
-            rate: rate(action, for: login.user.role))
-        return try await feed.writeOwnPin(id: new.id) {
-            try await charging(action, new.rate) {
-                do {
-                    return try await store.createPin(new)
-                } catch StoreError.sessionRefused {
-                    // Unauthorized or banned, with the reason; if the session checks out by now (a
-                    // ban ended in between), the write is tried once more, still checked.
-                    let account = try await writer(of: session)
-                    new.authorID = account.id
-                    new.authorName = account.user.name
-                    new.rate = rate(action, for: account.user.role)
-                    return try await store.createPin(new)
+    public func post(_ draft: PinDraft, by session: Session) async throws(BoardError) -> Pin {
+        return try await guarded {
+            let login = try login(of: session)
+            // The pin's region comes from the feed's regions: none before they are loaded.
+            try requireLoadedFeed()
+            let draft = try draft.withPhotoMetadataRemoved()
+            let action: RateLimitedAction = draft.photo == nil ? .post : .photo
+            var new = NewPin(
+                authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,
+                ttlSeconds: draft.ttlSeconds, photo: draft.photo,
+                cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
+                region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash,
+                rate: rate(action, for: login.user.role))
+            return try await feed.writeOwnPin(id: new.id) {
+                try await charging(action, new.rate) {
+                    do {
+                        return try await store.createPin(new)
+                    } catch StoreError.sessionRefused {
+                        // Unauthorized or banned, with the reason; if the session checks out by now (a
+                        // ban ended in between), the write is tried once more, still checked.
+                        let account = try await writer(of: session)
+                        new.authorID = account.id
+                        new.authorName = account.user.name
+                        new.rate = rate(action, for: account.user.role)
+                        return try await store.createPin(new)
+                    }
                 }
             }
         }
     }
 
     /// A live, visible pin.
-    public func pin(id: String) async throws -> Pin {
-        guard Identifier.isPin(id), let pin = try await store.pin(id: id) else { throw Self.noSuchPin }
-        return pin
+    public func pin(id: String) async throws(BoardError) -> Pin {
+        return try await guarded {
+            guard Identifier.isPin(id), let pin = try await store.pin(id: id) else { throw Self.noSuchPin }
+            return pin
+        }
     }
 
     /// A live photo pin's image. Moderators also see the kept photo of a reported pin while its
     /// item is open; a banned one is told so (`banned`) instead.
-    public func photo(pinID id: String, viewer session: Session) async throws -> Photo {
-        var found = Identifier.isPin(id) ? try await store.photo(pinID: id) : nil
-        if found == nil, Identifier.isPin(id), session.user?.role.canModerate == true {
-            let moderator: Account?
-            do {
-                moderator = try await self.moderator(of: session)
-            } catch let refusal as Refusal where refusal.code == .banned {
-                throw refusal
-            } catch {
-                moderator = nil
+    public func photo(pinID id: String, viewer session: Session) async throws(BoardError) -> Photo {
+        return try await guarded {
+            var found = Identifier.isPin(id) ? try await store.photo(pinID: id) : nil
+            if found == nil, Identifier.isPin(id), session.user?.role.canModerate == true {
+                let moderator: Account?
+                do {
+                    moderator = try await self.moderator(of: session)
+                } catch let refusal as BoardError where refusal.code == .banned {
+                    throw refusal
+                } catch {
+                    moderator = nil
+                }
+                if moderator != nil { found = try await store.evidencePhoto(item: id) }
             }
-            if moderator != nil { found = try await store.evidencePhoto(item: id) }
+            guard let found else { throw BoardError(.notFound, "no such photo pin") }
+            return found
         }
-        guard let found else { throw Refusal(.notFound, "no such photo pin") }
-        return found
     }
 
     /// Deletes a pin with its replies and photo: only its author or a moderator. Gone from the
     /// feed before this returns. A moderator's delete of someone else's pin is audited (log entry
     /// and evidence snapshot) in the same transaction; an author's own is not.
-    public func delete(pinID id: String, by session: Session) async throws {
-        let account = try await writer(of: session)
-        guard Identifier.isPin(id) else { throw Self.noSuchPin }
-        switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate) {
-        case .deleted: await feed.applyOwnWrite { $0.remove(id: id) }
-        case .notFound: throw Self.noSuchPin
-        case .forbidden: throw Refusal(.forbidden, "only the author or a moderator may delete this pin")
+    public func delete(pinID id: String, by session: Session) async throws(BoardError) {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isPin(id) else { throw Self.noSuchPin }
+            switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate) {
+            case .deleted: await feed.applyOwnWrite { $0.remove(id: id) }
+            case .notFound: throw Self.noSuchPin
+            case .forbidden: throw BoardError(.forbidden, "only the author or a moderator may delete this pin")
+            }
         }
     }
 
     /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.
-    public func reply(to pinID: String, text: String, by session: Session) async throws -> PinReply {
-        let account = try await writer(of: session)
-        let limit = rate(.reply, for: account.user.role)
-        guard Identifier.isPin(pinID),
-              let reply = try await charging(.reply, limit, {
-                  try await store.createReply(
-                      pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit)
-              })
-        else { throw Self.noSuchPin }
-        await feed.applyOwnWrite { $0.replyAdded(pinID: pinID) }
-        return reply
+    public func reply(to pinID: String, text: String, by session: Session) async throws(BoardError) -> PinReply {
+        return try await guarded {
+            let account = try await writer(of: session)
+            let limit = rate(.reply, for: account.user.role)
+            guard Identifier.isPin(pinID),
+                  let reply = try await charging(.reply, limit, {
+                      try await store.createReply(
+                          pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit)
+                  })
+            else { throw Self.noSuchPin }
+            await feed.applyOwnWrite { $0.replyAdded(pinID: pinID) }
+            return reply
+        }
     }
 
     /// A page of the chat under a live pin, oldest first.
-    public func replies(to pinID: String, after cursor: ReplyCursor?, limit: Int) async throws
+    public func replies(to pinID: String, after cursor: ReplyCursor?, limit: Int) async throws(BoardError)
         -> (replies: [PinReply], next: ReplyCursor?)
     {
-        guard Identifier.isPin(pinID), let page = try await store.replies(pinID: pinID, after: cursor, limit: limit) else {
-            throw Self.noSuchPin
+        return try await guarded {
+            guard Identifier.isPin(pinID), let page = try await store.replies(pinID: pinID, after: cursor, limit: limit) else {
+                throw Self.noSuchPin
+            }
+            return page
         }
-        return page
     }
 }

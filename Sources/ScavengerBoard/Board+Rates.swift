@@ -14,7 +14,7 @@ extension Board {
             return try await body()
         } catch StoreError.rateLimited(let seconds) {
             let rate = limit.map { " (at most \($0.count) per \($0.seconds) s)" } ?? ""
-            throw Refusal.rateLimited(
+            throw BoardError.rateLimited(
                 retryAfter: seconds, "too many \(action.command) requests\(rate); wait \(seconds) s")
         }
     }

@@ -6,20 +6,20 @@ import ScavengerFeed
 extension Board {
     /// Starts a watch over `area` for the session's connection; returns its id. Beyond the
     /// per-connection limit, `BAD_ARGUMENT`; `UNAVAILABLE` until the feed is loaded.
-    public func watch(_ area: WatchArea, session: Session) throws(Refusal) -> String {
+    public func watch(_ area: WatchArea, session: Session) throws(BoardError) -> String {
         try requireLoadedFeed()
         let limit = rules.feed.maximumWatchesPerConnection
         let sink = session.eventSink ?? DiscardingWatchSink.shared
         guard let id = session.addWatch(limit: limit, { feed.watches.add(area, sink: sink) }) else {
-            throw Refusal(.badArgument, "at most \(limit) watches per connection; UNWATCH one first")
+            throw BoardError(.badArgument, "at most \(limit) watches per connection; UNWATCH one first")
         }
         return id
     }
 
     /// Ends one of the session's watches; `NOT_FOUND` when it holds none with that id.
-    public func unwatch(_ id: String, session: Session) throws(Refusal) {
+    public func unwatch(_ id: String, session: Session) throws(BoardError) {
         guard session.removeWatch(id) else {
-            throw Refusal(.notFound, "no watch with that id on this connection")
+            throw BoardError(.notFound, "no watch with that id on this connection")
         }
         feed.watches.remove(id: id)
     }

@@ -1,3 +1,4 @@
+import Logging
 import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
@@ -46,27 +47,36 @@ public struct BoardRules: Sendable {
 ///
 /// Calls that act for someone take the connection's ``Session``: the board checks it against the
 /// database and keeps it up to date (a revoked session is forgotten, a changed role is seen).
-/// Refusals are thrown as ``Refusal``; a database failure as `StoreError`.
+/// Every call throws only ``BoardError``: a refusal (the caller's input or rights), the database's
+/// absence (`unavailable`, logged here), or an internal failure (logged here with its cause).
+/// Front ends import this module and ScavengerCore, never the store, the feed or the pin index.
 public final class Board: Sendable {
     /// The live feed; its store is ``store``.
-    public let feed: Feed
+    let feed: Feed
     /// Hashes and verifies passwords off the event loops.
-    public let passwords: PasswordHasher
+    let passwords: PasswordHasher
+    /// The rules operators configured.
     public let rules: BoardRules
     /// The bounded, two-lane line in front of ``passwords``.
-    public let passwordQueue: PasswordQueue
+    let passwordQueue: PasswordQueue
     /// Failed logins per address and account.
-    public let loginThrottle: LoginThrottle
+    let loginThrottle: LoginThrottle
     /// REGISTERs per address.
-    public let registrations: AddressRateLimiter
+    let registrations: AddressRateLimiter
+    /// Where failures that are not the caller's are logged, once, with their cause.
+    let logger: Logger
 
     /// The PostgreSQL store behind the feed.
-    public var store: Database { feed.database }
+    var store: Database { feed.database }
 
-    public init(feed: Feed, passwords: PasswordHasher, rules: BoardRules = BoardRules()) {
+    public init(
+        feed: Feed, passwords: PasswordHasher, rules: BoardRules = BoardRules(),
+        logger: Logger = Logger(label: "scavenger.board")
+    ) {
         self.feed = feed
         self.passwords = passwords
         self.rules = rules
+        self.logger = logger
         passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
         registrations = AddressRateLimiter(rate: rules.registrationRate)

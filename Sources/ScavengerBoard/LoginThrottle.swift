@@ -69,7 +69,7 @@ public final class LoginThrottle: Sendable {
     }
 
     /// Refuses at once when the address is held back, before anything is looked up.
-    public func checkAddress(_ address: String?, now: ContinuousClock.Instant = .now) throws(Refusal) {
+    public func checkAddress(_ address: String?, now: ContinuousClock.Instant = .now) throws(BoardError) {
         guard let address else { return }
         let wait = state.withLock { $0.addresses.wait(for: address, now: now) }
         if let wait { throw Self.refusal(wait) }
@@ -77,8 +77,8 @@ public final class LoginThrottle: Sendable {
 
     /// Starts an attempt from `address` at `account` (nil when no account has that name), or
     /// refuses it with the seconds to wait.
-    public func begin(address: String?, account: Int?, now: ContinuousClock.Instant = .now) throws(Refusal) -> Attempt {
-        let outcome = state.withLock { state -> Result<Attempt, Refusal> in
+    public func begin(address: String?, account: Int?, now: ContinuousClock.Instant = .now) throws(BoardError) -> Attempt {
+        let outcome = state.withLock { state -> Result<Attempt, BoardError> in
             let clean = address.map { state.addresses.isClean($0) } ?? true
             if let address, let wait = state.addresses.wait(for: address, now: now) {
                 return .failure(Self.refusal(wait))
@@ -114,7 +114,7 @@ public final class LoginThrottle: Sendable {
         state.withLock { ($0.addresses.count, $0.accounts.count) }
     }
 
-    static func refusal(_ wait: Int) -> Refusal {
+    static func refusal(_ wait: Int) -> BoardError {
         .rateLimited(retryAfter: wait, "too many failed logins; wait \(wait) s before trying again")
     }
 }

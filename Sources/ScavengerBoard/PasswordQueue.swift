@@ -46,11 +46,11 @@ public final class PasswordQueue: Sendable {
     ) async throws -> T {
         guard await turn(first: first) else { throw Self.full }
         defer { next() }
-        guard isWanted() else { throw Refusal(.unavailable, "the client has gone") }
+        guard isWanted() else { throw BoardError(.unavailable, "the client has gone") }
         return try await work(hasher)
     }
 
-    static let full = Refusal(.unavailable, "the server is busy checking passwords; retry in a moment")
+    static let full = BoardError(.unavailable, "the server is busy checking passwords; retry in a moment")
 
     /// Waits for a thread; false when refused.
     private func turn(first: Bool) async -> Bool {

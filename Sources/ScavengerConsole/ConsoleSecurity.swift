@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Sodium
+import ScavengerBoard
 
 /// The console's cookies and CSRF tokens.
 ///
@@ -18,13 +18,13 @@ enum ConsoleSecurity {
 
     /// The CSRF token of a session: a digest of its token, so it needs no storage.
     static func csrfToken(forSession token: String) -> String {
-        Hex.encode(Digest.sha256("scavenger console csrf\u{0}" + token))
+        Secrets.digestHex("scavenger console csrf\u{0}" + token)
     }
 
     /// Whether `given` equals `expected`, in constant time.
     static func matches(_ given: String?, _ expected: String) -> Bool {
         guard let given else { return false }
-        return Digest.constantTimeEqual(Digest.sha256(given), Digest.sha256(expected))
+        return Secrets.constantTimeEqual(given, expected)
     }
 
     /// Whether the request reached the daemon over TLS, as far as it can tell.

@@ -6,9 +6,6 @@ import Mustache
 import NIOCore
 import ScavengerBoard
 import ScavengerCore
-import ScavengerPinIndex
-import ScavengerStore
-import Sodium
 
 /// The moderators' console at `/mod/`: server-rendered pages over the same application layer as
 /// the line protocol's `MODQUEUE`, `CLAIM`, `RELEASE`, `RESOLVE` and `MODLOG`, so every rule
@@ -91,7 +88,7 @@ public struct ModeratorConsole: Sendable {
                         case "release": _ = try await board.release(item, by: moderator.session)
                         default: try await resolve(item, form: form, moderator)
                         }
-                    } catch let refusal as Refusal where refusal.code != .unauthorized && refusal.code != .unavailable {
+                    } catch let refusal as BoardError where refusal.code != .unauthorized && refusal.code != .unavailable {
                         // Shown plainly on the item's page: someone else's claim, a resolved item…
                         var page = try await itemPage(item, moderator, problem: refusal.message)
                         page.status = Self.status(of: refusal)
@@ -109,7 +106,7 @@ public struct ModeratorConsole: Sendable {
     /// takes effect on the next page).
     struct Moderator {
         let session: Session
-        let account: Account
+        let user: User
         let csrf: String
     }
 
@@ -155,11 +152,12 @@ public struct ModeratorConsole: Sendable {
         let session = Session(connectionID: 0, address: address)
         do {
             _ = try await board.resume(token: token, on: session)
-        } catch let refusal as Refusal where refusal.code == .unauthorized {
+        } catch {
+            guard error.code == .unauthorized else { throw error }
             return nil
         }
-        let account = try await board.moderator(of: session)
-        return Moderator(session: session, account: account, csrf: ConsoleSecurity.csrfToken(forSession: token))
+        let user = try await board.signedInModerator(of: session)
+        return Moderator(session: session, user: user, csrf: ConsoleSecurity.csrfToken(forSession: token))
     }
 
     private func signIn(_ request: Request, address: String?) async -> Response {
@@ -177,15 +175,19 @@ public struct ModeratorConsole: Sendable {
             let signIn: SignIn
             do {
                 signIn = try await board.logIn(login, password: form["password"] ?? "", on: session)
-            } catch let refusal as Refusal where refusal.code == .unauthorized || refusal.code == .rateLimited {
+            } catch {
+                let refusal: BoardError = error
+                guard refusal.code == .unauthorized || refusal.code == .rateLimited else { throw refusal }
                 let text = refusal.code == .rateLimited
                     ? "Too many failed sign-ins; wait \(refusal.retryAfterSeconds ?? 1) seconds and try again."
                     : "Wrong name or password."
                 return signInPage(request, problem: text, login: login, status: Self.status(of: refusal))
             }
             do {
-                _ = try await board.moderator(of: session)
-            } catch let refusal as Refusal {
+                _ = try await board.signedInModerator(of: session)
+            } catch {
+                let refusal: BoardError = error
+                guard refusal.code == .forbidden || refusal.code == .banned else { throw refusal }
                 // Not for them: the session just made ends at once.
                 try? await board.logOut(session)
                 let text = refusal.code == .banned
@@ -208,7 +210,7 @@ public struct ModeratorConsole: Sendable {
     private func signInPage(
         _ request: Request, problem: String?, login: String = "", status: HTTPResponse.Status = .ok
     ) -> Response {
-        let token = Sodium.SecureRandom.token()
+        let token = Secrets.randomToken()
         var context: [String: Any] = ["title": "Sign in", "signInCSRF": token, "login": login]
         if let problem { context["problem"] = problem }
         var response = render("signin", context, status: status)
@@ -256,11 +258,11 @@ public struct ModeratorConsole: Sendable {
         let found = review.item
         var context = frame(moderator, title: "Item \(item)")
         context.merge(ConsoleViews.item(found)) { _, new in new }
-        let me = moderator.account
-        let own = review.author?.name.lowercased() == me.user.name.lowercased()
-        let holds = found.status == .claimed && found.claimedBy == me.user.name
+        let me = moderator.user
+        let own = review.author?.name.lowercased() == me.name.lowercased()
+        let holds = found.status == .claimed && found.claimedBy == me.name
         let heldByOther = found.status == .claimed && !holds
-        let isAdmin = me.user.role == .admin
+        let isAdmin = me.role == .admin
         context["own"] = own && found.status != .resolved
         context["holds"] = holds
         context["heldByOther"] = heldByOther
@@ -307,7 +309,7 @@ public struct ModeratorConsole: Sendable {
 
     private func resolve(_ item: String, form: [String: String], _ moderator: Moderator) async throws {
         guard let resolution = form["decision"].flatMap(Resolution.init(rawValue:)) else {
-            throw Refusal(.badArgument, "Choose a decision: dismiss, remove or ban.")
+            throw BoardError(.badArgument, "Choose a decision: dismiss, remove or ban.")
         }
         var ban: BanLength?
         if resolution == .ban {
@@ -315,7 +317,7 @@ public struct ModeratorConsole: Sendable {
             case "permanent": ban = .permanent
             case let text:
                 guard let seconds = Int(text), (1 ... 100 * 365 * 86400).contains(seconds) else {
-                    throw Refusal(.badArgument, "The ban length must be a number of seconds or permanent.")
+                    throw BoardError(.badArgument, "The ban length must be a number of seconds or permanent.")
                 }
                 ban = .seconds(seconds)
             }
@@ -324,7 +326,7 @@ public struct ModeratorConsole: Sendable {
         do {
             try Validation.text(note, name: "The note", allowEmpty: true)
         } catch {
-            throw Refusal(.badArgument, error.message)
+            throw BoardError(.badArgument, error.message)
         }
         _ = try await board.resolve(item, as: resolution, ban: ban, note: note.isEmpty ? nil : note, by: moderator.session)
     }
@@ -333,7 +335,7 @@ public struct ModeratorConsole: Sendable {
 
     /// The values every signed-in page's header uses.
     private func frame(_ moderator: Moderator, title: String) -> [String: Any] {
-        ["title": title, "moderator": moderator.account.user.name, "role": moderator.account.user.role.rawValue, "csrf": moderator.csrf]
+        ["title": title, "moderator": moderator.user.name, "role": moderator.user.role.rawValue, "csrf": moderator.csrf]
     }
 
     private func render(_ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
@@ -350,25 +352,29 @@ public struct ModeratorConsole: Sendable {
     /// What a failed page shows: a refusal in its own words, the database's absence plainly.
     private func failure(_ error: any Error, _ request: Request) -> Response {
         switch error {
-        case let refusal as Refusal where refusal.code == .unauthorized:
+        case let refusal as BoardError where refusal.code == .unauthorized:
             return signInPage(request, problem: "Your session has ended; sign in again.", status: .unauthorized)
-        case let refusal as Refusal where refusal.code == .forbidden:
+        case let refusal as BoardError where refusal.code == .forbidden:
             return message(title: "Not for you", text: "The console is for moderators and admins; your account is neither.", status: .forbidden, moderator: nil)
-        case let refusal as Refusal where refusal.code == .banned:
+        case let refusal as BoardError where refusal.code == .banned:
             return message(title: "Banned", text: "Your account is banned until \(refusal.message); a banned moderator has no console.", status: .forbidden, moderator: nil)
-        case let refusal as Refusal:
+        case let refusal as BoardError where refusal.code == .unavailable:
+            // Logged by the board with its cause.
+            return message(title: "Unavailable", text: "Not just now (\(refusal.message)); try again in a moment.", status: .serviceUnavailable, moderator: nil)
+        case let refusal as BoardError where refusal.code == .internalError:
+            // Logged by the board with its cause.
+            return message(title: "Something went wrong", text: "The page could not be made; the error is in the daemon's log.", status: .internalServerError, moderator: nil)
+        case let refusal as BoardError:
             return message(title: "Refused", text: refusal.message, status: Self.status(of: refusal), moderator: nil)
         case let error as FormError:
             return message(title: "Bad request", text: error.message, status: .badRequest, moderator: nil)
-        case is StoreError:
-            return message(title: "Unavailable", text: "The database cannot be reached just now; try again in a moment.", status: .serviceUnavailable, moderator: nil)
         default:
             logger.error("console page failed", metadata: ["error": "\(error)"])
             return message(title: "Something went wrong", text: "The page could not be made; the error is in the daemon's log.", status: .internalServerError, moderator: nil)
         }
     }
 
-    static func status(of refusal: Refusal) -> HTTPResponse.Status {
+    static func status(of refusal: BoardError) -> HTTPResponse.Status {
         switch refusal.code {
         case .unauthorized: .unauthorized
         case .forbidden, .banned: .forbidden
@@ -376,7 +382,9 @@ public struct ModeratorConsole: Sendable {
         case .conflict: .conflict
         case .rateLimited: .tooManyRequests
         case .badArgument: .badRequest
+        case .tooLarge: .contentTooLarge
         case .unavailable: .serviceUnavailable
+        case .internalError: .internalServerError
         }
     }
 

@@ -1,9 +1,7 @@
 import CoreMetrics
-import Postgres
+import ScavengerBoard
 import Prometheus
-import ScavengerFeed
 import ScavengerProtocol
-import ScavengerStore
 import Synchronization
 
 /// The daemon's gauges and counters besides the per-request ones (``RequestMetrics``), and the
@@ -45,12 +43,16 @@ public final class DaemonMetrics: Sendable {
         for gauge in [watches, connections, feedPins, moderationOpenItems, poolWaiting] { gauge.record(0) }
     }
 
-    /// Mirrors the pool's queue: waits so far, their summed time, and callers waiting now.
-    func record(_ pool: PostgresPool.WaitStatistics) {
-        poolWaits.follow(Double(pool.waits))
-        let (seconds, attoseconds) = pool.waited.components
+    /// Mirrors the board's gauges: pins in the feed, watches, events so far, and the database
+    /// pool's queue (waits so far, their summed time, callers waiting now).
+    func record(_ statistics: BoardStatistics) {
+        feedPins.record(statistics.feedPins)
+        watches.record(statistics.watches)
+        events.follow(Double(statistics.eventsPublished))
+        poolWaits.follow(Double(statistics.databaseWaits))
+        let (seconds, attoseconds) = statistics.databaseWaited.components
         poolWaitSeconds.follow(Double(seconds) + Double(attoseconds) / 1e18)
-        poolWaiting.record(pool.waiting)
+        poolWaiting.record(statistics.databaseWaiting)
     }
 
     /// Per-request counters for `table`'s commands, in this registry.
@@ -70,7 +72,7 @@ public final class DaemonMetrics: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["scavenger_request_duration_seconds"] = requestDurationBuckets
         // Groups run from one pin to the group commit's batch limit (64).
-        factory.valueHistogramBuckets[Database.groupSizeLabel] = [1, 2, 4, 8, 16, 32, 64]
+        factory.valueHistogramBuckets[Board.groupCommitSizeLabel] = [1, 2, 4, 8, 16, 32, 64]
         return factory
     }
 

@@ -1,5 +1,4 @@
-import ScavengerFeed
-import ScavengerStore
+import ScavengerBoard
 
 /// `/healthz`: healthy when the database answers and the feed is loaded. The answer is reused
 /// for a short while so that a probe storm costs at most one ping per period.
@@ -16,13 +15,11 @@ public actor HealthCheck {
     private var running: Task<Status, Never>?
 
     /// - Parameters:
-    ///   - database: pinged with a `timeoutSeconds` bound.
-    ///   - feed: must be loaded.
-    public init(database: Database, feed: Feed, cacheSeconds: Double = 2, timeoutSeconds: Double = 2) {
+    ///   - board: asked for its health; the database's ping is bounded by `timeoutSeconds`.
+    public init(board: Board, cacheSeconds: Double = 2, timeoutSeconds: Double = 2) {
         self.init(cacheSeconds: cacheSeconds) {
-            let answered = await withTimeout(seconds: timeoutSeconds) { try await database.ping() } != nil
-            let loaded = feed.isLoaded
-            switch (answered, loaded) {
+            let health = await board.health(timeoutSeconds: timeoutSeconds)
+            switch (health.databaseAnswers, health.feedLoaded) {
             case (true, true): return Status(healthy: true, detail: "ok")
             case (false, true): return Status(healthy: false, detail: "database not answering")
             case (true, false): return Status(healthy: false, detail: "feed not loaded")

@@ -6,10 +6,8 @@ import NIOPosix
 import ScavengerBoard
 import ScavengerConsole
 import ScavengerCore
-import ScavengerFeed
 import ScavengerProtocol
 import Synchronization
-import ScavengerStore
 import ServiceLifecycle
 
 /// A request's context on the HTTP port: Hummingbird's, plus the client's address.
@@ -42,7 +40,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
 
     /// - Parameters:
     ///   - table: the table the TCP server uses (with its ``RequestMetrics``).
-    ///   - health: by default pings `board.store` and asks `board.feed` whether it is loaded.
+    ///   - health: by default asks the board (the database pinged, the feed loaded).
     ///   - otherConnections: the TCP port's open connections, counted with the WebSocket's.
     public init(
         configuration: HTTPConfiguration, board: Board, table: CommandTable, metrics: DaemonMetrics,
@@ -53,7 +51,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
         self.table = table
         self.metrics = metrics
         self.health = health ?? HealthCheck(
-            database: board.store, feed: board.feed, cacheSeconds: configuration.healthCacheSeconds,
+            board: board, cacheSeconds: configuration.healthCacheSeconds,
             timeoutSeconds: configuration.databaseCheckTimeoutSeconds)
         self.otherConnections = otherConnections
         self.logger = logger
@@ -140,12 +138,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
     /// query with a timeout; on failure the last value stays).
     private func refreshGauges() async {
         metrics.connections.record(otherConnections() + connections.count)
-        metrics.feedPins.record(board.feed.isLoaded ? board.feed.count : 0)
-        metrics.watches.record(board.feed.watches.count)
-        metrics.events.follow(Double(board.feed.watches.eventsPublished))
-        metrics.record(board.store.pool.waitStatistics)
-        let store = board.store
-        if let open = await withTimeout(seconds: configuration.databaseCheckTimeoutSeconds, { try await store.openModerationItemCount() }) {
+        metrics.record(board.statistics())
+        if let open = await board.openModerationItems(timeoutSeconds: configuration.databaseCheckTimeoutSeconds) {
             metrics.moderationOpenItems.record(open)
         }
     }

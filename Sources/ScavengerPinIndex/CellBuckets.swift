@@ -163,7 +163,7 @@ struct CellBuckets {
 
     @inline(__always)
     static func home(_ key: UInt64, mask: Int) -> Int {
-        Int(truncatingIfNeeded: Fingerprint.mix(key)) & mask
+        Int(truncatingIfNeeded: FNV1a.mix(key)) & mask
     }
 
     @inline(__always)

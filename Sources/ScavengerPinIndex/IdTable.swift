@@ -1,3 +1,5 @@
+import ScavengerCore
+
 /// Pin id → slot: open addressing with linear probing, deletion by backward shift (no
 /// tombstones). Buckets hold only slot numbers; each call is given the cold records, which
 /// hold the keys.

@@ -1,6 +1,5 @@
 import Logging
 import ScavengerBoard
-import ScavengerStore
 
 /// What a command's handler can reach: the connection's session, and the board every use case
 /// goes through.
@@ -191,37 +190,17 @@ public struct CommandTable: Sendable {
         }
     }
 
-    /// The `ERR` reply for a handler's failure.
+    /// The `ERR` reply for a handler's failure. The board has already logged what was not the
+    /// caller's fault; anything else reaching here is a bug, logged once here.
     static func outcome(for error: any Error, command: String, logger: Logger) -> CommandOutcome {
         switch error {
         case let error as CommandError:
             return CommandOutcome(Reply(error))
-        case let refusal as Refusal:
-            return CommandOutcome(Reply(CommandError(refusal)))
-        case let error as StoreError:
-            return CommandOutcome(reply(for: error, command: command, logger: logger))
+        case let error as BoardError:
+            return CommandOutcome(Reply(CommandError(error)))
         default:
             logger.error("command failed", metadata: ["command": "\(command)", "error": "\(error)"])
             return CommandOutcome(.error(.internal, "internal error"))
-        }
-    }
-
-    static func reply(for error: StoreError, command: String, logger: Logger) -> Reply {
-        switch error {
-        case .unavailable(let message):
-            logger.warning("database unavailable", metadata: ["command": "\(command)", "error": "\(message)"])
-            return .error(.unavailable, "the database is unavailable; retry")
-        case .conflict:
-            return .error(.conflict, "already exists")
-        case .sessionRefused:
-            return .error(.unauthorized, "the session has expired or was logged out, or the account is banned; log in again")
-        case .rateLimited(let seconds):
-            return .error(.rateLimited, "\(seconds) too many requests of this kind; retry later")
-        case .invalidInput:
-            return .error(.badArgument, "a value contains a character that cannot be stored (NUL)")
-        case .migration, .unexpected:
-            logger.error("command failed", metadata: ["command": "\(command)", "error": "\(error)"])
-            return .error(.internal, "internal error")
         }
     }
 

@@ -1,6 +1,5 @@
 import ScavengerBoard
 import ScavengerCore
-import ScavengerPinIndex
 
 /// NEARBY, REGIONS, REGION: the feeds, answered from memory.
 enum FeedCommands {
@@ -50,18 +49,10 @@ enum FeedCommands {
                 let query = NearbyQuery(
                     lat: request.lat, lon: request.lon, radius: request.radius, limit: request.limit, kind: request.kind,
                     after: cursor)
-                do {
-                    return try context.board.withNearby(query) { result in
-                        CommandOutcome(.ok(JSON.page(result.pins, next: result.next?.encoded) {
-                            JSON.appendPin($0.record, distance: $0.distance, to: &$1)
-                        }))
-                    }
-                } catch PinIndexError.cursorMismatch {
-                    throw CommandError.badArgument("CURSOR belongs to a different NEARBY query")
-                } catch let refusal as Refusal {
-                    throw refusal
-                } catch {
-                    throw CommandError.badArgument(String(describing: error))
+                return try context.board.withNearby(query) { result in
+                    CommandOutcome(.ok(JSON.page(result.pins, next: result.next?.encoded) {
+                        JSON.appendPin($0.record, distance: $0.distance, to: &$1)
+                    }))
                 }
             }),
         CommandSpec(
@@ -88,17 +79,10 @@ enum FeedCommands {
                     cursor: cursor)
             },
             answer: { request, context in
-                let found: CommandOutcome?
-                do {
-                    found = try context.board.withRegionPage(named: request.name, limit: request.limit, kind: request.kind, after: request.cursor) {
-                        CommandOutcome(.ok(JSON.page($0.pins, next: $0.next?.encoded) { JSON.appendPin($0, distance: nil, to: &$1) }))
-                    }
-                } catch PinIndexError.cursorMismatch {
-                    throw CommandError.badArgument("CURSOR belongs to a different REGION query")
-                } catch let refusal as Refusal {
-                    throw refusal
-                } catch {
-                    throw CommandError.badArgument(String(describing: error))
+                let found = try context.board.withRegionPage(
+                    named: request.name, limit: request.limit, kind: request.kind, after: request.cursor
+                ) {
+                    CommandOutcome(.ok(JSON.page($0.pins, next: $0.next?.encoded) { JSON.appendPin($0, distance: nil, to: &$1) }))
                 }
                 guard let found else {
                     throw CommandError(.notFound, "no region named \(Reply.echo(request.name))")

@@ -1,8 +1,5 @@
-import Base64
 import ScavengerBoard
 import ScavengerCore
-import ScavengerPinIndex
-import ScavengerStore
 
 /// The fixed parts of the pin object and the feed page. Each is at most 15 bytes of UTF-8, so
 /// Swift keeps it inline: appending one copies bytes and touches no reference count.
@@ -106,23 +103,6 @@ enum PinCommands {
         CommandOutcome(.ok(["pin": .pin(try await context.board.post(draft, by: context.session))]))
     }
 
-    /// Strictly decodes a photo and checks its size and type.
-    static func photo(_ token: Token, maximumBytes: Int) throws(CommandError) -> Photo {
-        let data: [UInt8]
-        do {
-            data = try Base64.decode(token.text, maximumDecodedLength: maximumBytes)
-        } catch .tooLarge {
-            throw CommandError(.tooLarge, "photo is larger than \(maximumBytes) bytes")
-        } catch {
-            throw .badArgument("photo: \(error)")
-        }
-        guard !data.isEmpty else { throw .badArgument("photo must not be empty") }
-        guard let mime = Photo.mimeType(of: data) else {
-            throw .badArgument("photo must be a JPEG, PNG, GIF or WebP image")
-        }
-        return Photo(mime: mime, data: data)
-    }
-
     static let all: [CommandSpec] = [
         CommandSpec(
             "POST", arity: 3 ... 5, syntax: "POST lat lon text [TTL seconds]",
@@ -145,10 +125,14 @@ enum PinCommands {
                     try Arguments.text(token, "caption", allowEmpty: true)
                 } ?? ""
                 let ttl = try arguments.ttl(options["TTL"])
-                let photo = try photo(data, maximumBytes: arguments.pinRules.maximumPhotoBytes)
-                return PinDraft(lat: lat, lon: lon, text: caption, ttlSeconds: ttl, photo: photo)
+                return (PinDraft(lat: lat, lon: lon, text: caption, ttlSeconds: ttl), data.text)
             },
-            execute: post),
+            execute: { request, context in
+                // Decoded off the event loop, before anything else is checked, as it always was.
+                var draft = request.0
+                draft.photo = try context.board.photo(fromBase64: request.1)
+                return try await post(draft, context: context)
+            }),
         CommandSpec(
             "GET", arity: 1 ... 1, syntax: "GET id", summary: "One live pin.",
             parse: { arguments in try arguments.required("id").text },
@@ -161,7 +145,7 @@ enum PinCommands {
             execute: { id, context in
                 let photo = try await context.board.photo(pinID: id, viewer: context.session)
                 return CommandOutcome(.ok([
-                    "id": .string(id), "mime": .string(photo.mime), "data": .string(Base64.encode(photo.data)),
+                    "id": .string(id), "mime": .string(photo.mime), "data": .string(Board.base64(photo.data)),
                 ]))
             }),
         CommandSpec(

@@ -30,7 +30,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String { "\(code.rawValue) \(message)" }
 
     /// The line protocol's form of the board's refusal.
-    public init(_ refusal: Refusal) {
+    public init(_ refusal: BoardError) {
         let code: ErrorCode = switch refusal.code {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
@@ -39,7 +39,9 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
         case .conflict: .conflict
         case .rateLimited: .rateLimited
         case .badArgument: .badArgument
+        case .tooLarge: .tooLarge
         case .unavailable: .unavailable
+        case .internalError: .internal
         }
         // `RATE_LIMITED <seconds> <message>`: the first word is how long to wait.
         if refusal.code == .rateLimited {

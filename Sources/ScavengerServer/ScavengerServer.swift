@@ -164,12 +164,12 @@ final class ConnectionRegistry: Sendable {
     struct ID {
         let number: Int
         /// Nil when admitted; else why the connection was refused.
-        let refusal: Refusal?
+        let refusal: BoardError?
 
         var admitted: Bool { refusal == nil }
     }
 
-    enum Refusal {
+    enum BoardError {
         case full(limit: Int)
         case addressFull(limit: Int)
     }

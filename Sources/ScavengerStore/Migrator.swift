@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ScavengerCore
 
 /// One forward-only migration: `db/NNNN_name.sql`.
 public struct Migration: Sendable, Equatable {
@@ -15,12 +16,7 @@ public struct Migration: Sendable, Equatable {
 
     /// A stable fingerprint of the text (FNV-1a 64), to notice a migration edited after it ran.
     public var checksum: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        String(FNV1a.hash(sql.utf8), radix: 16)
     }
 }
 

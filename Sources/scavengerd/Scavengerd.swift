@@ -239,7 +239,7 @@ struct Serve: AsyncParsableCommand {
                 loginThrottle: LoginThrottleRules(
                     addressFreeFailures: loginAddressFailures, accountFreeFailures: loginAccountFailures,
                     maximumBackoffSeconds: loginMaxBackoff),
-                registrationRate: registerRate.limit, passwordQueueLength: passwordQueue))
+                registrationRate: registerRate.limit, passwordQueueLength: passwordQueue), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             let server = ScavengerServer(
                 configuration: ServerConfiguration(

@@ -34,7 +34,7 @@ struct LoginThrottleTests {
         #expect(fail(throttle, "a", nil, at: 11.0) == nil)
         // Other addresses are not affected; the address check alone says the same.
         #expect(fail(throttle, "b", nil, at: 11.0) == nil)
-        #expect(throws: Refusal.self) { try throttle.checkAddress("a", now: at(11.5)) }
+        #expect(throws: BoardError.self) { try throttle.checkAddress("a", now: at(11.5)) }
         #expect(throws: Never.self) { try throttle.checkAddress("b", now: at(11.5)) }
     }
 
@@ -42,7 +42,7 @@ struct LoginThrottleTests {
         let throttle = LoginThrottle(rules: LoginThrottleRules(addressFreeFailures: 2, accountFreeFailures: 100))
         let first = try throttle.begin(address: "a", account: nil, now: at(0))
         let second = try throttle.begin(address: "a", account: nil, now: at(0))
-        #expect(throws: Refusal.self) { try throttle.begin(address: "a", account: nil, now: at(0)) }
+        #expect(throws: BoardError.self) { try throttle.begin(address: "a", account: nil, now: at(0)) }
         throttle.finish(first, succeeded: true, now: at(0))
         throttle.finish(second, succeeded: nil, now: at(0))  // never checked: not counted
         #expect(fail(throttle, "a", nil, at: 0) == nil)
@@ -94,13 +94,13 @@ struct AddressRateLimiterTests {
         let limiter = AddressRateLimiter(rate: RateLimit(count: 2, seconds: 10))
         try limiter.take("a", action: "registrations", now: start)
         try limiter.take("a", action: "registrations", now: start)
-        let refusal = #expect(throws: Refusal.self) { try limiter.take("a", action: "registrations", now: start) }
+        let refusal = #expect(throws: BoardError.self) { try limiter.take("a", action: "registrations", now: start) }
         #expect(refusal?.retryAfterSeconds == 5)
         #expect(refusal?.message == "too many registrations from your address; wait 5 s")
         try limiter.take("b", action: "registrations", now: start)
         try limiter.take(nil, action: "registrations", now: start)
         try limiter.take("a", action: "registrations", now: start + .seconds(5))
-        #expect(throws: Refusal.self) { try limiter.take("a", action: "registrations", now: start + .seconds(6)) }
+        #expect(throws: BoardError.self) { try limiter.take("a", action: "registrations", now: start + .seconds(6)) }
     }
 
     @Test func unlimitedAndBounded() throws {

@@ -19,7 +19,7 @@ struct PasswordQueueTests {
                 }
                 return (name, true)
             } catch {
-                #expect((error as? Refusal)?.code == .unavailable)
+                #expect((error as? BoardError)?.code == .unavailable)
                 return (name, false)
             }
         }
@@ -52,7 +52,7 @@ struct PasswordQueueTests {
         let hasher = PasswordHasher(parameters: .minimum, threads: 1)
         let queue = PasswordQueue(hasher: hasher, maximumWaiting: 4)
         let ran = Atomic<Bool>(false)
-        await #expect(throws: Refusal.self) {
+        await #expect(throws: BoardError.self) {
             try await queue.run(first: true, isWanted: { false }) { _ in ran.store(true, ordering: .relaxed) }
         }
         let didRun = ran.load(ordering: .relaxed)

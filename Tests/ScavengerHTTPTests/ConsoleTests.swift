@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import ScavengerBoard
+@testable import ScavengerBoard
 import ScavengerCore
 import ScavengerStore
 import Testing

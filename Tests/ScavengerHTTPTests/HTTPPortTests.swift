@@ -2,7 +2,7 @@ import Foundation
 import HummingbirdWSClient
 import NIOCore
 import NIOPosix
-import ScavengerBoard
+@testable import ScavengerBoard
 import ScavengerHTTP
 import ScavengerProtocol
 import ScavengerTestSupport

@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 import Postgres
 import Prometheus
-import ScavengerBoard
+@testable import ScavengerBoard
 import ScavengerFeed
 import ScavengerHTTP
 import ScavengerProtocol

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
-import ScavengerBoard
+@testable import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
 import ScavengerServer

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import Postgres
-import ScavengerBoard
+@testable import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
 import ScavengerProtocol

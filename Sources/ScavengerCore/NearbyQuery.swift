@@ -1,4 +1,3 @@
-import ScavengerCore
 
 /// A NEARBY request: the live, visible pins within `radius` metres, nearest first, ties by id.
 public struct NearbyQuery: Sendable, Equatable {

@@ -1,4 +1,3 @@
-import ScavengerCore
 
 /// Where a NEARBY page ended: the last pin's distance and id, and the query it belongs to.
 public struct NearbyCursor: Sendable, Equatable {

@@ -1,10 +1,10 @@
 /// A pin id as two integers: `p` and 24 base32 characters, 60 bits in each half. Digits are
 /// numbered in ASCII order (`2`…`7` before `a`…`z`), so comparing keys compares the id strings.
 public struct PinKey: Hashable, Comparable, Sendable {
-    var high: UInt64
-    var low: UInt64
+    package var high: UInt64
+    package var low: UInt64
 
-    init(high: UInt64, low: UInt64) {
+    package init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
     }
@@ -33,7 +33,7 @@ public struct PinKey: Hashable, Comparable, Sendable {
         self.low = low
     }
 
-    static let digits = Array("234567abcdefghijklmnopqrstuvwxyz".utf8)
+    package static let digits = Array("234567abcdefghijklmnopqrstuvwxyz".utf8)
 
     /// The id as text.
     public var string: String {
@@ -44,7 +44,7 @@ public struct PinKey: Hashable, Comparable, Sendable {
     }
 
     /// Appends the id's 25 characters.
-    func append(to bytes: inout [UInt8]) {
+    package func append(to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "p"))
         for index in 0 ..< 12 {
             bytes.append(Self.digits[Int(high >> UInt64(55 - 5 * index) & 31)])
@@ -59,5 +59,5 @@ public struct PinKey: Hashable, Comparable, Sendable {
     }
 
     /// A well-spread hash (ids are random, but nothing here relies on it).
-    var hashValue64: UInt64 { Fingerprint.mix(high &* 0x9E37_79B9_7F4A_7C15 ^ low) }
+    package var hashValue64: UInt64 { FNV1a.mix(high &* 0x9E37_79B9_7F4A_7C15 ^ low) }
 }

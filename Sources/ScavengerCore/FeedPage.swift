@@ -1,10 +1,9 @@
-import ScavengerCore
 
 /// A pin as the index holds it, borrowed: its text is a slice of the index's storage and its
 /// names are the index's interned strings, so nothing is copied. Valid only while the index
 /// is not being changed (under the feed's read lock); ``Pin/init(_:)`` makes a lasting copy.
 public struct PinRecord: PinFields {
-    let key: PinKey
+    package let key: PinKey
     public let lat: Double
     public let lon: Double
     public let kind: PinKind
@@ -15,6 +14,24 @@ public struct PinRecord: PinFields {
     public let region: String?
     public let photo: PhotoInfo?
     public let replies: Int
+
+    /// A record from the index's storage (only the pin index makes them).
+    package init(
+        key: PinKey, lat: Double, lon: Double, kind: PinKind, textUTF8: ArraySlice<UInt8>, author: String,
+        created: Timestamp, expires: Timestamp, region: String?, photo: PhotoInfo?, replies: Int
+    ) {
+        self.key = key
+        self.lat = lat
+        self.lon = lon
+        self.kind = kind
+        self.textUTF8 = textUTF8
+        self.author = author
+        self.created = created
+        self.expires = expires
+        self.region = region
+        self.photo = photo
+        self.replies = replies
+    }
 
     public func appendID(to bytes: inout [UInt8]) {
         key.append(to: &bytes)

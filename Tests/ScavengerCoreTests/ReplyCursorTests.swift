@@ -1,4 +1,4 @@
-import ScavengerStore
+import ScavengerCore
 import Testing
 
 @Suite("REPLIES cursors")

@@ -1,0 +1,62 @@
+import ScavengerStore
+
+/// Whether the daemon can serve: what `/healthz` reports.
+public struct BoardHealth: Sendable, Equatable {
+    /// The database answered a ping in time.
+    public var databaseAnswers: Bool
+    /// The live feed is loaded (NEARBY, REGION and WATCH can be answered).
+    public var feedLoaded: Bool
+
+    public init(databaseAnswers: Bool, feedLoaded: Bool) {
+        self.databaseAnswers = databaseAnswers
+        self.feedLoaded = feedLoaded
+    }
+
+    /// Both hold.
+    public var isHealthy: Bool { databaseAnswers && feedLoaded }
+}
+
+/// The board's gauges and counters, read without touching the database: what `/metrics` shows.
+public struct BoardStatistics: Sendable, Equatable {
+    /// Live pins in the feed (0 until it is loaded).
+    public var feedPins: Int
+    /// Watches open now, on every connection.
+    public var watches: Int
+    /// Events handed to watches since the daemon started.
+    public var eventsPublished: Int
+    /// Calls waiting for a database connection now.
+    public var databaseWaiting: Int
+    /// Calls that had to wait for a database connection, since the daemon started.
+    public var databaseWaits: Int
+    /// The time those calls spent waiting, summed.
+    public var databaseWaited: Duration
+}
+
+extension Board {
+    /// The label of the histogram of pins written per group commit, for whoever sets its buckets.
+    public static var groupCommitSizeLabel: String { Database.groupSizeLabel }
+
+    /// Pings the database (answered within `timeoutSeconds`, or counted as not answering) and
+    /// asks the feed whether it is loaded. Never throws: a failure is an unhealthy answer.
+    public func health(timeoutSeconds: Double) async -> BoardHealth {
+        let store = self.store
+        let answered = await withTimeout(seconds: timeoutSeconds) { try await store.ping() } != nil
+        return BoardHealth(databaseAnswers: answered, feedLoaded: feed.isLoaded)
+    }
+
+    /// The in-memory gauges and counters.
+    public func statistics() -> BoardStatistics {
+        let waits = store.pool.waitStatistics
+        return BoardStatistics(
+            feedPins: feed.isLoaded ? feed.count : 0, watches: feed.watches.count,
+            eventsPublished: feed.watches.eventsPublished, databaseWaiting: waits.waiting, databaseWaits: waits.waits,
+            databaseWaited: waits.waited)
+    }
+
+    /// Open items in the moderation queue (a count query), or nil when the database does not
+    /// answer within `timeoutSeconds`.
+    public func openModerationItems(timeoutSeconds: Double) async -> Int? {
+        let store = self.store
+        return await withTimeout(seconds: timeoutSeconds) { try await store.openModerationItemCount() }
+    }
+}

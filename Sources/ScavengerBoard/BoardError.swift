@@ -1,0 +1,112 @@
+import Logging
+import ScavengerStore
+
+/// Why the board did not do what was asked; nothing was changed. The only error the board's
+/// public calls throw: every front end shows its code its own way (the line protocol as
+/// `ERR <CODE> <message>`, the console as an HTTP status and a page); the message is for people
+/// and never carries internal detail (that goes to the daemon's log, once, where it happened).
+public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure it is.
+    public enum Code: Sendable, Equatable {
+        /// Not logged in, a session that ended, or wrong credentials.
+        case unauthorized
+        /// Logged in, but not allowed to do this.
+        case forbidden
+        /// The account is banned; the message says until when.
+        case banned
+        case notFound
+        case conflict
+        /// Too many requests of this kind; ``retryAfterSeconds`` says when the next can succeed.
+        case rateLimited
+        /// A value out of range or of the wrong form.
+        case badArgument
+        /// A value larger than the configured limit (a photo).
+        case tooLarge
+        /// The database cannot be reached just now, or the server is saturated (e.g. its
+        /// password-hashing queue is full); retrying later may work.
+        case unavailable
+        /// A bug or an unexpected state; logged with its cause where it happened.
+        case internalError
+    }
+
+    public var code: Code
+    public var message: String
+    /// For ``Code/rateLimited``: whole seconds to wait before the same kind of request can succeed.
+    public var retryAfterSeconds: Int?
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// A rate-limit refusal: retry after `seconds` (at least 1).
+    public static func rateLimited(retryAfter seconds: Int, _ message: String) -> BoardError {
+        var error = BoardError(.rateLimited, message)
+        error.retryAfterSeconds = max(1, seconds)
+        return error
+    }
+
+    /// The database's absence, in the words every front end shows.
+    static let databaseUnavailable = BoardError(.unavailable, "the database is unavailable; retry")
+    /// A failure whose cause is in the log.
+    static let internalFailure = BoardError(.internalError, "internal error")
+
+    public var description: String { "\(code): \(message)" }
+}
+
+extension Board {
+    /// Runs the body of a use case, turning whatever a lower layer threw into a ``BoardError``.
+    /// Failures that are not the caller's (an unreachable database, a bug) are logged here, once,
+    /// with their cause and the use case's name.
+    func guarded<T>(_ useCase: String = #function, _ body: () async throws -> T) async throws(BoardError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw boardError(for: error, useCase: useCase)
+        }
+    }
+
+    /// ``guarded(_:_:)`` for a use case that does not suspend.
+    func guardedNow<T>(_ useCase: String = #function, _ body: () throws -> T) throws(BoardError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw boardError(for: error, useCase: useCase)
+        }
+    }
+
+    /// The ``BoardError`` for a failure of a lower layer (logged when it is not the caller's).
+    func boardError(for error: any Error, useCase: String) -> BoardError {
+        switch error {
+        case let error as BoardError:
+            return error
+        case let error as StoreError:
+            switch error {
+            case .unavailable(let message):
+                logger.warning("database unavailable", metadata: ["use_case": "\(useCase)", "error": "\(message)"])
+                return .databaseUnavailable
+            case .conflict:
+                return BoardError(.conflict, "already exists")
+            case .sessionRefused:
+                return BoardError(
+                    .unauthorized, "the session has expired or was logged out, or the account is banned; log in again")
+            case .rateLimited(let seconds):
+                return .rateLimited(retryAfter: seconds, "too many requests of this kind; retry later")
+            case .invalidInput:
+                return BoardError(.badArgument, "a value contains a character that cannot be stored (NUL)")
+            case .migration, .unexpected:
+                logger.error("use case failed", metadata: ["use_case": "\(useCase)", "error": "\(error)"])
+                return .internalFailure
+            }
+        case let refusal as ModerationRefusal:
+            switch refusal {
+            case .notFound(let message): return BoardError(.notFound, message)
+            case .forbidden(let message): return BoardError(.forbidden, message)
+            case .conflict(let message): return BoardError(.conflict, message)
+            }
+        default:
+            logger.error("use case failed", metadata: ["use_case": "\(useCase)", "error": "\(error)"])
+            return .internalFailure
+        }
+    }
+}
