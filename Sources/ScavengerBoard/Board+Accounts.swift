@@ -12,9 +12,10 @@ extension Board {
     // MARK: Use cases
 
     /// Creates an account with its first session and logs `session` in. The name, email and
-    /// password must already be valid (``Validation``). Limited per client address; a taken name
-    /// or email is refused before the password is hashed.
+    /// password must meet ``RequestChecks/registration(name:email:password:)``. Limited per client
+    /// address; a taken name or email is refused before the password is hashed.
     public func register(name: String, email: String, password: String, on session: Session) async throws(BoardError) -> SignIn {
+        try checks.registration(name: name, email: email, password: password)
         return try await guarded {
             try registrations.take(session.address, action: "registrations")
             if let conflict = try await store.registrationConflict(name: name, email: email) {

@@ -13,6 +13,7 @@ extension Board {
     /// A page of NEARBY, handed to `body` as borrowed records while the feed cannot change: for
     /// writing a reply without copying pins. `UNAVAILABLE` until the feed is loaded.
     public func withNearby<Result>(_ query: NearbyQuery, _ body: (NearbyRecords) -> Result) throws(BoardError) -> Result {
+        try checks.circle(lat: query.lat, lon: query.lon, radius: query.radius)
         try requireLoadedFeed()
         do {
             return try feed.withNearby(query, body)

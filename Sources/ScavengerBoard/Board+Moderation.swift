@@ -5,6 +5,7 @@ extension Board {
     /// Reports a pin or reply. When its distinct reporters reach the threshold it is hidden,
     /// in the store and then in the feed.
     public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws(BoardError) -> ReportReceipt {
+        try checks.note(note)
         return try await guarded {
             let reporter = try await writer(of: session)
             let limit = rate(.report, for: reporter.user.role)
@@ -83,6 +84,8 @@ extension Board {
     public func resolve(
         _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session
     ) async throws(BoardError) -> ModerationItem {
+        try checks.note(note)
+        try checks.ban(ban)
         return try await guarded {
             let moderator = try await moderator(of: session)
             let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
@@ -95,6 +98,8 @@ extension Board {
     /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves,
     /// and a ban an admin set only by an admin.
     public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws(BoardError) {
+        try checks.note(note)
+        try checks.ban(ban)
         try await guarded {
             let moderator = try await moderator(of: session)
             try await store.setBan(moderator: moderator, username: username, ban: ban, note: note)

@@ -27,6 +27,7 @@ extension Board {
     /// gap between the check and the write); only when it refuses is the account read, to say
     /// why.
     public func post(_ draft: PinDraft, by session: Session) async throws(BoardError) -> Pin {
+        try checks.pin(draft)
         return try await guarded {
             let login = try login(of: session)
             // The pin's region comes from the feed's regions: none before they are loaded.
@@ -103,6 +104,7 @@ extension Board {
 
     /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.
     public func reply(to pinID: String, text: String, by session: Session) async throws(BoardError) -> PinReply {
+        try checks.text(text)
         return try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)

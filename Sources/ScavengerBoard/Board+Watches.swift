@@ -7,6 +7,7 @@ extension Board {
     /// Starts a watch over `area` for the session's connection; returns its id. Beyond the
     /// per-connection limit, `BAD_ARGUMENT`; `UNAVAILABLE` until the feed is loaded.
     public func watch(_ area: WatchArea, session: Session) throws(BoardError) -> String {
+        try checks.circle(lat: area.lat, lon: area.lon, radius: area.radius)
         try requireLoadedFeed()
         let limit = rules.feed.maximumWatchesPerConnection
         let sink = session.eventSink ?? DiscardingWatchSink.shared

@@ -316,18 +316,14 @@ public struct ModeratorConsole: Sendable {
             switch form["duration"] ?? "" {
             case "permanent": ban = .permanent
             case let text:
-                guard let seconds = Int(text), (1 ... 100 * 365 * 86400).contains(seconds) else {
+                guard let seconds = Int(text), (1 ... RequestChecks.maximumBanSeconds).contains(seconds) else {
                     throw BoardError(.badArgument, "The ban length must be a number of seconds or permanent.")
                 }
                 ban = .seconds(seconds)
             }
         }
         let note = (form["note"] ?? "").replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-        do {
-            try Validation.text(note, name: "The note", allowEmpty: true)
-        } catch {
-            throw BoardError(.badArgument, error.message)
-        }
+        try board.checks.text(note, "The note", allowEmpty: true)
         _ = try await board.resolve(item, as: resolution, ban: ban, note: note.isEmpty ? nil : note, by: moderator.session)
     }
 

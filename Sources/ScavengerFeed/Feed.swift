@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 import Logging
 import NIOPosix
 import ScavengerCore
@@ -17,6 +18,13 @@ import Synchronization
 /// pins go in directly instead (``writeOwnPin(id:_:)``); the log brings them again. After a lost
 /// `LISTEN` connection it replays from its place instead of reloading. Expiry needs no sweep: a
 /// pin whose `expires` has passed is skipped on every read.
+///
+/// **Locks, and the one order they are taken in.** `publishing` (outermost: a batch of
+/// transitions is computed and published under it) → `index` (the pin index's read-write lock)
+/// → `expiries` or `ownPins` (innermost; never both at once). `position` and `regionIndex` are
+/// leaves: taken alone, never while another lock of the feed's is wanted inside them. A path that
+/// needs two takes them in this order and nothing else: no cycle, so no deadlock. Readers
+/// (NEARBY, REGION) take only `index`'s read side (and `regionIndex` before it, released).
 public final class Feed: Sendable {
     public let database: Database
     private let index: ReadWriteLock<PinIndex>
@@ -119,10 +127,7 @@ public final class Feed: Sendable {
         let count = fresh.count
         index.write { index in
             index = fresh
-            expiries.withLock { queue in
-                queue.removeAll()
-                for pin in loadedExpiries { queue.push(expires: pin.expires, key: pin.key) }
-            }
+            expiries.withLock { $0.replaceAll(with: loadedExpiries) }
         }
         position.withLock { $0 = place }
         return count
@@ -383,11 +388,20 @@ public final class Feed: Sendable {
     }
 }
 
-/// Pins by expiry time (a binary min-heap; entries whose pin changed its expiry since are
-/// skipped when they come due), and the time up to which expiries have been announced.
+/// Pins by expiry time (swift-collections' min-heap; entries whose pin changed its expiry since
+/// are skipped when they come due), and the time up to which expiries have been announced.
 struct ExpiryQueue {
-    /// 24 bytes an entry: a pin's id as its compact key, not a string of its own.
-    private var heap: [(expires: Int64, key: PinKey)] = []
+    /// One pin's expiry: 24 bytes, the pin's id as its compact key, not a string of its own.
+    struct Entry: Comparable {
+        var expires: Int64
+        var key: PinKey
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.expires != rhs.expires ? lhs.expires < rhs.expires : lhs.key < rhs.key
+        }
+    }
+
+    private var heap = Heap<Entry>()
     var announcedThrough: Int64
 
     init(announcedThrough: Int64) {
@@ -396,7 +410,10 @@ struct ExpiryQueue {
 
     var count: Int { heap.count }
 
-    mutating func removeAll() { heap.removeAll() }
+    /// Holds exactly these entries (built in linear time, as after a load).
+    mutating func replaceAll(with entries: [(expires: Int64, key: PinKey)]) {
+        heap = Heap(entries.map { Entry(expires: $0.expires, key: $0.key) })
+    }
 
     /// The pin as watches count it: not hidden and not expired by their clock; nil otherwise.
     func visible(_ pin: IndexedPin?) -> Pin? {
@@ -405,33 +422,14 @@ struct ExpiryQueue {
     }
 
     mutating func push(expires: Int64, key: PinKey) {
-        heap.append((expires, key))
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].expires < heap[parent].expires else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
+        heap.insert(Entry(expires: expires, key: key))
     }
 
     /// The earliest entry when it is due by `time`, taken out.
     mutating func popDue(through time: Int64) -> (expires: Int64, key: PinKey)? {
-        guard let first = heap.first, first.expires <= time else { return nil }
-        let last = heap.removeLast()
-        if heap.isEmpty { return first }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].expires < heap[smallest].expires { smallest = left }
-            if right < heap.count, heap[right].expires < heap[smallest].expires { smallest = right }
-            if smallest == parent { break }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return first
+        guard let first = heap.min, first.expires <= time else { return nil }
+        _ = heap.removeMin()
+        return (first.expires, first.key)
     }
 }
 

@@ -63,9 +63,6 @@ public final class ScavengerHTTPServer: Service, Sendable {
         get async throws { try await bound.futureResult.get() }
     }
 
-    /// WebSocket connections open now.
-    public var webSocketConnections: Int { connections.count }
-
     public func run() async throws {
         let router = Router(context: HTTPRequestContext.self)
         router.get("/") { _, _ -> Response in

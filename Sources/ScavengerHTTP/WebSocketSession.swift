@@ -120,7 +120,7 @@ struct WebSocketSession {
                 continue
             }
             guard let line = String(validating: message, as: UTF8.self) else {
-                try await reply(CommandOutcome(.error(.badRequest, "request line is not valid UTF-8")), outbound)
+                try await reply(.invalidUTF8, outbound)
                 continue
             }
             let outcome: CommandOutcome?

@@ -38,8 +38,8 @@ public enum LineCheck {
     ) throws(InvariantViolation) -> LineOutcome {
         guard let line = String(validating: input, as: UTF8.self) else {
             // What the server answers for bytes that are not UTF-8 (ConnectionHandler).
-            try checkReply(.error(.badRequest, "request line is not valid UTF-8"), for: input)
-            return .reply(.error(.badRequest, "request line is not valid UTF-8"))
+            try checkReply(CommandOutcome.invalidUTF8.reply, for: input)
+            return .reply(CommandOutcome.invalidUTF8.reply)
         }
         switch table.dispatch(line: line, context: context) {
         case .reply(nil):

@@ -9,14 +9,6 @@ enum AccountCommands {
         var password: String
     }
 
-    static func validated(_ check: () throws(ValidationError) -> Void) throws(CommandError) {
-        do {
-            try check()
-        } catch {
-            throw .badArgument(error.message)
-        }
-    }
-
     static let all: [CommandSpec] = [
         CommandSpec(
             "REGISTER", arity: 3 ... 3, syntax: "REGISTER username email password",
@@ -25,10 +17,8 @@ enum AccountCommands {
                 let name = try arguments.required("username").text
                 let email = try arguments.required("email").text
                 let password = try arguments.required("password").text
-                try validated { () throws(ValidationError) in
-                    try Validation.username(name)
-                    try Validation.email(email)
-                    try Validation.password(password)
+                try Arguments.checked { () throws(BoardError) in
+                    try RequestChecks().registration(name: name, email: email, password: password)
                 }
                 return Registration(name: name, email: email, password: password)
             },

@@ -1,24 +1,22 @@
+import ScavengerBoard
 import ScavengerCore
 
 /// The arguments of one command (the tokens after its name), read in order with typed accessors
-/// that turn bad values into `BAD_ARGUMENT` errors naming the argument.
+/// that turn bad values into `BAD_ARGUMENT` errors naming the argument. Only the grammar is
+/// checked here; the rules a value must meet (ranges, text rules) are the board's
+/// ``RequestChecks``, applied as each argument is read so that errors come in argument order.
 public struct Arguments: Sendable {
     public let command: String
-    /// The configured pin rules (TTL bounds, photo size), so parsers can check against them.
-    public let pinRules: PinRules
-    /// The configured feed rules (radius limit).
-    public let feedRules: FeedRules
+    /// The board's rules for values, with the configured limits.
+    public let checks: RequestChecks
     private let tokens: ArraySlice<Token>
     private var position: Int
 
-    public init(
-        command: String, tokens: ArraySlice<Token>, pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules()
-    ) {
+    public init(command: String, tokens: ArraySlice<Token>, checks: RequestChecks = RequestChecks()) {
         self.command = command
         self.tokens = tokens
         self.position = self.tokens.startIndex
-        self.pinRules = pinRules
-        self.feedRules = feedRules
+        self.checks = checks
     }
 
     /// Whether every argument has been read.
@@ -61,30 +59,26 @@ public struct Arguments: Sendable {
         guard value == value.rounded(.towardZero), let whole = Int(exactly: value) else {
             throw .badArgument("\(name) must be a whole number, got \(Reply.echo(token.text))")
         }
-        guard range.contains(whole) else {
-            throw .badArgument("\(name) must be between \(range.lowerBound) and \(range.upperBound), got \(whole)")
-        }
+        try checked { () throws(BoardError) in try RequestChecks.whole(whole, name, in: range) }
         return whole
     }
 
-    /// A latitude in [-90, 90].
-    public static func latitude(_ token: Token) throws(CommandError) -> Double {
-        let value = try number(token, "latitude")
-        guard (-90 ... 90).contains(value) else { throw .badArgument("latitude must be within [-90, 90]") }
-        return value
-    }
-
-    /// A longitude in [-180, 180].
-    public static func longitude(_ token: Token) throws(CommandError) -> Double {
-        let value = try number(token, "longitude")
-        guard (-180 ... 180).contains(value) else { throw .badArgument("longitude must be within [-180, 180]") }
-        return value
+    /// Runs one of the board's checks, as a `BAD_ARGUMENT` when it fails.
+    static func checked(_ check: () throws(BoardError) -> Void) throws(CommandError) {
+        do {
+            try check()
+        } catch {
+            throw CommandError(error)
+        }
     }
 
     /// The next two arguments as a point: latitude, then longitude.
     public mutating func location() throws(CommandError) -> (lat: Double, lon: Double) {
-        let lat = try Self.latitude(required("latitude"))
-        return (lat, try Self.longitude(required("longitude")))
+        let lat = try Self.number(required("latitude"), "latitude")
+        try Self.checked { () throws(BoardError) in try checks.latitude(lat) }
+        let lon = try Self.number(required("longitude"), "longitude")
+        try Self.checked { () throws(BoardError) in try checks.longitude(lon) }
+        return (lat, lon)
     }
 
     /// `lat lon radius_m`, as NEARBY and WATCH take them: a radius above 0 and at most the
@@ -92,20 +86,13 @@ public struct Arguments: Sendable {
     public mutating func circle() throws(CommandError) -> (lat: Double, lon: Double, radius: Double) {
         let (lat, lon) = try location()
         let radius = try Self.number(required("radius"), "radius_m")
-        let maximum = feedRules.maximumRadiusMeters
-        guard radius > 0, radius <= maximum else {
-            throw .badArgument("radius_m must be greater than 0 and at most \(JSON.format(maximum))")
-        }
+        try Self.checked { () throws(BoardError) in try checks.radius(radius) }
         return (lat, lon, radius)
     }
 
     /// A text argument checked against the contract's text rules.
     public static func text(_ token: Token, _ name: String = "text", allowEmpty: Bool = false) throws(CommandError) -> String {
-        do {
-            try Validation.text(token.text, name: name, allowEmpty: allowEmpty)
-        } catch {
-            throw .badArgument(error.message)
-        }
+        try checked { () throws(BoardError) in try RequestChecks().text(token.text, name, allowEmpty: allowEmpty) }
         return token.text
     }
 
@@ -117,8 +104,8 @@ public struct Arguments: Sendable {
 
     /// `TTL seconds`: 1 to the configured maximum, default as configured.
     public func ttl(_ token: Token?) throws(CommandError) -> Int {
-        guard let token else { return pinRules.defaultTTLSeconds }
-        return try Self.integer(token, "TTL", in: 1 ... pinRules.maximumTTLSeconds)
+        guard let token else { return checks.pins.defaultTTLSeconds }
+        return try Self.integer(token, "TTL", in: 1 ... checks.pins.maximumTTLSeconds)
     }
 
     /// Reads trailing `KEYWORD value` pairs; keywords are case-insensitive, each allowed once.

@@ -26,6 +26,11 @@ public struct CommandOutcome: Sendable, Equatable {
     }
 }
 
+extension CommandOutcome {
+    /// The answer to a request line that is not valid UTF-8, on every front end.
+    public static let invalidUTF8 = CommandOutcome(.error(.badRequest, "request line is not valid UTF-8"))
+}
+
 /// What dispatching a line produced: a reply at once (in-memory commands, and every error found
 /// while parsing), or work that must wait on the database or a thread pool.
 public enum Dispatch: Sendable {
@@ -169,8 +174,7 @@ public struct CommandTable: Sendable {
             return (.reply(CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))), spec.name)
         }
         var arguments = Arguments(
-            command: spec.name, tokens: tokens.dropFirst(), pinRules: context.board.rules.pins,
-            feedRules: context.board.rules.feed)
+            command: spec.name, tokens: tokens.dropFirst(), checks: context.board.checks)
         do {
             switch try spec.prepare(&arguments, context) {
             case .done(let outcome):

@@ -30,7 +30,7 @@ extension JSON {
 enum ModerationCommands {
     static func banLength(_ token: Token) throws(CommandError) -> BanLength {
         if token.text.asciiLowercased == "permanent" { return .permanent }
-        return .seconds(try Arguments.integer(token, "ban duration", in: 1 ... 100 * 365 * 24 * 3600))
+        return .seconds(try Arguments.integer(token, "ban duration", in: 1 ... RequestChecks.maximumBanSeconds))
     }
 
     static func note(_ token: Token?) throws(CommandError) -> String? {

@@ -164,12 +164,12 @@ final class ConnectionRegistry: Sendable {
     struct ID {
         let number: Int
         /// Nil when admitted; else why the connection was refused.
-        let refusal: BoardError?
+        let refusal: Refusal?
 
         var admitted: Bool { refusal == nil }
     }
 
-    enum BoardError {
+    enum Refusal {
         case full(limit: Int)
         case addressFull(limit: Int)
     }

@@ -128,12 +128,14 @@ struct ArgumentsTests {
         ("90", true), ("-90", true), ("90.0000001", false), ("-91", false), ("45.5", true),
     ])
     func latitude(text: String, valid: Bool) {
-        #expect(((try? Arguments.latitude(Token(text))) != nil) == valid)
+        var arguments = Arguments(command: "T", tokens: [Token(text), Token("0")][...])
+        #expect(((try? arguments.location()) != nil) == valid)
     }
 
     @Test("longitude range", arguments: [("180", true), ("-180", true), ("180.5", false), ("-181", false)])
     func longitude(text: String, valid: Bool) {
-        #expect(((try? Arguments.longitude(Token(text))) != nil) == valid)
+        var arguments = Arguments(command: "T", tokens: [Token("0"), Token(text)][...])
+        #expect(((try? arguments.location()) != nil) == valid)
     }
 
     @Test("whole numbers", arguments: [
