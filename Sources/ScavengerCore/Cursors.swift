@@ -64,11 +64,11 @@ public struct RegionCursor: Sendable, Equatable {
 }
 
 enum Hex {
-    /// Writes 16 lowercase hex digits at `start`.
-    static func write(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+    /// Appends 16 lowercase hex digits.
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
         for index in 0 ..< 16 {
             let digit = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
-            bytes[start + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
         }
     }
 
@@ -90,17 +90,16 @@ enum Hex {
 }
 
 enum CursorText {
-    /// `<16 hex>.<16 hex>.<pin id>`, built in the string's own storage.
+    /// `<16 hex>.<16 hex>.<pin id>`.
     static func encode(_ first: UInt64, _ second: UInt64, _ id: String) -> String {
-        let id = id.utf8
-        return String(unsafeUninitializedCapacity: 34 + id.count) { bytes in
-            Hex.write(first, into: bytes, at: 0)
-            bytes[16] = UInt8(ascii: ".")
-            Hex.write(second, into: bytes, at: 17)
-            bytes[33] = UInt8(ascii: ".")
-            _ = UnsafeMutableBufferPointer(rebasing: bytes[34...]).initialize(from: id)
-            return 34 + id.count
-        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(34 + id.utf8.count)
+        Hex.append(first, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        Hex.append(second, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(contentsOf: id.utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `<16 hex>.<16 hex>.<pin id>`.

@@ -163,11 +163,10 @@ public enum NumberGrammar {
     /// with at most 15 significant digits the digits are exact as a `Double`, and so is 10^k for
     /// k ≤ 22, so one multiplication or division rounds correctly (Clinger's fast path).
     static func scan(_ text: String) -> Scan {
-        var text = text
-        return text.withUTF8(scan)
+        scan(text.utf8.span)
     }
 
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Scan {
+    private static func scan(_ bytes: Span<UInt8>) -> Scan {
         var index = 0
         let count = bytes.count
         @inline(__always) func digit() -> UInt64? {

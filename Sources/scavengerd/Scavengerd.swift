@@ -20,7 +20,7 @@ struct Scavengerd: AsyncParsableCommand {
         commandName: "scavengerd",
         abstract: "The Scavenger daemon: pins on a map, their chat, and its moderation, over a line protocol.",
         version: ServerVersion.daemon,
-        subcommands: [Serve.self, Migrate.self, Expire.self, UserCommand.self, RegionCommand.self, Commands.self]
+        subcommands: [Serve.self, Migrate.self, Expire.self, UserCommand.self, RegionCommand.self, Commands.self, Limits.self]
     )
 }
 
@@ -69,46 +69,46 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Also serve HTTP on this port, same host as --host: GET /ws (the protocol over a WebSocket), /healthz, /metrics.")
     var httpPort: Int?
     @OptionGroup var database: DatabaseOptions
-    @Option(help: "Longest request line in bytes.") var maxLineBytes = 8 * 1024 * 1024
-    @Option(help: "Connections served at once.") var maxConnections = 1024
-    @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = 64
-    @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = 300
-    @Option(help: "Seconds a client has to finish a request line once started (0: no limit).") var lineTimeout = 30
+    @Option(help: "Longest request line in bytes.") var maxLineBytes = ServeDefaults.maxLineBytes
+    @Option(help: "Connections served at once.") var maxConnections = ServeDefaults.maxConnections
+    @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = ServeDefaults.maxConnectionsPerAddress
+    @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = ServeDefaults.idleTimeout
+    @Option(help: "Seconds a client has to finish a request line once started (0: no limit).") var lineTimeout = ServeDefaults.lineTimeout
     @Option(help: "Unsent reply bytes per connection above which it is neither answered nor read until the client reads.")
-    var outputBufferBytes = 256 * 1024
-    @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = 8
-    @Option(help: "Seconds a command may wait for the database in all before it answers ERR UNAVAILABLE.") var databaseTimeout = 5
+    var outputBufferBytes = ServeDefaults.outputBufferBytes
+    @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = ServeDefaults.databaseConnections
+    @Option(help: "Seconds a command may wait for the database in all before it answers ERR UNAVAILABLE.") var databaseTimeout = ServeDefaults.databaseTimeout
     @Option(help: "Groups of text pins written at once (group commit; 1 makes the largest groups).") var pinWriters = 1
-    @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = 48 * 3600
-    @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = 30 * 24 * 3600
-    @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = 5 * 1024 * 1024
-    @Option(help: "Seconds a login session lasts (default 30 days).") var sessionTtl = 30 * 24 * 3600
-    @Option(help: "Largest NEARBY radius in metres.") var maxRadius = 50_000.0
-    @Option(help: "Watches one connection may hold at once.") var maxWatchesPerConnection = 16
+    @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = ServeDefaults.defaultTtl
+    @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = ServeDefaults.maxTtl
+    @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = ServeDefaults.maxPhotoBytes
+    @Option(help: "Seconds a login session lasts (default 30 days).") var sessionTtl = ServeDefaults.sessionTtl
+    @Option(help: "Largest NEARBY radius in metres.") var maxRadius = ServeDefaults.maxRadius
+    @Option(help: "Watches one connection may hold at once.") var maxWatchesPerConnection = ServeDefaults.maxWatchesPerConnection
     @Option(help: "Unsent watch event bytes per connection before the watch at fault gets an overflow event and ends.")
-    var maxEventBytes = 1 << 20
-    @Option(help: "Distinct reporters that hide an item until a moderator decides.") var reportThreshold = 3
-    @Option(help: "Seconds a moderator's claim lasts.") var claimSeconds = 15 * 60
+    var maxEventBytes = ServeDefaults.maxEventBytes
+    @Option(help: "Distinct reporters that hide an item until a moderator decides.") var reportThreshold = ServeDefaults.reportThreshold
+    @Option(help: "Seconds a moderator's claim lasts.") var claimSeconds = ServeDefaults.claimSeconds
     @Option(help: "POSTs per user, as COUNT/SECONDS (a burst of COUNT, refilled over SECONDS), or off.")
-    var postRate = RateFlag("30/600")
-    @Option(help: "POSTPHOTOs per user (COUNT/SECONDS or off).") var photoRate = RateFlag("10/600")
-    @Option(help: "REPLYs per user (COUNT/SECONDS or off).") var replyRate = RateFlag("60/600")
-    @Option(help: "REPORTs per user (COUNT/SECONDS or off).") var reportRate = RateFlag("20/3600")
-    @Option(help: "Moderators and admins get this many times each per-user rate.") var staffRateFactor = 10
-    @Option(help: "REGISTERs per client address, IPv6 per /64 (COUNT/SECONDS or off).") var registerRate = RateFlag("10/3600")
-    @Option(help: "Failed LOGINs from one client address (IPv6: /64) before back-off starts.") var loginAddressFailures = 20
+    var postRate = RateFlag(ServeDefaults.postRate)
+    @Option(help: "POSTPHOTOs per user (COUNT/SECONDS or off).") var photoRate = RateFlag(ServeDefaults.photoRate)
+    @Option(help: "REPLYs per user (COUNT/SECONDS or off).") var replyRate = RateFlag(ServeDefaults.replyRate)
+    @Option(help: "REPORTs per user (COUNT/SECONDS or off).") var reportRate = RateFlag(ServeDefaults.reportRate)
+    @Option(help: "Moderators and admins get this many times each per-user rate.") var staffRateFactor = ServeDefaults.staffRateFactor
+    @Option(help: "REGISTERs per client address, IPv6 per /64 (COUNT/SECONDS or off).") var registerRate = RateFlag(ServeDefaults.registerRate)
+    @Option(help: "Failed LOGINs from one client address (IPv6: /64) before back-off starts.") var loginAddressFailures = ServeDefaults.loginAddressFailures
     @Option(help: "Failed LOGINs for one account before back-off starts; addresses with no failures may still try.")
-    var loginAccountFailures = 5
-    @Option(help: "Longest login back-off in seconds (it doubles from 1 s).") var loginMaxBackoff = 900
-    @Option(help: "Password checks that may wait for a hashing thread; beyond, ERR UNAVAILABLE.") var passwordQueue = 64
+    var loginAccountFailures = ServeDefaults.loginAccountFailures
+    @Option(help: "Longest login back-off in seconds (it doubles from 1 s).") var loginMaxBackoff = ServeDefaults.loginMaxBackoff
+    @Option(help: "Password checks that may wait for a hashing thread; beyond, ERR UNAVAILABLE.") var passwordQueue = ServeDefaults.passwordQueue
     @Option(help: "Threads hashing passwords (argon2id, about 64 MiB each while hashing).") var passwordThreads = 2
     @Option(help: "Event-loop threads serving the TCP port's connections (default: one per core).")
     var ioThreads: Int?
     @Option(help: .hidden) var reportsPerHour: Int?
     @Option(help: "Seconds a ban from RESOLVE … ban lasts when no DURATION is given (default 7 days).")
-    var defaultBanSeconds = 7 * 24 * 3600
+    var defaultBanSeconds = ServeDefaults.defaultBanSeconds
     @Option(help: "Seconds an account must have existed when it reports for its report to count toward hiding (0: any account's; default 24 hours).")
-    var reportMinAccountAge = 24 * 3600
+    var reportMinAccountAge = ServeDefaults.reportMinAccountAge
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -439,6 +439,15 @@ struct Commands: AsyncParsableCommand {
 
     func run() async throws {
         print(CommandTable.standard.markdownReference, terminator: "")
+    }
+}
+
+struct Limits: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the table of limits and defaults as Markdown (the README's is generated from it).")
+
+    func run() async throws {
+        print(LimitsTable.markdown, terminator: "")
     }
 }
 
