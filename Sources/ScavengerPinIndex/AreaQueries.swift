@@ -5,7 +5,7 @@ import ScavengerCore
 extension PinIndex {
     /// Positions of the pins (hidden and expired included) in a latitude/longitude box, in
     /// degrees; `minLon > maxLon` means a box across the antimeridian. For assigning regions.
-    public func locations(minLat: Double, maxLat: Double, minLon: Double, maxLon: Double) -> [(id: String, lat: Double, lon: Double)] {
+    func locations(minLat: Double, maxLat: Double, minLon: Double, maxLon: Double) -> [(id: String, lat: Double, lon: Double)] {
         var result: [(id: String, lat: Double, lon: Double)] = []
         let cold = cold.buffer
         for (slot, hotRecord) in hot.buffer.enumerated() where hotRecord.flags & HotRecord.occupied != 0 {
@@ -20,7 +20,7 @@ extension PinIndex {
     }
 
     /// Ids of the pins (hidden and expired included) in the given cells.
-    public func pinIDs(inCells cells: [CellKey]) -> [String] {
+    func pinIDs(inCells cells: [CellKey]) -> [String] {
         cells.flatMap { cell in
             if Self.levels.contains(cell.level) {
                 return buckets[cell.level].slots(in: cell).map { cold[Int($0)].key.string }

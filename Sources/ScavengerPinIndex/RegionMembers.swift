@@ -75,7 +75,7 @@ extension PinIndex {
     }
 
     /// Ids of the pins (hidden and expired included) whose region is `name`.
-    public func pinIDs(inRegion name: String) -> [String] {
+    func pinIDs(inRegion name: String) -> [String] {
         guard let number = names.regionNumber(name) else { return [] }
         return regionStates[Int(number)].members.map { cold[Int($0)].key.string }
     }

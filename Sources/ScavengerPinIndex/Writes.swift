@@ -79,7 +79,7 @@ extension PinIndex {
 
     /// Hides or shows the pin; false when there is none with that id.
     @discardableResult
-    public func setHidden(id: String, _ hidden: Bool) -> Bool {
+    func setHidden(id: String, _ hidden: Bool) -> Bool {
         guard let slot = slot(of: id) else { return false }
         var record = hot[slot]
         let wasHidden = record.flags & HotRecord.hidden != 0
@@ -105,7 +105,7 @@ extension PinIndex {
 
     /// Sets the pin's reply count; false when there is no pin with that id.
     @discardableResult
-    public func setReplies(id: String, _ replies: Int) -> Bool {
+    func setReplies(id: String, _ replies: Int) -> Bool {
         guard let slot = slot(of: id) else { return false }
         cold[slot].replies = Int32(clamping: max(0, replies))
         return true
