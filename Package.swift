@@ -1,6 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Front ends see only what they import: a member of a module they did not import (the store's,
+/// the feed's, a C wrapper's, reached through a type the board returns) does not compile.
+let frontEndSettings: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "Scavenger",
     platforms: [.macOS(.v15)],
@@ -72,7 +76,7 @@ let package = Package(
             "ScavengerBoard", "ScavengerCore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
-        ]),
+        ], swiftSettings: frontEndSettings),
         // NIO server: connections, framing, limits, graceful shutdown, TLS.
         .target(name: "ScavengerServer", dependencies: [
             "ScavengerBoard", "ScavengerCore", "ScavengerProtocol",
@@ -82,7 +86,7 @@ let package = Package(
             .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], swiftSettings: frontEndSettings),
         // HTTP port: WebSocket front end to the command table, /healthz, /metrics (Hummingbird).
         // The moderators' console at /mod/: server-rendered pages over the board.
         .target(name: "ScavengerConsole", dependencies: [
@@ -92,7 +96,7 @@ let package = Package(
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
             "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -104,7 +108,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], swiftSettings: frontEndSettings),
         // The invariants of a request line whatever its bytes, and the board they are checked on:
         // shared by the fuzz target and the tests that replay what it found.
         .target(name: "ScavengerLineCheck", dependencies: [

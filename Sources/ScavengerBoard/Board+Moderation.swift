@@ -4,7 +4,7 @@ import ScavengerStore
 extension Board {
     /// Reports a pin or reply. When its distinct reporters reach the threshold it is hidden,
     /// in the store and then in the feed.
-    public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws(BoardError) -> ReportReceipt {
+    public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws(BoardError) -> FiledReport {
         try checks.note(note)
         return try await guarded {
             let reporter = try await writer(of: session)
@@ -13,7 +13,7 @@ extension Board {
                 try await store.report(reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit)
             }
             await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
-            return receipt
+            return FiledReport(id: receipt.reportID, item: receipt.item)
         }
     }
 
@@ -123,6 +123,12 @@ extension Board {
             if let gone { feed.remove(id: gone) }
         }
     }
+}
+
+/// A report the board accepted: its id and the item it is about.
+public struct FiledReport: Sendable, Equatable {
+    public var id: String
+    public var item: String
 }
 
 /// An item under review: the item, its reports, its author's history (nil when the account is gone).

@@ -1,8 +1,10 @@
+import CoreMetrics
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOPosix
+import Prometheus
 import ScavengerBoard
 import ScavengerConsole
 import ScavengerCore

@@ -1,3 +1,4 @@
+import ScavengerBoard
 import ScavengerCore
 
 extension JSON {

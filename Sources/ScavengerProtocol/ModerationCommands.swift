@@ -68,7 +68,7 @@ enum ModerationCommands {
                 let receipt = try await context.board.report(
                     request.item, reason: request.reason, note: request.note, by: context.session)
                 return CommandOutcome(.ok(["report": [
-                    "id": .string(receipt.reportID), "item": .string(receipt.item), "status": "open",
+                    "id": .string(receipt.id), "item": .string(receipt.item), "status": "open",
                 ]]))
             }),
         CommandSpec(
