@@ -100,6 +100,8 @@ let package = Package(
         .target(name: "ScavengerHTTP", dependencies: [
             "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -11,23 +11,7 @@ enum DemoPage {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Scavenger demo</title>
-<style>
-  body { font: 16px/1.4 system-ui, sans-serif; margin: 0 auto; max-width: 46rem; padding: 1rem; color: #111; background: #fff; }
-  h1 { font-size: 1.4rem; margin: 0 0 .5rem; }
-  fieldset { border: 1px solid #888; border-radius: 6px; margin: 0 0 1rem; padding: .6rem .8rem; }
-  legend { font-weight: 600; padding: 0 .3rem; }
-  label { display: inline-block; margin: .2rem .6rem .2rem 0; }
-  input { font: inherit; padding: .25rem .4rem; border: 1px solid #555; border-radius: 4px; }
-  input[type=number] { width: 8rem; }
-  button { font: inherit; padding: .3rem .8rem; border: 1px solid #1a4d8f; border-radius: 4px; background: #1a4d8f; color: #fff; cursor: pointer; }
-  button:focus, input:focus { outline: 3px solid #f5a623; outline-offset: 1px; }
-  #status { min-height: 1.4em; color: #1a4d8f; }
-  #status.error { color: #a00000; }
-  ul#pins { list-style: none; padding: 0; margin: 0; }
-  ul#pins li { border-bottom: 1px solid #ddd; padding: .4rem 0; }
-  ul#pins li.new { background: #fff6d5; }
-  .meta { color: #444; font-size: .85rem; }
-</style>
+<link rel="stylesheet" href="/demo.css">
 </head>
 <body>
 <h1>Scavenger: pins near you</h1>
@@ -64,11 +48,18 @@ enum DemoPage {
 </form>
 
 <section aria-labelledby="pins-heading">
-  <h2 id="pins-heading" style="font-size:1.1rem">Nearby <span id="count" class="meta"></span></h2>
+  <h2 id="pins-heading">Nearby <span id="count" class="meta"></span></h2>
   <ul id="pins"></ul>
 </section>
 
-<script>
+<script src="/demo.js"></script>
+</body>
+</html>
+"""#
+
+    /// The page's script, served as `/demo.js`: the page has no inline script, so its CSP can
+    /// forbid inline script altogether.
+    static let script = #"""
 "use strict";
 // One WebSocket; requests are answered in order, so a queue of callbacks matches replies to
 // requests. EVENT lines are not replies: they go to the watch handler.
@@ -200,8 +191,25 @@ document.getElementById("post-form").addEventListener("submit", async (submit) =
 });
 
 connect();
-</script>
-</body>
-</html>
+"""#
+
+    /// The page's style sheet, served as `/demo.css`.
+    static let style = #"""
+  body { font: 16px/1.4 system-ui, sans-serif; margin: 0 auto; max-width: 46rem; padding: 1rem; color: #111; background: #fff; }
+  h1 { font-size: 1.4rem; margin: 0 0 .5rem; }
+  fieldset { border: 1px solid #888; border-radius: 6px; margin: 0 0 1rem; padding: .6rem .8rem; }
+  legend { font-weight: 600; padding: 0 .3rem; }
+  label { display: inline-block; margin: .2rem .6rem .2rem 0; }
+  input { font: inherit; padding: .25rem .4rem; border: 1px solid #555; border-radius: 4px; }
+  input[type=number] { width: 8rem; }
+  button { font: inherit; padding: .3rem .8rem; border: 1px solid #1a4d8f; border-radius: 4px; background: #1a4d8f; color: #fff; cursor: pointer; }
+  button:focus, input:focus { outline: 3px solid #f5a623; outline-offset: 1px; }
+  #status { min-height: 1.4em; color: #1a4d8f; }
+  #status.error { color: #a00000; }
+  ul#pins { list-style: none; padding: 0; margin: 0; }
+  ul#pins li { border-bottom: 1px solid #ddd; padding: .4rem 0; }
+  ul#pins li.new { background: #fff6d5; }
+  .meta { color: #444; font-size: .85rem; }
+  #pins-heading { font-size: 1.1rem; }
 """#
 }

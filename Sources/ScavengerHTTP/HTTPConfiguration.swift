@@ -6,10 +6,10 @@ public struct HTTPConfiguration: Sendable {
     public var host: String
     /// Port to listen on; 0 picks a free one.
     public var port: Int
-    /// WebSocket connections are admitted while the TCP port's and the WebSocket's open
-    /// connections together are fewer than this (`--max-connections`).
+    /// Connections served at once, on every port (`--max-connections`): unless the daemon passes
+    /// shared ``ConnectionLimits``, the port's own limits are made from this.
     public var maxConnections: Int
-    /// WebSocket connections from one client address at once (`--max-connections-per-address`).
+    /// Connections from one client address at once (`--max-connections-per-address`).
     public var maxConnectionsPerAddress: Int
     /// Protocol limits: a message is one request line, under the same line limit as the TCP port.
     public var limits: ProtocolLimits
@@ -20,13 +20,29 @@ public struct HTTPConfiguration: Sendable {
     /// Watch events waiting for a slow WebSocket before the watch at fault overflows
     /// (`--max-event-bytes`).
     public var maxEventBytes: Int
+    /// How long a request line and a request head may be (`--max-http-request-line-bytes`,
+    /// `--max-http-header-bytes`).
+    public var head: HTTPHeadLimits
+    /// Seconds a request head may take once its first byte arrived (`--line-timeout`); 0: no limit.
+    public var headTimeoutSeconds: Int
+    /// Seconds of silence from the client before a connection, plain HTTP or WebSocket, is closed
+    /// (`--idle-timeout`); 0: never.
+    public var idleTimeoutSeconds: Int
+    /// The `Origin`s a `/ws` upgrade is accepted from (`--allowed-origins`); nil: any. A request
+    /// with no `Origin` (not from a browser) is always accepted.
+    public var allowedOrigins: Set<String>?
 
     public init(
         host: String = "127.0.0.1", port: Int, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 64,
         limits: ProtocolLimits = ProtocolLimits(), healthCacheSeconds: Double = 2, databaseCheckTimeoutSeconds: Double = 2,
-        maxEventBytes: Int = 1 << 20
+        maxEventBytes: Int = 1 << 20, head: HTTPHeadLimits = HTTPHeadLimits(), headTimeoutSeconds: Int = 30,
+        idleTimeoutSeconds: Int = 300, allowedOrigins: Set<String>? = nil
     ) {
         self.maxEventBytes = maxEventBytes
+        self.head = head
+        self.headTimeoutSeconds = headTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.allowedOrigins = allowedOrigins
         self.host = host
         self.port = port
         self.maxConnections = maxConnections

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -35,7 +36,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
     private let table: CommandTable
     private let metrics: DaemonMetrics
     private let health: HealthCheck
-    private let otherConnections: @Sendable () -> Int
+    /// Counts every connection, with the line port's when the daemon shares them.
+    private let limits: ConnectionLimits
     private let logger: Logger
     private let connections = WebSocketConnections()
     private let bound: EventLoopPromise<SocketAddress>
@@ -43,11 +45,14 @@ public final class ScavengerHTTPServer: Service, Sendable {
     /// - Parameters:
     ///   - table: the table the TCP server uses (with its ``RequestMetrics``).
     ///   - health: by default asks the board (the database pinged, the feed loaded).
-    ///   - otherConnections: the TCP port's open connections, counted with the WebSocket's.
+    ///   - limits: the connection limits this port counts against; pass the line port's, so that
+    ///     both count every connection. By default, limits of its own from `configuration`.
     public init(
         configuration: HTTPConfiguration, board: Board, table: CommandTable, metrics: DaemonMetrics,
-        health: HealthCheck? = nil, otherConnections: @escaping @Sendable () -> Int = { 0 }, logger: Logger
+        health: HealthCheck? = nil, limits: ConnectionLimits? = nil, logger: Logger
     ) {
+        self.limits = limits ?? ConnectionLimits(
+            maximum: configuration.maxConnections, maximumPerAddress: configuration.maxConnectionsPerAddress)
         self.configuration = configuration
         self.board = board
         self.table = table
@@ -55,7 +60,6 @@ public final class ScavengerHTTPServer: Service, Sendable {
         self.health = health ?? HealthCheck(
             board: board, cacheSeconds: configuration.healthCacheSeconds,
             timeoutSeconds: configuration.databaseCheckTimeoutSeconds)
-        self.otherConnections = otherConnections
         self.logger = logger
         bound = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: SocketAddress.self)
     }
@@ -67,9 +71,21 @@ public final class ScavengerHTTPServer: Service, Sendable {
 
     public func run() async throws {
         let router = Router(context: HTTPRequestContext.self)
+        // First, so that every route's response and every error passes through it.
+        router.add(middleware: SecurityHeadersMiddleware())
         router.get("/") { _, _ -> Response in
             var response = Self.text(DemoPage.html, status: .ok)
             response.headers[.contentType] = "text/html; charset=utf-8"
+            return response
+        }
+        router.get("/demo.js") { _, _ -> Response in
+            var response = Self.text(DemoPage.script, status: .ok)
+            response.headers[.contentType] = "text/javascript; charset=utf-8"
+            return response
+        }
+        router.get("/demo.css") { _, _ -> Response in
+            var response = Self.text(DemoPage.style, status: .ok)
+            response.headers[.contentType] = "text/css; charset=utf-8"
             return response
         }
         // The moderators' console, /mod/…; sign-ins throttled by the client's address like LOGIN.
@@ -87,37 +103,38 @@ public final class ScavengerHTTPServer: Service, Sendable {
         let session = WebSocketSession(
             table: table, board: board, maxLineBytes: configuration.limits.maxLineBytes,
             maxEventBytes: configuration.maxEventBytes, logger: logger)
-        // Admitted once upgraded, like a TCP connection: one past the limits hears
-        // `ERR UNAVAILABLE …` and the socket closes.
+        // Every connection was admitted under the daemon's connection limits before its first
+        // byte was read (HTTPGuardHandler): one past them got `503` and was closed.
+        // An upgrade from an origin --allowed-origins does not list got `403` there too.
         router.ws("/ws") { inbound, outbound, context in
             let address = context.requestContext.clientAddress
-            switch self.connections.admit(
-                address: address, others: self.otherConnections(), limit: self.configuration.maxConnections,
-                perAddressLimit: self.configuration.maxConnectionsPerAddress)
-            {
-            case .failure(let refusal):
-                // Debug: a storm of refusals must not become a storm of log lines.
-                self.logger.debug("WebSocket connection refused", metadata: ["reason": "\(refusal.message)"])
-                try await outbound.write(.text("ERR UNAVAILABLE \(refusal.message)"))
-            case .success(let number):
-                defer { self.connections.leave(address: address) }
-                // On shutdown the session ends at once (a reply being prepared is lost), and the
-                // close handshake waits at most `closeTimeout` for the client.
-                try await cancelWhenGracefulShutdown {
-                    try await session.serve(inbound: inbound, outbound: outbound, connectionID: number, address: address)
-                }
+            let number = self.connections.opened()
+            defer { self.connections.closed() }
+            // On shutdown the session ends at once (a reply being prepared is lost), and the
+            // close handshake waits at most `closeTimeout` for the client.
+            try await cancelWhenGracefulShutdown {
+                try await session.serve(inbound: inbound, outbound: outbound, connectionID: number, address: address)
             }
         }
         let maxLineBytes = configuration.limits.maxLineBytes
+        let webSocketResponder = router.buildResponder()
+        // A frame may be up to twice the line limit, so a message somewhat over the limit is
+        // read, answered LINE_TOO_LONG and closed. Longer frames are refused from their header by
+        // the frame decoder (close code 1009, no ERR line): the decoder buffers a whole frame, and
+        // this bounds what one socket can make it hold.
+        let webSocket = WebSocketServerConfiguration(maxFrameSize: 2 * maxLineBytes, closeTimeout: .seconds(2))
+        let guardSettings = HTTPGuardHandler.Settings(
+            limits: limits, head: configuration.head, headTimeoutSeconds: configuration.headTimeoutSeconds,
+            idleTimeoutSeconds: configuration.idleTimeoutSeconds, allowedOrigins: configuration.allowedOrigins)
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                // A frame may be up to twice the line limit, so a message somewhat over the
-                // limit is read, answered LINE_TOO_LONG and closed. Longer frames are refused
-                // from their header by the frame decoder (close code 1009, no ERR line): the
-                // decoder buffers a whole frame, and this bounds what one socket can make it hold.
-                configuration: .init(ws: .init(maxFrameSize: 2 * maxLineBytes, closeTimeout: .seconds(2)))),
+            server: HTTPServerBuilder { responder in
+                GuardedChildChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder,
+                        configuration: .init(ws: webSocket)),
+                    settings: guardSettings)
+            },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 if let address = channel.localAddress { self.bound.succeed(address) }
@@ -136,7 +153,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
     /// Reads the state gauges: connections, pins in the feed, and the moderation queue (a count
     /// query with a timeout; on failure the last value stays).
     private func refreshGauges() async {
-        metrics.connections.record(otherConnections() + connections.count)
+        metrics.connections.record(limits.count)
         metrics.record(board.statistics())
         if let open = await board.openModerationItems(timeoutSeconds: configuration.databaseCheckTimeoutSeconds) {
             metrics.moderationOpenItems.record(open)

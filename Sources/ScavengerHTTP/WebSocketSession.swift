@@ -5,51 +5,30 @@ import ScavengerBoard
 import ScavengerProtocol
 import Synchronization
 
-/// The open WebSocket connections, counted against the connection limits.
+/// The open WebSocket sessions: their numbers (apart from the line port's connections') and
+/// how many there are. Admission is the guard's, before the upgrade.
 final class WebSocketConnections: Sendable {
     private struct State {
-        /// WebSocket sessions are numbered apart from the TCP port's connections.
         var nextNumber = 1 << 40
         var open = 0
-        var perAddress: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
 
     var count: Int { state.withLock { $0.open } }
 
-    /// A number for the session, or the refusal's message. `others` is the TCP port's count.
-    func admit(address: String?, others: Int, limit: Int, perAddressLimit: Int) -> Result<Int, RefusedConnection> {
+    /// A number for a new session.
+    func opened() -> Int {
         state.withLock { state in
-            guard state.open + others < limit else {
-                return .failure(RefusedConnection(message: "the server is at its connection limit (\(limit)); retry later"))
-            }
-            if let address {
-                guard state.perAddress[address, default: 0] < perAddressLimit else {
-                    return .failure(RefusedConnection(
-                        message: "too many connections from your address (at most \(perAddressLimit)); retry later"))
-                }
-                state.perAddress[address, default: 0] += 1
-            }
             state.open += 1
             state.nextNumber += 1
-            return .success(state.nextNumber)
+            return state.nextNumber
         }
     }
 
-    func leave(address: String?) {
-        state.withLock { state in
-            state.open -= 1
-            if let address {
-                state.perAddress[address, default: 1] -= 1
-                if state.perAddress[address] == 0 { state.perAddress[address] = nil }
-            }
-        }
+    func closed() {
+        state.withLock { $0.open -= 1 }
     }
-}
-
-struct RefusedConnection: Error {
-    let message: String
 }
 
 /// One WebSocket: each text message is one request line through the command table, answered in

@@ -20,15 +20,21 @@ public final class ScavengerServer: Service, Sendable {
     private let logger: Logger
     private let bound: EventLoopPromise<SocketAddress>
     private let tlsBound: EventLoopPromise<SocketAddress?>
-    private let connections = ConnectionRegistry()
+    private let connections: ConnectionRegistry
 
+    /// - Parameters:
+    ///   - limits: the connection limits this port counts against; pass the HTTP port's too, so
+    ///     that both count every connection. By default, limits of its own from `configuration`.
     public init(
         configuration: ServerConfiguration,
         board: Board,
         table: CommandTable = .standard,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        limits: ConnectionLimits? = nil,
         logger: Logger
     ) {
+        self.connections = ConnectionRegistry(limits: limits ?? ConnectionLimits(
+            maximum: configuration.maxConnections, maximumPerAddress: configuration.maxConnectionsPerAddress))
         self.configuration = configuration
         self.board = board
         self.table = table
@@ -48,7 +54,7 @@ public final class ScavengerServer: Service, Sendable {
         get async throws { try await tlsBound.futureResult.get() }
     }
 
-    /// Connections open now on every port (the HTTP port's WebSockets count them against the same limit).
+    /// Connections open now on this server's ports (the line port and its TLS port).
     public var openConnections: Int { connections.count }
 
     public func run() async throws {
@@ -169,50 +175,39 @@ final class ConnectionRegistry: Sendable {
         var admitted: Bool { refusal == nil }
     }
 
-    enum Refusal {
-        case full(limit: Int)
-        case addressFull(limit: Int)
-    }
+    typealias Refusal = ConnectionLimits.Refusal
 
     private struct State {
         var nextNumber = 1
-        var channels: [Int: (channel: any Channel, address: String?)] = [:]
-        var perAddress: [String: Int] = [:]
+        var channels: [Int: (channel: any Channel, admission: ConnectionLimits.Admission)] = [:]
         var shuttingDown = false
-        /// Refusals not yet logged, and when the last log line was written.
-        var refusedSinceLog = 0
-        var lastRefusalLog: ContinuousClock.Instant?
-
-        /// Forgets a connection and frees its place in its address's count, once.
-        mutating func remove(_ number: Int) {
-            guard let entry = channels.removeValue(forKey: number), let address = entry.address else { return }
-            perAddress[address, default: 1] -= 1
-            if perAddress[address] == 0 { perAddress[address] = nil }
-        }
     }
 
+    /// Counts every connection against the limits, with the other ports' that share them.
+    let limits: ConnectionLimits
     private let state = Mutex(State())
+
+    init(limits: ConnectionLimits) {
+        self.limits = limits
+    }
 
     /// Connections open now.
     var count: Int { state.withLock { $0.channels.count } }
 
-    /// Admits a connection unless `limit` connections are open, or `perAddressLimit` from its address.
+    /// Admits a connection unless the limits are reached (in all, or from its address). The
+    /// `limit` arguments are the configuration's, which the shared ``limits`` were made from.
     func register(_ channel: any Channel, limit: Int, perAddressLimit: Int) -> ID {
         let address = channel.remoteAddress?.ipAddress
         let (id, stopInput) = state.withLock { state -> (ID, Bool) in
             let number = state.nextNumber
             state.nextNumber += 1
-            guard state.channels.count < limit else {
-                return (ID(number: number, refusal: .full(limit: limit)), false)
+            switch limits.admit(address: address) {
+            case .failure(let refusal):
+                return (ID(number: number, refusal: refusal), false)
+            case .success(let admission):
+                state.channels[number] = (channel, admission)
+                return (ID(number: number, refusal: nil), state.shuttingDown)
             }
-            if let address {
-                guard state.perAddress[address, default: 0] < perAddressLimit else {
-                    return (ID(number: number, refusal: .addressFull(limit: perAddressLimit)), false)
-                }
-                state.perAddress[address, default: 0] += 1
-            }
-            state.channels[number] = (channel, address)
-            return (ID(number: number, refusal: nil), state.shuttingDown)
         }
         if id.admitted {
             // Leaves the registry when it closes, whatever its handlers saw.
@@ -225,20 +220,15 @@ final class ConnectionRegistry: Sendable {
     /// Counts a refused connection; returns how many to report in one log line, at most once a
     /// second (a storm of refusals must not become a storm of log lines), else nil.
     func noteRefusal(every interval: Duration = .seconds(1)) -> Int? {
-        state.withLock { state in
-            state.refusedSinceLog += 1
-            let now = ContinuousClock.now
-            if let last = state.lastRefusalLog, now - last < interval { return nil }
-            state.lastRefusalLog = now
-            defer { state.refusedSinceLog = 0 }
-            return state.refusedSinceLog
-        }
+        limits.noteRefusal(every: interval)
     }
 
-    /// Forgets a connection; calling it again changes nothing.
+    /// Forgets a connection and frees its place in the limits; calling it again changes nothing.
     func unregister(_ id: ID) {
         guard id.admitted else { return }
-        state.withLock { $0.remove(id.number) }
+        if let entry = state.withLock({ $0.channels.removeValue(forKey: id.number) }) {
+            limits.leave(entry.admission)
+        }
     }
 
     /// Closes every connection at once (the server task was cancelled).
@@ -251,7 +241,7 @@ final class ConnectionRegistry: Sendable {
         while let (number, entry) = state.withLock({ $0.channels.first.map { ($0.key, $0.value) } }) {
             try? await entry.channel.closeFuture.get()
             // Its own close callback removes it too; doing it here as well guarantees progress.
-            state.withLock { $0.remove(number) }
+            unregister(ID(number: number, refusal: nil))
         }
     }
 

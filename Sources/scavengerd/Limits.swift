@@ -5,6 +5,8 @@ import ScavengerCore
 /// ``LimitsTable`` prints the README's table of limits from the same values.
 enum ServeDefaults {
     static let maxLineBytes = 8 * 1024 * 1024
+    static let maxHttpRequestLineBytes = 8 * 1024
+    static let maxHttpHeaderBytes = 32 * 1024
     static let maxConnections = 1024
     static let maxConnectionsPerAddress = 64
     static let idleTimeout = 300
@@ -49,11 +51,15 @@ enum LimitsTable {
         typealias D = ServeDefaults
         return [
             Row(what: "request line", value: bytes(D.maxLineBytes), flags: ["--max-line-bytes"]),
-            Row(what: "connections at once", value: number(D.maxConnections), flags: ["--max-connections"]),
-            Row(what: "connections at once from one address", value: number(D.maxConnectionsPerAddress),
+            Row(what: "HTTP request line (HTTP port)", value: bytes(D.maxHttpRequestLineBytes), flags: ["--max-http-request-line-bytes"]),
+            Row(what: "HTTP request head: request line and header fields (HTTP port)", value: bytes(D.maxHttpHeaderBytes),
+                flags: ["--max-http-header-bytes"]),
+            Row(what: "connections at once, every port together", value: number(D.maxConnections), flags: ["--max-connections"]),
+            Row(what: "connections at once from one address, every port together", value: number(D.maxConnectionsPerAddress),
                 flags: ["--max-connections-per-address"]),
-            Row(what: "silence before a connection is closed", value: duration(D.idleTimeout), flags: ["--idle-timeout"]),
-            Row(what: "finishing a request line once started", value: duration(D.lineTimeout), flags: ["--line-timeout"]),
+            Row(what: "silence before a connection is closed (both ports)", value: duration(D.idleTimeout), flags: ["--idle-timeout"]),
+            Row(what: "finishing a request line, or an HTTP request head, once started", value: duration(D.lineTimeout),
+                flags: ["--line-timeout"]),
             Row(what: "unread replies before the server stops answering a connection", value: bytes(D.outputBufferBytes),
                 flags: ["--output-buffer-bytes"]),
             Row(what: "waiting for the database, in all, before `ERR UNAVAILABLE`", value: duration(D.databaseTimeout),

@@ -70,6 +70,12 @@ struct Serve: AsyncParsableCommand {
     var httpPort: Int?
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Longest request line in bytes.") var maxLineBytes = ServeDefaults.maxLineBytes
+    @Option(help: "Longest HTTP request line in bytes on the HTTP port (longer gets 414).")
+    var maxHttpRequestLineBytes = ServeDefaults.maxHttpRequestLineBytes
+    @Option(help: "Longest HTTP request head (request line and header fields) in bytes on the HTTP port (longer gets 431).")
+    var maxHttpHeaderBytes = ServeDefaults.maxHttpHeaderBytes
+    @Option(help: "Origins a /ws WebSocket may be opened from, comma-separated (e.g. https://app.example.org); requests with no Origin are always accepted (default: any).")
+    var allowedOrigins: String?
     @Option(help: "Connections served at once.") var maxConnections = ServeDefaults.maxConnections
     @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = ServeDefaults.maxConnectionsPerAddress
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = ServeDefaults.idleTimeout
@@ -118,6 +124,15 @@ struct Serve: AsyncParsableCommand {
             throw ArgumentParser.ValidationError("--http-port must be within 0…65535 and differ from --port")
         }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
+        guard (1024 ... 64 * 1024).contains(maxHttpHeaderBytes) else {
+            throw ArgumentParser.ValidationError("--max-http-header-bytes must be within 1024…65536")
+        }
+        guard (256 ... maxHttpHeaderBytes).contains(maxHttpRequestLineBytes) else {
+            throw ArgumentParser.ValidationError("--max-http-request-line-bytes must be within 256…--max-http-header-bytes")
+        }
+        if let origins = try parsedOrigins(), origins.isEmpty {
+            throw ArgumentParser.ValidationError("--allowed-origins needs at least one origin")
+        }
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
         guard ioThreads.map({ (1 ... 256).contains($0) }) ?? true else {
             throw ArgumentParser.ValidationError("--io-threads must be within 1…256")
@@ -171,6 +186,21 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// TLS takes --tls-port, --tls-cert and --tls-key together (and --tls-host only with them).
+    /// `--allowed-origins` as a set of origins (`scheme://host[:port]`), or nil for any.
+    func parsedOrigins() throws -> Set<String>? {
+        guard let allowedOrigins else { return nil }
+        var origins = Set<String>()
+        for part in allowedOrigins.split(separator: ",") {
+            let origin = part.trimmingCharacters(in: .whitespaces)
+            guard origin.hasPrefix("http://") || origin.hasPrefix("https://"), !origin.hasSuffix("/") else {
+                throw ArgumentParser.ValidationError(
+                    "--allowed-origins takes origins like https://app.example.org (scheme and host, no path), got \(origin)")
+            }
+            origins.insert(origin)
+        }
+        return origins
+    }
+
     func validateTLS() throws {
         let given = [tlsPort != nil, tlsCert != nil, tlsKey != nil]
         guard given.allSatisfy({ $0 }) || !given.contains(true) else {
@@ -241,6 +271,9 @@ struct Serve: AsyncParsableCommand {
                     maximumBackoffSeconds: loginMaxBackoff),
                 registrationRate: registerRate.limit, passwordQueueLength: passwordQueue), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
+            // One count of connections for every port: a client cannot get round the limits by
+            // opening its connections on the HTTP port.
+            let connectionLimits = ConnectionLimits(maximum: fitting.connections, maximumPerAddress: maxConnectionsPerAddress)
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
@@ -248,7 +281,7 @@ struct Serve: AsyncParsableCommand {
                     outputHighWaterBytes: outputBufferBytes, maxEventBytes: maxEventBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
                 board: board, table: table,
                 group: ioThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) } ?? MultiThreadedEventLoopGroup.singleton,
-                logger: logger)
+                limits: connectionLimits, logger: logger)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: FeedListener(feed: feed, logger: logger)),
                 .init(service: server),
@@ -258,8 +291,10 @@ struct Serve: AsyncParsableCommand {
                     configuration: HTTPConfiguration(
                         host: host, port: httpPort, maxConnections: fitting.connections,
                         maxConnectionsPerAddress: maxConnectionsPerAddress, limits: ProtocolLimits(maxLineBytes: maxLineBytes),
-                        maxEventBytes: maxEventBytes),
-                    board: board, table: table, metrics: metrics, otherConnections: { server.openConnections },
+                        maxEventBytes: maxEventBytes,
+                        head: HTTPHeadLimits(maxRequestLineBytes: maxHttpRequestLineBytes, maxHeaderBytes: maxHttpHeaderBytes),
+                        headTimeoutSeconds: lineTimeout, idleTimeoutSeconds: idleTimeout, allowedOrigins: try parsedOrigins()),
+                    board: board, table: table, metrics: metrics, limits: connectionLimits,
                     logger: logger)))
             }
             let group = ServiceGroup(

@@ -51,21 +51,29 @@ func withHTTPServer(
     board: Board,
     limits: ProtocolLimits = ProtocolLimits(),
     maxConnections: Int = 1024,
+    maxConnectionsPerAddress: Int = 64,
     health: HealthCheck? = nil,
     metrics: DaemonMetrics = DaemonMetrics(registry: PrometheusCollectorRegistry()),
+    configure: (inout HTTPConfiguration) -> Void = { _ in },
     _ body: (_ http: SocketAddress, _ tcp: SocketAddress, _ metrics: DaemonMetrics) async throws -> Void
 ) async throws {
     var logger = Logger(label: "test-http")
     logger.logLevel = .warning
     let table = CommandTable.standard.measured(by: metrics.requestMetrics(for: .standard))
+    // One count of connections for both ports, as the daemon has.
+    let connectionLimits = ConnectionLimits(maximum: maxConnections, maximumPerAddress: maxConnectionsPerAddress)
     let tcp = ScavengerServer(
-        configuration: ServerConfiguration(host: "127.0.0.1", port: 0, maxConnections: maxConnections, limits: limits),
-        board: board, table: table, logger: logger)
+        configuration: ServerConfiguration(
+            host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
+            limits: limits),
+        board: board, table: table, limits: connectionLimits, logger: logger)
+    var configuration = HTTPConfiguration(
+        host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
+        limits: limits, healthCacheSeconds: 0.2, databaseCheckTimeoutSeconds: 1)
+    configure(&configuration)
     let http = ScavengerHTTPServer(
-        configuration: HTTPConfiguration(
-            host: "127.0.0.1", port: 0, maxConnections: maxConnections, limits: limits, healthCacheSeconds: 0.2,
-            databaseCheckTimeoutSeconds: 1),
-        board: board, table: table, metrics: metrics, health: health, otherConnections: { tcp.openConnections }, logger: logger)
+        configuration: configuration, board: board, table: table, metrics: metrics, health: health,
+        limits: connectionLimits, logger: logger)
     let group = ServiceGroup(configuration: .init(services: [.init(service: tcp), .init(service: http)], logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }

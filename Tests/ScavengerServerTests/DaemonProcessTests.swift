@@ -65,10 +65,16 @@ final class DaemonProcess: Sendable {
     /// What it has written to standard error so far.
     var stderr: String { errors.text.withLock { $0 } }
 
-    /// The port from its "listening" log line.
-    var port: Int? {
+    /// The line port's port, from its "listening" log line.
+    var port: Int? { loggedPort { $0.contains("listening") && !$0.contains("HTTP port") } }
+
+    /// The HTTP port's port (with `--http-port`), from its "HTTP port listening" log line.
+    var httpPort: Int? { loggedPort { $0.contains("HTTP port listening") } }
+
+    /// The port at the end of the first log line that `matches`.
+    private func loggedPort(_ matches: (Substring) -> Bool) -> Int? {
         let text = stderr
-        guard let line = text.split(separator: "\n").first(where: { $0.contains("listening") }),
+        guard let line = text.split(separator: "\n").first(where: matches),
               let colon = line.range(of: ":", options: .backwards)
         else { return nil }
         return Int(line[colon.upperBound...].prefix { $0.isNumber })
