@@ -74,11 +74,14 @@ struct WebSocketSession {
         logger[metadataKey: "connection.id"] = "\(connectionID)"
         let context = CommandContext(session: session, board: board, logger: logger)
         var message: [UInt8] = []
+        // A fragmented message's kind is its first frame's; the rest are continuations.
+        var messageIsBinary = false
         var frames = inbound.makeAsyncIterator()
         while let frame = try await frames.next() {
             switch frame.opcode {
             case .text, .binary:
                 message.removeAll(keepingCapacity: message.capacity <= 64 * 1024)
+                messageIsBinary = frame.opcode == .binary
             default:
                 break
             }
@@ -90,7 +93,7 @@ struct WebSocketSession {
             }
             message.append(contentsOf: frame.data.readableBytesView)
             guard frame.fin else { continue }
-            if frame.opcode == .binary {
+            if messageIsBinary {
                 try await reply(CommandOutcome(.error(.badRequest, "send requests as text messages")), outbound)
                 continue
             }

@@ -12,6 +12,7 @@ day with a note, and finds the ban in the audit log. A POST without the CSRF tok
 wrong one, is refused and changes nothing. Screenshots of the queue, the item and the log go to
 OUTPUT_DIR. Exit 0 when every check passed.
 """
+import json
 import os
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def main():
                        env={**os.environ, "DATABASE_URL": database_url}, stdout=subprocess.DEVNULL)
 
         driver = chromium(1000, 1300)
-        wait = WebDriverWait(driver, 10)
+        wait = WebDriverWait(driver, 60)
 
         def sign_in(name):
             driver.get(f"{base}/mod/")
@@ -98,6 +99,7 @@ def main():
         check(cookie is not None and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict",
               f"the session cookie is not HttpOnly and SameSite=Strict: {cookie}")
         driver.save_screenshot(os.path.join(output, "console-queue.png"))
+
 
         # A POST without the CSRF token, or with a wrong one, is refused and claims nothing.
         session_cookie = f"scavenger_mod={cookie['value']}"
@@ -139,6 +141,26 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
         wait.until(EC.presence_of_element_located((By.ID, "login")))
         check(post_form(f"{base}/mod/item/{pin}/release", {}, session_cookie) == 401, "the session still works after signing out")
+
+        # Stored scripts (a pin's text, a report's note) show as text on the queue and the item
+        # page, and never run.
+        payload = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+        trickster = Line(port)
+        trickster.ok("REGISTER trickster trickster@example.org password1")
+        xss_pin = trickster.ok("POST 52.5204 13.4053 " + json.dumps(payload))["pin"]["id"]
+        reporter = Line(port)
+        reporter.ok("REGISTER reporter4 reporter4@example.org password1")
+        reporter.ok(f"REPORT {xss_pin} spam NOTE " + json.dumps(payload))
+        sign_in("moderna")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"li.item[data-item='{xss_pin}']")))
+        xss_card = driver.find_element(By.CSS_SELECTOR, f"li.item[data-item='{xss_pin}']")
+        check(payload in xss_card.text, f"a pin's script is not shown as text on the queue: {xss_card.text!r}")
+        check(not xss_card.find_elements(By.CSS_SELECTOR, "img, script"), "a pin's text became an element on the queue")
+        driver.get(f"{base}/mod/item/{xss_pin}")
+        wait.until(EC.presence_of_element_located((By.TAG_NAME, "main")))
+        check(driver.page_source.count("&lt;script&gt;window.__xss=2&lt;/script&gt;") >= 2,
+              "the pin's text and the report's note are not both shown escaped on the item page")
+        check(driver.execute_script("return window.__xss === undefined") is True, "a stored script ran in the console")
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
         failures.append(f"{type(error).__name__}: {error}")
         if driver is not None:
