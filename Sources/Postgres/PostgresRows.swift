@@ -1,6 +1,12 @@
+import Synchronization
+
 /// The rows of a result, copied out of libpq so that the `PGresult` is freed at once.
 ///
 /// All values live in one contiguous buffer; each cell is a range of it, or null.
+///
+/// Read columns by name: find each one once per result with ``column(_:)``, then read it from
+/// every row (`row.string(id)`), so that a statement's columns may be reordered, or others
+/// added, without a read going to the wrong column.
 public struct PostgresRows: Sendable, RandomAccessCollection {
     /// Column names, in order.
     public let columns: [String]
@@ -11,6 +17,11 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     /// Per cell: start offset in `storage` and length, or length -1 for null.
     let cells: [(start: Int, length: Int)]
     public let count: Int
+    /// Tells this result from every other of the process, so that a column found in one is
+    /// never read from another.
+    let identity: UInt64
+
+    private static let nextIdentity = Atomic<UInt64>(0)
 
     init(columns: [String], affectedRows: Int, storage: [UInt8], cells: [(start: Int, length: Int)], count: Int) {
         self.columns = columns
@@ -18,6 +29,7 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
         self.storage = storage
         self.cells = cells
         self.count = count
+        self.identity = columns.isEmpty ? 0 : Self.nextIdentity.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     public var startIndex: Int { 0 }
@@ -27,13 +39,44 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
         PostgresRow(rows: self, index: position)
     }
 
-    /// The position of a column by name.
+    /// The position of a column by name (the first, if several have it).
     public func column(named name: String) -> Int? {
         columns.firstIndex(of: name)
     }
+
+    /// The column named `name`, to read from each row of this result (and no other). Throws
+    /// ``PostgresError/Code/decoding`` when no column or more than one has that name: give
+    /// every selected expression a name of its own (`… AS created_us`).
+    public func column(_ name: String) throws(PostgresError) -> PostgresColumn {
+        var found: Int?
+        for (position, column) in columns.enumerated() where column == name {
+            guard found == nil else {
+                throw PostgresError(code: .decoding, message: "more than one column is named \(name); name them apart with AS")
+            }
+            found = position
+        }
+        guard let found else {
+            throw PostgresError(
+                code: .decoding, message: "no column named \(name) among \(columns.isEmpty ? "none" : columns.joined(separator: ", "))")
+        }
+        return PostgresColumn(name: name, position: found, result: identity)
+    }
 }
 
-/// One row of a result. Accessors throw `PostgresError.Code.decoding` on a type mismatch.
+/// A column of one result, found by name (``PostgresRows/column(_:)``): reading it from a row
+/// costs no name lookup.
+public struct PostgresColumn: Sendable, Equatable, CustomStringConvertible {
+    /// The column's name.
+    public let name: String
+    let position: Int
+    /// The ``PostgresRows/identity`` of the result it was found in.
+    let result: UInt64
+
+    public var description: String { name }
+}
+
+/// One row of a result. Accessors throw `PostgresError.Code.decoding` on a type mismatch, a
+/// column the result does not have, or a column found in another result.
 public struct PostgresRow: Sendable {
     let rows: PostgresRows
     let index: Int
@@ -48,10 +91,14 @@ public struct PostgresRow: Sendable {
     }
 
     func position(_ name: String) throws(PostgresError) -> Int {
-        guard let position = rows.column(named: name) else {
-            throw PostgresError(code: .decoding, message: "no column named \(name)")
+        try rows.column(name).position
+    }
+
+    func position(_ column: PostgresColumn) throws(PostgresError) -> Int {
+        guard column.result == rows.identity else {
+            throw PostgresError(code: .decoding, message: "column \(column.name) was found in another result than this row's")
         }
-        return position
+        return column.position
     }
 
     func required(_ column: Int) throws(PostgresError) -> ArraySlice<UInt8> {
@@ -115,6 +162,30 @@ public struct PostgresRow: Sendable {
     public func bool(_ name: String) throws(PostgresError) -> Bool? { try bool(position(name)) }
     public func bool(_ name: String) throws(PostgresError) -> Bool { try bool(position(name)) }
     public func bytes(_ name: String) throws(PostgresError) -> [UInt8]? { try bytes(position(name)) }
+
+    // Reads by a column found once per result: the same as by position, without the lookup.
+    // A non-optional read of NULL is a decoding error, never a default value.
+
+    /// Whether the cell is SQL NULL.
+    public func isNull(_ column: PostgresColumn) throws(PostgresError) -> Bool { try isNull(position(column)) }
+    /// The cell as text; nil for NULL.
+    public func string(_ column: PostgresColumn) throws(PostgresError) -> String? { try string(position(column)) }
+    /// The cell as text.
+    public func string(_ column: PostgresColumn) throws(PostgresError) -> String { try string(position(column)) }
+    /// The cell as an integer; nil for NULL.
+    public func int(_ column: PostgresColumn) throws(PostgresError) -> Int? { try int(position(column)) }
+    /// The cell as an integer.
+    public func int(_ column: PostgresColumn) throws(PostgresError) -> Int { try int(position(column)) }
+    /// The cell as a floating-point number; nil for NULL.
+    public func double(_ column: PostgresColumn) throws(PostgresError) -> Double? { try double(position(column)) }
+    /// The cell as a floating-point number.
+    public func double(_ column: PostgresColumn) throws(PostgresError) -> Double { try double(position(column)) }
+    /// The cell as a boolean; nil for NULL.
+    public func bool(_ column: PostgresColumn) throws(PostgresError) -> Bool? { try bool(position(column)) }
+    /// The cell as a boolean.
+    public func bool(_ column: PostgresColumn) throws(PostgresError) -> Bool { try bool(position(column)) }
+    /// The raw bytes of the cell: text for text-format results, the binary value otherwise.
+    public func bytes(_ column: PostgresColumn) throws(PostgresError) -> [UInt8]? { try bytes(position(column)) }
 
     static func parseInt(_ bytes: ArraySlice<UInt8>, column: String) throws(PostgresError) -> Int {
         var value = 0

@@ -38,9 +38,9 @@ extension Database {
             try await pool.transaction { connection in
                 let rows = try connection.query("""
                     INSERT INTO users (name, email, password_hash) VALUES (\(name), \(email), \(passwordHash))
-                    RETURNING id, name, role, NULL::bigint
+                    RETURNING id AS account_id, name AS account_name, role AS account_role, NULL::bigint AS account_ban
                     """)
-                let account = try Self.account(rows[0])
+                let account = try AccountColumns(rows).account(rows[0])
                 try Self.insertSession(connection, userID: account.id, tokenHash: tokenHash, ttlSeconds: sessionTTLSeconds)
                 return account
             }
@@ -53,11 +53,11 @@ extension Database {
     public func registrationConflict(name: String, email: String) async throws(StoreError) -> RegistrationConflict? {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT bool_or(lower(name) = lower(\(name))), bool_or(lower(email) = lower(\(email))) FROM users
-                WHERE lower(name) = lower(\(name)) OR lower(email) = lower(\(email))
+                SELECT bool_or(lower(name) = lower(\(name))) AS name_taken, bool_or(lower(email) = lower(\(email))) AS email_taken
+                FROM users WHERE lower(name) = lower(\(name)) OR lower(email) = lower(\(email))
                 """)
-            let nameTaken: Bool? = try rows[0].bool(0)
-            let emailTaken: Bool? = try rows[0].bool(1)
+            let nameTaken: Bool? = try rows[0].bool("name_taken")
+            let emailTaken: Bool? = try rows[0].bool("email_taken")
             if nameTaken == true { return .username }
             if emailTaken == true { return .email }
             return nil
@@ -68,12 +68,12 @@ extension Database {
     public func credentials(login: String) async throws(StoreError) -> Credentials? {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT id, name, role, \(unescaped: Self.banColumn), password_hash FROM users
+                SELECT \(unescaped: Self.accountColumns("users")), password_hash FROM users
                 WHERE lower(name) = lower(\(login)) OR lower(email) = lower(\(login))
                 LIMIT 1
                 """)
             guard let row = rows.first else { return nil }
-            return Credentials(account: try Self.account(row), passwordHash: try row.string(4))
+            return Credentials(account: try AccountColumns(rows).account(row), passwordHash: try row.string("password_hash"))
         }
     }
 
@@ -90,10 +90,10 @@ extension Database {
     public func account(sessionTokenHash tokenHash: [UInt8]) async throws(StoreError) -> Account? {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT u.id, u.name, u.role, \(unescaped: Self.banColumn("u")) FROM sessions s JOIN users u ON u.id = s.user_id
+                SELECT \(unescaped: Self.accountColumns("u")) FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(tokenHash) AND s.expires_at > now()
                 """)
-            return try rows.first.map(Self.account)
+            return try rows.first.map(AccountColumns(rows).account)
         }
     }
 
@@ -131,19 +131,36 @@ extension Database {
         """
     }
 
-    static let banColumn = banColumn("users")
+    /// A user row's account as the columns ``AccountColumns`` reads: id, name, role and ban.
+    static func accountColumns(_ table: String) -> String {
+        """
+        \(table).id AS account_id, \(table).name AS account_name, \(table).role AS account_role,
+        \(banColumn(table)) AS account_ban
+        """
+    }
 
-    /// Reads id, name, role and ban (columns 0…3).
-    static func account(_ row: PostgresRow) throws -> Account {
-        let roleName: String = try row.string(2)
-        guard let role = Role(rawValue: roleName) else {
-            throw StoreError.unexpected("unknown role \(roleName) in the database")
+    /// ``accountColumns(_:)`` found in one result, to read an account from each of its rows.
+    struct AccountColumns {
+        let id, name, role, ban: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("account_id")
+            name = try rows.column("account_name")
+            role = try rows.column("account_role")
+            ban = try rows.column("account_ban")
         }
-        var ban: BanEnd?
-        if let end: Int = try row.int(3) {
-            ban = end < 0 ? .permanent : .until(Timestamp(microseconds: Int64(end)))
+
+        func account(_ row: PostgresRow) throws -> Account {
+            let roleName: String = try row.string(role)
+            guard let role = Role(rawValue: roleName) else {
+                throw StoreError.unexpected("unknown role \(roleName) in the database")
+            }
+            var ban: BanEnd?
+            if let end: Int = try row.int(self.ban) {
+                ban = end < 0 ? .permanent : .until(Timestamp(microseconds: Int64(end)))
+            }
+            return Account(id: try row.int(id), user: User(name: try row.string(name), role: role), ban: ban)
         }
-        return Account(id: try row.int(0), user: User(name: try row.string(1), role: role), ban: ban)
     }
 }
 

@@ -42,14 +42,14 @@ extension Database {
                 ), gone AS (
                     DELETE FROM pins p USING doomed d WHERE p.id = d.id RETURNING p.photo_bytes
                 )
-                SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM gone_replies),
-                       (SELECT coalesce(sum(photo_bytes), 0) FROM gone)
+                SELECT (SELECT count(*) FROM gone) AS pins, (SELECT count(*) FROM gone_replies) AS replies,
+                       (SELECT coalesce(sum(photo_bytes), 0) FROM gone) AS photo_bytes
                 """)
             }
             var report = ExpiryReport()
-            report.pins = try rows[0].int(0)
-            report.replies = try rows[0].int(1)
-            report.photoBytes = try rows[0].int(2)
+            report.pins = try rows[0].int("pins")
+            report.replies = try rows[0].int("replies")
+            report.photoBytes = try rows[0].int("photo_bytes")
             return report
         }
     }

@@ -29,8 +29,8 @@ extension Database {
     /// every change up to it.
     public func latestFeedChange() async throws(StoreError) -> Int64 {
         try await mappingErrors {
-            let rows = try await pool.query("SELECT coalesce(max(seq), 0) FROM feed_changes")
-            return Int64(try rows[0].int(0) as Int)
+            let rows = try await pool.query("SELECT coalesce(max(seq), 0) AS latest FROM feed_changes")
+            return Int64(try rows[0].int("latest") as Int)
         }
     }
 
@@ -46,8 +46,8 @@ extension Database {
     public func feedChanges(after sequence: Int64, limit: Int) async throws(StoreError) -> FeedChangePage {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT c.seq, c.kind, c.subject, (SELECT through FROM feed_changes_trimmed), p.id IS NOT NULL,
-                       \(unescaped: Self.pinColumns)
+                SELECT c.seq, c.kind AS change_kind, c.subject, (SELECT through FROM feed_changes_trimmed) AS trimmed_through,
+                       p.id IS NOT NULL AS pin_present, \(unescaped: Self.pinColumns)
                 FROM (
                     SELECT seq, kind, subject FROM feed_changes WHERE seq > (SELECT \(sequence)::bigint)
                     ORDER BY seq LIMIT \(unescaped: String(limit))
@@ -60,22 +60,26 @@ extension Database {
                 """)
             var changes: [FeedChange] = []
             var trimmedThrough: Int64 = 0
+            let (seq, kind, subject, through, present) = try (
+                rows.column("seq"), rows.column("change_kind"), rows.column("subject"), rows.column("trimmed_through"),
+                rows.column("pin_present"))
+            let pin = try PinColumns(rows)
+            changes.reserveCapacity(rows.count)
             for row in rows {
-                trimmedThrough = Int64(try row.int(3) as Int)
-                let subject: String = try row.string(2)
-                let kind: String = try row.string(1)
-                let present: Bool = try row.bool(4)
+                trimmedThrough = Int64(try row.int(through) as Int)
+                let subjectID: String = try row.string(subject)
                 let change: FeedChange.Subject
-                if kind == "region" {
-                    change = .region(subject)
+                if try row.string(kind) as String == "region" {
+                    change = .region(subjectID)
                 } else {
-                    change = .pin(id: subject, now: present ? try Self.pin(row, from: 5) : nil)
+                    let now: IndexedPin? = try row.bool(present) ? pin.pin(row) : nil
+                    change = .pin(id: subjectID, now: now)
                 }
-                changes.append(FeedChange(sequence: Int64(try row.int(0) as Int), subject: change))
+                changes.append(FeedChange(sequence: Int64(try row.int(seq) as Int), subject: change))
             }
             if rows.isEmpty {
                 let trimmed = try await pool.query("SELECT through FROM feed_changes_trimmed")
-                trimmedThrough = Int64(try trimmed[0].int(0) as Int)
+                trimmedThrough = Int64(try trimmed[0].int("through") as Int)
             }
             return FeedChangePage(changes: changes, isContinuous: sequence >= trimmedThrough)
         }
@@ -97,9 +101,9 @@ extension Database {
                     UPDATE feed_changes_trimmed SET through = greatest(through, (SELECT max(seq) FROM gone))
                     WHERE EXISTS (SELECT 1 FROM gone)
                 )
-                SELECT count(*) FROM gone
+                SELECT count(*) AS trimmed FROM gone
                 """, idempotent: false)
-            return try rows[0].int(0)
+            return try rows[0].int("trimmed")
         }
     }
 

@@ -10,7 +10,8 @@ extension Database {
                 WHERE p.expires_at > now() AND p.id > \(afterID ?? "")
                 ORDER BY p.id LIMIT \(limit)
                 """)
-            return try rows.map(Self.pin)
+            let columns = try PinColumns(rows)
+            return try rows.map(columns.pin)
         }
     }
 
@@ -21,7 +22,7 @@ extension Database {
                 SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
                 WHERE p.id = \(id) AND p.expires_at > now()
                 """)
-            return try rows.first.map(Self.pin)
+            return try rows.first.map(PinColumns(rows).pin)
         }
     }
 
@@ -35,7 +36,8 @@ extension Database {
                 WHERE expires_at > now()
                   AND (region = \(name) OR (lat BETWEEN \(minLat) AND \(maxLat) AND lon BETWEEN \(minLon) AND \(maxLon)))
                 """)
-            return try rows.map { (id: try $0.string(0) as String, region: try $0.string(1) as String?) }
+            let (id, region) = try (rows.column("id"), rows.column("region"))
+            return try rows.map { (id: try $0.string(id) as String, region: try $0.string(region) as String?) }
         }
     }
 
@@ -60,7 +62,8 @@ extension Database {
     public func pinsWithoutCell(limit: Int) async throws(StoreError) -> [(id: String, lat: Double, lon: Double)] {
         try await mappingErrors {
             let rows = try await pool.query("SELECT id, lat, lon FROM pins WHERE cell IS NULL LIMIT \(limit)")
-            return try rows.map { (id: try $0.string(0) as String, lat: try $0.double(1) as Double, lon: try $0.double(2) as Double) }
+            let (id, lat, lon) = try (rows.column("id"), rows.column("lat"), rows.column("lon"))
+            return try rows.map { (id: try $0.string(id) as String, lat: try $0.double(lat) as Double, lon: try $0.double(lon) as Double) }
         }
     }
 }

@@ -144,11 +144,13 @@ extension Database {
             let rows = try await pool.query(sql, idempotent: true)
             var times: [String: (Int, Int)] = [:]
             var waits: [String: Double] = [:]
+            let (id, created, expires, wait) = try (
+                rows.column("id"), rows.column("created_us"), rows.column("expires_us"), rows.column("wait"))
             for row in rows {
-                if let wait: Double = try row.double(3) {
-                    waits[try row.string(0)] = wait
+                if let seconds: Double = try row.double(wait) {
+                    waits[try row.string(id)] = seconds
                 } else {
-                    times[try row.string(0)] = (try row.int(1), try row.int(2))
+                    times[try row.string(id)] = (try row.int(created), try row.int(expires))
                 }
             }
             return pins.enumerated().map { index, new -> Result<Pin, StoreError> in
@@ -264,8 +266,8 @@ extension Database {
                 ON CONFLICT (id) DO NOTHING
                 RETURNING id, created_at, expires_at
             )\(photoInserts.joined())
-            SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,
-                   (extract(epoch FROM expires_at) * 1000000)::bigint, NULL::float8
+            SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us,
+                   (extract(epoch FROM expires_at) * 1000000)::bigint AS expires_us, NULL::float8 AS wait
             FROM inserted
             UNION ALL
             SELECT id, (extract(epoch FROM created_at) * 1000000)::bigint,

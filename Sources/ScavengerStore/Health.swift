@@ -4,10 +4,10 @@ extension Database {
     public func openModerationItemCount() async throws(StoreError) -> Int {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT count(*) FROM moderation_items
+                SELECT count(*) AS waiting FROM moderation_items
                 WHERE status = 'open' OR (status = 'claimed' AND claim_expires <= now())
                 """)
-            return try rows.first?.int(0) ?? 0
+            return try rows.first?.int("waiting") ?? 0
         }
     }
 }

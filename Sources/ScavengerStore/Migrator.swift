@@ -107,8 +107,10 @@ public struct Migrator: Sendable {
             )
             """)
         var recorded: [Int: String] = [:]
-        for row in try connection.query("SELECT version, checksum FROM schema_migrations") {
-            recorded[try row.int(0)] = try row.string(1) as String
+        let rows = try connection.query("SELECT version, checksum FROM schema_migrations")
+        let (version, checksum) = try (rows.column("version"), rows.column("checksum"))
+        for row in rows {
+            recorded[try row.int(version)] = try row.string(checksum) as String
         }
         var applied: [Int] = []
         for migration in migrations {
@@ -141,7 +143,8 @@ public struct Migrator: Sendable {
             let rows = try await pool.query("""
                 SELECT version FROM schema_migrations ORDER BY version
                 """)
-            return try rows.map { row in try row.int(0) as Int }
+            let version = try rows.column("version")
+            return try rows.map { row in try row.int(version) as Int }
         }
     }
 }

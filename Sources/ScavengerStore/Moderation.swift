@@ -90,7 +90,7 @@ extension Database {
                 WHERE item = \(item)
                 RETURNING hidden
                 """)
-            let hidden: Bool = try updated[0].bool(0)
+            let hidden: Bool = try updated[0].bool("hidden")
             var changedPin: String?
             var hidNow = false
             if hidden && !content.hidden {
@@ -115,7 +115,7 @@ extension Database {
                 SELECT author_id, hidden FROM pins WHERE id = \(item) AND expires_at > now() FOR UPDATE
                 """)
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such pin or reply") }
-            return LockedContent(authorID: try row.int(0), hidden: try row.bool(1), pin: nil)
+            return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: nil)
         }
         if Identifier.isReply(item) {
             let rows = try connection.query("""
@@ -123,7 +123,7 @@ extension Database {
                 WHERE r.id = \(item) AND p.expires_at > now() FOR UPDATE OF r
                 """)
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such pin or reply") }
-            return LockedContent(authorID: try row.int(0), hidden: try row.bool(1), pin: try row.string(2))
+            return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: try row.string("pin_id"))
         }
         throw ModerationRefusal.notFound("no such pin or reply")
     }
@@ -159,7 +159,7 @@ extension Database {
             UPDATE replies SET hidden = \(hidden) WHERE id = \(item) AND hidden <> \(hidden) RETURNING pin_id
             """)
         guard let row = rows.first else { return nil }
-        let pin: String = try row.string(0)
+        let pin: String = try row.string("pin_id")
         try connection.query("""
             UPDATE pins SET reply_count = greatest(0, reply_count + \(hidden ? -1 : 1)) WHERE id = \(pin)
             """)
@@ -173,44 +173,76 @@ extension Database {
         CASE WHEN m.status = 'claimed' AND m.claim_expires <= now() THEN 'open' ELSE m.status END
         """
 
+    /// A queue item with its evidence snapshot, each column named for ``ItemColumns``.
     static let itemColumns = """
         m.item, m.kind, m.snap_author, m.snap_text, m.snap_pin, m.snap_lat, m.snap_lon, m.snap_pin_kind,
-        (extract(epoch FROM m.snap_created) * 1000000)::bigint, (extract(epoch FROM m.snap_expires) * 1000000)::bigint,
-        m.snap_photo_mime, m.snap_photo_bytes, m.photo IS NOT NULL, m.reports,
-        \(effectiveStatus),
-        CASE WHEN m.status = 'claimed' AND m.claim_expires > now() THEN c.name END,
-        m.hidden, (extract(epoch FROM m.first_reported) * 1000000)::bigint,
-        (extract(epoch FROM m.last_reported) * 1000000)::bigint, m.resolution,
+        (extract(epoch FROM m.snap_created) * 1000000)::bigint AS snap_created_us,
+        (extract(epoch FROM m.snap_expires) * 1000000)::bigint AS snap_expires_us,
+        m.snap_photo_mime, m.snap_photo_bytes, m.photo IS NOT NULL AS photo_kept, m.reports,
+        \(effectiveStatus) AS status,
+        CASE WHEN m.status = 'claimed' AND m.claim_expires > now() THEN c.name END AS claimed_by_name,
+        m.hidden, (extract(epoch FROM m.first_reported) * 1000000)::bigint AS first_reported_us,
+        (extract(epoch FROM m.last_reported) * 1000000)::bigint AS last_reported_us, m.resolution,
         (SELECT string_agg(reason || '=' || n, ',' ORDER BY n DESC, reason)
-           FROM (SELECT reason, count(*) AS n FROM reports r WHERE r.item = m.item GROUP BY reason) x)
+           FROM (SELECT reason, count(*) AS n FROM reports r WHERE r.item = m.item GROUP BY reason) x) AS reasons
         """
 
-    static func item(_ row: PostgresRow) throws -> ModerationItem {
-        var photo: PhotoInfo?
-        if let mime: String = try row.string(10), let bytes: Int = try row.int(11) {
-            photo = PhotoInfo(mime: mime, bytes: bytes)
+    /// ``itemColumns`` found in one result, to read a queue item from each of its rows.
+    struct ItemColumns {
+        let item, kind, author, text, pin, lat, lon, pinKind, created, expires, photoMime, photoBytes, photoKept: PostgresColumn
+        let reports, status, claimedBy, hidden, firstReported, lastReported, resolution, reasons: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            item = try rows.column("item")
+            kind = try rows.column("kind")
+            author = try rows.column("snap_author")
+            text = try rows.column("snap_text")
+            pin = try rows.column("snap_pin")
+            lat = try rows.column("snap_lat")
+            lon = try rows.column("snap_lon")
+            pinKind = try rows.column("snap_pin_kind")
+            created = try rows.column("snap_created_us")
+            expires = try rows.column("snap_expires_us")
+            photoMime = try rows.column("snap_photo_mime")
+            photoBytes = try rows.column("snap_photo_bytes")
+            photoKept = try rows.column("photo_kept")
+            reports = try rows.column("reports")
+            status = try rows.column("status")
+            claimedBy = try rows.column("claimed_by_name")
+            hidden = try rows.column("hidden")
+            firstReported = try rows.column("first_reported_us")
+            lastReported = try rows.column("last_reported_us")
+            resolution = try rows.column("resolution")
+            reasons = try rows.column("reasons")
         }
-        let expires: Int? = try row.int(9)
-        let pinKind: String? = try row.string(7)
-        let content = ContentSnapshot(
-            author: try row.string(2), text: try row.string(3), pin: try row.string(4), lat: try row.double(5),
-            lon: try row.double(6), pinKind: pinKind.flatMap(PinKind.init(rawValue:)),
-            created: Timestamp(microseconds: Int64(try row.int(8) as Int)),
-            expires: expires.map { Timestamp(microseconds: Int64($0)) }, photo: photo, photoKept: try row.bool(12))
-        let reasonText: String? = try row.string(20)
-        let reasons = (reasonText ?? "").split(separator: ",").compactMap { pair -> (reason: String, count: Int)? in
-            let parts = pair.split(separator: "=")
-            guard parts.count == 2, let count = Int(parts[1]) else { return nil }
-            return (reason: String(parts[0]), count: count)
+
+        func item(_ row: PostgresRow) throws -> ModerationItem {
+            var photo: PhotoInfo?
+            if let mime: String = try row.string(photoMime), let bytes: Int = try row.int(photoBytes) {
+                photo = PhotoInfo(mime: mime, bytes: bytes)
+            }
+            let expires: Int? = try row.int(self.expires)
+            let pinKind: String? = try row.string(self.pinKind)
+            let content = ContentSnapshot(
+                author: try row.string(author), text: try row.string(text), pin: try row.string(pin), lat: try row.double(lat),
+                lon: try row.double(lon), pinKind: pinKind.flatMap(PinKind.init(rawValue:)),
+                created: Timestamp(microseconds: Int64(try row.int(created) as Int)),
+                expires: expires.map { Timestamp(microseconds: Int64($0)) }, photo: photo, photoKept: try row.bool(photoKept))
+            let reasonText: String? = try row.string(self.reasons)
+            let reasons = (reasonText ?? "").split(separator: ",").compactMap { pair -> (reason: String, count: Int)? in
+                let parts = pair.split(separator: "=")
+                guard parts.count == 2, let count = Int(parts[1]) else { return nil }
+                return (reason: String(parts[0]), count: count)
+            }
+            let statusText: String = try row.string(status)
+            let resolution: String? = try row.string(self.resolution)
+            return ModerationItem(
+                item: try row.string(item), kind: try row.string(kind), content: content, reports: try row.int(reports), reasons: reasons,
+                status: ItemStatus(rawValue: statusText) ?? .open, claimedBy: try row.string(claimedBy), hidden: try row.bool(hidden),
+                firstReported: Timestamp(microseconds: Int64(try row.int(firstReported) as Int)),
+                lastReported: Timestamp(microseconds: Int64(try row.int(lastReported) as Int)),
+                resolution: resolution.flatMap(Resolution.init(rawValue:)))
         }
-        let statusText: String = try row.string(14)
-        let resolution: String? = try row.string(19)
-        return ModerationItem(
-            item: try row.string(0), kind: try row.string(1), content: content, reports: try row.int(13), reasons: reasons,
-            status: ItemStatus(rawValue: statusText) ?? .open, claimedBy: try row.string(15), hidden: try row.bool(16),
-            firstReported: Timestamp(microseconds: Int64(try row.int(17) as Int)),
-            lastReported: Timestamp(microseconds: Int64(try row.int(18) as Int)),
-            resolution: resolution.flatMap(Resolution.init(rawValue:)))
     }
 
     static func loadItem(_ connection: PostgresConnection, _ item: String) throws -> ModerationItem {
@@ -219,7 +251,7 @@ extension Database {
             WHERE m.item = \(item)
             """)
         guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-        return try Self.item(row)
+        return try ItemColumns(rows).item(row)
     }
 
     /// Queue items with the given status (nil: all) and, when given, at least one report for
@@ -242,7 +274,8 @@ extension Database {
                        OR EXISTS (SELECT 1 FROM reports r WHERE r.item = m.item AND r.reason = \(reason?.rawValue)))
                 ORDER BY m.reports DESC, m.first_reported, m.item LIMIT \(limit) OFFSET \(offset)
                 """)
-            return try rows.map(Self.item)
+            let columns = try ItemColumns(rows)
+            return try rows.map(columns.item)
         }
     }
 
@@ -253,15 +286,13 @@ extension Database {
         try await moderation { connection -> ModerationItem? in
             let target: String
             if let item {
-                let rows = try connection.query("""
-                    SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
-                    """)
+                let rows = try connection.query(Self.claimState(item: item))
                 guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-                try Self.checkNotOwn(author: try row.int(3), moderator: moderator)
-                let status: String = try row.string(0)
+                try Self.checkNotOwn(author: try row.int("author_id"), moderator: moderator)
+                let status: String = try row.string("status")
                 if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
-                let holder: Int? = try row.int(1)
-                let active: Bool? = try row.bool(2)
+                let holder: Int? = try row.int("claimed_by")
+                let active: Bool? = try row.bool("claim_live")
                 if status == "claimed", active == true, holder != moderator.id {
                     throw ModerationRefusal.conflict("another moderator holds that item")
                 }
@@ -275,7 +306,7 @@ extension Database {
                     LIMIT 1 FOR UPDATE SKIP LOCKED
                     """)
                 guard let row = rows.first else { return nil }
-                target = try row.string(0)
+                target = try row.string("item")
             }
             try connection.query("""
                 UPDATE moderation_items SET status = 'claimed', claimed_by = \(moderator.id),
@@ -294,16 +325,14 @@ extension Database {
     ) async throws -> ResolveOutcome {
         try await moderation { connection in
             try Self.lockFeedChanges(connection)
-            let rows = try connection.query("""
-                SELECT status, claimed_by, claim_expires > now(), author_id FROM moderation_items WHERE item = \(item) FOR UPDATE
-                """)
+            let rows = try connection.query(Self.claimState(item: item))
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-            let authorID: Int? = try row.int(3)
+            let authorID: Int? = try row.int("author_id")
             try Self.checkNotOwn(author: authorID, moderator: moderator)
-            let status: String = try row.string(0)
+            let status: String = try row.string("status")
             if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
-            let holder: Int? = try row.int(1)
-            let active: Bool? = try row.bool(2)
+            let holder: Int? = try row.int("claimed_by")
+            let active: Bool? = try row.bool("claim_live")
             let holds = status == "claimed" && active == true && holder == moderator.id
             guard holds || moderator.user.role == .admin else {
                 throw ModerationRefusal.forbidden("only the moderator holding the claim, or an admin, may resolve it")
@@ -337,6 +366,15 @@ extension Database {
         }
     }
 
+    /// Locks a queue item and reads who may decide it: `status`, `claimed_by`, `claim_live`
+    /// (the claim has not run out), `author_id`.
+    static func claimState(item: String) -> SQL {
+        """
+        SELECT status, claimed_by, claim_expires > now() AS claim_live, author_id FROM moderation_items
+        WHERE item = \(item) FOR UPDATE
+        """
+    }
+
     /// Nobody, admins included, claims or resolves a report on their own content.
     static func checkNotOwn(author: Int?, moderator: Account) throws {
         if author == moderator.id {
@@ -353,8 +391,8 @@ extension Database {
         }
         let rows = try connection.query("DELETE FROM replies WHERE id = \(item) RETURNING pin_id, hidden")
         guard let row = rows.first else { return (nil, nil) }
-        let pin: String = try row.string(0)
-        let wasHidden: Bool = try row.bool(1)
+        let pin: String = try row.string("pin_id")
+        let wasHidden: Bool = try row.bool("hidden")
         if !wasHidden {
             try connection.query("UPDATE pins SET reply_count = greatest(0, reply_count - 1) WHERE id = \(pin)")
         }
@@ -367,16 +405,16 @@ extension Database {
     /// lift, shorten or replace a ban an admin set while it lasts. Locks the target's row.
     static func checkBannable(_ connection: PostgresConnection, target: Int, by moderator: Account) throws {
         let rows = try connection.query("""
-            SELECT role, coalesce(banned_until > now() AND banned_by_role = 'admin', false)
+            SELECT role, coalesce(banned_until > now() AND banned_by_role = 'admin', false) AS admin_ban
             FROM users WHERE id = \(target) FOR UPDATE
             """)
         guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
         guard moderator.user.role != .admin else { return }
-        let role: String = try row.string(0)
+        let role: String = try row.string("role")
         if role != Role.user.rawValue {
             throw ModerationRefusal.forbidden("only an admin may ban a moderator or an admin")
         }
-        let adminBan: Bool = try row.bool(1)
+        let adminBan: Bool = try row.bool("admin_ban")
         if adminBan {
             throw ModerationRefusal.forbidden("an admin banned this user; only an admin may lift or change that ban")
         }
@@ -406,7 +444,7 @@ extension Database {
         try await moderation { connection in
             let rows = try connection.query("SELECT id FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE")
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
-            let userID: Int = try row.int(0)
+            let userID: Int = try row.int("id")
             guard userID != moderator.id else { throw ModerationRefusal.forbidden("you cannot ban or unban yourself") }
             try Self.checkBannable(connection, target: userID, by: moderator)
             try Self.setBan(connection, userID: userID, ban: ban, by: moderator)
@@ -443,21 +481,43 @@ extension Database {
     public func moderationLog(limit: Int, before: Int?) async throws -> (entries: [ModerationLogEntry], next: Int?) {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT l.id, (extract(epoch FROM l.at) * 1000000)::bigint, m.name, l.action, l.item, u.name, l.note
+                SELECT \(unescaped: Self.logColumns)
                 FROM moderation_log l JOIN users m ON m.id = l.moderator_id LEFT JOIN users u ON u.id = l.user_id
                 WHERE l.id < \(before ?? Int.max)
                 ORDER BY l.id DESC LIMIT \(limit + 1)
                 """)
-            let entries = try rows.prefix(limit).map(Self.logEntry)
+            let columns = try LogColumns(rows)
+            let entries = try rows.prefix(limit).map(columns.entry)
             return (entries, rows.count > limit ? entries.last?.id : nil)
         }
     }
 
-    /// Reads a log entry: id, at, moderator, action, item, user, note (columns 0…6).
-    static func logEntry(_ row: PostgresRow) throws -> ModerationLogEntry {
-        ModerationLogEntry(
-            id: try row.int(0), at: Timestamp(microseconds: Int64(try row.int(1) as Int)), moderator: try row.string(2),
-            action: try row.string(3), item: try row.string(4), user: try row.string(5), note: try row.string(6))
+    /// A log entry (`l`) with its moderator's (`m`) and user's (`u`) names, each column named
+    /// for ``LogColumns``.
+    static let logColumns = """
+        l.id AS log_id, (extract(epoch FROM l.at) * 1000000)::bigint AS log_at_us, m.name AS log_moderator,
+        l.action AS log_action, l.item AS log_item, u.name AS log_user, l.note AS log_note
+        """
+
+    /// ``logColumns`` found in one result, to read a log entry from each of its rows.
+    struct LogColumns {
+        let id, at, moderator, action, item, user, note: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("log_id")
+            at = try rows.column("log_at_us")
+            moderator = try rows.column("log_moderator")
+            action = try rows.column("log_action")
+            item = try rows.column("log_item")
+            user = try rows.column("log_user")
+            note = try rows.column("log_note")
+        }
+
+        func entry(_ row: PostgresRow) throws -> ModerationLogEntry {
+            ModerationLogEntry(
+                id: try row.int(id), at: Timestamp(microseconds: Int64(try row.int(at) as Int)), moderator: try row.string(moderator),
+                action: try row.string(action), item: try row.string(item), user: try row.string(user), note: try row.string(note))
+        }
     }
 
     /// A photo kept as evidence for a reported pin (for moderators).
@@ -466,7 +526,7 @@ extension Database {
             let rows = try await pool.query(
                 "SELECT snap_photo_mime, photo FROM moderation_items WHERE item = \(item) AND photo IS NOT NULL",
                 binaryResults: true)
-            guard let row = rows.first, let mime = try row.bytes(0), let data = try row.bytes(1) else { return nil }
+            guard let row = rows.first, let mime = try row.bytes("snap_photo_mime"), let data = try row.bytes("photo") else { return nil }
             return Photo(mime: String(decoding: mime, as: UTF8.self), data: data)
         }
     }

@@ -12,7 +12,7 @@ extension Database {
                 SELECT \(unescaped: Self.itemColumns) FROM moderation_items m LEFT JOIN users c ON c.id = m.claimed_by
                 WHERE m.item = \(item)
                 """)
-            return try rows.first.map(Self.item)
+            return try rows.first.map(ItemColumns(rows).item)
         }
     }
 
@@ -20,18 +20,21 @@ extension Database {
     public func itemReports(_ item: String) async throws -> [ItemReport] {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT u.name, extract(epoch FROM r.created_at - u.created_at)::bigint, r.reason, r.note,
-                       (extract(epoch FROM r.created_at) * 1000000)::bigint
+                SELECT u.name AS reporter, extract(epoch FROM r.created_at - u.created_at)::bigint AS reporter_age_s,
+                       r.reason, r.note, (extract(epoch FROM r.created_at) * 1000000)::bigint AS at_us
                 FROM reports r JOIN users u ON u.id = r.reporter_id
                 WHERE r.item = \(item)
                 ORDER BY r.created_at, r.id
                 """)
+            let (reporter, age, reason, note, at) = try (
+                rows.column("reporter"), rows.column("reporter_age_s"), rows.column("reason"), rows.column("note"),
+                rows.column("at_us"))
             return try rows.map { row in
-                let reason: String = try row.string(2)
+                let reasonText: String = try row.string(reason)
                 return ItemReport(
-                    reporter: try row.string(0), reporterAgeSeconds: max(0, try row.int(1)),
-                    reason: ReportReason(rawValue: reason) ?? .other, note: try row.string(3),
-                    at: Timestamp(microseconds: Int64(try row.int(4) as Int)))
+                    reporter: try row.string(reporter), reporterAgeSeconds: max(0, try row.int(age)),
+                    reason: ReportReason(rawValue: reasonText) ?? .other, note: try row.string(note),
+                    at: Timestamp(microseconds: Int64(try row.int(at) as Int)))
             }
         }
     }
@@ -42,44 +45,66 @@ extension Database {
     public func authorHistory(ofItem item: String, limit: Int = 10) async throws -> AuthorHistory? {
         try await mappingErrors {
             let authors = try await pool.query("""
-                SELECT u.id, u.name, u.role, \(unescaped: Self.banColumn("u")),
-                       (extract(epoch FROM u.created_at) * 1000000)::bigint
+                SELECT \(unescaped: Self.accountColumns("u")), (extract(epoch FROM u.created_at) * 1000000)::bigint AS joined_us
                 FROM moderation_items m JOIN users u ON u.id = m.author_id WHERE m.item = \(item)
                 """)
             guard let author = authors.first else { return nil }
-            let account = try Self.account(author)
-            let joined = Timestamp(microseconds: Int64(try author.int(4) as Int))
-            let pins = try await pool.query("""
-                SELECT id, body, (extract(epoch FROM created_at) * 1000000)::bigint, hidden, kind, lat, lon
+            let account = try AccountColumns(authors).account(author)
+            let joined = Timestamp(microseconds: Int64(try author.int("joined_us") as Int))
+            let pinRows = try await pool.query("""
+                SELECT id, body, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us, hidden, kind, lat, lon
                 FROM pins WHERE author_id = \(account.id) ORDER BY created_at DESC, id LIMIT \(limit)
-                """).map { row in
-                    let kind: String = try row.string(4)
-                    return AuthoredContent(
-                        id: try row.string(0), text: try row.string(1), created: Timestamp(microseconds: Int64(try row.int(2) as Int)),
-                        hidden: try row.bool(3), pinKind: PinKind(rawValue: kind), lat: try row.double(5), lon: try row.double(6))
-                }
-            let replies = try await pool.query("""
-                SELECT id, body, (extract(epoch FROM created_at) * 1000000)::bigint, hidden, pin_id
+                """)
+            let content = try ContentColumns(pinRows)
+            let (kind, lat, lon) = try (pinRows.column("kind"), pinRows.column("lat"), pinRows.column("lon"))
+            let pins = try pinRows.map { row in
+                let kindName: String = try row.string(kind)
+                return AuthoredContent(
+                    id: try row.string(content.id), text: try row.string(content.body),
+                    created: Timestamp(microseconds: Int64(try row.int(content.created) as Int)), hidden: try row.bool(content.hidden),
+                    pinKind: PinKind(rawValue: kindName), lat: try row.double(lat), lon: try row.double(lon))
+            }
+            let replyRows = try await pool.query("""
+                SELECT id, body, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us, hidden, pin_id
                 FROM replies WHERE author_id = \(account.id) ORDER BY created_at DESC, id LIMIT \(limit)
-                """).map { row in
-                    AuthoredContent(
-                        id: try row.string(0), text: try row.string(1), created: Timestamp(microseconds: Int64(try row.int(2) as Int)),
-                        hidden: try row.bool(3), pin: try row.string(4))
-                }
-            let reported = try await pool.query("""
+                """)
+            let reply = try ContentColumns(replyRows)
+            let pin = try replyRows.column("pin_id")
+            let replies = try replyRows.map { row in
+                AuthoredContent(
+                    id: try row.string(reply.id), text: try row.string(reply.body),
+                    created: Timestamp(microseconds: Int64(try row.int(reply.created) as Int)), hidden: try row.bool(reply.hidden),
+                    pin: try row.string(pin))
+            }
+            let reportedRows = try await pool.query("""
                 SELECT \(unescaped: Self.itemColumns) FROM moderation_items m LEFT JOIN users c ON c.id = m.claimed_by
                 WHERE m.author_id = \(account.id) AND m.item <> \(item)
                 ORDER BY m.first_reported DESC, m.item LIMIT \(limit)
-                """).map(Self.item)
-            let actions = try await pool.query("""
-                SELECT l.id, (extract(epoch FROM l.at) * 1000000)::bigint, m.name, l.action, l.item, u.name, l.note
+                """)
+            let reported = try reportedRows.map(ItemColumns(reportedRows).item)
+            let actionRows = try await pool.query("""
+                SELECT \(unescaped: Self.logColumns)
                 FROM moderation_log l JOIN users m ON m.id = l.moderator_id JOIN users u ON u.id = l.user_id
                 WHERE l.user_id = \(account.id)
                 ORDER BY l.id DESC LIMIT \(limit)
-                """).map(Self.logEntry)
+                """)
+            let actions = try actionRows.map(LogColumns(actionRows).entry)
             return AuthorHistory(
                 name: account.user.name, role: account.user.role, joined: joined, ban: account.ban, pins: pins,
                 replies: replies, reportedItems: reported, actions: actions)
+        }
+    }
+
+    /// What an author's pins and replies share in ``authorHistory(ofItem:limit:)``: `id`,
+    /// `body`, `created_us`, `hidden`, found in one result.
+    struct ContentColumns {
+        let id, body, created, hidden: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("id")
+            body = try rows.column("body")
+            created = try rows.column("created_us")
+            hidden = try rows.column("hidden")
         }
     }
 
@@ -88,11 +113,11 @@ extension Database {
     public func release(moderator: Account, item: String) async throws -> ModerationItem {
         try await moderation { connection in
             let rows = try connection.query("""
-                SELECT status = 'claimed' AND claim_expires > now() AND claimed_by = \(moderator.id)
+                SELECT status = 'claimed' AND claim_expires > now() AND claimed_by = \(moderator.id) AS holds
                 FROM moderation_items WHERE item = \(item) FOR UPDATE
                 """)
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-            guard try row.bool(0) as Bool else { throw ModerationRefusal.conflict("you hold no claim on that item") }
+            guard try row.bool("holds") as Bool else { throw ModerationRefusal.conflict("you hold no claim on that item") }
             try connection.query("""
                 UPDATE moderation_items SET status = 'open', claimed_by = NULL, claim_expires = NULL WHERE item = \(item)
                 """)

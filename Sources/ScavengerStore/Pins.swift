@@ -56,13 +56,15 @@ public enum DeleteOutcome: Sendable, Equatable {
 }
 
 extension Database {
-    /// The columns every pin query selects, in the order ``pin(_:)`` reads them: the pin as
-    /// clients see it, then whether moderation hides it.
+    /// The columns every pin query selects, each named for ``PinColumns`` to find it in any
+    /// statement that selects them (beside other columns, in any order): the pin as clients see
+    /// it, then whether moderation hides it.
     static let pinColumns = """
-        p.id, p.lat, p.lon, p.kind, p.body, u.name,
-        (extract(epoch FROM p.created_at) * 1000000)::bigint,
-        (extract(epoch FROM p.expires_at) * 1000000)::bigint,
-        p.region, p.photo_mime, p.photo_bytes, p.reply_count, p.hidden
+        p.id AS pin_id, p.lat AS pin_lat, p.lon AS pin_lon, p.kind AS pin_kind, p.body AS pin_body, u.name AS pin_author,
+        (extract(epoch FROM p.created_at) * 1000000)::bigint AS pin_created_us,
+        (extract(epoch FROM p.expires_at) * 1000000)::bigint AS pin_expires_us,
+        p.region AS pin_region, p.photo_mime AS pin_photo_mime, p.photo_bytes AS pin_photo_bytes,
+        p.reply_count AS pin_replies, p.hidden AS pin_hidden
         """
 
     /// A live pin: not yet expired.
@@ -70,25 +72,40 @@ extension Database {
     /// A pin anyone may see: live, and not hidden by moderation.
     static let visiblePin = "p.expires_at > now() AND NOT p.hidden"
 
-    /// Reads a row of ``pinColumns``.
-    static func pin(_ row: PostgresRow) throws -> IndexedPin {
-        try pin(row, from: 0)
-    }
+    /// ``pinColumns`` found in one result, to read a pin from each of its rows.
+    struct PinColumns {
+        let id, lat, lon, kind, body, author, created, expires, region, photoMime, photoBytes, replies, hidden: PostgresColumn
 
-    /// Reads ``pinColumns`` starting at column `first`.
-    static func pin(_ row: PostgresRow, from first: Int) throws -> IndexedPin {
-        let kindName: String = try row.string(first + 3)
-        guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
-        var photo: PhotoInfo?
-        if let mime: String = try row.string(first + 9), let bytes: Int = try row.int(first + 10) {
-            photo = PhotoInfo(mime: mime, bytes: bytes)
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("pin_id")
+            lat = try rows.column("pin_lat")
+            lon = try rows.column("pin_lon")
+            kind = try rows.column("pin_kind")
+            body = try rows.column("pin_body")
+            author = try rows.column("pin_author")
+            created = try rows.column("pin_created_us")
+            expires = try rows.column("pin_expires_us")
+            region = try rows.column("pin_region")
+            photoMime = try rows.column("pin_photo_mime")
+            photoBytes = try rows.column("pin_photo_bytes")
+            replies = try rows.column("pin_replies")
+            hidden = try rows.column("pin_hidden")
         }
-        return IndexedPin(
-            id: try row.string(first), lat: try row.double(first + 1), lon: try row.double(first + 2), kind: kind,
-            text: try row.string(first + 4), author: try row.string(first + 5),
-            created: Timestamp(microseconds: Int64(try row.int(first + 6) as Int)),
-            expires: Timestamp(microseconds: Int64(try row.int(first + 7) as Int)), region: try row.string(first + 8),
-            photo: photo, replies: try row.int(first + 11), hidden: try row.bool(first + 12))
+
+        func pin(_ row: PostgresRow) throws -> IndexedPin {
+            let kindName: String = try row.string(kind)
+            guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
+            var photo: PhotoInfo?
+            if let mime: String = try row.string(photoMime), let bytes: Int = try row.int(photoBytes) {
+                photo = PhotoInfo(mime: mime, bytes: bytes)
+            }
+            return IndexedPin(
+                id: try row.string(id), lat: try row.double(lat), lon: try row.double(lon), kind: kind,
+                text: try row.string(body), author: try row.string(author),
+                created: Timestamp(microseconds: Int64(try row.int(created) as Int)),
+                expires: Timestamp(microseconds: Int64(try row.int(expires) as Int)), region: try row.string(region),
+                photo: photo, replies: try row.int(replies), hidden: try row.bool(hidden))
+        }
     }
 
     /// Writes a pin (and its photo) in one statement, so both or neither are stored. Text pins
@@ -108,7 +125,7 @@ extension Database {
                 SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
                 WHERE p.id = \(id) AND \(unescaped: Self.visiblePin)
                 """)
-            return try rows.first.map(Self.pin)?.pin
+            return try rows.first.map(PinColumns(rows).pin)?.pin
         }
     }
 
@@ -119,7 +136,7 @@ extension Database {
                 SELECT p.photo_mime, ph.data FROM pins p JOIN photos ph ON ph.pin_id = p.id
                 WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
                 """, binaryResults: true)
-            guard let row = rows.first, let mime = try row.bytes(0), let data = try row.bytes(1) else { return nil }
+            guard let row = rows.first, let mime = try row.bytes("photo_mime"), let data = try row.bytes("data") else { return nil }
             return Photo(mime: String(decoding: mime, as: UTF8.self), data: data)
         }
     }
@@ -135,7 +152,7 @@ extension Database {
                     SELECT p.author_id FROM pins p WHERE p.id = \(id) AND \(unescaped: Self.livePin) FOR UPDATE
                     """)
                 guard let row = rows.first else { return DeleteOutcome.notFound }
-                let authorID: Int = try row.int(0)
+                let authorID: Int = try row.int("author_id")
                 guard canModerate || authorID == userID else { return .forbidden }
                 if authorID != userID {
                     try Self.auditDelete(connection, pin: id, moderator: userID, author: authorID)
@@ -165,13 +182,13 @@ extension Database {
                         )
                         INSERT INTO replies (id, pin_id, author_id, body)
                         SELECT \(id), target.id, \(authorID), \(text) FROM target
-                        RETURNING (extract(epoch FROM created_at) * 1000000)::bigint
+                        RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
                         """)
                     // No live pin: the rollback gives the token back.
                     guard let row = rows.first else { throw StoreError.unexpected(Self.pinNotLive) }
                     return PinReply(
                         id: id, pin: pinID, text: text, author: authorName,
-                        created: Timestamp(microseconds: Int64(try row.int(0) as Int)))
+                        created: Timestamp(microseconds: Int64(try row.int("created_us") as Int)))
                 }
             }
         } catch .unexpected(Self.pinNotLive) {
@@ -189,8 +206,9 @@ extension Database {
         guard let rate else { return }
         let rows = try connection.query("""
             SELECT take_rate_token(\(userID)::bigint, \(action.rawValue)::text, \(Double(rate.count))::float8, \(rate.perSecond)::float8)
+                AS wait
             """)
-        let wait: Double = try rows[0].double(0)
+        let wait: Double = try rows[0].double("wait")
         if wait > 0 { throw StoreError.rateLimited(waiting: wait) }
     }
 
@@ -200,7 +218,7 @@ extension Database {
     {
         try await mappingErrors {
             var sql: SQL = """
-                SELECT r.id, r.body, u.name, (extract(epoch FROM r.created_at) * 1000000)::bigint
+                SELECT r.id, r.body, u.name AS author, (extract(epoch FROM r.created_at) * 1000000)::bigint AS created_us
                 FROM replies r JOIN users u ON u.id = r.author_id
                 WHERE r.pin_id = \(pinID) AND NOT r.hidden
                   AND EXISTS (SELECT 1 FROM pins p WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin))
@@ -217,10 +235,12 @@ extension Database {
                 if live.isEmpty { return nil }
             }
             var replies: [PinReply] = []
+            let (id, body, author, created) = try (
+                rows.column("id"), rows.column("body"), rows.column("author"), rows.column("created_us"))
             for row in rows.prefix(limit) {
                 replies.append(PinReply(
-                    id: try row.string(0), pin: pinID, text: try row.string(1), author: try row.string(2),
-                    created: Timestamp(microseconds: Int64(try row.int(3) as Int))))
+                    id: try row.string(id), pin: pinID, text: try row.string(body), author: try row.string(author),
+                    created: Timestamp(microseconds: Int64(try row.int(created) as Int))))
             }
             let next = rows.count > limit ? replies.last.map { ReplyCursor(pinID: pinID, created: $0.created, id: $0.id) } : nil
             return (replies, next)

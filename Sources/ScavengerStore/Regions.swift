@@ -33,13 +33,13 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT r.name, r.min_lon, r.min_lat, r.max_lon, r.max_lat,
-                       (SELECT count(*) FROM pins p WHERE p.region = r.name AND p.expires_at > now())
+                       (SELECT count(*) FROM pins p WHERE p.region = r.name AND p.expires_at > now()) AS pins
                 FROM regions r ORDER BY r.name
                 """)
+            let (name, pins) = try (rows.column("name"), rows.column("pins"))
+            let envelope = try EnvelopeColumns(rows)
             return try rows.map { row in
-                RegionSummary(
-                    name: try row.string(0), pins: try row.int(5),
-                    envelope: Envelope(minX: try row.double(1), minY: try row.double(2), maxX: try row.double(3), maxY: try row.double(4)))
+                RegionSummary(name: try row.string(name), pins: try row.int(pins), envelope: try envelope.envelope(row))
             }
         }
     }
@@ -60,8 +60,8 @@ extension Database {
                         max_lat = excluded.max_lat, max_lon = excluded.max_lon, area = excluded.area, updated_at = now()
                     """)
                 let reassigned = try Self.reassign(connection, name: region.name, box: region.envelope)
-                let members = try connection.query("SELECT count(*) FROM pins WHERE region = \(region.name)")
-                return RegionUpdate(pinsReassigned: reassigned, pinsInRegion: try members[0].int(0))
+                let members = try connection.query("SELECT count(*) AS pins FROM pins WHERE region = \(region.name)")
+                return RegionUpdate(pinsReassigned: reassigned, pinsInRegion: try members[0].int("pins"))
             }
         }
     }
@@ -78,9 +78,10 @@ extension Database {
                 guard deleted.affectedRows > 0 else { return nil }
                 let index = try RegionIndex(try Self.loadRegions(connection))
                 var moves: [String: [String]] = [:]
+                let (id, lat, lon) = try (members.column("id"), members.column("lat"), members.column("lon"))
                 for row in members {
-                    if let target = index.region(lat: try row.double(1), lon: try row.double(2)) {
-                        moves[target, default: []].append(try row.string(0))
+                    if let target = index.region(lat: try row.double(lat), lon: try row.double(lon)) {
+                        moves[target, default: []].append(try row.string(id))
                     }
                 }
                 for (target, ids) in moves {
@@ -100,11 +101,29 @@ extension Database {
         let rows = try connection.query("""
             SELECT name, geojson, min_lon, min_lat, max_lon, max_lat, area FROM regions ORDER BY name
             """)
+        let (name, geoJSON, area) = try (rows.column("name"), rows.column("geojson"), rows.column("area"))
+        let envelope = try EnvelopeColumns(rows)
         return try rows.map { row in
             RegionDefinition(
-                name: try row.string(0), geoJSON: try row.string(1),
-                envelope: Envelope(minX: try row.double(2), minY: try row.double(3), maxX: try row.double(4), maxY: try row.double(5)),
-                area: try row.double(6))
+                name: try row.string(name), geoJSON: try row.string(geoJSON), envelope: try envelope.envelope(row),
+                area: try row.double(area))
+        }
+    }
+
+    /// A region's box, as `regions` stores it (`min_lon`, `min_lat`, `max_lon`, `max_lat`),
+    /// found in one result.
+    struct EnvelopeColumns {
+        let minLon, minLat, maxLon, maxLat: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            minLon = try rows.column("min_lon")
+            minLat = try rows.column("min_lat")
+            maxLon = try rows.column("max_lon")
+            maxLat = try rows.column("max_lat")
+        }
+
+        func envelope(_ row: PostgresRow) throws(PostgresError) -> Envelope {
+            Envelope(minX: try row.double(minLon), minY: try row.double(minLat), maxX: try row.double(maxLon), maxY: try row.double(maxLat))
         }
     }
 
@@ -119,11 +138,13 @@ extension Database {
             FOR UPDATE
             """)
         var moves: [String?: [String]] = [:]
+        let (id, lat, lon, region) = try (
+            candidates.column("id"), candidates.column("lat"), candidates.column("lon"), candidates.column("region"))
         for row in candidates {
-            let current: String? = try row.string(3)
-            let target = index.region(lat: try row.double(1), lon: try row.double(2))
+            let current: String? = try row.string(region)
+            let target = index.region(lat: try row.double(lat), lon: try row.double(lon))
             if target != current {
-                moves[target, default: []].append(try row.string(0))
+                moves[target, default: []].append(try row.string(id))
             }
         }
         for (target, ids) in moves {

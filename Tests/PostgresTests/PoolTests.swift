@@ -1,5 +1,5 @@
 import Dispatch
-import Postgres
+@testable import Postgres
 import ScavengerTestSupport
 import Testing
 
@@ -44,7 +44,10 @@ struct PoolTests {
 
     @Test("a call that finds no connection free is counted as a wait, with the time it waited")
     func waitsAreCounted() async throws {
-        let pool = try TestDatabase.isolatedPool(maxConnections: 1)
+        // The pool's clock moves only when the test moves it, so the wait is known exactly.
+        let clock = ManualClock()
+        let pool = PostgresPool(
+            configuration: try TestDatabase.isolatedConfiguration(), maxConnections: 1, now: ManualClock.reading(clock))
         _ = try await pool.query("SELECT 1")
         let before = pool.waitStatistics
         #expect(before.waiting == 0 && before.waits == 0 && before.waited == .zero)
@@ -52,17 +55,16 @@ struct PoolTests {
         // however slowly this host runs the tasks.
         let release = DispatchSemaphore(value: 0)
         let holding = Task { try await pool.withConnection { _ in release.wait() } }
-        while pool.statistics.idle == 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the holder has the connection", timeout: .seconds(30)) { pool.statistics.idle == 0 }
         let queued = Task { try await pool.query("SELECT 2") }
-        while pool.waitStatistics.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the second call queues", timeout: .seconds(30)) { pool.waitStatistics.waiting == 1 }
         #expect(pool.waitStatistics.waits == 1)
-        try await Task.sleep(for: .milliseconds(150))
+        clock.advance(by: .milliseconds(150))
         release.signal()
         _ = try await holding.value
         _ = try await queued.value
         let after = pool.waitStatistics
-        #expect(after.waiting == 0 && after.waits == 1)
-        #expect(after.waited > .milliseconds(100) && after.waited < .seconds(10))
+        #expect(after == PostgresPool.WaitStatistics(waiting: 0, waits: 1, waited: .milliseconds(150)))
         await pool.shutdown()
     }
 
@@ -273,7 +275,7 @@ struct PoolTests {
         #expect(pool.statistics.idle == 0)
 
         let waiting = Task { try await pool.query("SELECT 1") }
-        try await Task.sleep(for: .milliseconds(100))
+        try await eventually("the call queues", timeout: .seconds(30)) { pool.waitStatistics.waiting == 1 }
         let shutdown = Task { await pool.shutdown() }
         // The waiter is failed at once, while the running call still holds the connection.
         let error = await #expect(throws: PostgresError.self) {

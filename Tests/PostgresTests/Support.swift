@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import ScavengerTestSupport
+import Synchronization
 import Testing
 
 /// Helpers shared by the database tests of this target.
@@ -22,6 +23,24 @@ enum Fixture {
         var components = try #require(URLComponents(string: TestDatabase.url()))
         components.port = port
         return try #require(components.string)
+    }
+}
+
+/// A clock that moves only when the test moves it: a pool that reads it keeps a back-off
+/// for as long as the test likes, and counts waits exactly.
+final class ManualClock: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
+
+    func advance(by duration: Duration) {
+        instant.withLock { $0 += duration }
+    }
+
+    /// What a pool reads the time from: this clock, or the real one when nil.
+    static func reading(_ clock: ManualClock?) -> @Sendable () -> ContinuousClock.Instant {
+        guard let clock else { return { .now } }
+        return { clock.now }
     }
 }
 
