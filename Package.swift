@@ -74,6 +74,7 @@ let package = Package(
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
             "ScavengerBoard", "ScavengerCore",
+            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ], swiftSettings: frontEndSettings),
@@ -102,7 +103,6 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,4 +1,3 @@
-import DequeModule
 import ScavengerBoard
 import ScavengerCore
 import ScavengerProtocol
@@ -10,21 +9,19 @@ import Synchronization
 /// on the TCP port.
 final class WebSocketEvents: WatchSink {
     private struct State {
-        var pending = Deque<(watch: String?, text: String)>()
-        var bytes = 0
+        var pending: PendingWatchEvents
         /// Watches that overflowed: to end once out of the hub's lock.
         var overflowed: [String] = []
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
     }
 
-    private let maxBytes: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// The session whose watches these are; set once the session exists.
     private let owner = Mutex<Session?>(nil)
 
     init(maxBytes: Int) {
-        self.maxBytes = maxBytes
+        state = Mutex(State(pending: PendingWatchEvents(maximumBytes: maxBytes)))
     }
 
     func bind(_ session: Session) {
@@ -33,36 +30,13 @@ final class WebSocketEvents: WatchSink {
 
     func deliver(_ events: [WatchEvent]) {
         guard let session = owner.withLock({ $0 }) else { return }
-        var scratch: [UInt8] = []
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
-            for event in events where session.holdsWatch(event.watch) && !state.overflowed.contains(event.watch) {
-                if case .overflow = event {
-                    Self.overflow(event.watch, &state)
-                    continue
-                }
-                scratch.removeAll(keepingCapacity: true)
-                EventLine.encode(event, into: &scratch)
-                if scratch.last == UInt8(ascii: "\n") { scratch.removeLast() }
-                state.pending.append((event.watch, String(decoding: scratch, as: UTF8.self)))
-                state.bytes += scratch.count
-                if state.bytes > maxBytes { Self.overflow(event.watch, &state) }
-            }
+            state.overflowed += state.pending.add(events, holds: session.holdsWatch)
             defer { state.waiter = nil }
             return state.waiter
         }
         waiter?.resume()
-    }
-
-    /// Drops the watch's waiting events and queues its `overflow`.
-    private static func overflow(_ watch: String, _ state: inout State) {
-        state.pending.removeAll { $0.watch == watch }
-        state.bytes = state.pending.reduce(0) { $0 + $1.text.utf8.count }
-        var line = EventLine.overflow(watch: watch)
-        if line.last == UInt8(ascii: "\n") { line.removeLast() }
-        state.pending.append((nil, String(decoding: line, as: UTF8.self)))
-        state.bytes += line.count
-        state.overflowed.append(watch)
     }
 
     /// The next events to write, and the watches that overflowed meanwhile; nil once closed.
@@ -71,10 +45,12 @@ final class WebSocketEvents: WatchSink {
             let taken = state.withLock { state -> (events: [(watch: String?, text: String)], overflowed: [String])?? in
                 if state.closed { return .some(nil) }
                 guard !state.pending.isEmpty || !state.overflowed.isEmpty else { return nil }
-                let events = Array(state.pending)
+                // One text message per line, without its newline.
+                let events = state.pending.takeAll().map { line in
+                    (line.watch, String(decoding: line.bytes.dropLast(line.bytes.last == UInt8(ascii: "\n") ? 1 : 0), as: UTF8.self))
+                }
                 let overflowed = state.overflowed
-                state.pending.removeAll()
-                state.bytes = 0
+                state.pending.ended(overflowed)
                 state.overflowed = []
                 return .some((events, overflowed))
             }
