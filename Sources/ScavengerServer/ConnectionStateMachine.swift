@@ -7,16 +7,22 @@ import NIOCore
 /// writability, a timer firing, the client's FIN, …) and performs the ``Action`` each call returns.
 /// It does no I/O and reads no clock (times come in as arguments).
 ///
-///     idle ──activated──▶ active ──client's FIN──▶ halfClosed ──nothing owed──▶ draining ──▶ (closed)
-///                           │ └──line deadline──▶ lineTimedOut ──nothing owed──▶ lingering ──▶ (closed)
-///                           ├──QUIT (from any serving state)──▶ draining
-///                           └──LINE_TOO_LONG, refused (from any serving state)──▶ lingering
-///     any ──channel inactive──▶ closed
+/// Transitions:
+/// - `idle` → `active` when the channel becomes active;
+/// - `active` → `halfClosed` at the client's FIN while replies are owed (→ `draining` when none are);
+/// - `active` → `lineTimedOut` when the line deadline passes while replies are owed (→ `lingering`
+///   when none are);
+/// - `halfClosed` → `draining` and `lineTimedOut` → `lingering` once nothing is owed;
+/// - any serving state → `draining` with `QUIT`'s reply, → `lingering` at `LINE_TOO_LONG` (or, from
+///   `active`, when the connection is refused);
+/// - `draining` closes once its writes are done, `lingering` at the client's FIN or the linger's end;
+/// - any state → `closed` when the channel is inactive.
 ///
-/// `active`, `halfClosed` and `lineTimedOut` are the serving states: queued lines are answered in
-/// order there, one command at a time, while the output is below its high-water mark and the
-/// connection has turns left (``Serving``). Reads are held back in every state while the queue is full
-/// or the output is above its mark.
+/// `active`, `halfClosed` and `lineTimedOut` are the serving states: queued lines are answered there
+/// in order, one command at a time (waiting on the database: ``Serving/commandInFlight``), while the
+/// output is below its high-water mark (held back: not ``writable``) and the connection has turns
+/// left (``Serving/turn``). Reads are held back in every state while the queue is full or the output
+/// is above its mark.
 struct ConnectionStateMachine {
     /// Limits and timeouts; the handler's constants and the server's configuration.
     struct Configuration: Equatable {
