@@ -30,6 +30,9 @@ import ScavengerProtocol
 /// spent waiting for the client counts toward the line deadline: while reads are held back (the
 /// queue is full, or the client is not reading its replies) it is pushed back. One handler does
 /// all of it so that a request passes through no other handler between the socket and its reply.
+///
+/// Which of these applies when is the ``ConnectionStateMachine``'s to say: the handler feeds it
+/// every event and performs the actions it returns.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -61,35 +64,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var connectionID: ConnectionRegistry.ID?
     private var executor: EventLoopExecutor!
 
+    private var stateMachine: ConnectionStateMachine
     private var framer: LineFramer
-    private var queue = CircularBuffer<InboundFrame>()
     /// When the line deadline passes, if a line is unfinished.
     private var lineDeadline: Scheduled<Void>?
-    /// The line deadline passed while earlier requests still had replies to come: its `ERR`
-    /// goes out after them, and input is dropped meanwhile.
-    private var lineDeadlinePassed = false
-    /// A read was asked of the socket and no data has come since: the server is waiting.
-    private var waitingForClient = false
-    /// The idle timeout's next check, and when the socket last gave bytes.
+    /// The idle timeout's next check.
     private var idleCheck: Scheduled<Void>?
-    private var lastRead = NIODeadline.now()
-    /// Lines answered since this connection last let others go first, and whether it is
-    /// waiting for its next turn.
-    private var linesThisTurn = 0
-    private var turnYielded = false
-    private var queuedBytes = 0
-    /// A deferred command is running; its reply comes before anything queued.
-    private var awaitingDeferred = false
-    /// A `read` was held back because the queue is full.
-    private var readHeld = false
-    private var inputClosed = false
-    /// After QUIT or LINE_TOO_LONG: further input is dropped.
-    private var finishing = false
-    /// After LINE_TOO_LONG: the client's FIN ends the connection at once.
-    private var lingering = false
-    private var unflushed = false
-    /// Reply bytes written since the last flush.
-    private var unflushedBytes = 0
     private var scratch: [UInt8] = []
     /// Largest scratch array (and reply buffer) kept between replies; a bigger one is given back.
     static let scratchCapacity = 64 * 1024
@@ -108,6 +88,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
         self.configuration = configuration
         self.logger = logger
         self.framer = LineFramer(maxLineBytes: configuration.limits.maxLineBytes)
+        self.stateMachine = ConnectionStateMachine(configuration: Self.stateMachineConfiguration(configuration))
+    }
+
+    /// The state machine's limits: this handler's constants and the server's configuration.
+    static func stateMachineConfiguration(_ configuration: ServerConfiguration) -> ConnectionStateMachine.Configuration {
+        ConnectionStateMachine.Configuration(
+            linesPerTurn: linesPerTurn,
+            maximumQueuedLines: maximumQueuedLines,
+            maximumQueuedBytes: maximumQueuedBytes,
+            flushBytes: configuration.outputHighWaterBytes / 2,
+            lineTimeout: configuration.lineTimeoutSeconds > 0 ? .seconds(Int64(configuration.lineTimeoutSeconds)) : nil,
+            idleTimeout: configuration.idleTimeoutSeconds > 0 ? .seconds(Int64(configuration.idleTimeoutSeconds)) : nil)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -120,7 +112,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        scheduleIdleCheck(in: .seconds(Int64(configuration.idleTimeoutSeconds)))
+        perform(stateMachine.activated(now: context.eventLoop.now))
         let id = registry.register(
             context.channel, limit: configuration.maxConnections, perAddressLimit: configuration.maxConnectionsPerAddress)
         connectionID = id
@@ -140,7 +132,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             if let refused = registry.noteRefusal() {
                 logger.warning("connections refused", metadata: ["count": "\(refused)", "reason": "\(message)"])
             }
-            lingeringClose(after: .error(.unavailable, message))
+            perform(stateMachine.refuse(message: message))
             context.fireChannelActive()
             return
         }
@@ -149,6 +141,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        stateMachine.closed()
         cancelLineDeadline()
         idleCheck?.cancel()
         idleCheck = nil
@@ -165,57 +158,25 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
-        lastRead = .now()
-        watchLineDeadline(bytes)
-        guard !finishing, !lineDeadlinePassed else { return }
+        perform(stateMachine.bytesRead(bytes, now: context.eventLoop.now))
+        guard stateMachine.acceptsInput else { return }
         framer.append(bytes)
-        while !finishing, let frame = framer.next(allocator: context.channel.allocator) {
-            receive(frame)
-        }
-    }
-
-    /// One line (or notice of a line too long), in the order received.
-    private func receive(_ frame: InboundFrame) {
-        if awaitingDeferred || !queue.isEmpty || !context.channel.isWritable || turnSpent {
-            enqueue(frame)
-            if turnSpent { yieldTurn() }
-        } else {
-            linesThisTurn += 1
-            handle(frame)
+        while stateMachine.acceptsInput, let frame = framer.next(allocator: context.channel.allocator) {
+            perform(stateMachine.frameReceived(frame))
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if !turnYielded { linesThisTurn = 0 }
+        stateMachine.readComplete()
         flushIfNeeded()
         context.fireChannelReadComplete()
-    }
-
-    /// This connection has answered its share of lines for now.
-    private var turnSpent: Bool { linesThisTurn >= Self.linesPerTurn }
-
-    /// Lets the event loop serve other connections, then goes on with the queue.
-    private func yieldTurn() {
-        guard !turnYielded, let context else { return }
-        turnYielded = true
-        flushIfNeeded()
-        // A task for "now" would run before the loop looks at its sockets again (NIO runs ready
-        // tasks until none is left); one a moment ahead lets it wait for I/O first.
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.turnGap) {
-            self.turnYielded = false
-            self.linesThisTurn = 0
-            self.drainQueue()
-            self.flushIfNeeded()
-        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
             // A last line without `\n` is incomplete: the client went away before finishing it.
             framer.dropUnfinished()
-            cancelLineDeadline()
-            inputClosed = true
-            if lingering { context.close(promise: nil) } else { closeIfDone() }
+            perform(stateMachine.inputClosed())
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -228,87 +189,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Holds reads back while the queue is full or the unsent output is above its high-water
     /// mark: the kernel's buffer, then the client, wait.
     func read(context: ChannelHandlerContext) {
-        if mustHoldReads(context) {
-            readHeld = true
-        } else {
-            readFromClient(context)
-        }
-    }
-
-    /// Asks the socket for more input: from now on the server waits for the client.
-    private func readFromClient(_ context: ChannelHandlerContext) {
-        waitingForClient = true
-        context.read()
-    }
-
-    // MARK: Timers
-
-    /// Arms or cancels the line deadline for bytes just read: a line in progress (bytes after the
-    /// last newline) must be finished within it.
-    private func watchLineDeadline(_ bytes: ByteBuffer) {
-        waitingForClient = false
-        guard configuration.lineTimeoutSeconds > 0 else { return }
-        let view = bytes.readableBytesView
-        if let newline = view.lastIndex(of: UInt8(ascii: "\n")) {
-            // The line in progress, if any, starts after the last newline.
-            cancelLineDeadline()
-            if newline != view.index(before: view.endIndex) { armLineDeadline() }
-        } else if lineDeadline == nil, !view.isEmpty {
-            armLineDeadline()
-        }
-    }
-
-    private func armLineDeadline() {
-        guard let context else { return }
-        let seconds = Int64(configuration.lineTimeoutSeconds)
-        lineDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { [self] in
-            lineDeadline = nil
-            guard waitingForClient else {
-                // Reads are held back by the server: the client is not the one making us wait.
-                armLineDeadline()
-                return
-            }
-            guard !finishing, !lineDeadlinePassed else { return }
-            lineDeadlinePassed = true
-            // Requests that came whole before the unfinished one are answered first.
-            if !awaitingDeferred, queue.isEmpty { closeForLineDeadline() }
-        }
-    }
-
-    /// Sends the line deadline's `ERR` and closes, once every earlier request has its reply.
-    /// The client may still be sending its line: what it sends meanwhile is read and dropped
-    /// for a moment, as after `LINE_TOO_LONG`, since closing with it unread would reset the
-    /// connection and could destroy the `ERR` on its way.
-    private func closeForLineDeadline() {
-        guard context != nil, !finishing else { return }
-        let reply = Reply.error(
-            .badRequest, "request line not finished within \(configuration.lineTimeoutSeconds) s; closing")
-        table.metrics?.recordFrontEndReply(reply)
-        lingeringClose(after: reply)
-    }
-
-    private func cancelLineDeadline() {
-        lineDeadline?.cancel()
-        lineDeadline = nil
-    }
-
-    /// Closes the connection once nothing has been read for the idle timeout (none when 0).
-    private func scheduleIdleCheck(in delay: TimeAmount) {
-        guard configuration.idleTimeoutSeconds > 0, let context else { return }
-        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: .now() + delay) { [self] in
-            let timeout = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
-            let quiet = NIODeadline.now() - lastRead
-            if quiet >= timeout {
-                self.context?.close(promise: nil)
-            } else {
-                scheduleIdleCheck(in: timeout - quiet)
-            }
-        }
+        perform(stateMachine.readRequested())
     }
 
     /// The client has read enough of its replies: answer what waits, and read again.
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
+        let writable = context.channel.isWritable
+        stateMachine.writabilityChanged(writable)
+        if writable {
             drainQueue()
             writePendingEvents()
             flushIfNeeded()
@@ -316,8 +204,83 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    private func mustHoldReads(_ context: ChannelHandlerContext) -> Bool {
-        queue.count >= Self.maximumQueuedLines || queuedBytes >= Self.maximumQueuedBytes || !context.channel.isWritable
+    // MARK: Actions
+
+    /// Does what the state machine asked for.
+    private func perform(_ action: ConnectionStateMachine.Action) {
+        guard let context else { return }
+        switch action {
+        case .none:
+            break
+        case .answer(let line):
+            answer(line)
+        case .read:
+            context.read()
+        case .flush:
+            context.flush()
+        case .yieldTurn:
+            yieldTurn(context)
+        case .startLineDeadline:
+            startLineDeadline(context)
+        case .cancelLineDeadline:
+            cancelLineDeadline()
+        case .scheduleIdleCheck(let delay):
+            idleCheck = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+                perform(stateMachine.idleCheckFired(now: context.eventLoop.now))
+            }
+        case .close:
+            context.close(promise: nil)
+        case .closeAfterWrites:
+            cancelLineDeadline()
+            closeAfterPendingWrites(context)
+        case .closeWithError(let error, let closeNow):
+            cancelLineDeadline()
+            lingeringClose(context, after: reply(closing: error), closeNow: closeNow)
+        }
+    }
+
+    /// Answers the state machine's next actions until it has none: queued lines, the end of a turn,
+    /// a held read, the end of the connection.
+    private func drainQueue() {
+        while context != nil {
+            let action = stateMachine.nextAction()
+            if case .none = action { return }
+            perform(action)
+        }
+    }
+
+    private func flushIfNeeded() {
+        guard context != nil else { return }
+        perform(stateMachine.flushIfNeeded())
+    }
+
+    // MARK: Timers
+
+    /// Lets the event loop serve other connections, then goes on with the queue.
+    private func yieldTurn(_ context: ChannelHandlerContext) {
+        flushIfNeeded()
+        // A task for "now" would run before the loop looks at its sockets again (NIO runs ready
+        // tasks until none is left); one a moment ahead lets it wait for I/O first.
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.turnGap) {
+            self.stateMachine.turnEnded()
+            self.drainQueue()
+            self.flushIfNeeded()
+        }
+    }
+
+    /// Starts the line deadline from now (again, if it was running).
+    private func startLineDeadline(_ context: ChannelHandlerContext) {
+        lineDeadline?.cancel()
+        let seconds = Int64(configuration.lineTimeoutSeconds)
+        lineDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { [self] in
+            lineDeadline = nil
+            perform(stateMachine.lineDeadlineFired())
+        }
+    }
+
+    private func cancelLineDeadline() {
+        lineDeadline?.cancel()
+        lineDeadline = nil
     }
 
     // MARK: Events
@@ -327,7 +290,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// high-water mark they wait here, and past `maxEventBytes` waiting the watch at fault gets
     /// `overflow` and ends.
     fileprivate func receive(_ events: [WatchEvent]) {
-        guard let context, !finishing, let session = commandContext?.session else { return }
+        guard let context, stateMachine.acceptsEvents, let session = commandContext?.session else { return }
         for event in events where session.holdsWatch(event.watch) {
             if case .overflow = event {
                 overflow(event.watch, session: session)
@@ -365,82 +328,44 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Writes waiting events while the channel takes them.
     private func writePendingEvents() {
         guard let context else { return }
-        while context.channel.isWritable, !finishing, let event = pendingEvents.popFirst() {
+        while stateMachine.mayWriteEvents, let event = pendingEvents.popFirst() {
             pendingEventBytes -= event.line.readableBytes
             // A watch ended by UNWATCH since says nothing more.
             if let watch = event.watch, commandContext?.session.holdsWatch(watch) != true { continue }
-            unflushed = true
-            unflushedBytes += event.line.readableBytes
+            let flush = stateMachine.wrote(event.line.readableBytes)
             context.write(wrapOutboundOut(event.line), promise: nil)
-            if unflushedBytes >= configuration.outputHighWaterBytes / 2 { flushIfNeeded() }
+            perform(flush)
         }
     }
 
     // MARK: Requests
 
-    private func enqueue(_ frame: InboundFrame) {
-        queue.append(frame)
-        if case .line(let line) = frame { queuedBytes += line.readableBytes }
-    }
-
-    private func dequeue() -> InboundFrame? {
-        guard let frame = queue.popFirst() else { return nil }
-        if case .line(let line) = frame { queuedBytes -= line.readableBytes }
-        return frame
-    }
-
-    /// Handles one frame; it may leave a deferred command running.
-    private func handle(_ frame: InboundFrame) {
-        switch frame {
-        case .line(let line):
-            guard let text = String(validating: line.readableBytesView, as: UTF8.self) else {
-                let outcome = CommandOutcome(.error(.badRequest, "request line is not valid UTF-8"))
-                table.metrics?.recordFrontEndReply(outcome.reply)
-                write(outcome)
-                return
-            }
-            switch table.dispatch(line: text, context: commandContext) {
-            case .reply(let outcome):
-                if let outcome { write(outcome) }
-            case .deferred(let work):
-                startDeferred(work)
-            }
-        case .lineTooLong:
-            let reply = Reply.error(.lineTooLong, "request line longer than \(configuration.limits.maxLineBytes) bytes; closing")
-            table.metrics?.recordFrontEndReply(reply)
-            logger.info("closing: line too long")
-            lingeringClose(after: reply)
+    /// Runs one request line; it may leave a deferred command running.
+    private func answer(_ line: ByteBuffer) {
+        guard let text = String(validating: line.readableBytesView, as: UTF8.self) else {
+            let outcome = CommandOutcome(.error(.badRequest, "request line is not valid UTF-8"))
+            table.metrics?.recordFrontEndReply(outcome.reply)
+            write(outcome)
+            return
+        }
+        switch table.dispatch(line: text, context: commandContext) {
+        case .reply(let outcome):
+            if let outcome { write(outcome) }
+        case .deferred(let work):
+            startDeferred(work)
         }
     }
 
     private func startDeferred(_ work: @escaping @Sendable () async -> CommandOutcome) {
-        awaitingDeferred = true
+        stateMachine.commandStarted()
         let promise = context.eventLoop.makePromise(of: CommandOutcome.self)
         Task(executorPreference: executor) { promise.succeed(await work()) }
         promise.futureResult.assumeIsolated().whenSuccess { outcome in
-            self.awaitingDeferred = false
-            guard self.context != nil else { return }
+            guard self.stateMachine.commandFinished(), self.context != nil else { return }
             self.write(outcome)
             self.drainQueue()
             self.flushIfNeeded()
         }
-    }
-
-    /// Handles queued lines in order until one defers, the output is above its high-water mark,
-    /// or the queue is empty.
-    private func drainQueue() {
-        guard let context else { return }
-        while !awaitingDeferred, !finishing, context.channel.isWritable, !turnSpent, let frame = dequeue() {
-            linesThisTurn += 1
-            handle(frame)
-        }
-        if turnSpent, !queue.isEmpty { yieldTurn() }
-        if lineDeadlinePassed, !awaitingDeferred, queue.isEmpty { closeForLineDeadline() }
-        if readHeld, !mustHoldReads(context) {
-            readHeld = false
-            readFromClient(context)
-        }
-        closeIfDone()
     }
 
     /// Writes a reply; flushes once half the output high-water mark is waiting unflushed, since
@@ -452,30 +377,30 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let buffer = wrapOutboundOut(reply)
         guard outcome.closesConnection else {
             context.write(buffer, promise: nil)
-            unflushed = true
-            unflushedBytes += bytes
-            if unflushedBytes >= configuration.outputHighWaterBytes / 2 { flushIfNeeded() }
+            perform(stateMachine.wrote(bytes))
             return
         }
-        finishing = true
-        queue.removeAll()
-        queuedBytes = 0
+        let close = stateMachine.closingReply()
         context.write(buffer, promise: nil)
-        closeAfterPendingWrites(context)
+        perform(close)
     }
 
-    private func flushIfNeeded() {
-        guard unflushed, let context else { return }
-        unflushed = false
-        unflushedBytes = 0
-        context.flush()
-    }
-
-    /// Input has ended and every request has its reply: close once the replies are written.
-    private func closeIfDone() {
-        guard inputClosed, !awaitingDeferred, queue.isEmpty, !finishing, let context else { return }
-        finishing = true
-        closeAfterPendingWrites(context)
+    /// The error a connection closes with.
+    private func reply(closing error: ConnectionStateMachine.ClosingError) -> Reply {
+        switch error {
+        case .refused(let message):
+            return .error(.unavailable, message)
+        case .lineTooLong:
+            let reply = Reply.error(.lineTooLong, "request line longer than \(configuration.limits.maxLineBytes) bytes; closing")
+            table.metrics?.recordFrontEndReply(reply)
+            logger.info("closing: line too long")
+            return reply
+        case .lineTimeout:
+            let reply = Reply.error(
+                .badRequest, "request line not finished within \(configuration.lineTimeoutSeconds) s; closing")
+            table.metrics?.recordFrontEndReply(reply)
+            return reply
+        }
     }
 
     /// Closes once everything written so far has reached the socket (closing at once would drop
@@ -483,8 +408,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// completion marks the end of all before it.
     /// A client that reads none of them gets ``closeGraceSeconds`` before the connection is closed anyway.
     private func closeAfterPendingWrites(_ context: ChannelHandlerContext, mode: CloseMode = .all) {
-        unflushed = false
-        unflushedBytes = 0
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
             .assumeIsolated().whenComplete { _ in context.close(mode: mode, promise: nil) }
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.closeGraceSeconds)) {
@@ -494,20 +417,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Sends the reply and FIN but keeps reading (and discarding) for a moment, so the client's
-    /// unread upload does not turn the close into a reset that destroys that reply.
-    private func lingeringClose(after reply: Reply) {
-        finishing = true
-        queue.removeAll()
-        queuedBytes = 0
-        let context = self.context!
+    /// unread upload does not turn the close into a reset that destroys that reply; closes at once
+    /// when the client has already closed its side.
+    private func lingeringClose(_ context: ChannelHandlerContext, after reply: Reply, closeNow: Bool) {
         context.write(wrapOutboundOut(buffer(reply)), promise: nil)
         closeAfterPendingWrites(context, mode: .output)
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.lingerSeconds)) {
             context.close(promise: nil)
         }
         context.channel.closeFuture.whenComplete { _ in deadline.cancel() }
-        lingering = true
-        if inputClosed { context.close(promise: nil) }
+        if closeNow { context.close(promise: nil) }
     }
 
     /// The reply line in a buffer of the channel's allocator. Encodes into a scratch array the
