@@ -76,10 +76,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// The last reply's buffer: once the channel has written it and let it go, the next reply
     /// reuses its memory instead of allocating (a reply still queued keeps its own).
     private var replyBuffer: ByteBuffer?
-    /// Watch events not yet written to the channel (it was above its high-water mark), oldest first.
-    /// (`watch` is nil for an `overflow` line, which goes out although its watch has ended.)
-    private var pendingEvents = CircularBuffer<(watch: String?, line: ByteBuffer)>()
-    private var pendingEventBytes = 0
+    /// Watch events not yet written to the channel (it was above its high-water mark), oldest
+    /// first, bounded by `maxEventBytes` (past it the watch at fault overflows).
+    private var pendingEvents: PendingWatchEvents
 
     init(table: CommandTable, board: Board, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
         self.table = table
@@ -88,6 +87,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         self.configuration = configuration
         self.logger = logger
         self.framer = LineFramer(maxLineBytes: configuration.limits.maxLineBytes)
+        self.pendingEvents = PendingWatchEvents(maximumBytes: configuration.maxEventBytes)
         self.stateMachine = ConnectionStateMachine(configuration: Self.stateMachineConfiguration(configuration))
     }
 
@@ -122,13 +122,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         commandContext = CommandContext(
             session: Session(connectionID: id.number, address: address, eventSink: sink), board: board, logger: logger)
         if let refusal = id.refusal {
-            let message: String
-            switch refusal {
-            case .full(let limit):
-                message = "the server is at its connection limit (\(limit)); retry later"
-            case .addressFull(let limit):
-                message = "too many connections from your address (at most \(limit)); retry later"
-            }
+            let message = refusal.message
             if let refused = registry.noteRefusal() {
                 logger.warning("connections refused", metadata: ["count": "\(refused)", "reason": "\(message)"])
             }
@@ -151,7 +145,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
             board.endWatches(session: session)
         }
         pendingEvents.removeAll()
-        pendingEventBytes = 0
         logger.debug("connection closed")
         context.fireChannelInactive()
     }
@@ -290,50 +283,27 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// high-water mark they wait here, and past `maxEventBytes` waiting the watch at fault gets
     /// `overflow` and ends.
     fileprivate func receive(_ events: [WatchEvent]) {
-        guard let context, stateMachine.acceptsEvents, let session = commandContext?.session else { return }
-        for event in events where session.holdsWatch(event.watch) {
-            if case .overflow = event {
-                overflow(event.watch, session: session)
-                continue
-            }
-            scratch.removeAll(keepingCapacity: scratch.capacity <= Self.scratchCapacity)
-            EventLine.encode(event, into: &scratch)
-            var line = context.channel.allocator.buffer(capacity: scratch.count)
-            line.writeBytes(scratch)
-            pendingEvents.append((event.watch, line))
-            pendingEventBytes += line.readableBytes
-            if pendingEventBytes > configuration.maxEventBytes { overflow(event.watch, session: session) }
+        guard stateMachine.acceptsEvents, let session = commandContext?.session else { return }
+        let overflowed = pendingEvents.add(events, holds: session.holdsWatch)
+        for watch in overflowed {
+            board.endWatch(watch, session: session)
+            logger.debug("watch overflowed", metadata: ["watch": "\(watch)"])
         }
+        pendingEvents.ended(overflowed)
         writePendingEvents()
         flushIfNeeded()
-    }
-
-    /// Drops a watch's waiting events, queues its `overflow` line and ends it.
-    private func overflow(_ watch: String, session: Session) {
-        var kept = CircularBuffer<(watch: String?, line: ByteBuffer)>(initialCapacity: pendingEvents.count)
-        pendingEventBytes = 0
-        for event in pendingEvents where event.watch != watch {
-            kept.append(event)
-            pendingEventBytes += event.line.readableBytes
-        }
-        var line = context.channel.allocator.buffer(capacity: 64)
-        line.writeBytes(EventLine.overflow(watch: watch))
-        kept.append((nil, line))
-        pendingEventBytes += line.readableBytes
-        pendingEvents = kept
-        board.endWatch(watch, session: session)
-        logger.debug("watch overflowed", metadata: ["watch": "\(watch)"])
     }
 
     /// Writes waiting events while the channel takes them.
     private func writePendingEvents() {
         guard let context else { return }
         while stateMachine.mayWriteEvents, let event = pendingEvents.popFirst() {
-            pendingEventBytes -= event.line.readableBytes
             // A watch ended by UNWATCH since says nothing more.
             if let watch = event.watch, commandContext?.session.holdsWatch(watch) != true { continue }
-            let flush = stateMachine.wrote(event.line.readableBytes)
-            context.write(wrapOutboundOut(event.line), promise: nil)
+            var line = context.channel.allocator.buffer(capacity: event.bytes.count)
+            line.writeBytes(event.bytes)
+            let flush = stateMachine.wrote(line.readableBytes)
+            context.write(wrapOutboundOut(line), promise: nil)
             perform(flush)
         }
     }
@@ -343,7 +313,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Runs one request line; it may leave a deferred command running.
     private func answer(_ line: ByteBuffer) {
         guard let text = String(validating: line.readableBytesView, as: UTF8.self) else {
-            let outcome = CommandOutcome(.error(.badRequest, "request line is not valid UTF-8"))
+            let outcome = CommandOutcome.invalidUTF8
             table.metrics?.recordFrontEndReply(outcome.reply)
             write(outcome)
             return

@@ -45,10 +45,14 @@ struct ConnectionHandlerEmbeddedTests {
 
         init(
             _ configuration: ServerConfiguration = ServerConfiguration(), table: CommandTable = .standard,
-            board: Board = OfflineBoard.shared, registry: ConnectionRegistry = ConnectionRegistry()
+            board: Board = OfflineBoard.shared,
+            registry: ConnectionRegistry? = nil
         ) throws {
             var logger = Logger(label: "embedded-connection")
             logger.logLevel = .critical
+            // By default the connection limits are the configuration's, as the server makes them.
+            let registry = registry ?? ConnectionRegistry(limits: ConnectionLimits(
+                maximum: configuration.maxConnections, maximumPerAddress: configuration.maxConnectionsPerAddress))
             let handler = ConnectionHandler(
                 table: table, board: board, registry: registry, configuration: configuration, logger: logger)
             try channel.pipeline.syncOperations.addHandler(socket)
