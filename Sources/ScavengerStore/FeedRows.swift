@@ -15,32 +15,6 @@ extension Database {
         }
     }
 
-    /// One pin as the feed keeps it, or nil when it is gone or expired.
-    public func indexedPin(id: String) async throws(StoreError) -> IndexedPin? {
-        try await mappingErrors {
-            let rows = try await pool.query("""
-                SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
-                WHERE p.id = \(id) AND p.expires_at > now()
-                """)
-            return try rows.first.map(PinColumns(rows).pin)
-        }
-    }
-
-    /// The region of every live pin inside a box, for refreshing the feed after a region changed.
-    public func pinRegions(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, orRegion name: String)
-        async throws(StoreError) -> [(id: String, region: String?)]
-    {
-        try await mappingErrors {
-            let rows = try await pool.query("""
-                SELECT id, region FROM pins
-                WHERE expires_at > now()
-                  AND (region = \(name) OR (lat BETWEEN \(minLat) AND \(maxLat) AND lon BETWEEN \(minLon) AND \(maxLon)))
-                """)
-            let (id, region) = try (rows.column("id"), rows.column("region"))
-            return try rows.map { (id: try $0.string(id) as String, region: try $0.string(region) as String?) }
-        }
-    }
-
     /// Sets the grid cell of pins written before cells existed.
     public func fillMissingCells(_ cells: [(id: String, cell: Int64)]) async throws(StoreError) {
         guard !cells.isEmpty else { return }
