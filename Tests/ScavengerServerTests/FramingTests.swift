@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ScavengerProtocol
 import ScavengerServer
+import ScavengerTestSupport
 import Synchronization
 import Testing
 

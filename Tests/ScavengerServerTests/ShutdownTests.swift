@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import ScavengerProtocol
 import ScavengerServer
+import ScavengerTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing

@@ -53,25 +53,6 @@ func withRunningServer(
     }
 }
 
-/// Fails the test instead of hanging when `body` takes longer than `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut(seconds: seconds)
-        }
-        let value = try await group.next()!
-        group.cancelAll()
-        return value
-    }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "timed out after \(seconds) s" }
-}
-
 /// A raw TCP client, or a TLS one given a client context: sends bytes, reads reply lines.
 struct TestConnection {
     let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
