@@ -74,7 +74,7 @@ struct CommandLineTests {
         let environment = try await TestEnvironment.make()
         defer { Task { await environment.shutdown() } }
         let configuration = environment.configuration
-        let good = try file(square(13, 52, 1))
+        let good = try file(GeoJSONFixtures.square(west: 13, south: 52, size: 1))
         let set = try Executable.run(["region", "set", "berlin", good], configuration: configuration)
         #expect(set.status == 0, "\(set.stderr)")
         #expect(set.stdout.contains("region berlin set"))
