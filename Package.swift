@@ -120,10 +120,15 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
-        // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board.
+        // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board
+        // (offline, or on a migrated schema), waits that guard against hangs.
         .target(
             name: "ScavengerTestSupport",
-            dependencies: ["Postgres", "GEOS", "ScavengerCore", "ScavengerFeed", "ScavengerBoard", "ScavengerStore", "Sodium"],
+            dependencies: [
+                "Postgres", "GEOS", "ScavengerCore", "ScavengerFeed", "ScavengerBoard", "ScavengerStore", "Sodium",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             path: "Tests/ScavengerTestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "GEOSTests", dependencies: ["GEOS", "ScavengerTestSupport"]),

@@ -3,6 +3,7 @@ import NIOCore
 import ScavengerBoard
 import ScavengerCore
 import ScavengerStore
+import ScavengerTestSupport
 import Testing
 
 /// The console's HTTP rules, without a browser (scripts/browser/console_test.py drives the pages
@@ -35,8 +36,7 @@ struct ConsoleTests {
 
     @Test("sign-in: only moderators get a session, in an HttpOnly SameSite=Strict cookie; forms need their token")
     func signInRules() async throws {
-        let environment = try await TestBoard.make()
-        do {
+        try await TestEnvironment.make(prefix: "http").use { environment in
             let board = environment.board
             for name in ["plainuser", "moderna"] {
                 _ = try await board.register(
@@ -86,10 +86,6 @@ struct ConsoleTests {
                 let proxied = try await Self.signIn(http, "moderna", "password1", headers: ["X-Forwarded-Proto: https"])
                 #expect(Self.setCookie("scavenger_mod", in: proxied.head)?.contains("Secure") == true)
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 }

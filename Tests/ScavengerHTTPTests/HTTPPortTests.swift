@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdWSClient
 import NIOCore
 import NIOPosix
+import Prometheus
 import ScavengerBoard
 import ScavengerHTTP
 import ScavengerProtocol
@@ -13,8 +14,7 @@ import Testing
 struct HTTPPortTests {
     @Test("over a WebSocket: PING, REGISTER, POST and NEARBY against PostgreSQL; AUTH on a second socket")
     func webSocketRoundTrips() async throws {
-        let environment = try await TestBoard.make()
-        do {
+        try await TestEnvironment.make(prefix: "http").use { environment in
             try await withHTTPServer(board: environment.board) { http, tcp, _ in
                 let token = Mutex<String?>(nil)
                 try await withWebSocket(http) { ws in
@@ -37,17 +37,12 @@ struct HTTPPortTests {
                 let reply = try await tcpCall(tcp, "NEARBY 48.85 2.35 1000")
                 #expect(reply.contains("hello-from-a-socket"))
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 
     @Test("WATCH over a WebSocket: a pin posted on the TCP port arrives as an EVENT message, gone when deleted")
     func watchOverWebSocket() async throws {
-        let environment = try await TestBoard.make()
-        do {
+        try await TestEnvironment.make(prefix: "http").use { environment in
             try await withHTTPServer(board: environment.board) { http, tcp, _ in
                 try await withWebSocket(http) { ws in
                     let watch = try #require(try await ws.call("WATCH 48.85 2.35 500"))
@@ -67,11 +62,7 @@ struct HTTPPortTests {
                     #expect(try await ws.call("UNWATCH \(id)") == "OK true")
                 }
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 
     @Test("requests sent back to back are answered in order")
@@ -133,9 +124,10 @@ struct HTTPPortTests {
 
     @Test("/metrics after traffic on both ports: counters by command and code, latency, gauges")
     func metricsAfterTraffic() async throws {
-        let environment = try await TestBoard.make()
-        do {
-            try await withHTTPServer(board: environment.board, metrics: environment.metrics) { http, tcp, _ in
+        // The store records into the same registry the port serves.
+        let metrics = DaemonMetrics(registry: PrometheusCollectorRegistry())
+        try await TestEnvironment.make(prefix: "http", metrics: metrics.factory).use { environment in
+            try await withHTTPServer(board: environment.board, metrics: metrics) { http, tcp, _ in
                 let before = try await httpGet(http, "/metrics")
                 #expect(before.status == 200)
                 for name in [
@@ -174,19 +166,14 @@ struct HTTPPortTests {
                 #expect(sample("scavenger_group_commit_pins_sum", in: after) == 1)
                 #expect(sample(#"scavenger_group_commit_pins_bucket{le="1.0"}"#, in: after) == 1)
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 
     @Test("/healthz is 200 when the database answers and the feed is loaded, 503 while the database is away")
     func healthzFollowsTheDatabase() async throws {
         let (configuration, proxy) = try TestDatabase.proxiedConfiguration(prefix: "http")
         defer { proxy.stop() }
-        let environment = try await TestBoard.make(configuration: configuration)
-        do {
+        try await TestEnvironment.make(configuration: configuration, commandTimeout: .seconds(2)).use { environment in
             try await withHTTPServer(board: environment.board) { http, _, _ in
                 let fine = try await httpGet(http, "/healthz")
                 #expect(fine.status == 200)
@@ -205,17 +192,12 @@ struct HTTPPortTests {
                 }
                 #expect(status == 200)
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 
     @Test("/healthz is 503 before the feed is loaded, 200 once it is")
     func healthzWaitsForTheFeed() async throws {
-        let environment = try await TestBoard.make(loadFeed: false)
-        do {
+        try await TestEnvironment.make(prefix: "http", loadFeed: false).use { environment in
             try await withHTTPServer(board: environment.board) { http, _, _ in
                 let before = try await httpGet(http, "/healthz")
                 #expect(before.status == 503)
@@ -224,11 +206,7 @@ struct HTTPPortTests {
                 try await Task.sleep(for: .milliseconds(300))
                 #expect(try await httpGet(http, "/healthz").status == 200)
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 
     @Test("/healthz is 503 with no database at all; / is the demo page; other paths are 404")

@@ -35,14 +35,12 @@ struct WatchTests {
     func eventsFromBothDaemons() async throws {
         try await withDatabaseServer(listening: true) { address, environment in
             // A second daemon: its own feed, listener, board and server on the same database.
+            let other = environment.secondDaemon()
             var logger = Logger(label: "second-daemon")
             logger.logLevel = .warning
-            let otherFeed = Feed(database: Database(pool: environment.pool), logger: logger)
-            let otherHasher = PasswordHasher(parameters: .minimum)
-            let otherListener = FeedListener(feed: otherFeed, logger: logger, listening: try await otherFeed.startListening())
-            let other = Board(feed: otherFeed, passwords: otherHasher, rules: environment.board.rules)
+            let otherListener = FeedListener(feed: other.feed, logger: logger, listening: try await other.feed.startListening())
             try await withServer(board: other, alongside: [otherListener]) { otherAddress, _ in
-                try await eventually("the second daemon's feed is loaded") { otherFeed.isLoaded }
+                try await eventually("the second daemon's feed is loaded") { other.feed.isLoaded }
                 try await converse(address) { watcher in
                     let watch = try await watcher.watch("10 20 1000")
                     try await converse(address) { writer in
@@ -84,7 +82,7 @@ struct WatchTests {
                     }
                 }
             }
-            await otherHasher.shutdown()
+            await other.passwords.shutdown()
         }
     }
 
@@ -239,8 +237,7 @@ struct WatchTests {
 
     @Test("a client that does not read its events gets overflow, and that watch ends")
     func overflow() async throws {
-        let environment = try await TestEnvironment.make()
-        do {
+        try await TestEnvironment.make().use { environment in
             let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, outputHighWaterBytes: 16 * 1024, maxEventBytes: 64 * 1024)
             try await withServer(configuration, board: environment.board, alongside: [try await environment.listener()]) { address, _ in
                 try await converse(address) { writer in
@@ -277,11 +274,7 @@ struct WatchTests {
                     }
                 }
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 }
 
