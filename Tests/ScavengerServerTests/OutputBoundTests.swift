@@ -43,6 +43,10 @@ struct OutputBoundTests {
                 Self.answered.withLock { $0 = 0 }
                 try await TestConnection.talk(address) { writer, reader in
                     try await writer.send(String(repeating: "BIG\n", count: requests))
+                    // Once it has begun answering, give the server time to answer more than it
+                    // should. (A slow machine only makes it answer fewer: the bound cannot fail
+                    // for that.)
+                    try await eventually("the server has begun answering") { Self.answered.withLock { $0 } > 0 }
                     try await Task.sleep(for: .milliseconds(500))
                     // What the socket buffers on both sides and the client's own read-ahead hold,
                     // and no more: a few tens of replies, not thousands.
