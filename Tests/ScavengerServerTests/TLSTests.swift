@@ -194,6 +194,7 @@ struct TLSTests {
                     #expect(try await reader.next() == #"OK "PONG""#)
                     try await ShutdownTests.waitForSlow("tls-close-notify")
                     await group.triggerGracefulShutdown()
+                    try await ShutdownTests.finishSlowDuringShutdown("tls-close-notify", listener: tls)
                     #expect(try await reader.next() == #"OK "DONE""#)
                     #expect(try await reader.next() == nil)
                 }
@@ -279,6 +280,7 @@ struct TLSTests {
                     try await writer.send("SLOW tls-shutdown\n")
                     try await ShutdownTests.waitForSlow("tls-shutdown")
                     await group.triggerGracefulShutdown()
+                    try await ShutdownTests.finishSlowDuringShutdown("tls-shutdown", listener: tls)
                     #expect(try await reader.next() == #"OK "DONE""#)
                     #expect(try await reader.next() == nil)
                 }
