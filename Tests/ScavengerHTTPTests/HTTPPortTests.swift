@@ -180,17 +180,16 @@ struct HTTPPortTests {
                 #expect(fine.body == "ok\n")
                 proxy.blackhole()
                 proxy.cutAll()
-                try await Task.sleep(for: .milliseconds(300))
-                let down = try await httpGet(http, "/healthz")
+                // Once the cached answer (0.2 s) has gone, the check finds the database away.
+                var down = (status: 0, body: "")
+                try await eventually("/healthz says the database is away") {
+                    down = try await httpGet(http, "/healthz")
+                    return down.status != 200
+                }
                 #expect(down.status == 503)
                 #expect(down.body.contains("database"))
                 proxy.resume()
-                var status = 0
-                for _ in 0 ..< 40 where status != 200 {
-                    try await Task.sleep(for: .milliseconds(250))
-                    status = try await httpGet(http, "/healthz").status
-                }
-                #expect(status == 200)
+                try await eventually("/healthz is 200 again") { try await httpGet(http, "/healthz").status == 200 }
             }
         }
     }
@@ -203,8 +202,8 @@ struct HTTPPortTests {
                 #expect(before.status == 503)
                 #expect(before.body == "feed not loaded\n")
                 _ = try await environment.board.feed.load()
-                try await Task.sleep(for: .milliseconds(300))
-                #expect(try await httpGet(http, "/healthz").status == 200)
+                // Once the cached answer (0.2 s) has gone.
+                try await eventually("/healthz is 200") { try await httpGet(http, "/healthz").status == 200 }
             }
         }
     }
@@ -252,36 +251,32 @@ struct HTTPPortTests {
     }
 }
 
-/// Measures how long shutdown takes: in the second pass of scripts/test.sh, with the other
-/// suites that measure time, where the rest of the tests do not load the cores.
 @Suite("The HTTP port's shutdown", .timeLimit(.minutes(2)))
 struct HTTPShutdownTests {
-    @Test("shutdown closes at once a WebSocket whose client never reads nor answers the close handshake")
+    @Test("shutdown closes a WebSocket whose client never reads nor answers the close handshake")
     func shutdownClosesWebSockets() async throws {
         let held = Mutex<(any Channel)?>(nil)
-        // From the moment the body ends, when withHTTPServer triggers the shutdown (the server's
-        // start is not counted: a busy CI host can take many seconds over it).
-        let shutdownAt = Mutex(ContinuousClock.now)
-        try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
-            // A client that upgrades, then never reads nor answers anything.
-            let upgraded = Gate()
-            let channel = try await ClientBootstrap(group: clientGroup)
-                .channelInitializer { channel in
-                    channel.pipeline.addHandler(FirstReadSignal(upgraded))
-                }
-                .connect(host: "127.0.0.1", port: http.port!).get()
-            try await channel.writeAndFlush(ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
-                + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"))
-            held.withLock { $0 = channel }
-            // The 101 came back: the socket is a WebSocket now, and its session is running.
-            await upgraded.wait()
-            shutdownAt.withLock { $0 = .now }
+        // Without its close timeout (2 s) the server would wait for this client for ever: the
+        // shutdown finishing at all, well inside the guard, is what is checked, not how fast.
+        try await withTimeout {
+            try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
+                // A client that upgrades, then never reads nor answers anything.
+                let upgraded = Gate()
+                let channel = try await ClientBootstrap(group: clientGroup)
+                    .channelInitializer { channel in
+                        channel.pipeline.addHandler(FirstReadSignal(upgraded))
+                    }
+                    .connect(host: "127.0.0.1", port: http.port!).get()
+                try await channel.writeAndFlush(ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"))
+                held.withLock { $0 = channel }
+                // The 101 came back: the socket is a WebSocket now, and its session is running.
+                await upgraded.wait()
+            }
+            // The server has stopped, and it closed the client's socket.
+            let channel = held.withLock { $0 }
+            try await channel?.closeFuture.get()
         }
-        // The server's close handshake waits at most its close timeout (2 s) for the client;
-        // the bound leaves room for a loaded host.
-        #expect(ContinuousClock.now - shutdownAt.withLock { $0 } < .seconds(15))
-        let channel = held.withLock { $0 }
-        try await channel?.closeFuture.get()
     }
 }
 
