@@ -42,7 +42,7 @@ struct FailureRecoveryTests {
 
         // The database appears at the address: the daemon loads its feed by itself.
         let forwarder = try await TCPForwarder.start(port: port, to: try Self.databaseAddress(environment))
-        try await eventually("the feed is loaded", timeout: .seconds(20)) {
+        try await eventually("the feed is loaded") {
             try await transcript(address, "NEARBY 0 0 100\n") == [#"OK {"pins":[],"next":null}"#]
         }
         try await converse(address) { (client: Conversation) async throws in
@@ -50,7 +50,7 @@ struct FailureRecoveryTests {
             let id = try await client.ok("POST 0 0 hello")["pin"]["id"].string
             #expect(try await client.ok("NEARBY 0 0 100")["pins"][0]["id"].string == id)
         }
-        #expect(try await daemon.terminate(within: 10))
+        #expect(try await daemon.terminate())
         try await forwarder.stop()
     }
 

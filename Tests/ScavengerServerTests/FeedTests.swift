@@ -158,9 +158,7 @@ struct FeedTests {
                 try await other.createPin(textPin(text, by: author.id, lat: lat)).id
             }
             let first = try await post("one")
-            var woken = false
-            for _ in 0 ..< 20 where !woken { woken = try listening.waitForChanges(timeoutMilliseconds: 250) != .none }
-            #expect(woken)
+            try await eventually("the listener is woken") { try listening.waitForChanges(timeoutMilliseconds: 250) != .none }
             // Nobody told this feed: it holds nothing until it catches up, then all of it.
             #expect(feed.count == 0)
             let second = try await post("two", lat: 1)
@@ -264,8 +262,9 @@ struct FeedTests {
             // Other tests' schemas share the channel: look for the payload expected, among any.
             let listening = try PostgresConnection.connect(environment.configuration)
             try listening.query("LISTEN \(unescaped: ChangeListener.channel)")
+            // Waits for the notification (the deadline only guards against a hang).
             func heard(_ payload: String) throws -> Bool {
-                let deadline = ContinuousClock.now + .seconds(5)
+                let deadline = ContinuousClock.now + .seconds(60)
                 while ContinuousClock.now < deadline {
                     if try listening.waitForNotifications(timeoutMilliseconds: 100).contains(where: { $0.payload == payload }) {
                         return true
