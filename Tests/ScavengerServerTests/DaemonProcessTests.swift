@@ -174,7 +174,7 @@ extension DaemonProcessTests {
             try await client.register("shutterbug")
             let id = try await client.ok("POSTPHOTO 1 1 \(Base64.encode(photo))")["pin"]["id"].string
             // One PHOTO read in full first, so the baseline holds what serving one costs.
-            #expect(try await client.ok("PHOTO \(id)")["data"].string.count == (photo.count + 2) / 3 * 4)
+            #expect(try await client.ok("PHOTO \(id)")["data"].string.utf8.count == (photo.count + 2) / 3 * 4)
             return id
         }
         try await Task.sleep(for: .milliseconds(500))

@@ -174,7 +174,7 @@ struct TLSTests {
                     writer.finish()
                     var received = 0
                     while let line = try await reader.next() {
-                        #expect(line.count == OutputBoundTests.bigReply.count + 5)
+                        #expect(line.utf8.count == OutputBoundTests.bigReply.utf8.count + 5)
                         received += 1
                     }
                     #expect(received == requests)
