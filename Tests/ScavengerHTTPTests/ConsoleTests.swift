@@ -8,7 +8,9 @@ import Testing
 
 /// The console's HTTP rules, without a browser (scripts/browser/console_test.py drives the pages
 /// in Chromium): cookies, CSRF, who gets in, what a stranger sees.
-@Suite("The moderators' console over HTTP", .timeLimit(.minutes(2)))
+///
+/// The time limit only guards against a hang, and it counts the wait for a TestEnvironment.
+@Suite("The moderators' console over HTTP", .timeLimit(.minutes(10)))
 struct ConsoleTests {
     /// The value of a cookie the response sets, with the attributes it sets it with.
     static func setCookie(_ name: String, in head: String) -> String? {

@@ -10,7 +10,8 @@ import ScavengerTestSupport
 import Synchronization
 import Testing
 
-@Suite("The HTTP port", .timeLimit(.minutes(2)))
+// The time limit only guards against a hang, and it counts the wait for a TestEnvironment.
+@Suite("The HTTP port", .timeLimit(.minutes(10)))
 struct HTTPPortTests {
     @Test("over a WebSocket: PING, REGISTER, POST and NEARBY against PostgreSQL; AUTH on a second socket")
     func webSocketRoundTrips() async throws {

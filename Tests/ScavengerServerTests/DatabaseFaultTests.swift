@@ -8,7 +8,9 @@ import Testing
 /// Nothing here is timed: a reply that comes while the partition still stands can only come from
 /// the daemon giving up (a blackholed connection never answers), and a hang is caught by the
 /// guard. How long the deadline is, is the pool's business (PostgresTests).
-@Suite("Database faults over TCP", .timeLimit(.minutes(3)))
+///
+/// The time limit only guards against a hang, and it counts the wait for a TestEnvironment.
+@Suite("Database faults over TCP", .timeLimit(.minutes(10)))
 struct DatabaseFaultTests {
     @Test("during a partition every database command answers UNAVAILABLE, WHOAMI included, while the partition lasts; then service resumes")
     func partition() async throws {

@@ -29,7 +29,8 @@ func eventJSON(_ line: String) throws -> JSONObject {
     return JSONObject(value: try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)))
 }
 
-@Suite("WATCH: live events over TCP with PostgreSQL", .timeLimit(.minutes(2)))
+// The time limit only guards against a hang, and it counts the wait for a TestEnvironment.
+@Suite("WATCH: live events over TCP with PostgreSQL", .timeLimit(.minutes(10)))
 struct WatchTests {
     @Test("pins written inside the circle by this daemon and by another one arrive as NEARBY shows them; DELETE says gone")
     func eventsFromBothDaemons() async throws {

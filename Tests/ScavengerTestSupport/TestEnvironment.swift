@@ -6,6 +6,7 @@ import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
 import Sodium
+import Synchronization
 
 /// A migrated database in a fresh schema of its own and a real board on it: what the server's,
 /// the HTTP port's and the console's tests build on. Tests register and write much faster than
@@ -15,6 +16,7 @@ public struct TestEnvironment: Sendable {
     public let configuration: PostgresConfiguration
     public let pool: PostgresPool
     public let board: Board
+    private let slot: Slot
 
     public var database: Database { board.store }
     public var feed: Feed { board.feed }
@@ -32,16 +34,26 @@ public struct TestEnvironment: Sendable {
         hashing: PasswordHashing = .minimum, hashingThreads: Int = 2, metrics: (any MetricsFactory)? = nil,
         loadFeed: Bool = true, configure: (inout BoardRules) -> Void = { _ in }
     ) async throws -> TestEnvironment {
-        let configuration = try configuration ?? TestDatabase.isolatedConfiguration(prefix: prefix)
-        try await TestDatabase.migrate(configuration)
-        var boardConfiguration = configuration
-        if let commandTimeout { boardConfiguration.commandTimeout = commandTimeout }
-        let pool = PostgresPool(configuration: boardConfiguration, maxConnections: 6)
-        let feed = Feed(database: Database(pool: pool, metrics: metrics), logger: quietLogger("test-feed"))
+        let slot = await Slot.take()
+        let pool: PostgresPool
+        let feed: Feed
+        let schema: PostgresConfiguration
+        do {
+            schema = try configuration ?? TestDatabase.isolatedConfiguration(prefix: prefix)
+            try await TestDatabase.migrate(schema)
+            var boardConfiguration = schema
+            if let commandTimeout { boardConfiguration.commandTimeout = commandTimeout }
+            pool = PostgresPool(configuration: boardConfiguration, maxConnections: 6)
+            feed = Feed(database: Database(pool: pool, metrics: metrics), logger: quietLogger("test-feed"))
+        } catch {
+            slot.give()
+            throw error
+        }
         do {
             if loadFeed { try await feed.load() }
         } catch {
             await pool.shutdown()
+            slot.give()
             throw error
         }
         var rules = BoardRules(
@@ -49,7 +61,7 @@ public struct TestEnvironment: Sendable {
             writeRates: .unlimited, registrationRate: nil)
         configure(&rules)
         let board = Board(feed: feed, passwords: PasswordHasher(parameters: hashing, threads: hashingThreads), rules: rules)
-        return TestEnvironment(configuration: configuration, pool: pool, board: board)
+        return TestEnvironment(configuration: schema, pool: pool, board: board, slot: slot)
     }
 
     /// Runs `body`, then shuts the environment down, whether `body` threw or not.
@@ -88,6 +100,52 @@ public struct TestEnvironment: Sendable {
     public func shutdown() async {
         await board.passwords.shutdown()
         await pool.shutdown()
+        slot.give()
+    }
+
+    /// A place among the environments alive at once, of which there are at most
+    /// ``Slot/places``: every database test makes one, and when all the suites run together
+    /// they would otherwise all be open at the same moment, with the connections each pool has
+    /// used (a run saw 200, the test cluster's limit, scripts/lib.sh; with 32 places it peaks
+    /// near 100). A test waits here for a place; the wait ends as other tests end, so it has no
+    /// deadline of its own, and a suite's time limit, which counts it, must be long.
+    final class Slot: Sendable {
+        static let places = 32
+        private static let state = Mutex(Places(free: places))
+        private let given = Atomic<Bool>(false)
+
+        private struct Places: ~Copyable {
+            var free: Int
+            var waiting: [CheckedContinuation<Void, Never>] = []
+        }
+
+        static func take() async -> Slot {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { places -> Bool in
+                    guard places.free > 0 else {
+                        places.waiting.append(continuation)
+                        return false
+                    }
+                    places.free -= 1
+                    return true
+                }
+                if now { continuation.resume() }
+            }
+            return Slot()
+        }
+
+        /// Gives the place to the next waiting environment (once; later calls do nothing).
+        func give() {
+            guard !given.exchange(true, ordering: .sequentiallyConsistent) else { return }
+            let next = Self.state.withLock { places -> CheckedContinuation<Void, Never>? in
+                guard !places.waiting.isEmpty else {
+                    places.free += 1
+                    return nil
+                }
+                return places.waiting.removeFirst()
+            }
+            next?.resume()
+        }
     }
 
     static func quietLogger(_ label: String) -> Logger {
