@@ -9,6 +9,11 @@ import Testing
 /// The console's HTTP rules, without a browser (scripts/browser/console_test.py drives the pages
 /// in Chromium): cookies, CSRF, who gets in, what a stranger sees.
 ///
+/// These tests live here, not in ScavengerConsoleTests, because what they test is the console as
+/// the HTTP port serves it at /mod/ (requests, headers, cookies through ScavengerHTTPServer, with
+/// this target's server and client helpers). The console's own logic, which needs no server
+/// (forms, CSRF tokens, the views), is tested in ScavengerConsoleTests.
+///
 /// The time limit only guards against a hang, and it counts the wait for a TestEnvironment.
 @Suite("The moderators' console over HTTP", .timeLimit(.minutes(10)))
 struct ConsoleTests {
