@@ -131,10 +131,15 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
-        // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board.
+        // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board
+        // (offline, or on a migrated schema), waits that guard against hangs.
         .target(
             name: "ScavengerTestSupport",
-            dependencies: ["Postgres", "GEOS", "ScavengerCore", "ScavengerFeed", "ScavengerBoard", "ScavengerStore", "Sodium"],
+            dependencies: [
+                "Postgres", "GEOS", "ScavengerCore", "ScavengerFeed", "ScavengerBoard", "ScavengerStore", "Sodium",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             path: "Tests/ScavengerTestSupport"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "GEOSTests", dependencies: ["GEOS", "ScavengerTestSupport"]),
@@ -164,6 +169,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The console's pure logic; the console served over HTTP is tested in ScavengerHTTPTests.
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",

@@ -1,5 +1,14 @@
 #!/usr/bin/env bash
-# Build and run the test suite (extra arguments go to `swift test`, e.g. --filter X).
+# Build and run the tests.
+#
+#   scripts/test.sh                 the whole chain, as CI runs it (.ci/run): every Swift test in
+#                                   one pass, then the fault-injection run, the browser tests and
+#                                   the fuzzing run described below
+#   scripts/test.sh ARGS...         only `swift test ARGS...` (e.g. --filter Framing): the Swift
+#                                   tests that match, and nothing after them
+#
+# The tests assert on what happened, not on how long it took (their waits only guard against
+# hangs), so every suite runs in the one pass, beside all the others, whatever the machine's load.
 #
 # Database: when DATABASE_URL or SCAVENGER_TEST_DATABASE_URL is set, it is used as is
 # (SCAVENGER_TEST_DATABASE_URL defaults to DATABASE_URL) and no cluster is started.
@@ -7,12 +16,13 @@
 # started, or reused if already running, and the database `scavenger_test` is dropped and
 # created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
 #
-# After the tests: the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
-# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); the demo page and the moderators' console
-# in headless Chromium (scripts/browser/{demo,console}_test.py, after installing chromium,
-# chromium-driver and selenium into .data/venv; SCAVENGER_SKIP_BROWSER=1 skips them); then a short fuzzing run of the request-line
-# parser (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1
-# skips it). The exit code is swift test's when it failed, else the first failure after it.
+# After the Swift tests, without ARGS only: the short fault-injection run (scripts/chaos.sh
+# --short, on a PostgreSQL cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); the demo page and
+# the moderators' console in headless Chromium (scripts/browser/{demo,console}_test.py, after
+# installing chromium, chromium-driver and selenium into .data/venv; SCAVENGER_SKIP_BROWSER=1
+# skips them); then a short fuzzing run of the request-line parser (scripts/fuzz.sh, 20 s after a
+# build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1 skips it). Each phase is logged with `==>`
+# and its wall time. The exit code is swift test's when it failed, else the first failure after it.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -48,33 +58,36 @@ fi
 # Every import must be of a declared dependency, so the module graph stays what Package.swift says.
 build_flags=(--explicit-target-dependency-import-check error)
 
-log "swift build --build-tests ${build_flags[*]}"
-swift build --build-tests "${build_flags[@]}"
+# Each phase is logged when it begins and, with its exit code and wall time, when it ends.
+phase_started=0
+begin_phase() { phase_started=$SECONDS; log "$*"; }
+end_phase() { log "$1 exited with $2 after $((SECONDS - phase_started)) s"; }
+
+begin_phase "swift build --build-tests ${build_flags[*]}"
+build_status=0
+swift build --build-tests "${build_flags[@]}" || build_status=$?
+end_phase "the build" "$build_status"
+if ((build_status != 0)); then exit "$build_status"; fi
 
 status=0
 if (($# > 0)); then
-    log "swift test $*"
+    begin_phase "swift test $* (only the Swift tests that match)"
     swift test "${build_flags[@]}" "$@" || status=$?
-else
-    # Suites that measure time (bounded waits, back-off, a storm against a deadline, expiry
-    # within seconds) run in a second pass of their own: in the first, hundreds of other tests
-    # load both cores and would decide them instead of the code.
-    timed='DatabaseFaultTests|AbuseControlTests|WatchTests|FailureRecoveryTests|HTTPShutdownTests'
-    log "swift test --skip '$timed'"
-    swift test "${build_flags[@]}" --skip "$timed" || status=$?
-    log "swift test --filter '$timed' (the suites that measure time)"
-    timed_status=0
-    swift test "${build_flags[@]}" --filter "$timed" || timed_status=$?
-    if ((status == 0)); then status=$timed_status; fi
+    end_phase "swift test" "$status"
+    exit "$status"
 fi
-log "swift test exited with $status"
+
+begin_phase "swift test (every Swift test, in one pass)"
+swift test "${build_flags[@]}" || status=$?
+end_phase "swift test" "$status"
 
 if [[ ${SCAVENGER_SKIP_CHAOS:-0} == 1 ]]; then
     log "skipping the fault-injection run (SCAVENGER_SKIP_CHAOS=1)"
 else
     chaos_status=0
+    begin_phase "the fault-injection run (scripts/chaos.sh --short)"
     scripts/chaos.sh --short --scavengerd "$(swift build --show-bin-path)/scavengerd" || chaos_status=$?
-    log "the fault-injection run exited with $chaos_status"
+    end_phase "the fault-injection run" "$chaos_status"
     if ((status == 0)); then status=$chaos_status; fi
 fi
 
@@ -85,6 +98,8 @@ if [[ ${SCAVENGER_SKIP_BROWSER:-0} == 1 ]]; then
 elif [[ ${LOCAL_CLUSTER:-0} != 1 ]]; then
     log "skipping the browser tests: they need the local cluster (databases of their own), not DATABASE_URL"
 else
+    begin_phase "the browser tests (installing what they need first)"
+    browser_phase_status=0
     ensure_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
     for browser_test in demo console; do
@@ -94,16 +109,19 @@ else
         DATABASE_URL=$browser_url "$daemon" migrate --migrations db >/dev/null
         "$BROWSER_PYTHON" "scripts/browser/${browser_test}_test.py" "$daemon" "$browser_url" .data/browser || browser_status=$?
         log "the $browser_test browser test exited with $browser_status (screenshots in .data/browser)"
-        if ((status == 0)); then status=$browser_status; fi
+        if ((browser_phase_status == 0)); then browser_phase_status=$browser_status; fi
     done
+    end_phase "the browser tests" "$browser_phase_status"
+    if ((status == 0)); then status=$browser_phase_status; fi
 fi
 
 if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then
     log "skipping the fuzzing run (SCAVENGER_SKIP_FUZZ=1)"
 else
     fuzz_status=0
+    begin_phase "the fuzzing run (scripts/fuzz.sh 20, its build included)"
     scripts/fuzz.sh 20 || fuzz_status=$?
-    log "the fuzzing run exited with $fuzz_status"
+    end_phase "the fuzzing run" "$fuzz_status"
     if ((status == 0)); then status=$fuzz_status; fi
 fi
 exit "$status"

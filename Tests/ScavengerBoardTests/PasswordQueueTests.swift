@@ -25,8 +25,8 @@ struct PasswordQueueTests {
         }
         try await withThrowingTaskGroup(of: (String, Bool).self) { group in
             group.addTask { await check("busy", first: false) }
-            try await eventually("the queue is empty") { queue.waiting == 0 && order.names.withLock { $0.isEmpty } }
-            try await Task.sleep(for: .milliseconds(50))
+            // "busy" holds the one thread (it waits at the gate) before anything else is queued.
+            try await eventually("busy holds the thread") { queue.running == 1 && queue.waiting == 0 }
             group.addTask { await check("guess-1", first: false) }
             try await eventually("one check is waiting") { queue.waiting == 1 }
             group.addTask { await check("guess-2", first: false) }

@@ -3,6 +3,9 @@ import Testing
 
 @testable import ScavengerConsole
 
+/// The console's own logic, with no server: forms, CSRF tokens, the views. The console as the HTTP
+/// port serves it (sign-in, cookies, what a stranger sees) is tested in ScavengerHTTPTests
+/// (ConsoleTests), which has the HTTP server and client helpers.
 @Suite("Moderators' console: pure logic")
 struct ConsoleLogicTests {
     @Test("forms decode percent escapes and plus signs; the first of a repeated field wins", arguments: [

@@ -1,12 +1,7 @@
 import GEOS
 import ScavengerGeography
+import ScavengerTestSupport
 import Testing
-
-/// A square region `[lon0, lon0+size] × [lat0, lat0+size]` as GeoJSON.
-func square(_ lon0: Double, _ lat0: Double, _ size: Double) -> String {
-    let ring = [[lon0, lat0], [lon0 + size, lat0], [lon0 + size, lat0 + size], [lon0, lat0 + size], [lon0, lat0]]
-    return #"{"type":"Polygon","coordinates":[\#(ring)]}"#
-}
 
 @Suite("Named regions")
 struct RegionIndexTests {
@@ -16,13 +11,13 @@ struct RegionIndexTests {
         (String(repeating: "x", count: 65), false),
     ])
     func names(name: String, valid: Bool) {
-        #expect(((try? RegionDefinition.parse(name: name, geoJSON: square(0, 0, 1))) != nil) == valid)
+        #expect(((try? RegionDefinition.parse(name: name, geoJSON: GeoJSONFixtures.square(west: 0, south: 0, size: 1))) != nil) == valid)
     }
 
     @Test("each accepted form", arguments: [
-        square(13, 52, 1),
-        #"{"type":"Feature","properties":{},"geometry":\#(square(13, 52, 1))}"#,
-        #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":null,"geometry":\#(square(13, 52, 1))}]}"#,
+        GeoJSONFixtures.square(west: 13, south: 52, size: 1),
+        #"{"type":"Feature","properties":{},"geometry":\#(GeoJSONFixtures.square(west: 13, south: 52, size: 1))}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":null,"geometry":\#(GeoJSONFixtures.square(west: 13, south: 52, size: 1))}]}"#,
         #"{"type":"MultiPolygon","coordinates":[[[[13,52],[14,52],[14,53],[13,53],[13,52]]]]}"#,
     ])
     func accepted(geoJSON: String) throws {
@@ -40,7 +35,7 @@ struct RegionIndexTests {
         #"{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}"#,
         #"{"type":"Polygon","coordinates":[[[0,0],[200,0],[200,1],[0,1],[0,0]]]}"#,
         #"{"type":"FeatureCollection","features":[]}"#,
-        #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":\#(square(0, 0, 1))},{"type":"Feature","geometry":\#(square(2, 2, 1))}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":\#(GeoJSONFixtures.square(west: 0, south: 0, size: 1))},{"type":"Feature","geometry":\#(GeoJSONFixtures.square(west: 2, south: 2, size: 1))}]}"#,
         #"{"type":"Feature","geometry":null}"#,
         #"{"type":"GeometryCollection","geometries":[]}"#,
     ])
@@ -53,9 +48,9 @@ struct RegionIndexTests {
         let withHole = #"{"type":"MultiPolygon","coordinates":[[[[0,0],[10,0],[10,10],[0,10],[0,0]],[[4,4],[6,4],[6,6],[4,6],[4,4]]],[[[20,20],[21,20],[21,21],[20,21],[20,20]]]]}"#
         let index = try RegionIndex([
             try RegionDefinition.parse(name: "big", geoJSON: withHole),
-            try RegionDefinition.parse(name: "small", geoJSON: square(1, 1, 2)),
-            try RegionDefinition.parse(name: "east", geoJSON: square(170, -10, 10)),
-            try RegionDefinition.parse(name: "west", geoJSON: square(-180, -10, 10)),
+            try RegionDefinition.parse(name: "small", geoJSON: GeoJSONFixtures.square(west: 1, south: 1, size: 2)),
+            try RegionDefinition.parse(name: "east", geoJSON: GeoJSONFixtures.square(west: 170, south: -10, size: 10)),
+            try RegionDefinition.parse(name: "west", geoJSON: GeoJSONFixtures.square(west: -180, south: -10, size: 10)),
         ])
         #expect(index.names == ["big", "east", "small", "west"])
         #expect(index.region(lat: 8, lon: 8) == "big")
@@ -71,7 +66,7 @@ struct RegionIndexTests {
 
     @Test("an index is safe to use from many tasks at once")
     func concurrent() async throws {
-        let index = try RegionIndex([try RegionDefinition.parse(name: "r", geoJSON: square(0, 0, 1))])
+        let index = try RegionIndex([try RegionDefinition.parse(name: "r", geoJSON: GeoJSONFixtures.square(west: 0, south: 0, size: 1))])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0 ..< 8 {
                 group.addTask {

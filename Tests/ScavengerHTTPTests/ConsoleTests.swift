@@ -3,11 +3,19 @@ import NIOCore
 @testable import ScavengerBoard
 import ScavengerCore
 import ScavengerStore
+import ScavengerTestSupport
 import Testing
 
 /// The console's HTTP rules, without a browser (scripts/browser/console_test.py drives the pages
 /// in Chromium): cookies, CSRF, who gets in, what a stranger sees.
-@Suite("The moderators' console over HTTP", .timeLimit(.minutes(2)))
+///
+/// These tests live here, not in ScavengerConsoleTests, because what they test is the console as
+/// the HTTP port serves it at /mod/ (requests, headers, cookies through ScavengerHTTPServer, with
+/// this target's server and client helpers). The console's own logic, which needs no server
+/// (forms, CSRF tokens, the views), is tested in ScavengerConsoleTests.
+///
+/// The time limit only guards against a hang, and it counts the wait for a TestEnvironment.
+@Suite("The moderators' console over HTTP", .timeLimit(.minutes(10)))
 struct ConsoleTests {
     /// The value of a cookie the response sets, with the attributes it sets it with.
     static func setCookie(_ name: String, in head: String) -> String? {
@@ -35,8 +43,7 @@ struct ConsoleTests {
 
     @Test("sign-in: only moderators get a session, in an HttpOnly SameSite=Strict cookie; forms need their token")
     func signInRules() async throws {
-        let environment = try await TestBoard.make()
-        do {
+        try await TestEnvironment.make(prefix: "http").use { environment in
             let board = environment.board
             for name in ["plainuser", "moderna"] {
                 _ = try await board.register(
@@ -86,10 +93,6 @@ struct ConsoleTests {
                 let proxied = try await Self.signIn(http, "moderna", "password1", headers: ["X-Forwarded-Proto: https"])
                 #expect(Self.setCookie("scavenger_mod", in: proxied.head)?.contains("Secure") == true)
             }
-        } catch {
-            await environment.shutdown()
-            throw error
         }
-        await environment.shutdown()
     }
 }

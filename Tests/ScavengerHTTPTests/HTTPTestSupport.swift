@@ -16,35 +16,6 @@ import Sodium
 import Synchronization
 import Testing
 
-/// A migrated database in a fresh schema of its own, and a board on it (rate limits off).
-struct TestBoard: Sendable {
-    let pool: PostgresPool
-    let board: Board
-    /// The registry the store records into; hand it to ``withHTTPServer`` to see the store's metrics.
-    let metrics: DaemonMetrics
-
-    static func make(configuration: PostgresConfiguration? = nil, loadFeed: Bool = true) async throws -> TestBoard {
-        let configuration = try configuration ?? TestDatabase.isolatedConfiguration(prefix: "http")
-        try await TestDatabase.migrate(configuration)
-        var shortWaits = configuration
-        shortWaits.commandTimeout = .seconds(2)
-        let pool = PostgresPool(configuration: shortWaits, maxConnections: 4)
-        var logger = Logger(label: "test-feed")
-        logger.logLevel = .critical
-        let metrics = DaemonMetrics(registry: PrometheusCollectorRegistry())
-        let feed = Feed(database: Database(pool: pool, metrics: metrics.factory), logger: logger)
-        if loadFeed { try await feed.load() }
-        let rules = BoardRules(writeRates: .unlimited, registrationRate: nil)
-        let board = Board(feed: feed, passwords: PasswordHasher(parameters: .minimum, threads: 1), rules: rules)
-        return TestBoard(pool: pool, board: board, metrics: metrics)
-    }
-
-    func shutdown() async {
-        await board.passwords.shutdown()
-        await pool.shutdown()
-    }
-}
-
 /// The TCP server and the HTTP port side by side on ephemeral ports, sharing one measured
 /// command table and a registry of their own, for the duration of `body`.
 func withHTTPServer(

@@ -5,9 +5,9 @@ import Darwin
 #endif
 import Foundation
 
-/// A line-protocol client on a plain blocking socket whose every call runs, and is timed, on a
-/// thread of its own: its times leave out waits for Swift's cooperative pool, which CPU-heavy
-/// tests running alongside can hold for seconds. One call at a time.
+/// A line-protocol client on a plain blocking socket, each call on a thread of its own: for a
+/// test that must know its bytes have reached the server (``unacknowledgedBytes``), which a
+/// NIO client cannot tell. One call at a time.
 final class BlockingLineClient: @unchecked Sendable {
     private let descriptor: Int32
     /// Bytes read past the last line; touched by one call at a time.
@@ -40,39 +40,57 @@ final class BlockingLineClient: @unchecked Sendable {
         close(descriptor)
     }
 
-    /// Sends one request line; returns its reply line and how long the reply took.
-    func call(_ line: String) async throws -> (reply: String, elapsed: Duration) {
+    /// Sends `text` whole.
+    func write(_ text: String) async throws {
+        try await onThread { [self] in
+            let bytes = Array(text.utf8)
+            var sent = 0
+            while sent < bytes.count {
+                let written = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+                guard written > 0 else { throw Failure(description: "send: errno \(errno)") }
+                sent += written
+            }
+        }
+    }
+
+    /// The next line without its `\n`, or nil once the server has closed.
+    func readLine() async throws -> String? {
+        try await onThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    return line
+                }
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                guard count >= 0 else { throw Failure(description: "recv: errno \(errno)") }
+                if count == 0 { return nil }
+                pending += buffer[..<count]
+            }
+        }
+    }
+
+    /// Sends one request line and returns its reply line.
+    func call(_ line: String) async throws -> String? {
+        try await write(line + "\n")
+        return try await readLine()
+    }
+
+    /// Bytes sent that the server's side has not acknowledged yet (Linux's `SIOCOUTQ`): once 0,
+    /// everything sent is in the server's receive buffer, whether or not it has read it.
+    var unacknowledgedBytes: Int {
+        get throws {
+            var count: Int32 = 0
+            // SIOCOUTQ is TIOCOUTQ (0x5411) for sockets.
+            guard ioctl(descriptor, 0x5411, &count) == 0 else { throw Failure(description: "ioctl(SIOCOUTQ): errno \(errno)") }
+            return Int(count)
+        }
+    }
+
+    private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                continuation.resume(with: Result { try callBlocking(line) })
-            }
-        }
-    }
-
-    /// Sends a request that must succeed and returns its JSON value.
-    func ok(_ line: String) async throws -> JSONObject {
-        try JSONObject(okLine: try await call(line).reply)
-    }
-
-    private func callBlocking(_ line: String) throws -> (String, Duration) {
-        let start = ContinuousClock.now
-        let bytes = Array((line + "\n").utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let written = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { throw Failure(description: "send: errno \(errno)") }
-            sent += written
-        }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let reply = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return (reply, ContinuousClock.now - start)
-            }
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw Failure(description: "the server closed the connection instead of answering \(line)") }
-            pending += buffer[..<count]
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
     }
 }

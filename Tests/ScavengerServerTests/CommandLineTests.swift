@@ -71,63 +71,63 @@ struct CommandLineTests {
 
     @Test("region set, list and delete; bad input is one line on stderr and a non-zero exit")
     func regions() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        let configuration = environment.configuration
-        let good = try file(square(13, 52, 1))
-        let set = try Executable.run(["region", "set", "berlin", good], configuration: configuration)
-        #expect(set.status == 0, "\(set.stderr)")
-        #expect(set.stdout.contains("region berlin set"))
-        let list = try Executable.run(["region", "list"], configuration: configuration)
-        #expect(list.status == 0)
-        #expect(list.stdout.hasPrefix("berlin\t0 pins"))
+        try await TestEnvironment.make().use { environment in
+            let configuration = environment.configuration
+            let good = try file(GeoJSONFixtures.square(west: 13, south: 52, size: 1))
+            let set = try Executable.run(["region", "set", "berlin", good], configuration: configuration)
+            #expect(set.status == 0, "\(set.stderr)")
+            #expect(set.stdout.contains("region berlin set"))
+            let list = try Executable.run(["region", "list"], configuration: configuration)
+            #expect(list.status == 0)
+            #expect(list.stdout.hasPrefix("berlin\t0 pins"))
 
-        let cases: [(String, String)] = [
-            ("not json", "not valid JSON"),
-            (#"{"type":"Point","coordinates":[1,2]}"#, "Point"),
-            (#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}"#, "closed"),
-            (#"{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}"#, "invalid"),
-        ]
-        for (text, fragment) in cases {
-            let result = try Executable.run(["region", "set", "bad", try file(text)], configuration: configuration)
-            #expect(result.status != 0)
-            #expect(result.stderr.hasPrefix("scavengerd: "))
-            #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
-            #expect(result.stderr.lowercased().contains(fragment.lowercased()), "\(result.stderr)")
+            let cases: [(String, String)] = [
+                ("not json", "not valid JSON"),
+                (#"{"type":"Point","coordinates":[1,2]}"#, "Point"),
+                (#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}"#, "closed"),
+                (#"{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}"#, "invalid"),
+            ]
+            for (text, fragment) in cases {
+                let result = try Executable.run(["region", "set", "bad", try file(text)], configuration: configuration)
+                #expect(result.status != 0)
+                #expect(result.stderr.hasPrefix("scavengerd: "))
+                #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+                #expect(result.stderr.lowercased().contains(fragment.lowercased()), "\(result.stderr)")
+            }
+            let badName = try Executable.run(["region", "set", "Bad Name", good], configuration: configuration)
+            #expect(badName.status != 0 && badName.stderr.contains("region name"))
+            let missing = try Executable.run(["region", "set", "x", "/nonexistent.json"], configuration: configuration)
+            #expect(missing.status != 0 && missing.stderr.contains("cannot read"))
+
+            #expect(try Executable.run(["region", "delete", "berlin"], configuration: configuration).status == 0)
+            let again = try Executable.run(["region", "delete", "berlin"], configuration: configuration)
+            #expect(again.status != 0 && again.stderr == "scavengerd: no region named berlin\n")
         }
-        let badName = try Executable.run(["region", "set", "Bad Name", good], configuration: configuration)
-        #expect(badName.status != 0 && badName.stderr.contains("region name"))
-        let missing = try Executable.run(["region", "set", "x", "/nonexistent.json"], configuration: configuration)
-        #expect(missing.status != 0 && missing.stderr.contains("cannot read"))
-
-        #expect(try Executable.run(["region", "delete", "berlin"], configuration: configuration).status == 0)
-        let again = try Executable.run(["region", "delete", "berlin"], configuration: configuration)
-        #expect(again.status != 0 && again.stderr == "scavengerd: no region named berlin\n")
     }
 
     @Test("user role: sets a role; an unknown user or role fails")
     func userRole() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        _ = try await environment.database.register(
-            name: "mod", email: "mod@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 1, count: 32),
-            sessionTTLSeconds: 60)
-        let ok = try Executable.run(["user", "role", "mod", "moderator"], configuration: environment.configuration)
-        #expect(ok.status == 0, "\(ok.stderr)")
-        let account = try await environment.database.credentials(login: "mod")
-        #expect(account?.account.user.role == .moderator)
-        #expect(try Executable.run(["user", "role", "nobody", "admin"], configuration: environment.configuration).status != 0)
-        #expect(try Executable.run(["user", "role", "mod", "king"], configuration: environment.configuration).status != 0)
+        try await TestEnvironment.make().use { environment in
+            _ = try await environment.database.register(
+                name: "mod", email: "mod@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 1, count: 32),
+                sessionTTLSeconds: 60)
+            let ok = try Executable.run(["user", "role", "mod", "moderator"], configuration: environment.configuration)
+            #expect(ok.status == 0, "\(ok.stderr)")
+            let account = try await environment.database.credentials(login: "mod")
+            #expect(account?.account.user.role == .moderator)
+            #expect(try Executable.run(["user", "role", "nobody", "admin"], configuration: environment.configuration).status != 0)
+            #expect(try Executable.run(["user", "role", "mod", "king"], configuration: environment.configuration).status != 0)
+        }
     }
 
     @Test("migrate is idempotent and says so")
     func migrate() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        let result = try Executable.run(
-            ["migrate", "--migrations", TestDatabase.migrationsDirectory.path], configuration: environment.configuration)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("0 applied now"))
+        try await TestEnvironment.make().use { environment in
+            let result = try Executable.run(
+                ["migrate", "--migrations", TestDatabase.migrationsDirectory.path], configuration: environment.configuration)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("0 applied now"))
+        }
     }
 
     @Test("serve refuses a malformed rate or throttle flag at start, saying which", arguments: [

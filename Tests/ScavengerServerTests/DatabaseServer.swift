@@ -13,57 +13,6 @@ import ServiceLifecycle
 import Sodium
 import Testing
 
-/// A migrated database in a fresh schema, and the board a server needs on top of it.
-struct TestEnvironment: Sendable {
-    let configuration: PostgresConfiguration
-    let pool: PostgresPool
-    let board: Board
-
-    var database: Database { board.store }
-    var feed: Feed { board.feed }
-
-    /// - Parameter configuration: the database to use; by default a fresh schema of the test
-    ///   database (``TestDatabase/isolatedConfiguration(prefix:)``).
-    static func make(
-        configuration: PostgresConfiguration? = nil,
-        pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
-        moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600,
-        hashing: PasswordHashing = .minimum, hashingThreads: Int = 2, configure: (inout BoardRules) -> Void = { _ in }
-    ) async throws -> TestEnvironment {
-        let configuration = try configuration ?? TestDatabase.isolatedConfiguration()
-        let pool = PostgresPool(configuration: configuration, maxConnections: 6)
-        try await TestDatabase.migrate(configuration)
-        var logger = Logger(label: "test-feed")
-        logger.logLevel = .warning
-        let feed = Feed(database: Database(pool: pool), logger: logger)
-        try await feed.load()
-        // Tests register and write much faster than people: no rate limits unless a test sets them.
-        var rules = BoardRules(
-            pins: pinRules, feed: feedRules, moderation: moderationRules, sessionTTLSeconds: sessionTTLSeconds,
-            writeRates: .unlimited, registrationRate: nil)
-        configure(&rules)
-        let board = Board(feed: feed, passwords: PasswordHasher(parameters: hashing, threads: hashingThreads), rules: rules)
-        return TestEnvironment(configuration: configuration, pool: pool, board: board)
-    }
-
-    /// A listener keeping the feed in step with other processes' writes.
-    func listener() async throws -> FeedListener {
-        var logger = Logger(label: "test-listener")
-        logger.logLevel = .warning
-        return FeedListener(feed: feed, logger: logger, listening: try await feed.startListening(), purgeIntervalSeconds: 1)
-    }
-
-    /// A second store on the same schema, as another process (another daemon, the CLI) would be.
-    func otherProcess() -> Database {
-        Database(pool: pool)
-    }
-
-    func shutdown() async {
-        await board.passwords.shutdown()
-        await pool.shutdown()
-    }
-}
-
 /// A real server on a real, migrated PostgreSQL schema of its own.
 func withDatabaseServer(
     configuration: PostgresConfiguration? = nil,
@@ -76,19 +25,15 @@ func withDatabaseServer(
     configure: (inout BoardRules) -> Void = { _ in },
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    let environment = try await TestEnvironment.make(
+    try await TestEnvironment.make(
         configuration: configuration, pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing,
-        hashingThreads: hashingThreads, configure: configure)
-    do {
+        hashingThreads: hashingThreads, configure: configure
+    ).use { environment in
         let extra: [any Service] = listening ? [try await environment.listener()] : []
         try await withServer(board: environment.board, alongside: extra) { address, _ in
             try await body(address, environment)
         }
-    } catch {
-        await environment.shutdown()
-        throw error
     }
-    await environment.shutdown()
 }
 
 /// One client connection used request by request.

@@ -51,56 +51,56 @@ struct ExpiryTests {
 
     @Test("two passes at once both succeed and remove each row once")
     func concurrentPasses() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        let account = try await environment.database.register(
-            name: "bulk", email: "bulk@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 2, count: 32),
-            sessionTTLSeconds: 60)
-        // 3,000 expired pins with a reply each, and 100 live ones, written straight to the table.
-        try await environment.pool.query("""
-            INSERT INTO pins (id, author_id, lat, lon, kind, body, created_at, expires_at, reply_count)
-            SELECT 'p' || repeat('q', 16) || translate(lpad(to_hex(g), 8, '0'), '0189', 'wxyz'), \(account.id), 0, 0, 'text', 'old',
-                   now() - interval '2 hours', now() - interval '1 hour', 1
-            FROM generate_series(1, 3000) g
-            """, idempotent: false)
-        try await environment.pool.query("""
-            INSERT INTO replies (id, pin_id, author_id, body)
-            SELECT 'r' || substr(id, 2), id, \(account.id), 'x' FROM pins
-            """, idempotent: false)
-        try await environment.pool.query("""
-            INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
-            SELECT 'p' || repeat('s', 16) || translate(lpad(to_hex(g), 8, '0'), '0189', 'wxyz'), \(account.id), 0, 0, 'text', 'new', now() + interval '1 hour'
-            FROM generate_series(1, 100) g
-            """, idempotent: false)
-        let configuration = environment.configuration
-        async let first = Task.detached { try Executable.run(["expire", "--batch-size", "100"], configuration: configuration) }.value
-        async let second = Task.detached { try Executable.run(["expire", "--batch-size", "100"], configuration: configuration) }.value
-        let results = try await [first, second]
-        var pins = 0, replies = 0
-        for result in results {
-            #expect(result.status == 0, "\(result.stderr)")
-            let words = result.stdout.split(separator: " ")
-            pins += Int(words[1]) ?? -1_000_000
-            replies += Int(words[3]) ?? -1_000_000
+        try await TestEnvironment.make().use { environment in
+            let account = try await environment.database.register(
+                name: "bulk", email: "bulk@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 2, count: 32),
+                sessionTTLSeconds: 60)
+            // 3,000 expired pins with a reply each, and 100 live ones, written straight to the table.
+            try await environment.pool.query("""
+                INSERT INTO pins (id, author_id, lat, lon, kind, body, created_at, expires_at, reply_count)
+                SELECT 'p' || repeat('q', 16) || translate(lpad(to_hex(g), 8, '0'), '0189', 'wxyz'), \(account.id), 0, 0, 'text', 'old',
+                       now() - interval '2 hours', now() - interval '1 hour', 1
+                FROM generate_series(1, 3000) g
+                """, idempotent: false)
+            try await environment.pool.query("""
+                INSERT INTO replies (id, pin_id, author_id, body)
+                SELECT 'r' || substr(id, 2), id, \(account.id), 'x' FROM pins
+                """, idempotent: false)
+            try await environment.pool.query("""
+                INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
+                SELECT 'p' || repeat('s', 16) || translate(lpad(to_hex(g), 8, '0'), '0189', 'wxyz'), \(account.id), 0, 0, 'text', 'new', now() + interval '1 hour'
+                FROM generate_series(1, 100) g
+                """, idempotent: false)
+            let configuration = environment.configuration
+            async let first = Task.detached { try Executable.run(["expire", "--batch-size", "100"], configuration: configuration) }.value
+            async let second = Task.detached { try Executable.run(["expire", "--batch-size", "100"], configuration: configuration) }.value
+            let results = try await [first, second]
+            var pins = 0, replies = 0
+            for result in results {
+                #expect(result.status == 0, "\(result.stderr)")
+                let words = result.stdout.split(separator: " ")
+                pins += Int(words[1]) ?? -1_000_000
+                replies += Int(words[3]) ?? -1_000_000
+            }
+            #expect(pins == 3000)
+            #expect(replies == 3000)
+            let left = try await environment.pool.query("SELECT count(*), count(*) FILTER (WHERE expires_at > now()) FROM pins")
+            #expect(try left[0].int(0) as Int == 100)
+            #expect(try left[0].int(1) as Int == 100)
         }
-        #expect(pins == 3000)
-        #expect(replies == 3000)
-        let left = try await environment.pool.query("SELECT count(*), count(*) FILTER (WHERE expires_at > now()) FROM pins")
-        #expect(try left[0].int(0) as Int == 100)
-        #expect(try left[0].int(1) as Int == 100)
     }
 
     @Test("expired sessions are swept too")
     func sessions() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        _ = try await environment.database.register(
-            name: "old", email: "old@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 3, count: 32),
-            sessionTTLSeconds: 60)
-        try await environment.pool.query("UPDATE sessions SET expires_at = now() - interval '1 second'", idempotent: false)
-        let report = try await environment.database.expire()
-        #expect(report.sessions == 1)
-        #expect(report.pins == 0)
+        try await TestEnvironment.make().use { environment in
+            _ = try await environment.database.register(
+                name: "old", email: "old@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 3, count: 32),
+                sessionTTLSeconds: 60)
+            try await environment.pool.query("UPDATE sessions SET expires_at = now() - interval '1 second'", idempotent: false)
+            let report = try await environment.database.expire()
+            #expect(report.sessions == 1)
+            #expect(report.pins == 0)
+        }
     }
 }
 
@@ -108,34 +108,34 @@ struct ExpiryTests {
 struct GroupCommitTests {
     @Test("many concurrent writers: every pin is committed once, each caller gets its own")
     func concurrentWriters() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        let account = try await environment.database.register(
-            name: "many", email: "many@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 4, count: 32),
-            sessionTTLSeconds: 60)
-        let database = environment.database
-        let pins = try await withThrowingTaskGroup(of: Pin.self) { group in
-            for index in 0 ..< 200 {
-                group.addTask {
-                    try await database.createPin(NewPin(
-                        authorID: account.id, authorName: "many", lat: Double(index % 90), lon: 0, text: "pin \(index)",
-                        ttlSeconds: 60 + index, photo: nil, cell: 0, region: nil))
+        try await TestEnvironment.make().use { environment in
+            let account = try await environment.database.register(
+                name: "many", email: "many@example.org", passwordHash: "x", tokenHash: [UInt8](repeating: 4, count: 32),
+                sessionTTLSeconds: 60)
+            let database = environment.database
+            let pins = try await withThrowingTaskGroup(of: Pin.self) { group in
+                for index in 0 ..< 200 {
+                    group.addTask {
+                        try await database.createPin(NewPin(
+                            authorID: account.id, authorName: "many", lat: Double(index % 90), lon: 0, text: "pin \(index)",
+                            ttlSeconds: 60 + index, photo: nil, cell: 0, region: nil))
+                    }
                 }
+                return try await group.reduce(into: [Pin]()) { $0.append($1) }
             }
-            return try await group.reduce(into: [Pin]()) { $0.append($1) }
-        }
-        #expect(Set(pins.map(\.id)).count == 200)
-        #expect(Set(pins.map(\.text)).count == 200)
-        let rows = try await environment.pool.query("""
-            SELECT id, body, extract(epoch FROM expires_at - created_at)::int FROM pins
-            """)
-        #expect(rows.count == 200)
-        var stored: [String: (String, Int)] = [:]
-        for row in rows { stored[try row.string(0)] = (try row.string(1), try row.int(2)) }
-        for pin in pins {
-            let index = Int(pin.text.dropFirst(4))!
-            #expect(stored[pin.id]?.0 == pin.text)
-            #expect(stored[pin.id]?.1 == 60 + index)
+            #expect(Set(pins.map(\.id)).count == 200)
+            #expect(Set(pins.map(\.text)).count == 200)
+            let rows = try await environment.pool.query("""
+                SELECT id, body, extract(epoch FROM expires_at - created_at)::int FROM pins
+                """)
+            #expect(rows.count == 200)
+            var stored: [String: (String, Int)] = [:]
+            for row in rows { stored[try row.string(0)] = (try row.string(1), try row.int(2)) }
+            for pin in pins {
+                let index = Int(pin.text.dropFirst(4))!
+                #expect(stored[pin.id]?.0 == pin.text)
+                #expect(stored[pin.id]?.1 == 60 + index)
+            }
         }
     }
 }

@@ -25,33 +25,33 @@ struct FailureRecoveryTests {
 
     @Test("the daemon serves while the database is down at start, and recovers by itself when it comes")
     func servesWhileTheDatabaseIsDown() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
-        let port = try await TCPForwarder.freePort()
-        let daemon = try await DaemonProcess(environment: environment, [], databaseURL: try Self.databaseURL(environment, port: port))
-        let address = try daemon.address
-        let down = try await transcript(address, "PING\nHELP PING\nNEARBY 0 0 100\nREGIONS\nLOGIN alice password1\nWHOAMI\n")
-        #expect(down[0] == #"OK "PONG""#)
-        #expect(down[1].hasPrefix(#"OK {"command":"PING""#))
-        #expect(down[2].hasPrefix("ERR UNAVAILABLE "))
-        #expect(down[3].hasPrefix("ERR UNAVAILABLE "))
-        #expect(down[4].hasPrefix("ERR UNAVAILABLE "))
-        #expect(down[5] == #"OK {"user":null}"#)
-        let hello = try await transcript(address, "HELLO\n")
-        #expect(hello[0].hasPrefix(#"OK {"server":"scavengerd""#))
+        try await TestEnvironment.make().use { environment in
+            let port = try await TCPForwarder.freePort()
+            let daemon = try await DaemonProcess(environment: environment, [], databaseURL: try Self.databaseURL(environment, port: port))
+            let address = try daemon.address
+            let down = try await transcript(address, "PING\nHELP PING\nNEARBY 0 0 100\nREGIONS\nLOGIN alice password1\nWHOAMI\n")
+            #expect(down[0] == #"OK "PONG""#)
+            #expect(down[1].hasPrefix(#"OK {"command":"PING""#))
+            #expect(down[2].hasPrefix("ERR UNAVAILABLE "))
+            #expect(down[3].hasPrefix("ERR UNAVAILABLE "))
+            #expect(down[4].hasPrefix("ERR UNAVAILABLE "))
+            #expect(down[5] == #"OK {"user":null}"#)
+            let hello = try await transcript(address, "HELLO\n")
+            #expect(hello[0].hasPrefix(#"OK {"server":"scavengerd""#))
 
-        // The database appears at the address: the daemon loads its feed by itself.
-        let forwarder = try await TCPForwarder.start(port: port, to: try Self.databaseAddress(environment))
-        try await eventually("the feed is loaded", timeout: .seconds(20)) {
-            try await transcript(address, "NEARBY 0 0 100\n") == [#"OK {"pins":[],"next":null}"#]
+            // The database appears at the address: the daemon loads its feed by itself.
+            let forwarder = try await TCPForwarder.start(port: port, to: try Self.databaseAddress(environment))
+            try await eventually("the feed is loaded") {
+                try await transcript(address, "NEARBY 0 0 100\n") == [#"OK {"pins":[],"next":null}"#]
+            }
+            try await converse(address) { (client: Conversation) async throws in
+                try await client.register("alice")
+                let id = try await client.ok("POST 0 0 hello")["pin"]["id"].string
+                #expect(try await client.ok("NEARBY 0 0 100")["pins"][0]["id"].string == id)
+            }
+            #expect(try await daemon.terminate())
+            try await forwarder.stop()
         }
-        try await converse(address) { (client: Conversation) async throws in
-            try await client.register("alice")
-            let id = try await client.ok("POST 0 0 hello")["pin"]["id"].string
-            #expect(try await client.ok("NEARBY 0 0 100")["pins"][0]["id"].string == id)
-        }
-        #expect(try await daemon.terminate(within: 10))
-        try await forwarder.stop()
     }
 
     @Test("a group-commit retry cannot write a pin twice: a pin already stored is answered as written, and costs no token")

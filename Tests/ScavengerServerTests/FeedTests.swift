@@ -13,11 +13,6 @@ func north(of lat: Double, _ lon: Double, metres: Double) -> (Double, Double) {
     (lat + metres / Geodesy.earthRadius * 180 / .pi, lon)
 }
 
-func square(_ lon0: Double, _ lat0: Double, _ size: Double) -> String {
-    let ring = [[lon0, lat0], [lon0 + size, lat0], [lon0 + size, lat0 + size], [lon0, lat0 + size], [lon0, lat0]]
-    return #"{"type":"Polygon","coordinates":[\#(ring)]}"#
-}
-
 /// Registers "alice" straight in the store, as another process would.
 func registerAlice(in store: Database) async throws -> Account {
     try await store.register(
@@ -163,9 +158,7 @@ struct FeedTests {
                 try await other.createPin(textPin(text, by: author.id, lat: lat)).id
             }
             let first = try await post("one")
-            var woken = false
-            for _ in 0 ..< 20 where !woken { woken = try listening.waitForChanges(timeoutMilliseconds: 250) != .none }
-            #expect(woken)
+            try await eventually("the listener is woken") { try listening.waitForChanges(timeoutMilliseconds: 250) != .none }
             // Nobody told this feed: it holds nothing until it catches up, then all of it.
             #expect(feed.count == 0)
             let second = try await post("two", lat: 1)
@@ -182,7 +175,7 @@ struct FeedTests {
             let sequence = try numbers.map { Int64(try $0.int(0) as Int) }
             #expect(sequence == sequence.sorted() && sequence.last == after)
             // A region defined in the database reaches the feed through the same log.
-            _ = try await other.setRegion(try RegionDefinition.parse(name: "middle", geoJSON: square(-1, -1, 3)))
+            _ = try await other.setRegion(try RegionDefinition.parse(name: "middle", geoJSON: GeoJSONFixtures.square(west: -1, south: -1, size: 3)))
             try await feed.catchUp()
             #expect(feed.regionNames == ["middle"])
             try await converse(address) { (client: Conversation) async throws in
@@ -269,8 +262,9 @@ struct FeedTests {
             // Other tests' schemas share the channel: look for the payload expected, among any.
             let listening = try PostgresConnection.connect(environment.configuration)
             try listening.query("LISTEN \(unescaped: ChangeListener.channel)")
+            // Waits for the notification (the deadline only guards against a hang).
             func heard(_ payload: String) throws -> Bool {
-                let deadline = ContinuousClock.now + .seconds(5)
+                let deadline = ContinuousClock.now + .seconds(60)
                 while ContinuousClock.now < deadline {
                     if try listening.waitForNotifications(timeoutMilliseconds: 100).contains(where: { $0.payload == payload }) {
                         return true
@@ -383,7 +377,7 @@ struct FeedTests {
 
                 // The CLI (another process) defines the region.
                 let update = try await environment.otherProcess().setRegion(
-                    try RegionDefinition.parse(name: "berlin", geoJSON: square(13, 52, 1)))
+                    try RegionDefinition.parse(name: "berlin", geoJSON: GeoJSONFixtures.square(west: 13, south: 52, size: 1)))
                 #expect(update.pinsInRegion == 5)
                 try await eventually("the daemon sees the region") {
                     try await client.call("REGIONS") == #"OK [{"name":"berlin","pins":5}]"#

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -43,6 +44,10 @@ struct OutputBoundTests {
                 Self.answered.withLock { $0 = 0 }
                 try await TestConnection.talk(address) { writer, reader in
                     try await writer.send(String(repeating: "BIG\n", count: requests))
+                    // Once it has begun answering, give the server time to answer more than it
+                    // should. (A slow machine only makes it answer fewer: the bound cannot fail
+                    // for that.)
+                    try await eventually("the server has begun answering") { Self.answered.withLock { $0 } > 0 }
                     try await Task.sleep(for: .milliseconds(500))
                     // What the socket buffers on both sides and the client's own read-ahead hold,
                     // and no more: a few tens of replies, not thousands.
@@ -53,7 +58,7 @@ struct OutputBoundTests {
                     writer.finish()
                     var received = 0
                     while let line = try await reader.next() {
-                        #expect(line.count == Self.bigReply.count + 5)
+                        #expect(line.utf8.count == Self.bigReply.utf8.count + 5)
                         received += 1
                     }
                     #expect(received == requests)
@@ -82,7 +87,7 @@ struct OutputBoundTests {
             try await withTimeout(60) {
                 try await TestConnection.talk(address) { writer, reader in
                     try await writer.send(String(repeating: "BIG\n", count: requests) + "PING\n")
-                    #expect(try await reader.next()?.count == Self.bigReply.count + 5)
+                    #expect(try await reader.next()?.utf8.count == Self.bigReply.utf8.count + 5)
                     await group.triggerGracefulShutdown()
                     let rest = try await reader.rest()
                     #expect(rest.count == requests)
@@ -97,21 +102,31 @@ struct OutputBoundTests {
 struct FairnessTests {
     /// The order TICK requests ran in, by their argument.
     static let ticks = Mutex<[String]>([])
+    /// HOLD has begun holding the event loop; it holds it until `released`.
+    static let holding = Atomic<Bool>(false)
+    static let released = Atomic<Bool>(false)
 
-    /// The standard table plus TICK name, answered from memory after 1 ms of work (tests only).
+    /// The standard table plus TICK name, which records its name, and HOLD, which keeps the event
+    /// loop until the test releases it (tests only).
     static let table = CommandTable(CommandTable.standard.commands + [
         CommandSpec(
-            "TICK", arity: 1 ... 1, syntax: "TICK name", summary: "Records name after 1 ms of work (tests only).",
+            "TICK", arity: 1 ... 1, syntax: "TICK name", summary: "Records name (tests only).",
             parse: { arguments in try arguments.required("name").text },
             answer: { name, _ in
-                let until = ContinuousClock.now + .milliseconds(1)
-                while ContinuousClock.now < until {}
                 ticks.withLock { $0.append(name) }
                 return CommandOutcome(.ok("TOCK"))
             }),
+        CommandSpec(
+            "HOLD", arity: 0 ... 0, syntax: "HOLD", summary: "Keeps the event loop until released (tests only).",
+            parse: { _ in () },
+            answer: { _, _ in
+                holding.store(true, ordering: .sequentiallyConsistent)
+                while !released.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+                return CommandOutcome(.ok("HELD"))
+            }),
     ])
 
-    @Test("a connection pipelining seconds of work does not make another on its event loop wait for all of it")
+    @Test("a connection pipelining a long burst does not make another on its event loop wait for all of it")
     func otherConnectionsGetTurns() async throws {
         let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var logger = Logger(label: "fairness")
@@ -122,31 +137,37 @@ struct FairnessTests {
         let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let address = try await server.listeningAddress
-            try await withTimeout(60) {
-                try await TestConnection.talk(address) { greedy, greedyReader in
-                    try await TestConnection.talk(address) { polite, politeReader in
-                        // Both are open (on the one loop) before the burst starts.
-                        try await polite.send("PING\n")
-                        #expect(try await politeReader.next() == #"OK "PONG""#)
-                        Self.ticks.withLock { $0 = [] }
-                        try await greedy.send(String(repeating: "TICK greedy\n", count: 3000))
-                        try await Task.sleep(for: .milliseconds(100))
-                        // Counted from when polite's line is handed to the client, not from the
-                        // burst's start: a busy test run can hold this task up while the server
-                        // ticks on. The clients' event loops are shared with every other test's
-                        // clients, so the line may still take a moment to leave: the bound
-                        // is half the burst, where a server with no turns would run all of it first.
-                        let sentAfter = Self.ticks.withLock { $0.count }
-                        try await polite.send("TICK polite\n")
-                        #expect(try await politeReader.next() == #"OK "TOCK""#)
-                        let position = Self.ticks.withLock { $0.firstIndex(of: "polite") } ?? -1
-                        #expect(sentAfter < 1500, "this test was held up until greedy's ticks were half done (\(sentAfter))")
-                        #expect(position >= sentAfter && position - sentAfter < 1500,
-                                "polite ran \(position - sentAfter) of greedy's ticks after it was sent (after \(sentAfter))")
-                        for _ in 0 ..< 3000 { _ = try await greedyReader.next() }
-                    }
-                }
+            let port = try #require(try await server.listeningAddress.port)
+            defer { Self.released.store(true, ordering: .sequentiallyConsistent) }
+            try await withTimeout {
+                // Blocking sockets, so the test can see when its bytes are in the server's hands.
+                let greedy = try BlockingLineClient(port: port)
+                let polite = try BlockingLineClient(port: port)
+                // Both are open (on the one loop) before the burst.
+                #expect(try await polite.call("PING") == #"OK "PONG""#)
+                Self.ticks.withLock { $0 = [] }
+                Self.holding.store(false, ordering: .sequentiallyConsistent)
+                Self.released.store(false, ordering: .sequentiallyConsistent)
+                // The loop is held while greedy's burst, then polite's line, reach the server: when
+                // it is let go, both wait to be read, and the burst came first. No clock decides
+                // anything: the positions in `ticks` are the outcome.
+                try await greedy.write("HOLD\n")
+                try await eventually("HOLD holds the loop") { Self.holding.load(ordering: .sequentiallyConsistent) }
+                try await greedy.write(String(repeating: "TICK greedy\n", count: 3000))
+                try await eventually("greedy's burst is in the server's receive buffer") { try greedy.unacknowledgedBytes == 0 }
+                try await polite.write("TICK polite\n")
+                try await eventually("polite's line is in the server's receive buffer") { try polite.unacknowledgedBytes == 0 }
+                Self.released.store(true, ordering: .sequentiallyConsistent)
+                #expect(try await polite.readLine() == #"OK "TOCK""#)
+                #expect(try await greedy.readLine() == #"OK "HELD""#)
+                for _ in 0 ..< 3000 { #expect(try await greedy.readLine() == #"OK "TOCK""#) }
+                let ran = Self.ticks.withLock { $0 }
+                #expect(ran.count == 3001)
+                // Turns of 64 lines: polite runs after a turn of greedy's (a few, should the loop
+                // thread be held up between turns), where a server with no turns runs the whole
+                // burst first. The bound is half the burst: far from both.
+                let position = ran.firstIndex(of: "polite") ?? -1
+                #expect(position >= 0 && position < 1500, "polite ran after \(position) of greedy's ticks")
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()

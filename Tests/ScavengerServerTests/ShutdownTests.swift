@@ -2,31 +2,45 @@ import Logging
 import NIOCore
 import ScavengerProtocol
 import ScavengerServer
+import ScavengerTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
 
 @Suite("Graceful shutdown")
 struct ShutdownTests {
-    /// The tags of the SLOW requests that have started: each test tags its own, since tests run
-    /// in parallel.
-    static let slowStarted = Mutex(Set<String>())
+    /// The SLOW requests that have started, by tag, and what lets each finish: each test tags
+    /// its own, since tests run in parallel.
+    static let slowStarted = Mutex<[String: Gate]>([:])
 
-    /// The standard table plus SLOW, which takes a while: a request in flight during shutdown.
+    /// The standard table plus SLOW, which runs until the test lets it finish: a request surely
+    /// in flight during shutdown, however slow or fast the machine.
     static let slowTable = CommandTable(CommandTable.standard.commands + [
         CommandSpec(
-            "SLOW", arity: 1 ... 1, syntax: "SLOW tag", summary: "Sleeps 300 ms (tests only).",
+            "SLOW", arity: 1 ... 1, syntax: "SLOW tag", summary: "Waits until the test lets it finish (tests only).",
             parse: { arguments in try arguments.required("tag").text },
             execute: { tag, _ in
-                _ = slowStarted.withLock { $0.insert(tag) }
-                try await Task.sleep(for: .milliseconds(300))
+                let gate = Gate()
+                slowStarted.withLock { $0[tag] = gate }
+                await gate.wait()
                 return CommandOutcome(.ok("DONE"))
             }),
     ])
 
     /// Returns once the server has started `SLOW tag`.
     static func waitForSlow(_ tag: String) async throws {
-        while !slowStarted.withLock({ $0.contains(tag) }) { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("SLOW \(tag) has started") { slowStarted.withLock { $0[tag] != nil } }
+    }
+
+    /// Once the shutdown is under way (the listener at `address` refuses connections), lets
+    /// `SLOW tag` finish.
+    static func finishSlowDuringShutdown(_ tag: String, listener address: SocketAddress) async throws {
+        try await eventually("the listener is closed") {
+            guard let connection = try? await TestConnection.open(address) else { return true }
+            try? await connection.channel.channel.close()
+            return false
+        }
+        slowStarted.withLock { $0[tag] }?.open()
     }
 
     @Test("requests in flight finish, then connections close and the server stops")
@@ -37,9 +51,10 @@ struct ShutdownTests {
                     try await writer.send("PING\n")
                     #expect(try await reader.next() == #"OK "PONG""#)
                     try await writer.send("SLOW finishes\n")
-                    // Shut down once the server is running it (a fixed wait loses on a busy host).
+                    // Shut down once the server is running it; it finishes once the shutdown is under way.
                     try await Self.waitForSlow("finishes")
                     await group.triggerGracefulShutdown()
+                    try await Self.finishSlowDuringShutdown("finishes", listener: address)
                     #expect(try await reader.next() == #"OK "DONE""#)
                     #expect(try await reader.next() == nil)
                 }
@@ -57,6 +72,7 @@ struct ShutdownTests {
                     #expect(try await reader.next() == #"OK "PONG""#)
                     try await Self.waitForSlow("half-closed")
                     await group.triggerGracefulShutdown()
+                    try await Self.finishSlowDuringShutdown("half-closed", listener: address)
                     #expect(try await reader.next() == #"OK "DONE""#)
                     #expect(try await reader.next() == nil)
                 }

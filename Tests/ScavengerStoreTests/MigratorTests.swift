@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Synchronization
 import ScavengerStore
 import ScavengerTestSupport
 import Testing
@@ -129,18 +130,31 @@ struct MigratorTests {
     }
 
     @Test func concurrentSlowMigratorsWaitForEachOther() async throws {
-        // Slow migrations make the runs overlap for sure: without the lock the second would
-        // fail on `CREATE TABLE` or on the primary key of schema_migrations.
+        // The runs overlap for sure, by construction rather than by sleeping: the first migration
+        // waits for a lock this test holds until one run is inside it and the other waits for the
+        // migrator's lock. Without that lock the second run would fail on `CREATE TABLE` or on
+        // the primary key of schema_migrations.
+        let key = Int64.random(in: 1 ... 1 << 40)
         let migrator = Migrator(migrations: [
-            Migration(version: 1, name: "first", sql: "SELECT pg_sleep(0.3); CREATE TABLE first_table (a int);"),
-            Migration(version: 2, name: "second", sql: "CREATE TABLE second_table (b int); SELECT pg_sleep(0.3);"),
+            Migration(version: 1, name: "first", sql: "SELECT pg_advisory_xact_lock(\(key)); CREATE TABLE first_table (a int);"),
+            Migration(version: 2, name: "second", sql: "CREATE TABLE second_table (b int);"),
         ])
-        let configuration = try TestDatabase.isolatedConfiguration()
+        let (configuration, holder) = try MigrationHold.take(key)
         let a = PostgresPool(configuration: configuration, maxConnections: 1)
         let b = PostgresPool(configuration: configuration, maxConnections: 1)
-        async let first = migrator.migrate(a)
-        async let second = migrator.migrate(b)
-        let outcomes = try await [first, second]
+        let runs = [Task { try await migrator.migrate(a) }, Task { try await migrator.migrate(b) }]
+        let outcomes: [Migrator.Outcome]
+        do {
+            try await eventually("one run waits inside its first migration, the other for the migrator's lock") {
+                try holder.lockWaits() == 2
+            }
+            try holder.release()
+            outcomes = [try await runs[0].value, try await runs[1].value]
+        } catch {
+            try? holder.release()
+            for run in runs { _ = try? await run.value }
+            throw error
+        }
         #expect(outcomes.flatMap(\.applied).sorted() == [1, 2])
         #expect(outcomes.map(\.alreadyApplied).sorted() == [0, 2])
         let counts = try await a.query("SELECT version, count(*) FROM schema_migrations GROUP BY version ORDER BY version")
@@ -152,18 +166,34 @@ struct MigratorTests {
     }
 
     @Test func migrationsInDifferentSchemasDoNotShareTheLock() async throws {
-        // Each test schema has its own lock key: a migration sleeping in one schema does not
-        // hold up another.
-        let slow = Migrator(migrations: [Migration(version: 1, name: "slow", sql: "SELECT pg_sleep(3);")])
+        // Each test schema has its own lock key: while a run in one schema is held inside its
+        // migration (by a lock this test holds), a run in another schema goes through. Were the
+        // lock shared, it would still be waiting when the hang guard gives up.
+        let key = Int64.random(in: 1 ... 1 << 40)
+        let slow = Migrator(migrations: [Migration(version: 1, name: "slow", sql: "SELECT pg_advisory_xact_lock(\(key));")])
         let fast = Migrator(migrations: [Migration(version: 1, name: "fast", sql: "CREATE TABLE f (a int);")])
-        let slowPool = try TestDatabase.isolatedPool(maxConnections: 1)
+        let (slowConfiguration, holder) = try MigrationHold.take(key)
+        let slowPool = PostgresPool(configuration: slowConfiguration, maxConnections: 1)
         let fastPool = try TestDatabase.isolatedPool(maxConnections: 1)
         let slowRun = Task { try await slow.migrate(slowPool) }
-        try await Task.sleep(for: .milliseconds(200))
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(try await fast.migrate(fastPool).applied == [1])
-        #expect(clock.now - start < .seconds(2))
+        let fastFinished = MigrationHold.Flag()
+        var fastRun: Task<Migrator.Outcome, any Error>?
+        do {
+            try await eventually("the slow run waits inside its migration") { try holder.lockWaits() == 1 }
+            fastRun = Task {
+                defer { fastFinished.set() }
+                return try await fast.migrate(fastPool)
+            }
+            // A blocked migration cannot be cancelled: the hold is let go whatever happens here.
+            try await eventually("the run in the other schema finishes while the slow one is held") { fastFinished.isSet }
+        } catch {
+            try? holder.release()
+            _ = try? await slowRun.value
+            _ = try? await fastRun?.value
+            throw error
+        }
+        try holder.release()
+        #expect(try await fastRun?.value.applied == [1])
         #expect(try await slowRun.value.applied == [1])
         await slowPool.shutdown()
         await fastPool.shutdown()
@@ -260,5 +290,42 @@ struct MigratorTests {
             Issue.record("expected .unavailable, got \(String(describing: error))")
         }
         await pool.shutdown()
+    }
+}
+
+/// A lock a test holds to keep migrations waiting inside a run until it lets go, and a way to
+/// see who waits: a state to wait for, instead of a sleep.
+struct MigrationHold {
+    let connection: PostgresConnection
+    let key: Int64
+    let applicationName: String
+
+    /// A fresh schema whose sessions carry a name of their own, and the lock `key` taken on a
+    /// connection to it.
+    static func take(_ key: Int64) throws -> (PostgresConfiguration, MigrationHold) {
+        var configuration = try TestDatabase.isolatedConfiguration()
+        configuration.applicationName = TestDatabase.uniqueName("migration_hold")
+        let connection = try PostgresConnection.connect(configuration)
+        try connection.query("SELECT pg_advisory_lock(\(key))")
+        return (configuration, MigrationHold(connection: connection, key: key, applicationName: configuration.applicationName))
+    }
+
+    /// How many of the schema's sessions wait for an advisory lock (this one's or the migrator's).
+    func lockWaits() throws -> Int {
+        try connection.query("""
+            SELECT count(*) FROM pg_stat_activity
+            WHERE application_name = \(applicationName) AND wait_event_type = 'Lock' AND wait_event = 'advisory'
+            """)[0].int(0)
+    }
+
+    func release() throws {
+        try connection.query("SELECT pg_advisory_unlock(\(key))")
+    }
+
+    /// Set once, read from other tasks.
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
     }
 }

@@ -1,10 +1,11 @@
 import Testing
 
-/// Polls until `condition` holds, for at most `timeout`; records an issue naming `what` if it
-/// never does. Returns whether it held.
+/// Polls until `condition` holds; records an issue naming `what` if it has not after `timeout`,
+/// which only guards against a hang (the default 60 s is far beyond what any wait should take on
+/// a loaded machine): wait for a state here, never for an amount of time. Returns whether it held.
 @discardableResult
 public func eventually(
-    _ what: String, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+    _ what: String, timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout

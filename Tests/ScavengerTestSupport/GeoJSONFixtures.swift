@@ -13,6 +13,13 @@ public enum GeoJSONFixtures {
     /// Square 0..10. Area 100.
     public static let square = #"{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,10],[0,0]]]}"#
 
+    /// The square `[west, west + size] × [south, south + size]` (longitude × latitude) as a
+    /// GeoJSON Polygon.
+    public static func square(west: Double, south: Double, size: Double) -> String {
+        let ring = [[west, south], [west + size, south], [west + size, south + size], [west, south + size], [west, south]]
+        return #"{"type":"Polygon","coordinates":[\#(ring)]}"#
+    }
+
     public static func feature(_ geometry: String) -> String {
         #"{"type":"Feature","properties":{"name":"zone"},"geometry":"# + geometry + "}"
     }
