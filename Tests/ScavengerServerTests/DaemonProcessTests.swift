@@ -110,34 +110,15 @@ struct DaemonProcessTests {
             let address = try daemon.address
             // 300 clients at once, each holding its connection a moment after its reply: more than
             // the 256 descriptors, so some wait in the backlog until others go.
-            let outcomes = DaemonProcess.Tally()
-            try await withTimeout(120) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0 ..< 300 {
-                        group.addTask {
-                            let outcome: String
-                            do {
-                                outcome = try await withTimeout(60) {
-                                    try await TestConnection.talk(address) { writer, reader in
-                                        try await writer.send("PING\n")
-                                        let line = try await reader.next() ?? "closed"
-                                        // Everyone holds on a moment, refused or not: descriptors run out.
-                                        try await Task.sleep(for: .seconds(index < 100 ? 2 : 1))
-                                        return String(line.prefix(15))
-                                    }
-                                }
-                            } catch is TimedOut {
-                                outcome = "hung"
-                            } catch {
-                                outcome = "failed"
-                            }
-                            outcomes.counts.withLock { $0[outcome, default: 0] += 1 }
-                        }
-                    }
-                    try await group.waitForAll()
+            let seen = try await DaemonProcess.storm(300) { index in
+                try await TestConnection.talk(address) { writer, reader in
+                    try await writer.send("PING\n")
+                    let line = try await reader.next() ?? "closed"
+                    // Everyone holds on a moment, refused or not: descriptors run out.
+                    try await Task.sleep(for: .seconds(index < 100 ? 2 : 1))
+                    return String(line.prefix(15))
                 }
             }
-            let seen = outcomes.counts.withLock { $0 }
             #expect(seen["hung"] == nil, "\(seen)")
             #expect((seen[#"OK "PONG""#] ?? 0) > 0, "\(seen)")
             #expect((seen["ERR UNAVAILABLE"] ?? 0) > 0, "\(seen)")
@@ -154,6 +135,31 @@ struct DaemonProcessTests {
 }
 
 extension DaemonProcess {
+    /// Runs `count` clients at once, each `attempt(index)` under a 60 s hang guard, and counts
+    /// what they answered: "hung" when the guard ran out, "failed" when the attempt threw.
+    static func storm(_ count: Int, _ attempt: @escaping @Sendable (Int) async throws -> String) async throws -> [String: Int] {
+        let outcomes = Tally()
+        try await withTimeout(120) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0 ..< count {
+                    group.addTask {
+                        let outcome: String
+                        do {
+                            outcome = try await withTimeout(60) { try await attempt(index) }
+                        } catch is TimedOut {
+                            outcome = "hung"
+                        } catch {
+                            outcome = "failed"
+                        }
+                        outcomes.counts.withLock { $0[outcome, default: 0] += 1 }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        return outcomes.counts.withLock { $0 }
+    }
+
     /// The daemon's resident memory in bytes, from `/proc`.
     var residentBytes: Int {
         get throws {

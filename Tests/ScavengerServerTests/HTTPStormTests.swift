@@ -31,8 +31,7 @@ struct HTTPStormTests {
 
     @Test("a storm of HTTP connections from one address under a low open-file limit: answered or refused with 503, none left hanging; then served again")
     func descriptorStorm() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
+        try await TestEnvironment.make().use { environment in
         let daemon = try await DaemonProcess(
             environment: environment, openFiles: 256,
             ["--http-port", "0", "--max-connections", "1000", "--max-connections-per-address", "1000", "--database-connections", "2"])
@@ -42,26 +41,9 @@ struct HTTPStormTests {
             if httpPort == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let port = try #require(httpPort, "no HTTP port in \(daemon.stderr.suffix(2000))")
-        let outcomes = DaemonProcess.Tally()
-        try await withTimeout(120) {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0 ..< 300 {
-                    group.addTask {
-                        let outcome: String
-                        do {
-                            outcome = try await withTimeout(60) {
-                                await Self.statusLine(port, hold: .seconds(index < 100 ? 2 : 1))
-                            }
-                        } catch {
-                            outcome = "hung"
-                        }
-                        outcomes.counts.withLock { $0[outcome, default: 0] += 1 }
-                    }
-                }
-                try await group.waitForAll()
-            }
+        let seen = try await DaemonProcess.storm(300) { index in
+            await Self.statusLine(port, hold: .seconds(index < 100 ? 2 : 1))
         }
-        let seen = outcomes.counts.withLock { $0 }
         #expect(seen["hung"] == nil, "\(seen)")
         #expect((seen["HTTP/1.1 200"] ?? 0) + (seen["HTTP/1.1 503"] ?? 0) > 0, "\(seen)")
         #expect((seen["HTTP/1.1 503"] ?? 0) > 0, "\(seen)")
@@ -73,13 +55,13 @@ struct HTTPStormTests {
             if after != "HTTP/1.1 200" { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(after == "HTTP/1.1 200", "\(daemon.stderr.suffix(2000))")
-        #expect(try await daemon.terminate(within: 15), "\(daemon.stderr.suffix(2000))")
+        #expect(try await daemon.terminate(), "\(daemon.stderr.suffix(2000))")
+        }
     }
 
     @Test("200 connections from one address: the per-address limit's worth are served, the rest get 503")
     func perAddress() async throws {
-        let environment = try await TestEnvironment.make()
-        defer { Task { await environment.shutdown() } }
+        try await TestEnvironment.make().use { environment in
         let daemon = try await DaemonProcess(
             environment: environment, ["--http-port", "0", "--max-connections-per-address", "64", "--database-connections", "2"])
         var httpPort: Int?
@@ -112,6 +94,7 @@ struct HTTPStormTests {
         }
         let seen = outcomes.counts.withLock { $0 }
         #expect(seen == ["HTTP/1.1 200": 64, "HTTP/1.1 503": 136], "\(seen)")
-        #expect(try await daemon.terminate(within: 15), "\(daemon.stderr.suffix(2000))")
+        #expect(try await daemon.terminate(), "\(daemon.stderr.suffix(2000))")
+        }
     }
 }
