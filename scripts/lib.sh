@@ -15,7 +15,7 @@
 PROJECT_ROOT=${PROJECT_ROOT:-$(pwd -P)}
 
 # Debian packages the build, the daemon and the tests need.
-SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev postgresql postgresql-contrib netcat-openbsd pkg-config"
+SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev postgresql postgresql-contrib netcat-openbsd pkg-config"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432
