@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Build and run the test suite (extra arguments go to `swift test`, e.g. --filter X).
+# Installs the Debian packages of scripts/lib.sh that are missing: the build's and the tests'
+# (SCAVENGER_TEST_PACKAGES: the QR code round trip's renderer and decoder).
 #
 # Database: when DATABASE_URL or SCAVENGER_TEST_DATABASE_URL is set, it is used as is
 # (SCAVENGER_TEST_DATABASE_URL defaults to DATABASE_URL) and no cluster is started.
@@ -28,6 +30,7 @@ stop_cluster_if_started_here() {
 }
 
 ensure_packages
+ensure_test_packages
 ensure_swift
 
 if [[ -n ${DATABASE_URL:-} || -n ${SCAVENGER_TEST_DATABASE_URL:-} ]]; then
