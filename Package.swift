@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
         .systemLibrary(name: "CB64", providers: [.apt(["libb64-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
         .target(name: "Postgres", dependencies: [
@@ -39,6 +40,8 @@ let package = Package(
         .target(name: "GEOS", dependencies: ["CGEOS"]),
         .target(name: "Base64", dependencies: ["CB64"]),
         .target(name: "Sodium", dependencies: ["CSodium", .product(name: "NIOPosix", package: "swift-nio")]),
+        // QR codes of text (libqrencode) and their SVG, for printing a hunt's code stops.
+        .target(name: "QRCode", dependencies: ["CQREncode"]),
 
         // A reader-writer lock over pthread_rwlock, for the in-memory feed.
         .target(name: "ReadWriteLock"),
@@ -146,6 +149,7 @@ let package = Package(
         .testTarget(name: "Base64Tests", dependencies: ["Base64", "ScavengerTestSupport"]),
         .testTarget(name: "ReadWriteLockTests", dependencies: ["ReadWriteLock"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),

@@ -15,7 +15,11 @@
 PROJECT_ROOT=${PROJECT_ROOT:-$(pwd -P)}
 
 # Debian packages the build, the daemon and the tests need.
-SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev postgresql postgresql-contrib netcat-openbsd pkg-config"
+SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev postgresql postgresql-contrib netcat-openbsd pkg-config"
+
+# Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
+# QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them).
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432
@@ -63,6 +67,11 @@ install_missing_packages() {
 ensure_packages() {
     # shellcheck disable=SC2086  # a list of package names
     install_missing_packages $SCAVENGER_PACKAGES
+}
+
+ensure_test_packages() {
+    # shellcheck disable=SC2086  # a list of package names
+    install_missing_packages $SCAVENGER_TEST_PACKAGES
 }
 
 # The Swift toolchain is not a Debian package: it must be installed by hand.

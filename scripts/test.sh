@@ -10,6 +10,9 @@
 # The tests assert on what happened, not on how long it took (their waits only guard against
 # hangs), so every suite runs in the one pass, beside all the others, whatever the machine's load.
 #
+# Installs the Debian packages of scripts/lib.sh that are missing: the build's and the tests'
+# (SCAVENGER_TEST_PACKAGES: the QR code round trip's renderer and decoder).
+#
 # Database: when DATABASE_URL or SCAVENGER_TEST_DATABASE_URL is set, it is used as is
 # (SCAVENGER_TEST_DATABASE_URL defaults to DATABASE_URL) and no cluster is started.
 # Otherwise this checkout's local PostgreSQL cluster (.data/postgres, see scripts/lib.sh) is
@@ -38,6 +41,7 @@ stop_cluster_if_started_here() {
 }
 
 ensure_packages
+ensure_test_packages
 ensure_swift
 
 if [[ -n ${DATABASE_URL:-} || -n ${SCAVENGER_TEST_DATABASE_URL:-} ]]; then
