@@ -2,8 +2,8 @@
 # Build and run the tests.
 #
 #   scripts/test.sh                 the whole chain, as CI runs it (.ci/run): every Swift test in
-#                                   one pass, then the fault-injection run, the browser tests and
-#                                   the fuzzing run described below
+#                                   one pass, with the fuzzing run beside them, then the
+#                                   fault-injection run and the browser tests described below
 #   scripts/test.sh ARGS...         only `swift test ARGS...` (e.g. --filter Framing): the Swift
 #                                   tests that match, and nothing after them
 #
@@ -19,13 +19,14 @@
 # started, or reused if already running, and the database `scavenger_test` is dropped and
 # created afresh. A cluster started here is stopped on exit; a pre-running one is left alone.
 #
-# After the Swift tests, without ARGS only: the short fault-injection run (scripts/chaos.sh
-# --short, on a PostgreSQL cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); the demo page and
-# the moderators' console in headless Chromium (scripts/browser/{demo,console}_test.py, after
-# installing chromium, chromium-driver and selenium into .data/venv; SCAVENGER_SKIP_BROWSER=1
-# skips them); then a short fuzzing run of the request-line parser (scripts/fuzz.sh, 20 s after a
-# build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1 skips it). Each phase is logged with `==>`
-# and its wall time. The exit code is swift test's when it failed, else the first failure after it.
+# Without ARGS only: beside the Swift tests, a short fuzzing run of the request-line parser
+# (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1 skips
+# it); after them, the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
+# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); then the demo page and the moderators'
+# console in headless Chromium (scripts/browser/{demo,console}_test.py, after installing
+# chromium, chromium-driver and selenium into .data/venv; SCAVENGER_SKIP_BROWSER=1 skips them).
+# Each phase is logged with `==>` and its wall time. The exit code is swift test's when it
+# failed, else the first failure of the fault-injection run, the browser tests, the fuzzing run.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -73,17 +74,54 @@ swift build --build-tests "${build_flags[@]}" || build_status=$?
 end_phase "the build" "$build_status"
 if ((build_status != 0)); then exit "$build_status"; fi
 
+# The build above made the test products: `swift test` need not plan and check the build again
+# (which took it tens of seconds on a loaded machine).
+test_flags=("${build_flags[@]}" --skip-build)
+
 status=0
 if (($# > 0)); then
     begin_phase "swift test $* (only the Swift tests that match)"
-    swift test "${build_flags[@]}" "$@" || status=$?
+    swift test "${test_flags[@]}" "$@" || status=$?
     end_phase "swift test" "$status"
     exit "$status"
 fi
 
+# The fuzzing run starts now, beside the Swift tests: its build (a second one, with sanitizers, in
+# .build-fuzz) keeps both cores busy for minutes, while the Swift tests mostly wait (on PostgreSQL,
+# on sockets) and no longer care how loaded the machine is; the build is the longer, so its 20 s
+# of fuzzing mostly come after the tests. The fault-injection run and the browser tests, which
+# judge timings of their own, start only once it is over. Its output goes to .data/fuzz-phase.log.
+fuzz_pid=""
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+stop_fuzz() {
+    if [[ -n $fuzz_pid ]] && kill -0 "$fuzz_pid" 2>/dev/null; then kill -- "-$fuzz_pid" 2>/dev/null || true; fi
+}
+if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then
+    log "skipping the fuzzing run (SCAVENGER_SKIP_FUZZ=1)"
+else
+    mkdir -p .data
+    fuzz_log=.data/fuzz-phase.log
+    fuzz_started=$SECONDS
+    log "the fuzzing run (scripts/fuzz.sh 20, its build included) starts beside the Swift tests (log: $fuzz_log)"
+    # A process group of its own, so that an interrupted run stops all of it.
+    setsid scripts/fuzz.sh 20 >"$fuzz_log" 2>&1 &
+    fuzz_pid=$!
+    trap 'stop_fuzz; stop_cluster_if_started_here' EXIT
+fi
+
 begin_phase "swift test (every Swift test, in one pass)"
-swift test "${build_flags[@]}" || status=$?
+swift test "${test_flags[@]}" || status=$?
 end_phase "swift test" "$status"
+
+fuzz_status=0
+if [[ -n $fuzz_pid ]]; then
+    log "waiting for the fuzzing run"
+    wait "$fuzz_pid" || fuzz_status=$?
+    fuzz_pid=""
+    grep -E '^(==>|warning:|error:)' "$fuzz_log" >&2 || true
+    if ((fuzz_status != 0)); then tail -n 30 "$fuzz_log" >&2; fi
+    log "the fuzzing run exited with $fuzz_status after $((SECONDS - fuzz_started)) s (beside the Swift tests)"
+fi
 
 if [[ ${SCAVENGER_SKIP_CHAOS:-0} == 1 ]]; then
     log "skipping the fault-injection run (SCAVENGER_SKIP_CHAOS=1)"
@@ -119,13 +157,6 @@ else
     if ((status == 0)); then status=$browser_phase_status; fi
 fi
 
-if [[ ${SCAVENGER_SKIP_FUZZ:-0} == 1 ]]; then
-    log "skipping the fuzzing run (SCAVENGER_SKIP_FUZZ=1)"
-else
-    fuzz_status=0
-    begin_phase "the fuzzing run (scripts/fuzz.sh 20, its build included)"
-    scripts/fuzz.sh 20 || fuzz_status=$?
-    end_phase "the fuzzing run" "$fuzz_status"
-    if ((status == 0)); then status=$fuzz_status; fi
-fi
+# The fuzzing run's status counts last, as the run came last before it was moved up.
+if ((status == 0)); then status=$fuzz_status; fi
 exit "$status"
