@@ -9,11 +9,18 @@ struct HTTPStormTests {
     /// One plain request on a connection of its own: the status line, "closed" when the server
     /// closed without one, "failed" when the connection could not be made.
     /// With `until`, the connection is held (after its status line) until the gate opens.
-    static func statusLine(_ port: Int, hold: Duration, until gate: (arrived: @Sendable () -> Void, gate: Gate)? = nil) async -> String {
+    /// With `webSocket`, the request is a WebSocket upgrade of `/ws`.
+    static func statusLine(
+        _ port: Int, hold: Duration, webSocket: Bool = false, until gate: (arrived: @Sendable () -> Void, gate: Gate)? = nil
+    ) async -> String {
+        let request = webSocket
+            ? "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+            : "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
         do {
             let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
             return try await TestConnection.talk(address) { writer, reader in
-                try? await writer.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+                try? await writer.send(request)
                 let line = try await reader.next() ?? "closed"
                 // Everyone holds on a moment, refused or not: descriptors run out.
                 try await Task.sleep(for: hold)
@@ -59,7 +66,7 @@ struct HTTPStormTests {
         }
     }
 
-    @Test("200 connections from one address: the per-address limit's worth are served, the rest get 503")
+    @Test("200 WebSockets from one address: the per-address limit's worth are upgraded, the rest get 503 and a close")
     func perAddress() async throws {
         try await TestEnvironment.make().use { environment in
         let daemon = try await DaemonProcess(
@@ -79,7 +86,7 @@ struct HTTPStormTests {
                 let arrivals = DaemonProcess.Tally()
                 for _ in 0 ..< 200 {
                     group.addTask {
-                        let outcome = await Self.statusLine(port, hold: .zero, until: ({
+                        let outcome = await Self.statusLine(port, hold: .zero, webSocket: true, until: ({
                             let arrived = arrivals.counts.withLock { counts -> Int in
                                 counts["arrived", default: 0] += 1
                                 return counts["arrived", default: 0]
@@ -93,7 +100,7 @@ struct HTTPStormTests {
             }
         }
         let seen = outcomes.counts.withLock { $0 }
-        #expect(seen == ["HTTP/1.1 200": 64, "HTTP/1.1 503": 136], "\(seen)")
+        #expect(seen == ["HTTP/1.1 101": 64, "HTTP/1.1 503": 136], "\(seen)")
         #expect(try await daemon.terminate(), "\(daemon.stderr.suffix(2000))")
         }
     }
