@@ -1,7 +1,8 @@
 // The objects of protocol 1.2's hunts as clients see them: hunt, stop, check-in and leaderboard
-// entry. Plain values: the rules that make and change them live beside them.
+// entry. Plain values: the rules that make and change them live beside them (HuntSchedule,
+// HuntValidation, Presence, TravelSpeed, Leaderboard).
 
-/// Where a hunt is in its life.
+/// Where a hunt is in its life; see ``HuntSchedule/state(at:)``.
 public enum HuntState: String, Sendable, CaseIterable {
     /// Not started yet: stops can be added and removed.
     case scheduled
@@ -75,6 +76,18 @@ public struct Hunt: Sendable, Equatable {
         self.isPublic = isPublic
         self.stops = stops
         self.players = players
+    }
+
+    /// A hunt whose state, `starts` and `ends` are those of `schedule` at `now` (a DURATION
+    /// shows as `ends` only once the hunt has started).
+    public init(
+        id: String, name: String, description: String, host: String, schedule: HuntSchedule, at now: Timestamp,
+        ordered: Bool, isPublic: Bool, stops: Int, players: Int
+    ) {
+        let settled = schedule.settled(at: now)
+        self.init(
+            id: id, name: name, description: description, host: host, state: settled.state(at: now), starts: settled.starts,
+            ends: settled.ends, ordered: ordered, isPublic: isPublic, stops: stops, players: players)
     }
 }
 
