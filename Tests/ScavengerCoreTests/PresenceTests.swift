@@ -119,6 +119,7 @@ struct TravelSpeedTests {
         (1000.0.nextUp, 0, true),  // just over, in no time at all
         (999.0, -5 * second, false),
         (1500.0, -5 * second, true),  // a previous check-in "later" (two daemons' clocks): no time
+        (1500.0, -3600 * second, true),
         (2000.0, 36 * second, false),  // 200 km/h exactly
         (2000.0, 36 * second - 1, true),  // a microsecond sooner: faster than 200 km/h
         (2000.0, 36 * second + 1, false),
