@@ -40,12 +40,15 @@ public enum CheckInStatus: String, Sendable, CaseIterable {
 /// A hunt as anyone allowed to read it sees it, at one moment. The join code is not here: only
 /// ``HostedHunt`` (the host's view) carries it, so a reply built from a `Hunt` cannot leak it.
 public struct Hunt: Sendable, Equatable {
+    /// Its opaque id.
     public var id: String
+    /// 1–80 characters.
     public var name: String
     /// May be empty.
     public var description: String
     /// The host's username.
     public var host: String
+    /// Its state at the moment it was read.
     public var state: HuntState
     /// When it starts, or once started the moment it did; nil: its host starts it by hand.
     public var starts: Timestamp?
@@ -93,7 +96,9 @@ public struct Hunt: Sendable, Equatable {
 
 /// A hunt as its host sees it: the hunt and its join code, which no reply to anyone else holds.
 public struct HostedHunt: Sendable, Equatable {
+    /// The hunt as everyone else sees it.
     public var hunt: Hunt
+    /// Its join code.
     public var code: JoinCode
 
     /// The host's view of `hunt`.
@@ -107,20 +112,25 @@ public struct HostedHunt: Sendable, Equatable {
 /// place only to the host and to players who found it) is decided where replies are written. A
 /// code stop's secret is never part of it.
 public struct HuntStop: Sendable, Equatable {
+    /// Its opaque id.
     public var id: String
     /// The id of its hunt.
     public var hunt: String
     /// Its place in the hunt: 1, 2, …
     public var n: Int
+    /// 1–80 characters.
     public var title: String
     /// May be empty.
     public var clue: String
+    /// Latitude of its place, in degrees.
     public var lat: Double
+    /// Longitude of its place, in degrees.
     public var lon: Double
     /// How close a fix must be, in metres (5–1,000).
     public var radiusMeters: Double
     /// What an accepted check-in earns (0–10,000).
     public var points: Int
+    /// What proves presence here.
     public var proof: StopProof
     /// Players whose check-in here is accepted.
     public var foundBy: Int
@@ -149,6 +159,7 @@ public struct HuntStop: Sendable, Equatable {
 
 /// A player's attempt to prove presence at a stop, with the server's verdict.
 public struct CheckIn: Sendable, Equatable {
+    /// Its opaque id.
     public var id: String
     /// The id of the stop's hunt.
     public var hunt: String
@@ -156,6 +167,7 @@ public struct CheckIn: Sendable, Equatable {
     public var stop: String
     /// The player's name in the hunt.
     public var player: String
+    /// Where it stands: accepted, pending, flagged or rejected.
     public var status: CheckInStatus
     /// What it earns: the stop's points (plus a bonus) once accepted, else 0.
     public var points: Int
@@ -189,6 +201,7 @@ public struct LeaderboardEntry: Sendable, Equatable {
     public var rank: Int
     /// The player's name in the hunt (the username in the ranking of all users).
     public var player: String
+    /// Points from accepted check-ins (bonuses included).
     public var points: Int
     /// Stops found (accepted check-ins).
     public var found: Int

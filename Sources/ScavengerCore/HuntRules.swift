@@ -42,10 +42,12 @@ public struct HuntRules: Sendable, Equatable {
 /// A request the hunt's state or contents do not allow (the contract's `CONFLICT`): starting a
 /// hunt that is running, extending one that ended, one stop too many. The message says why.
 public struct HuntConflict: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why, for people.
     public var message: String
 
     /// A conflict that `message` explains.
     public init(_ message: String) { self.message = message }
 
+    /// The message.
     public var description: String { message }
 }

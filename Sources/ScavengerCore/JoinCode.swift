@@ -64,5 +64,6 @@ public struct JoinCode: Sendable, Hashable, CustomStringConvertible {
         text = String(decoding: symbols, as: UTF8.self)
     }
 
+    /// The code (``text``).
     public var description: String { text }
 }

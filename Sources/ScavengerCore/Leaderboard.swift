@@ -11,6 +11,7 @@ public struct LeaderboardPosition: Sendable, Hashable, Comparable {
     public let points: Int
     /// When the player reached ``points``; nil at 0 points.
     public let at: Timestamp?
+    /// The player's name.
     public let player: String
 
     /// The position of `player` with `points` reached at `at` (ignored at 0 points).
@@ -36,16 +37,19 @@ public struct LeaderboardPosition: Sendable, Hashable, Comparable {
         !ranksAhead(of: other) && !other.ranksAhead(of: self)
     }
 
+    /// Whether `lhs` comes before `rhs` on the leaderboard.
     public static func < (lhs: LeaderboardPosition, rhs: LeaderboardPosition) -> Bool {
         if lhs.ranksAhead(of: rhs) { return true }
         if rhs.ranksAhead(of: lhs) { return false }
         return nameOrder(lhs.player, rhs.player)
     }
 
+    /// The same place: sharing a rank, with names of the same bytes.
     public static func == (lhs: LeaderboardPosition, rhs: LeaderboardPosition) -> Bool {
         lhs.sharesRank(with: rhs) && lhs.player.utf8.elementsEqual(rhs.player.utf8)
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(points)
         hasher.combine(instant)

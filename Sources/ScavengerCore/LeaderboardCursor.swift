@@ -2,6 +2,7 @@
 /// belongs to. The next page continues after that position even if the player has moved or
 /// left since (``Leaderboard/page(after:limit:)``).
 public struct LeaderboardCursor: Sendable, Equatable {
+    /// The last entry's position: the next page starts after it.
     public var position: LeaderboardPosition
     /// ``scopeTag(_:)`` of the board it pages through: a cursor is good for that board only.
     public var scopeTag: UInt64

@@ -1,6 +1,8 @@
 /// A position a client reports with CHECKIN: where it is and how sure it is.
 public struct Fix: Sendable, Equatable {
+    /// Latitude in degrees, [-90, 90].
     public var lat: Double
+    /// Longitude in degrees, [-180, 180].
     public var lon: Double
     /// The fix's reported accuracy in metres (`ACCURACY`, default 0).
     public var accuracyMeters: Double
