@@ -1,0 +1,167 @@
+/// The contract's fixed bounds for hunts, stops and check-ins (the configurable ones are
+/// ``HuntRules``'). Lengths are in characters, counted as Unicode code points like every text of
+/// the protocol.
+public enum HuntLimits {
+    /// A hunt's name: 1–80 characters.
+    public static let nameLength: ClosedRange<Int> = 1 ... 80
+    /// A hunt's `DESCRIPTION`: up to 2,000 characters.
+    public static let descriptionLength: ClosedRange<Int> = 0 ... 2000
+    /// A stop's title: 1–80 characters.
+    public static let titleLength: ClosedRange<Int> = 1 ... 80
+    /// A stop's `CLUE`: up to 500 characters.
+    public static let clueLength: ClosedRange<Int> = 0 ... 500
+    /// A stop's `CODE`: 4–64 characters.
+    public static let codeLength: ClosedRange<Int> = 4 ... 64
+    /// A stop's radius_m: 5–1,000 metres.
+    public static let radiusMeters: ClosedRange<Double> = 5 ... 1000
+    /// A stop's points: 0–10,000.
+    public static let points: ClosedRange<Int> = 0 ... 10_000
+    /// An APPROVE's `BONUS`: 0–10,000 points.
+    public static let bonus: ClosedRange<Int> = 0 ... 10_000
+    /// A hunt's `DURATION`: 1 second to 30 days.
+    public static let durationSeconds: ClosedRange<Int> = 1 ... 30 * 24 * 3600
+    /// EXTEND's seconds: at least 1 (the contract's bound) and at most 100 years, which keeps
+    /// the arithmetic far from overflow; no end it could reach from today is past the year 9999
+    /// (``HuntSchedule/extended(bySeconds:at:)`` refuses one that would be).
+    public static let extendSeconds: ClosedRange<Int> = 1 ... 100 * 365 * 24 * 3600
+}
+
+extension Validation {
+    /// A hunt's name: 1–80 characters, the text rules of `POST`.
+    public static func huntName(_ name: String) throws(ValidationError) {
+        try text(name, name: "name", length: HuntLimits.nameLength)
+    }
+
+    /// A hunt's `DESCRIPTION`: up to 2,000 characters (may be empty), the text rules of `POST`.
+    public static func huntDescription(_ description: String) throws(ValidationError) {
+        try text(description, name: "DESCRIPTION", length: HuntLimits.descriptionLength)
+    }
+
+    /// A stop's title: 1–80 characters, the text rules of `POST`.
+    public static func stopTitle(_ title: String) throws(ValidationError) {
+        try text(title, name: "title", length: HuntLimits.titleLength)
+    }
+
+    /// A stop's `CLUE`: up to 500 characters (may be empty), the text rules of `POST`.
+    public static func clue(_ clue: String) throws(ValidationError) {
+        try text(clue, name: "CLUE", length: HuntLimits.clueLength)
+    }
+
+    /// A stop's secret `CODE`: 4–64 characters, none of them a control character (newline and
+    /// tab included: a code is typed on one line) or a bidirectional control.
+    public static func stopCode(_ code: String) throws(ValidationError) {
+        var count = 0
+        for scalar in code.unicodeScalars {
+            count += 1
+            if isControl(scalar) {
+                throw ValidationError("CODE must not contain control characters")
+            }
+            if isBidiControl(scalar) {
+                throw ValidationError(
+                    "CODE must not contain bidirectional embedding, override or isolate controls (U+202A to U+202E, U+2066 to U+2069)")
+            }
+        }
+        let bounds = HuntLimits.codeLength
+        guard bounds.contains(count) else {
+            throw ValidationError("CODE must be \(bounds.lowerBound) to \(bounds.upperBound) characters long")
+        }
+    }
+
+    /// A stop's proof and code together: `PROOF code` needs a `CODE`, and a `CODE` needs
+    /// `PROOF code`; the code itself must pass ``stopCode(_:)``.
+    public static func stopProof(_ proof: StopProof, code: String?) throws(ValidationError) {
+        switch (proof, code) {
+        case (.code, nil):
+            throw ValidationError("PROOF code needs CODE")
+        case (.code, let code?):
+            try stopCode(code)
+        case (_, nil):
+            break
+        case (_, .some):
+            throw ValidationError("CODE is only for PROOF code")
+        }
+    }
+
+    /// A stop's radius_m: 5–1,000 metres (a fraction is allowed).
+    public static func stopRadius(_ meters: Double) throws(ValidationError) {
+        let bounds = HuntLimits.radiusMeters
+        guard bounds.contains(meters) else {
+            throw ValidationError("radius_m must be between \(Int(bounds.lowerBound)) and \(Int(bounds.upperBound))")
+        }
+    }
+
+    /// A stop's points: 0–10,000.
+    public static func stopPoints(_ points: Int) throws(ValidationError) {
+        try whole(points, "points", in: HuntLimits.points)
+    }
+
+    /// An APPROVE's `BONUS`: 0–10,000 points.
+    public static func bonus(_ points: Int) throws(ValidationError) {
+        try whole(points, "BONUS", in: HuntLimits.bonus)
+    }
+
+    /// A hunt's `DURATION`: 1 second to 30 days.
+    public static func huntDuration(_ seconds: Int) throws(ValidationError) {
+        try whole(seconds, "DURATION", in: HuntLimits.durationSeconds)
+    }
+
+    /// EXTEND's seconds: at least 1 (at most 100 years, see ``HuntLimits/extendSeconds``).
+    public static func extendSeconds(_ seconds: Int) throws(ValidationError) {
+        try whole(seconds, "seconds", in: HuntLimits.extendSeconds)
+    }
+
+    /// A player's name in a hunt (`AS name`): the username rules.
+    public static func playerName(_ name: String) throws(ValidationError) {
+        do {
+            try username(name)
+        } catch {
+            throw ValidationError("a player's name follows the username rules: \(error.message)")
+        }
+    }
+
+    /// A fix's `ACCURACY`: a number of metres, at least 0.
+    public static func accuracy(_ meters: Double) throws(ValidationError) {
+        guard meters >= 0, meters.isFinite else {
+            throw ValidationError("ACCURACY must be a number of metres, at least 0")
+        }
+    }
+
+    /// A latitude in [-90, 90] and a longitude in [-180, 180].
+    public static func coordinates(lat: Double, lon: Double) throws(ValidationError) {
+        guard (-90 ... 90).contains(lat) else { throw ValidationError("latitude must be within [-90, 90]") }
+        guard (-180 ... 180).contains(lon) else { throw ValidationError("longitude must be within [-180, 180]") }
+    }
+
+    /// The text rules of `POST` (no control characters but newline and tab, no bidirectional
+    /// embedding, override or isolate controls) with a length, in characters, within `length`.
+    /// The messages are ``text(_:name:allowEmpty:)``'s.
+    public static func text(_ text: String, name: String, length: ClosedRange<Int>) throws(ValidationError) {
+        var count = 0
+        for scalar in text.unicodeScalars {
+            count += 1
+            if isControl(scalar), scalar != "\n", scalar != "\t" {
+                throw ValidationError("\(name) must not contain control characters other than newline and tab")
+            }
+            if isBidiControl(scalar) {
+                throw ValidationError(
+                    "\(name) must not contain bidirectional embedding, override or isolate controls (U+202A to U+202E, U+2066 to U+2069)")
+            }
+        }
+        if count == 0, length.lowerBound > 0 {
+            throw ValidationError("\(name) must not be empty")
+        }
+        guard count >= length.lowerBound else {
+            throw ValidationError("\(name) must be at least \(length.lowerBound) characters long")
+        }
+        guard count <= length.upperBound else {
+            throw ValidationError("\(name) must be at most \(length.upperBound) characters long")
+        }
+    }
+
+    /// A whole number within `range`; the message names it and the value given.
+    static func whole(_ value: Int, _ name: String, in range: ClosedRange<Int>) throws(ValidationError) {
+        guard range.contains(value) else {
+            throw ValidationError("\(name) must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+        }
+    }
+}
