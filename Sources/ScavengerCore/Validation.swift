@@ -84,23 +84,7 @@ public enum Validation {
     /// 1–500 characters (0–500 when `allowEmpty`), no control characters but newline and tab,
     /// and no bidirectional embedding, override or isolate controls.
     public static func text(_ text: String, name: String = "text", allowEmpty: Bool = false) throws(ValidationError) {
-        var count = 0
-        for scalar in text.unicodeScalars {
-            count += 1
-            if isControl(scalar), scalar != "\n", scalar != "\t" {
-                throw ValidationError("\(name) must not contain control characters other than newline and tab")
-            }
-            if isBidiControl(scalar) {
-                throw ValidationError(
-                    "\(name) must not contain bidirectional embedding, override or isolate controls (U+202A to U+202E, U+2066 to U+2069)")
-            }
-        }
-        if count == 0, !allowEmpty {
-            throw ValidationError("\(name) must not be empty")
-        }
-        guard count <= maximumTextLength else {
-            throw ValidationError("\(name) must be at most \(maximumTextLength) characters long")
-        }
+        try self.text(text, name: name, length: (allowEmpty ? 0 : 1) ... maximumTextLength)
     }
 }
 
