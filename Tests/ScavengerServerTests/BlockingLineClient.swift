@@ -55,19 +55,31 @@ final class BlockingLineClient: @unchecked Sendable {
 
     /// The next line without its `\n`, or nil once the server has closed.
     func readLine() async throws -> String? {
+        try await readLines(1).first
+    }
+
+    /// The next `count` lines without their `\n`, read on one thread (fewer once the server has
+    /// closed): a burst's replies without a thread per line.
+    func readLines(_ count: Int) async throws -> [String] {
         try await onThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            while true {
-                if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[..<newline], as: UTF8.self)
-                    pending.removeSubrange(...newline)
-                    return line
+            var lines: [String] = []
+            var start = 0
+            while lines.count < count {
+                if let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: pending[start ..< newline], as: UTF8.self))
+                    start = newline + 1
+                    continue
                 }
-                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                guard count >= 0 else { throw Failure(description: "recv: errno \(errno)") }
-                if count == 0 { return nil }
-                pending += buffer[..<count]
+                pending.removeSubrange(..<start)
+                start = 0
+                let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                guard received >= 0 else { throw Failure(description: "recv: errno \(errno)") }
+                if received == 0 { break }
+                pending += buffer[..<received]
             }
+            pending.removeSubrange(..<start)
+            return lines
         }
     }
 
