@@ -42,11 +42,8 @@ struct HTTPStormTests {
         let daemon = try await DaemonProcess(
             environment: environment, openFiles: 256,
             ["--http-port", "0", "--max-connections", "1000", "--max-connections-per-address", "1000", "--database-connections", "2"])
-        var httpPort: Int?
-        for _ in 0 ..< 600 where httpPort == nil {
-            httpPort = daemon.httpPort
-            if httpPort == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        try await eventually("the daemon logs its HTTP port") { daemon.httpPort != nil }
+        let httpPort = daemon.httpPort
         let port = try #require(httpPort, "no HTTP port in \(daemon.stderr.suffix(2000))")
         let seen = try await DaemonProcess.storm(300) { index in
             await Self.statusLine(port, hold: .seconds(index < 100 ? 2 : 1))
@@ -55,13 +52,11 @@ struct HTTPStormTests {
         #expect((seen["HTTP/1.1 200"] ?? 0) + (seen["HTTP/1.1 503"] ?? 0) > 0, "\(seen)")
         #expect((seen["HTTP/1.1 503"] ?? 0) > 0, "\(seen)")
         #expect(Set(seen.keys).isSubset(of: ["HTTP/1.1 200", "HTTP/1.1 503", "closed", "failed"]), "\(seen)")
-        // Served again once the storm is over.
-        var after = ""
-        for _ in 0 ..< 200 where after != "HTTP/1.1 200" {
-            after = await Self.statusLine(port, hold: .zero)
-            if after != "HTTP/1.1 200" { try await Task.sleep(for: .milliseconds(50)) }
+        // Served again once the storm is over (the wait only guards against a hang).
+        let servedAgain = try await eventually("the HTTP port serves again") {
+            await Self.statusLine(port, hold: .zero) == "HTTP/1.1 200"
         }
-        #expect(after == "HTTP/1.1 200", "\(daemon.stderr.suffix(2000))")
+        if !servedAgain { Issue.record("after the storm: \(daemon.stderr.suffix(2000))") }
         #expect(try await daemon.terminate(), "\(daemon.stderr.suffix(2000))")
         }
     }
@@ -71,11 +66,8 @@ struct HTTPStormTests {
         try await TestEnvironment.make().use { environment in
         let daemon = try await DaemonProcess(
             environment: environment, ["--http-port", "0", "--max-connections-per-address", "64", "--database-connections", "2"])
-        var httpPort: Int?
-        for _ in 0 ..< 600 where httpPort == nil {
-            httpPort = daemon.httpPort
-            if httpPort == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        try await eventually("the daemon logs its HTTP port") { daemon.httpPort != nil }
+        let httpPort = daemon.httpPort
         let port = try #require(httpPort)
         let outcomes = DaemonProcess.Tally()
         try await withTimeout(120) {

@@ -106,8 +106,8 @@ public struct TestEnvironment: Sendable {
     /// A place among the environments alive at once, of which there are at most
     /// ``Slot/places``: every database test makes one, and when all the suites run together
     /// they would otherwise all be open at the same moment, with the connections each pool has
-    /// used (a run saw 200, the test cluster's limit, scripts/lib.sh; with 32 places it peaks
-    /// near 100). A test waits here for a place; the wait ends as other tests end, so it has no
+    /// used (a run saw 200, the test cluster's limit, scripts/lib.sh; with 32 places runs here
+    /// peaked at about 80). A test waits here for a place; the wait ends as other tests end, so it has no
     /// deadline of its own, and a suite's time limit, which counts it, must be long.
     final class Slot: Sendable {
         static let places = 32
