@@ -62,10 +62,6 @@ fi
 
 # Every import must be of a declared dependency, so the module graph stays what Package.swift says.
 build_flags=(--explicit-target-dependency-import-check error)
-# CI builds a fresh clone that no editor will read the index of: indexing while building cost a
-# sixth of the compilers' CPU time here. (Not locally: a build with other flags than `swift build`
-# would be redone from scratch at each switch between the two.)
-if [[ ${CI:-} == true ]]; then build_flags+=(--disable-index-store); fi
 
 # Each phase is logged when it begins and, with its exit code and wall time, when it ends.
 phase_started=0
