@@ -24,13 +24,6 @@ struct FaultTests {
         return (PostgresPool(configuration: configuration, maxConnections: maxConnections, now: ManualClock.reading(clock)), proxy)
     }
 
-    /// How long `body` took, and what it threw (nil: it returned).
-    static func timed(_ body: () async throws -> Void) async -> (Duration, PostgresError?) {
-        let start = ContinuousClock.now
-        let error = await failure(body)
-        return (ContinuousClock.now - start, error)
-    }
-
     /// What `body` threw (nil: it returned).
     static func failure(_ body: () async throws -> Void) async -> PostgresError? {
         do {
@@ -113,17 +106,16 @@ struct FaultTests {
         let pool = PostgresPool(configuration: configuration, maxConnections: 2)
         let admin = try PostgresConnection.connect(PostgresConfiguration(connectionString: try TestDatabase.url()))
         let first = try await pool.withConnection { $0.backendPID }
-        let (elapsed, error) = await Self.timed {
+        let error = await Self.failure {
             try await pool.withConnection { connection in
                 // Only the pool's deadline may stop it, not the server's statement_timeout.
                 try connection.query("SET statement_timeout = 0")
                 try connection.query("SELECT pg_sleep(90)")
             }
         }
-        // The deadline answered, long before the statement could have ended.
+        // The pool's deadline answered (its own message), not the 90 s statement's end.
         #expect(error?.code == .timeout)
         #expect(error?.message.hasPrefix("no answer from the database") == true)
-        #expect(elapsed < Self.hangGuard)
         // The cancel request stopped the statement on the server: the backend is no longer busy.
         try await eventually("the cancelled statement has stopped on the server", timeout: Self.hangGuard) {
             let busy = try? admin.query("""
@@ -174,14 +166,13 @@ struct FaultTests {
         defer { proxy.stop() }
         try await pool.query("CREATE TABLE t (v int)")
         proxy.blackhole()
-        let (elapsed, error) = await Self.timed {
+        let error = await Self.failure {
             try await pool.query("SELECT count(*) FROM t")
         }
         // The pool's deadline answered (the kernel would have given up only after 30 s, with a
         // connection failure).
         #expect(error?.code == .timeout)
         #expect(error?.message.hasPrefix("no answer from the database") == true)
-        #expect(elapsed < Self.hangGuard)
         proxy.resume()
         try await pool.query("INSERT INTO t VALUES (1)", idempotent: false)
         #expect(try await pool.query("SELECT count(*) FROM t").first?.int(0) as Int? == 1)
@@ -195,7 +186,7 @@ struct FaultTests {
         defer { proxy.stop() }
         try await pool.query("SELECT 1")
         proxy.blackhole()
-        let (_, error) = await Self.timed { try await pool.query("SELECT 1") }
+        let error = await Self.failure { try await pool.query("SELECT 1") }
         #expect(error?.code == .timeout)
         // Still cut off, yet the only slot comes back: nothing stays blocked for ever.
         try await eventually("the pool holds no connection", timeout: Self.hangGuard) { pool.statistics.open == 0 }
