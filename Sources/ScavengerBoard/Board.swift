@@ -22,12 +22,15 @@ public struct BoardRules: Sendable {
     public var registrationRate: RateLimit?
     /// Password checks that may wait for the hasher before more are refused; default 64.
     public var passwordQueueLength: Int
+    /// Stops per hunt, wrong-code lockout, travel-speed check.
+    public var hunts: HuntRules
 
     public init(
         pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
         sessionTTLSeconds: Int = 30 * 24 * 3600, writeRates: WriteRates = WriteRates(),
         loginThrottle: LoginThrottleRules = LoginThrottleRules(),
-        registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64
+        registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64,
+        hunts: HuntRules = HuntRules()
     ) {
         self.pins = pins
         self.feed = feed
@@ -37,6 +40,7 @@ public struct BoardRules: Sendable {
         self.loginThrottle = loginThrottle
         self.registrationRate = registrationRate
         self.passwordQueueLength = passwordQueueLength
+        self.hunts = hunts
     }
 }
 
