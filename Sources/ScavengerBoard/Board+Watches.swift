@@ -17,22 +17,52 @@ extension Board {
         return id
     }
 
+    /// WATCH HUNT: live events of a hunt for its host and players (the hunt's state, hints,
+    /// accepted check-ins, leaderboard entries that changed). Counts against the same
+    /// per-connection limit as area watches.
+    public func watchHunt(id huntID: String, session: Session) async throws(BoardError) -> String {
+        guard let login = session.login else { throw BoardError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)") }
+        return try await guarded {
+            guard Identifier.isHunt(huntID), let record = try await store.hunt(id: huntID) else { throw Self.noSuchHunt }
+            if record.hostID != login.userID, try await store.player(huntID: huntID, userID: login.userID) == nil {
+                guard record.isPublic else { throw Self.noSuchHunt }
+                throw BoardError(.forbidden, "only the hunt's host and players may watch it")
+            }
+            try await feed.hunts.prepareWatch(of: huntID)
+            let limit = rules.feed.maximumWatchesPerConnection
+            let sink = session.eventSink ?? DiscardingWatchSink.shared
+            guard let id = session.addWatch(limit: limit, { feed.hunts.addWatch(record, sink: sink) }) else {
+                throw BoardError(.badArgument, "at most \(limit) watches per connection; UNWATCH one first")
+            }
+            return id
+        }
+    }
+
+    /// Ends a watch of either kind by id.
+    private func removeWatch(_ id: String) {
+        if HuntFeed.isHuntWatch(id) {
+            feed.hunts.removeWatch(id: id)
+        } else {
+            feed.watches.remove(id: id)
+        }
+    }
+
     /// Ends one of the session's watches; `NOT_FOUND` when it holds none with that id.
     public func unwatch(_ id: String, session: Session) throws(BoardError) {
         guard session.removeWatch(id) else {
             throw BoardError(.notFound, "no watch with that id on this connection")
         }
-        feed.watches.remove(id: id)
+        removeWatch(id)
     }
 
     /// Ends a watch whose events the connection could not take (overflow); nothing if already ended.
     public func endWatch(_ id: String, session: Session) {
-        if session.removeWatch(id) { feed.watches.remove(id: id) }
+        if session.removeWatch(id) { removeWatch(id) }
     }
 
     /// Ends every watch of a connection that closed.
     public func endWatches(session: Session) {
-        for id in session.removeAllWatches() { feed.watches.remove(id: id) }
+        for id in session.removeAllWatches() { removeWatch(id) }
     }
 }
 

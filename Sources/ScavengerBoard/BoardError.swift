@@ -27,12 +27,16 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
         case unavailable
         /// A bug or an unexpected state; logged with its cause where it happened.
         case internalError
+        /// A check-in's fix is farther from the stop than its radius; ``distanceMeters`` says how far.
+        case tooFar
     }
 
     public var code: Code
     public var message: String
     /// For ``Code/rateLimited``: whole seconds to wait before the same kind of request can succeed.
     public var retryAfterSeconds: Int?
+    /// For ``Code/tooFar``: the distance from the fix to the stop in whole metres, rounded down.
+    public var distanceMeters: Int?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
@@ -46,6 +50,13 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
         return error
     }
 
+    /// A check-in made `meters` (whole, rounded down) from the stop.
+    public static func tooFar(meters: Int, _ message: String) -> BoardError {
+        var error = BoardError(.tooFar, message)
+        error.distanceMeters = meters
+        return error
+    }
+
     /// The database's absence, in the words every front end shows.
     static let databaseUnavailable = BoardError(.unavailable, "the database is unavailable; retry")
     /// A failure whose cause is in the log.
@@ -53,6 +64,9 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(code): \(message)" }
 }
+
+/// The board's refusals may be thrown by its rules inside a store transaction.
+extension BoardError: CallerRefusal {}
 
 extension Board {
     /// Runs the body of a use case, turning whatever a lower layer threw into a ``BoardError``.
@@ -94,6 +108,8 @@ extension Board {
                 return .rateLimited(retryAfter: seconds, "too many requests of this kind; retry later")
             case .invalidInput:
                 return BoardError(.badArgument, "a value contains a character that cannot be stored (NUL)")
+            case .refused(let refusal):
+                return boardError(for: refusal, useCase: useCase)
             case .migration, .unexpected:
                 logger.error("use case failed", metadata: ["use_case": "\(useCase)", "error": "\(error)"])
                 return .internalFailure

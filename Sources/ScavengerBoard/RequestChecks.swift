@@ -32,7 +32,7 @@ public struct RequestChecks: Sendable {
     public func radius(_ value: Double) throws(BoardError) {
         let maximum = feed.maximumRadiusMeters
         guard value > 0, value <= maximum else {
-            throw BoardError(.badArgument, "radius_m must be greater than 0 and at most \(Self.plain(maximum))")
+            throw BoardError(.badArgument, "radius_m must be greater than 0 and at most \(Presence.plain(maximum))")
         }
     }
 
@@ -98,12 +98,6 @@ public struct RequestChecks: Sendable {
         } catch {
             throw BoardError(.badArgument, error.message)
         }
-    }
-
-    /// A limit as people write it: a whole number without a fraction.
-    private static func plain(_ value: Double) -> String {
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
-        return String(value)
     }
 }
 

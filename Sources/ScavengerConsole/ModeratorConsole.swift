@@ -377,7 +377,7 @@ public struct ModeratorConsole: Sendable {
         case .notFound: .notFound
         case .conflict: .conflict
         case .rateLimited: .tooManyRequests
-        case .badArgument: .badRequest
+        case .badArgument, .tooFar: .badRequest
         case .tooLarge: .contentTooLarge
         case .unavailable: .serviceUnavailable
         case .internalError: .internalServerError

@@ -1,4 +1,4 @@
-/// Opaque ids for pins and replies: a kind letter and 120 random bits in lowercase base32.
+/// Opaque ids for pins, replies, hunts, stops and check-ins: a kind letter and 120 random bits in lowercase base32.
 /// The letters keep the two kinds apart, so an id names exactly one thing.
 public enum Identifier {
     static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
@@ -8,6 +8,24 @@ public enum Identifier {
 
     /// A new reply id, `r` and 24 characters.
     public static func newReply() -> String { make(prefix: "r") }
+
+    /// A new hunt id, `h` and 24 characters.
+    public static func newHunt() -> String { make(prefix: "h") }
+
+    /// A new stop id, `s` and 24 characters.
+    public static func newStop() -> String { make(prefix: "s") }
+
+    /// A new check-in id, `c` and 24 characters.
+    public static func newCheckIn() -> String { make(prefix: "c") }
+
+    /// Whether `id` has the shape of a hunt id.
+    public static func isHunt(_ id: String) -> Bool { hasShape(id, prefix: "h") }
+
+    /// Whether `id` has the shape of a stop id.
+    public static func isStop(_ id: String) -> Bool { hasShape(id, prefix: "s") }
+
+    /// Whether `id` has the shape of a check-in id.
+    public static func isCheckIn(_ id: String) -> Bool { hasShape(id, prefix: "c") }
 
     /// Whether `id` has the shape of a pin id (it may still not exist).
     public static func isPin(_ id: String) -> Bool { hasShape(id, prefix: "p") }

@@ -60,8 +60,8 @@ public enum Presence {
         return distance <= stop.radiusMeters ? .present(distanceMeters: distance) : .tooFar(distanceMeters: distance)
     }
 
-    /// A number of metres as people write it: without a fraction when it has none.
-    private static func plain(_ meters: Double) -> String {
-        meters == meters.rounded() && abs(meters) < 1e15 ? String(Int(meters)) : String(meters)
+    /// A number as people write it: without a fraction when it has none (`50`, `12.5`).
+    public static func plain(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
 /// An instant, in microseconds since 1970-01-01T00:00:00Z, as PostgreSQL keeps it.
 public struct Timestamp: Sendable, Hashable, Comparable {
     public var microseconds: Int64
@@ -75,5 +81,65 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (year, month, day)
+    }
+}
+
+extension Timestamp {
+    /// The current time, to the microsecond.
+    public static var now: Timestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Timestamp(microseconds: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000)
+    }
+
+    /// Parses a request's time: RFC 3339 in UTC, `YYYY-MM-DDTHH:MM:SS` with an optional fraction
+    /// of up to 6 digits and a final `Z` (`t` and `z` accepted too). Nil for anything else,
+    /// including impossible dates (`2026-02-30`), leap seconds and other offsets.
+    public init?(rfc3339 text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20 else { return nil }
+        func digits(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for index in range {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let year = digits(0 ..< 4), let month = digits(5 ..< 7), let day = digits(8 ..< 10),
+              let hour = digits(11 ..< 13), let minute = digits(14 ..< 16), let second = digits(17 ..< 19)
+        else { return nil }
+        var index = 19
+        var micros: Int64 = 0
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+            let count = index - start
+            guard (1 ... 6).contains(count), let fraction = digits(start ..< index) else { return nil }
+            micros = fraction
+            for _ in count ..< 6 { micros *= 10 }
+        }
+        guard index == bytes.count - 1, bytes[index] == UInt8(ascii: "Z") || bytes[index] == UInt8(ascii: "z") else { return nil }
+        guard (1 ... 12).contains(month), hour <= 23, minute <= 59, second <= 59 else { return nil }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day >= 1, day <= monthDays[Int(month) - 1] else { return nil }
+        let days = Self.days(fromCivil: year, month, day)
+        self.init(microseconds: ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros)
+    }
+
+    /// Howard Hinnant's days-from-civil: the day number of a proleptic Gregorian date.
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }

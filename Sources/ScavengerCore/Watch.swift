@@ -25,11 +25,21 @@ public enum WatchEvent: Sendable, Equatable {
     /// Events for the watch were lost (the feed reloaded from scratch): it ends, and the client
     /// re-reads with NEARBY and watches again, as after its own connection's overflow.
     case overflow(watch: String)
+    /// A watched hunt started, was extended or ended (`WATCH HUNT`); never with its join code.
+    case hunt(watch: String, hunt: Hunt)
+    /// The host of a watched hunt sent a hint.
+    case hint(watch: String, text: String, at: Timestamp)
+    /// A check-in at a watched hunt was accepted.
+    case found(watch: String, player: String, stop: String, points: Int)
+    /// A leaderboard entry of a watched hunt changed its points or its rank.
+    case score(watch: String, entry: LeaderboardEntry)
 
     /// The watch the event belongs to.
     public var watch: String {
         switch self {
-        case .pin(let watch, _, _), .gone(let watch, _), .overflow(let watch): return watch
+        case .pin(let watch, _, _), .gone(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
+             .found(let watch, _, _, _), .score(let watch, _):
+            return watch
         }
     }
 }

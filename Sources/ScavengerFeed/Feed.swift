@@ -35,6 +35,8 @@ public final class Feed: Sendable {
     private let catchUps = CatchUpTurns()
     /// The live watches: changes applied to the feed become their events.
     public let watches: WatchHub
+    /// Hunts' leaderboards and `WATCH HUNT` watches, kept by the hunts' change log.
+    public let hunts: HuntFeed
     /// Expiries still to announce to watches, and the time up to which they have been: a pin
     /// counts as visible to watches until then, so every pin a watch saw gets exactly one `gone`.
     private let expiries: Mutex<ExpiryQueue>
@@ -56,6 +58,7 @@ public final class Feed: Sendable {
         self.regionIndex = Mutex(RegionIndex.empty)
         self.logger = logger
         self.watches = WatchHub()
+        self.hunts = HuntFeed(database: database)
         self.expiries = Mutex(ExpiryQueue(announcedThrough: Self.now().microseconds))
     }
 

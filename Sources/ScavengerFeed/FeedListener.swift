@@ -72,6 +72,7 @@ public final class FeedListener: Service, Sendable {
                         ])
                     }
                     try await self.feed.catchUp()
+                    try await self.feed.hunts.catchUp()
                     if failures > 0 {
                         self.logger.info("feed listener is back; replayed the change log", metadata: [
                             "change": "\(self.feed.appliedChange ?? 0)",
@@ -114,9 +115,12 @@ public final class FeedListener: Service, Sendable {
             if wakeUp == .changes || sinceCatchUp > .seconds(Self.safetyCatchUpSeconds)
                 || (ownPinsBehind && sinceCatchUp >= .milliseconds(Self.ownPinsCatchUpMilliseconds)) {
                 try await feed.catchUp()
+                try await feed.hunts.catchUp()
                 lastCatchUp = .now
                 ownPinsBehind = false
             }
+            // A hunt whose STARTS or ENDS passed is announced by every daemon's own clock.
+            feed.hunts.announceScheduledChanges()
             if ContinuousClock.now - lastPurge > .seconds(purgeIntervalSeconds) {
                 let purged = feed.purgeExpired()
                 if purged > 0 { logger.debug("expired pins dropped from memory", metadata: ["pins": "\(purged)"]) }

@@ -125,10 +125,36 @@ public struct Arguments: Sendable {
         return found
     }
 
+    /// Reads trailing options in any order: `KEYWORD value` pairs for `valued`, lone keywords for
+    /// `flags`; each at most once, case-insensitive.
+    public mutating func options(_ valued: [String], flags: [String]) throws(CommandError) -> Options {
+        var found = Options()
+        while let keyword = next() {
+            let key = keyword.text.asciiUppercased
+            if flags.contains(key) {
+                guard !found.flags.contains(key) else { throw .badArgument("option \(key) given twice") }
+                found.flags.append(key)
+                continue
+            }
+            guard valued.contains(key) else {
+                let list = (valued + flags).sorted().joined(separator: ", ")
+                throw .badArgument("unknown option \(Reply.echo(keyword.text)) for \(command) (expected \(list))")
+            }
+            guard found[key] == nil else { throw .badArgument("option \(key) given twice") }
+            guard let value = next() else { throw .badArgument("option \(key) needs a value") }
+            found.entries.append((key, value))
+        }
+        return found
+    }
+
     /// The options a request gave, by upper-case keyword. A handful at most: kept in a small
     /// array and searched in order, which costs less per request than a dictionary.
     public struct Options: Sendable {
         fileprivate var entries: [(key: String, value: Token)] = []
+        fileprivate var flags: [String] = []
+
+        /// Whether the lone keyword `flag` was given.
+        public func has(_ flag: String) -> Bool { flags.contains(flag) }
 
         public subscript(key: String) -> Token? {
             entries.first { $0.key == key }?.value

@@ -92,8 +92,9 @@ public struct CommandSpec: Sendable {
         }
     }
 
-    /// Parses all the arguments, then turns the request into a step.
-    private init<Request: Sendable>(
+    /// Parses all the arguments, then turns the request into a step: answered at once or
+    /// deferred, request by request (WATCH: an area at once, a hunt after the database).
+    init<Request: Sendable>(
         _ name: String, arity: ClosedRange<Int>, syntax: String, summary: String,
         parse: @escaping @Sendable (inout Arguments) throws -> Request,
         step: @escaping @Sendable (Request, CommandContext) throws -> Step

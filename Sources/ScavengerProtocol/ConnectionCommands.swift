@@ -53,5 +53,6 @@ extension CommandTable {
     /// Every command the daemon speaks.
     public static let standard: CommandTable = CommandTable(
         ConnectionCommands.all(helpSource: { CommandTable.standard })
-            + AccountCommands.all + PinCommands.all + FeedCommands.all + WatchCommands.all + ReplyCommands.all + ModerationCommands.all)
+            + AccountCommands.all + PinCommands.all + FeedCommands.all + WatchCommands.all + ReplyCommands.all + ModerationCommands.all
+            + HuntCommands.all)
 }

@@ -15,6 +15,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case lineTooLong = "LINE_TOO_LONG"
     case unavailable = "UNAVAILABLE"
     case `internal` = "INTERNAL"
+    /// Only CHECKIN: `TOO_FAR <distance_m> <message>`.
+    case tooFar = "TOO_FAR"
 }
 
 /// A command failure that becomes `ERR <CODE> <message>`.
@@ -42,10 +44,14 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
         case .tooLarge: .tooLarge
         case .unavailable: .unavailable
         case .internalError: .internal
+        case .tooFar: .tooFar
         }
-        // `RATE_LIMITED <seconds> <message>`: the first word is how long to wait.
+        // `RATE_LIMITED <seconds> <message>`: the first word is how long to wait;
+        // `TOO_FAR <metres> <message>`: the first word is the distance.
         if refusal.code == .rateLimited {
             self.init(code, "\(refusal.retryAfterSeconds ?? 1) \(refusal.message)")
+        } else if refusal.code == .tooFar {
+            self.init(code, "\(refusal.distanceMeters ?? 0) \(refusal.message)")
         } else {
             self.init(code, refusal.message)
         }

@@ -88,6 +88,7 @@ public final class RequestMetrics: Sendable {
         case .lineTooLong: 10
         case .unavailable: 11
         case .internal: 12
+        case .tooFar: 13
         }
     }
 

@@ -3,18 +3,36 @@ import ScavengerCore
 
 /// WATCH and UNWATCH, and the `EVENT` lines watches produce.
 enum WatchCommands {
+    /// What a WATCH asks for.
+    enum Watched: Sendable {
+        case area(WatchArea)
+        case hunt(String)
+    }
+
     static let all: [CommandSpec] = [
         CommandSpec(
-            "WATCH", arity: 3 ... 5, syntax: "WATCH lat lon radius_m [KIND text|photo]",
-            summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle; returns the watch id.",
-            parse: { arguments -> WatchArea in
+            "WATCH", arity: 2 ... 5, syntax: "WATCH lat lon radius_m [KIND text|photo] | WATCH HUNT id",
+            summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle, or for a hunt you host or play; returns the watch id.",
+            parse: { arguments -> Watched in
+                if let first = arguments.peek(), first.text.asciiUppercased == "HUNT" {
+                    _ = arguments.next()
+                    return .hunt(try arguments.required("hunt id").text)
+                }
                 let (lat, lon, radius) = try arguments.circle()
                 let options = try arguments.options(["KIND"])
-                return WatchArea(lat: lat, lon: lon, radius: radius, kind: try FeedCommands.kind(options["KIND"]))
+                return .area(WatchArea(lat: lat, lon: lon, radius: radius, kind: try FeedCommands.kind(options["KIND"])))
             },
-            answer: { area, context in
-                let id = try context.board.watch(area, session: context.session)
-                return CommandOutcome(.ok(["watch": .string(id)]))
+            step: { watched, context in
+                switch watched {
+                case .area(let area):
+                    let id = try context.board.watch(area, session: context.session)
+                    return .done(CommandOutcome(.ok(["watch": .string(id)])))
+                case .hunt(let hunt):
+                    return .deferred {
+                        let id = try await context.board.watchHunt(id: hunt, session: context.session)
+                        return CommandOutcome(.ok(["watch": .string(id)]))
+                    }
+                }
             }),
         CommandSpec(
             "UNWATCH", arity: 1 ... 1, syntax: "UNWATCH id", summary: "Ends a watch of this connection.",
@@ -47,6 +65,23 @@ public enum EventLine {
             JSON.encodeString(id, into: &bytes)
         case .overflow:
             break
+        case .hunt(_, let hunt):
+            bytes.append(contentsOf: ",\"type\":\"hunt\",\"hunt\":".utf8)
+            JSON.hunt(HuntView(hunt: hunt, code: nil)).encode(into: &bytes)
+        case .hint(_, let text, let at):
+            bytes.append(contentsOf: ",\"type\":\"hint\",\"text\":".utf8)
+            JSON.encodeString(text, into: &bytes)
+            bytes.append(contentsOf: ",\"at\":".utf8)
+            JSON.encodeString(at.rfc3339, into: &bytes)
+        case .found(_, let player, let stop, let points):
+            bytes.append(contentsOf: ",\"type\":\"found\",\"player\":".utf8)
+            JSON.encodeString(player, into: &bytes)
+            bytes.append(contentsOf: ",\"stop\":".utf8)
+            JSON.encodeString(stop, into: &bytes)
+            bytes.append(contentsOf: ",\"points\":\(points)".utf8)
+        case .score(_, let entry):
+            bytes.append(contentsOf: ",\"type\":\"score\",\"entry\":".utf8)
+            JSON.entry(entry).encode(into: &bytes)
         }
         bytes.append(contentsOf: "}\n".utf8)
     }

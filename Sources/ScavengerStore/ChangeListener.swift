@@ -9,12 +9,16 @@ public final class ChangeListener: Sendable {
 
     /// The channel the change log's trigger notifies.
     public static let channel = "scavenger_feed"
+    /// The channel the hunts' change log notifies (`log_hunt_change`); heard on the same
+    /// connection, so one wait covers both logs.
+    public static let huntsChannel = "scavenger_hunts"
 
     /// Opens a connection and starts listening (blocking).
     public init(configuration: PostgresConfiguration) throws(StoreError) {
         do {
             connection = try PostgresConnection.connect(configuration)
             try connection.query("LISTEN \(unescaped: Self.channel)")
+            try connection.query("LISTEN \(unescaped: Self.huntsChannel)")
         } catch {
             throw StoreError(error)
         }

@@ -18,6 +18,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case rateLimited(retryAfterSeconds: Int)
     /// Anything else: a bug or an unexpected database state.
     case unexpected(String)
+    /// A refusal by the caller's own rules, run inside a store transaction (``Database/checkIn(_:judge:)``
+    /// and the like): the transaction rolled back and the caller gets its error back as it was.
+    case refused(any Error & Sendable)
 
     public var description: String {
         switch self {
@@ -28,6 +31,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .sessionRefused: return "the session is no longer live or its user is banned"
         case .rateLimited(let seconds): return "rate limited; retry in \(seconds) s"
         case .unexpected(let message): return message
+        case .refused(let error): return "refused: \(error)"
         }
     }
 
@@ -53,6 +57,8 @@ func mappingErrors<T>(_ body: () async throws -> T) async throws(StoreError) -> 
         throw error
     } catch let error as PostgresError {
         throw StoreError(error)
+    } catch let refusal as any CallerRefusal {
+        throw .refused(refusal)
     } catch {
         throw .unexpected(String(describing: error))
     }
@@ -64,3 +70,7 @@ extension StoreError {
         .rateLimited(retryAfterSeconds: max(1, Int(seconds.rounded(.up))))
     }
 }
+
+/// An error a caller's rules throw inside a store transaction (the board's refusals): the store
+/// hands it back as ``StoreError/refused(_:)`` instead of calling it unexpected.
+public protocol CallerRefusal: Error, Sendable {}

@@ -40,7 +40,12 @@ public final class PasswordHasher: Sendable {
 
     /// Hashes `password` with a fresh random salt; returns the `$argon2id$...` string to store.
     public func hash(_ password: String) async throws(PasswordHashingError) -> String {
-        let parameters = self.parameters
+        try await hash(password, parameters: parameters)
+    }
+
+    /// Hashes `password` with other cost parameters than this hasher's own (a hunt's claim codes),
+    /// on the same threads; ``verify(_:against:)`` reads the parameters from the hash.
+    public func hash(_ password: String, parameters: PasswordHashing) async throws(PasswordHashingError) -> String {
         let result: Result<String, PasswordHashingError>
         do {
             result = try await pool.runIfActive {

@@ -53,6 +53,17 @@ public struct PasswordHashing: Sendable, Hashable {
         )
     }()
 
+    /// For a hunt stop's claim code: argon2id with 2 passes over 1 MiB, about a millisecond. A code
+    /// is a short clue printed on site, checked on every code check-in and limited by the wrong-code
+    /// lockout, not a password: the salted hash keeps it out of a copy of the database in clear
+    /// and out of precomputed tables, at a cost a crowd checking in at once can bear.
+    public static let claimCodes: PasswordHashing = {
+        SodiumRuntime.ensureInitialized()
+        let minimumOps = Int(clamping: crypto_pwhash_opslimit_min())
+        let minimumMemory = Int(clamping: crypto_pwhash_memlimit_min())
+        return PasswordHashing(unchecked: max(minimumOps, 2), max(minimumMemory, 1 << 20))
+    }()
+
     /// The cheapest parameters libsodium allows. Insecure: for fast tests only.
     public static let minimum: PasswordHashing = {
         SodiumRuntime.ensureInitialized()

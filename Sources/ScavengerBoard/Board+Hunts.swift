@@ -1,0 +1,725 @@
+import ScavengerCore
+import ScavengerStore
+import Sodium
+
+/// A hunt to create (CREATEHUNT), checked by ``Board/createHunt(_:by:)``.
+public struct HuntDraft: Sendable {
+    public var name: String
+    public var description: String
+    public var ordered: Bool
+    public var isPublic: Bool
+    public var starts: Timestamp?
+    public var ends: Timestamp?
+    public var durationSeconds: Int?
+
+    public init(
+        name: String, description: String = "", ordered: Bool = false, isPublic: Bool = false, starts: Timestamp? = nil,
+        ends: Timestamp? = nil, durationSeconds: Int? = nil
+    ) {
+        self.name = name
+        self.description = description
+        self.ordered = ordered
+        self.isPublic = isPublic
+        self.starts = starts
+        self.ends = ends
+        self.durationSeconds = durationSeconds
+    }
+}
+
+/// A stop to add (ADDSTOP).
+public struct StopDraft: Sendable {
+    public var lat: Double
+    public var lon: Double
+    public var radiusMeters: Double
+    public var points: Int
+    public var title: String
+    public var clue: String
+    public var proof: StopProof
+    /// The secret of a code stop, in clear until it is hashed here.
+    public var code: String?
+    public var hidden: Bool
+
+    public init(
+        lat: Double, lon: Double, radiusMeters: Double, points: Int, title: String, clue: String = "", proof: StopProof = .place,
+        code: String? = nil, hidden: Bool = false
+    ) {
+        self.lat = lat
+        self.lon = lon
+        self.radiusMeters = radiusMeters
+        self.points = points
+        self.title = title
+        self.clue = clue
+        self.proof = proof
+        self.code = code
+        self.hidden = hidden
+    }
+}
+
+/// A check-in as a player sends it (CHECKIN): where they are, and the code or photo a stop asks for.
+public struct CheckInDraft: Sendable {
+    public var stopID: String
+    public var fix: Fix
+    public var code: String?
+    public var photo: Photo?
+
+    public init(stopID: String, fix: Fix, code: String? = nil, photo: Photo? = nil) {
+        self.stopID = stopID
+        self.fix = fix
+        self.code = code
+        self.photo = photo
+    }
+}
+
+/// A hunt as one viewer may see it: with its join code for its host only.
+public struct HuntView: Sendable, Equatable {
+    public var hunt: Hunt
+    /// The join code: set only when the viewer is the host.
+    public var code: JoinCode?
+
+    public init(hunt: Hunt, code: JoinCode?) {
+        self.hunt = hunt
+        self.code = code
+    }
+}
+
+/// A stop as one viewer may see it.
+public struct StopView: Sendable, Equatable {
+    public var stop: HuntStop
+    /// Whether its place is shown (not for a hidden stop, but to its host and to those who found it).
+    public var showsPlace: Bool
+}
+
+/// A hint the host sent.
+public struct HuntHint: Sendable, Equatable {
+    public var text: String
+    public var at: Timestamp
+}
+
+/// A player's own standing in a hunt.
+public struct PlayerStanding: Sendable, Equatable {
+    public var points: Int
+    /// The ids of the stops they found (accepted check-ins), in the hunt's order.
+    public var found: [String]
+    public var rank: Int
+}
+
+/// What HUNT answers.
+public struct HuntDetails: Sendable, Equatable {
+    public var view: HuntView
+    public var stops: [StopView]
+    public var hints: [HuntHint]
+    /// The viewer's standing, when they play the hunt.
+    public var me: PlayerStanding?
+    /// Once it has ended: the players who found every stop, first finisher first.
+    public var winners: [String]
+}
+
+/// A check-in and the player's standing after it.
+public struct CheckInResult: Sendable, Equatable {
+    public var checkIn: CheckIn
+    public var points: Int
+    public var found: Int
+    public var rank: Int
+}
+
+/// A page of hunts and the cursor of the next.
+public struct HuntPage: Sendable, Equatable {
+    public var hunts: [HuntView]
+    public var next: String?
+}
+
+extension Board {
+    static let noSuchHunt = BoardError(.notFound, "no such hunt")
+    static let noSuchStop = BoardError(.notFound, "no such stop")
+    static let noSuchCheckIn = BoardError(.notFound, "no such check-in")
+    /// Join codes drawn before giving up (a clash needs a billion live hunts to be likely).
+    static let joinCodeDraws = 8
+
+    /// Runs a rule inside a store transaction: its refusal rolls the transaction back.
+    private static func rule<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let refusal as BoardError {
+            throw StoreError.refused(refusal)
+        } catch let conflict as HuntConflict {
+            throw StoreError.refused(BoardError(.conflict, conflict.message))
+        } catch let invalid as ValidationError {
+            throw StoreError.refused(BoardError(.badArgument, invalid.message))
+        }
+    }
+
+    /// The host's view of a hunt.
+    private static func hosted(_ record: HuntRecord, at now: Timestamp) -> HuntView {
+        HuntView(hunt: record.hunt(at: now), code: record.code)
+    }
+
+    /// The user id of a logged-in viewer (reads do not check the session against the database,
+    /// as every read).
+    private static func viewerID(_ session: Session) -> Int? { session.login?.userID }
+
+    // MARK: The host's calls
+
+    /// CREATEHUNT: a new hunt with a fresh join code, counted against the host's `POST` rate.
+    public func createHunt(_ draft: HuntDraft, by session: Session) async throws(BoardError) -> HuntView {
+        try guardedNow {
+            try Validation.huntName(draft.name)
+            try Validation.huntDescription(draft.description)
+        }
+        let now = Timestamp.now
+        let schedule: HuntSchedule
+        do {
+            schedule = try HuntSchedule(starts: draft.starts, ends: draft.ends, durationSeconds: draft.durationSeconds, now: now)
+        } catch {
+            throw BoardError(.badArgument, error.message)
+        }
+        return try await guarded {
+            let account = try await writer(of: session)
+            let limit = rate(.post, for: account.user.role)
+            for _ in 0 ..< Self.joinCodeDraws {
+                let new = NewHunt(
+                    hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
+                    isPublic: draft.isPublic, schedule: schedule, rate: limit)
+                do {
+                    let record = try await charging(.post, limit) { try await store.createHunt(new) }
+                    return Self.hosted(record, at: .now)
+                } catch StoreError.conflict(constraint: "hunts_code") {
+                    continue
+                }
+            }
+            throw StoreError.unexpected("no free join code after \(Self.joinCodeDraws) draws")
+        }
+    }
+
+    /// Refuses anyone but the host.
+    private static func requireHost(_ hunt: HuntRecord, _ account: Account, _ what: String) throws(BoardError) {
+        guard hunt.hostID == account.id else { throw BoardError(.forbidden, "only the hunt's host may \(what)") }
+    }
+
+    /// ADDSTOP: a stop at the end of a scheduled hunt; only its host. A code is stored only hashed.
+    public func addStop(huntID: String, _ draft: StopDraft, by session: Session) async throws(BoardError) -> StopView {
+        try guardedNow {
+            try Validation.coordinates(lat: draft.lat, lon: draft.lon)
+            try Validation.stopRadius(draft.radiusMeters)
+            try Validation.stopPoints(draft.points)
+            try Validation.stopTitle(draft.title)
+            try Validation.clue(draft.clue)
+            try Validation.stopProof(draft.proof, code: draft.code)
+        }
+        return try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+            var codeHash: String?
+            if let code = draft.code {
+                codeHash = try await passwords.hash(code, parameters: .claimCodes)
+            }
+            let new = NewStop(
+                lat: draft.lat, lon: draft.lon, radiusMeters: draft.radiusMeters, points: draft.points, title: draft.title, clue: draft.clue,
+                proof: draft.proof, codeHash: codeHash, hidden: draft.hidden)
+            let maximumStops = rules.hunts
+            guard let record = try await store.addStop(huntID: huntID, new, check: { hunt, now in
+                try Self.rule {
+                    try Self.requireHost(hunt, account, "add stops")
+                    guard hunt.schedule.state(at: now) == .scheduled else {
+                        throw BoardError(.conflict, "stops can only be added before the hunt starts")
+                    }
+                    try maximumStops.checkRoomForStop(holding: hunt.stops)
+                }
+            }) else { throw Self.noSuchHunt }
+            return StopView(stop: record.stop, showsPlace: true)
+        }
+    }
+
+    /// REMOVESTOP: only the host, while the hunt is scheduled; later stops move up.
+    public func removeStop(id: String, by session: Session) async throws(BoardError) {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isStop(id) else { throw Self.noSuchStop }
+            let removed = try await store.removeStop(id: id) { hunt, now in
+                try Self.rule {
+                    try Self.requireHost(hunt, account, "remove stops")
+                    guard hunt.schedule.state(at: now) == .scheduled else {
+                        throw BoardError(.conflict, "stops can only be removed before the hunt starts")
+                    }
+                }
+            }
+            guard removed else { throw Self.noSuchStop }
+        }
+    }
+
+    /// STARTHUNT: the host starts a scheduled hunt now.
+    public func startHunt(id: String, by session: Session) async throws(BoardError) -> HuntView {
+        try await changeSchedule(id: id, by: session, what: "start it") { schedule, now, _ in
+            (try schedule.started(at: now), nil)
+        }
+    }
+
+    /// EXTEND: the host moves the end later (see ``HuntSchedule/extended(bySeconds:at:)``).
+    public func extendHunt(id: String, bySeconds seconds: Int, by session: Session) async throws(BoardError) -> HuntView {
+        try guardedNow { try Validation.extendSeconds(seconds) }
+        return try await changeSchedule(id: id, by: session, what: "extend it") { schedule, now, _ in
+            (try schedule.extended(bySeconds: seconds, at: now), nil)
+        }
+    }
+
+    /// ENDHUNT: the host, or a moderator (logged), ends the hunt now.
+    public func endHunt(id: String, by session: Session) async throws(BoardError) -> HuntView {
+        try await changeSchedule(id: id, by: session, what: "end it", moderatorsToo: true) { schedule, now, moderator in
+            (try schedule.ended(at: now), moderator.map { ($0, "endhunt") })
+        }
+    }
+
+    private func changeSchedule(
+        id: String, by session: Session, what: String, moderatorsToo: Bool = false,
+        _ change: @escaping @Sendable (HuntSchedule, Timestamp, Int?) throws -> (HuntSchedule, (moderator: Int, action: String)?)
+    ) async throws(BoardError) -> HuntView {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isHunt(id) else { throw Self.noSuchHunt }
+            guard let record = try await store.changeSchedule(huntID: id, { hunt, now in
+                try Self.rule {
+                    var moderator: Int?
+                    if hunt.hostID != account.id {
+                        guard moderatorsToo, account.user.role.canModerate else {
+                            if !hunt.isPublic { throw Self.noSuchHunt }
+                            throw BoardError(.forbidden, "only the hunt's host may \(what)")
+                        }
+                        moderator = account.id
+                    }
+                    let (schedule, log) = try change(hunt.schedule, now, moderator)
+                    return (schedule, log)
+                }
+            }) else { throw Self.noSuchHunt }
+            await applyOwnHuntWrite()
+            let now = Timestamp.now
+            return record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
+        }
+    }
+
+    /// HINT: the host sends a hint to a running hunt.
+    public func hint(huntID: String, text: String, by session: Session) async throws(BoardError) {
+        try checks.text(text)
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+            guard try await store.addHint(huntID: huntID, text: text, check: { hunt, now in
+                try Self.rule {
+                    try Self.requireHost(hunt, account, "send hints")
+                    guard hunt.schedule.state(at: now) == .running else {
+                        throw BoardError(.conflict, "hints can only be sent while the hunt is running")
+                    }
+                }
+            }) != nil else { throw Self.noSuchHunt }
+            await applyOwnHuntWrite()
+        }
+    }
+
+    // MARK: Players
+
+    /// JOIN by code or by a public hunt's id, as the username or `name`.
+    public func join(_ codeOrID: String, as name: String?, by session: Session) async throws(BoardError) -> HuntView {
+        if let name {
+            try guardedNow { try Validation.playerName(name) }
+        }
+        return try await guarded {
+            let account = try await writer(of: session)
+            let record: HuntRecord
+            if Identifier.isHunt(codeOrID) {
+                guard let found = try await store.hunt(id: codeOrID), found.isPublic || found.hostID == account.id else {
+                    throw Self.noSuchHunt
+                }
+                record = found
+            } else if let code = JoinCode(typed: codeOrID) {
+                guard let found = try await store.hunt(code: code) else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
+                record = found
+            } else {
+                throw BoardError(.notFound, "no such hunt or join code")
+            }
+            let playerName = name ?? account.user.name
+            do {
+                guard let outcome = try await store.join(huntID: record.id, userID: account.id, name: playerName, check: { hunt, now in
+                    try Self.rule {
+                        guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
+                        guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+                    }
+                }) else { throw Self.noSuchHunt }
+                await applyOwnHuntWrite()
+                let now = Timestamp.now
+                switch outcome {
+                case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt):
+                    return HuntView(hunt: hunt.hunt(at: now), code: nil)
+                }
+            } catch StoreError.conflict(constraint: "hunt_players_name") {
+                throw BoardError(.conflict, "another player of this hunt is named \(playerName)")
+            }
+        }
+    }
+
+    /// LEAVE: a player leaves a hunt before it ends, with their check-ins and points.
+    public func leave(huntID: String, by session: Session) async throws(BoardError) {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+            let left = try await store.leave(huntID: huntID, userID: account.id) { hunt, now in
+                try Self.rule {
+                    guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+                }
+            }
+            guard left else { throw BoardError(.notFound, "you are not a player of this hunt") }
+            await applyOwnHuntWrite()
+        }
+    }
+
+    // MARK: Reading hunts
+
+    /// Who the viewer is to a hunt: its host, a player (with their live and found stops), or neither.
+    private struct Relation {
+        var isHost: Bool
+        var player: (player: PlayerRecord, live: Set<String>, found: [String])?
+        var isPlayer: Bool { player != nil }
+    }
+
+    private func relation(to hunt: HuntRecord, viewer: Int?) async throws -> Relation {
+        guard let viewer else { return Relation(isHost: false, player: nil) }
+        if hunt.hostID == viewer { return Relation(isHost: true, player: nil) }
+        return Relation(isHost: false, player: try await store.player(huntID: hunt.id, userID: viewer))
+    }
+
+    /// A hunt the viewer may read: a public one, or a private one they host or play.
+    private func readableHunt(_ id: String, viewer: Int?) async throws -> (HuntRecord, Relation) {
+        guard Identifier.isHunt(id), let record = try await store.hunt(id: id) else { throw Self.noSuchHunt }
+        let relation = try await relation(to: record, viewer: viewer)
+        guard record.isPublic || relation.isHost || relation.isPlayer else { throw Self.noSuchHunt }
+        return (record, relation)
+    }
+
+    /// HUNT: the hunt, the stops this viewer may see, hints, their standing and the winners.
+    public func hunt(id: String, viewer session: Session) async throws(BoardError) -> HuntDetails {
+        try await guarded {
+            let (record, relation) = try await readableHunt(id, viewer: Self.viewerID(session))
+            let now = Timestamp.now
+            let state = record.schedule.state(at: now)
+            let stops = try await store.stops(huntID: record.id).map(\.stop)
+            let found = Set(relation.player?.found ?? [])
+            let live = relation.player?.live ?? []
+            var shown: [HuntStop]
+            if relation.isHost {
+                shown = stops
+            } else if state == .scheduled {
+                shown = []
+            } else if record.ordered {
+                if relation.isPlayer {
+                    let next = stops.first { !live.contains($0.id) }
+                    shown = stops.filter { live.contains($0.id) || $0.id == next?.id }
+                } else {
+                    shown = Array(stops.prefix(1))
+                }
+            } else {
+                shown = stops
+            }
+            let views = shown.map { StopView(stop: $0, showsPlace: !$0.hidden || relation.isHost || found.contains($0.id)) }
+            let hints = try await store.hints(huntID: record.id).map { HuntHint(text: $0.text, at: $0.at) }
+            var me: PlayerStanding?
+            if let player = relation.player {
+                let board = try await leaderboard(of: record.id)
+                me = PlayerStanding(points: player.player.points, found: player.found, rank: board.rank(of: player.player.name) ?? board.count)
+            }
+            let winners = state == .ended ? try await store.finishers(huntID: record.id) : []
+            let view = relation.isHost ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
+            return HuntDetails(view: view, stops: views, hints: hints, me: me, winners: winners)
+        }
+    }
+
+    /// HUNTS: public hunts that have not ended (running first), or with `mine` the caller's own
+    /// hunts (hosted or played, any state), newest first.
+    public func hunts(
+        mine: Bool, near: (lat: Double, lon: Double, radius: Double)?, limit: Int, cursor: String?, viewer session: Session
+    ) async throws(BoardError) -> HuntPage {
+        if let near {
+            try checks.circle(lat: near.lat, lon: near.lon, radius: near.radius)
+        }
+        return try await guarded {
+            let now = Timestamp.now
+            if mine {
+                let viewer = try login(of: session).userID
+                var after: (created: Timestamp, id: String)?
+                if let cursor {
+                    guard let parsed = HuntCursors.mine(cursor) else { throw BoardError(.badArgument, "CURSOR is not a cursor of this list") }
+                    after = parsed
+                }
+                let records = try await store.hunts(of: viewer, limit: limit, after: after)
+                let page = records.prefix(limit)
+                let views = page.map { $0.hostID == viewer ? Self.hosted($0, at: now) : HuntView(hunt: $0.hunt(at: now), code: nil) }
+                let next = records.count > limit ? page.last.map { HuntCursors.mine(created: $0.created, id: $0.id) } : nil
+                return HuntPage(hunts: views, next: next)
+            }
+            var after: HuntListCursor?
+            if let cursor {
+                guard let parsed = HuntCursors.list(cursor, near: near != nil) else {
+                    throw BoardError(.badArgument, "CURSOR is not a cursor of this list")
+                }
+                after = parsed
+            }
+            let rows = try await store.publicHunts(limit: limit, after: after, near: near)
+            let page = rows.prefix(limit)
+            let viewer = Self.viewerID(session)
+            let views = page.map { row in
+                row.hunt.hostID == viewer ? Self.hosted(row.hunt, at: now) : HuntView(hunt: row.hunt.hunt(at: now), code: nil)
+            }
+            let next = rows.count > limit ? page.last.map { HuntCursors.list($0.key, near: near != nil) } : nil
+            return HuntPage(hunts: views, next: next)
+        }
+    }
+
+    // MARK: Check-ins
+
+    /// CHECKIN: the server judges presence (distance on NEARBY's sphere, the fix's accuracy, a
+    /// code compared against its hash, a photo), the travel speed, the hunt's state and order and
+    /// the one-check-in-per-stop rule, and writes the check-in with its points in one transaction.
+    public func checkIn(_ draft: CheckInDraft, by session: Session) async throws(BoardError) -> CheckInResult {
+        try guardedNow {
+            try Validation.coordinates(lat: draft.fix.lat, lon: draft.fix.lon)
+            try Validation.accuracy(draft.fix.accuracyMeters)
+            if let code = draft.code { try Validation.stopCode(code) }
+        }
+        return try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isStop(draft.stopID), let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
+            let stop = stopRecord.stop
+            switch stop.proof {
+            case .photo:
+                guard draft.code == nil else { throw BoardError(.badArgument, "CODE is only for code stops") }
+                guard draft.photo != nil else { throw BoardError(.badArgument, "this stop needs a PHOTO") }
+            case .code:
+                guard draft.photo == nil else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
+                guard draft.code != nil else { throw BoardError(.badArgument, "this stop needs its CODE") }
+            case .place:
+                guard draft.code == nil else { throw BoardError(.badArgument, "CODE is only for code stops") }
+                guard draft.photo == nil else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
+            }
+            var photo = draft.photo
+            if let given = photo {
+                do throws(PhotoScrubError) {
+                    photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
+                } catch {
+                    throw BoardError(.badArgument, error.description)
+                }
+            }
+            if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
+                try await checkCode(code, hash: hash, stop: stop, account: account)
+            }
+            let rules = self.rules.hunts
+            let new = NewCheckIn(
+                stopID: stop.id, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon, accuracyMeters: draft.fix.accuracyMeters,
+                photo: photo)
+            let fix = draft.fix
+            let written: (checkIn: CheckIn, standing: StandingChange)?
+            do {
+                written = try await store.checkIn(new) { facts in
+                    try Self.rule { try Self.judge(fix, facts: facts, rules: rules) }
+                }
+            } catch StoreError.conflict(constraint: "checkins_one_live") {
+                throw BoardError(.conflict, "you have already checked in at this stop")
+            }
+            guard let written else { throw Self.noSuchStop }
+            let board = try await leaderboard(of: stop.hunt, afterOwnWrite: true)
+            return CheckInResult(
+                checkIn: written.checkIn, points: written.standing.points, found: written.standing.found,
+                rank: board.rank(of: written.standing.player) ?? board.count)
+        }
+    }
+
+    /// A code stop's secret: refused while the player is locked out after wrong codes; a wrong one
+    /// is counted and refused. The player and the hunt's state are checked first, so nobody who
+    /// could not check in learns anything about the code (and the transaction checks them again).
+    private func checkCode(_ code: String, hash: String, stop: HuntStop, account: Account) async throws {
+        guard let hunt = try await store.hunt(id: stop.hunt) else { throw Self.noSuchStop }
+        guard try await store.player(huntID: hunt.id, userID: account.id) != nil else { throw Self.notAPlayer }
+        let now = Timestamp.now
+        try Self.requireRunning(hunt, at: now)
+        let rules = self.rules.hunts
+        let window = Timestamp(microseconds: now.microseconds - Int64(rules.codeGuessWindowSeconds) * 1_000_000)
+        let wrong = try await store.wrongCodes(stopID: stop.id, userID: account.id, since: window)
+        if let wait = CodeGuesses.lockout(wrongCodesAt: wrong, now: now, rules: rules) {
+            throw BoardError.rateLimited(
+                retryAfter: wait, "too many wrong codes at this stop (at most \(rules.codeGuesses) per \(rules.codeGuessWindowSeconds) s); wait \(wait) s")
+        }
+        guard await passwords.verify(code, against: hash) else {
+            try await store.recordWrongCode(stopID: stop.id, userID: account.id)
+            throw BoardError(.forbidden, "wrong code")
+        }
+    }
+
+    static let notAPlayer = BoardError(.forbidden, "you are not a player of this hunt; JOIN it first")
+
+    /// Refuses a check-in outside the running window, saying when it starts or that it ended.
+    private static func requireRunning(_ hunt: HuntRecord, at now: Timestamp) throws(BoardError) {
+        let settled = hunt.schedule.settled(at: now)
+        switch settled.state(at: now) {
+        case .running: return
+        case .ended: throw BoardError(.conflict, "the hunt has ended")
+        case .scheduled:
+            if let starts = settled.starts {
+                throw BoardError(.conflict, "the hunt has not started; it starts at \(starts.rfc3339)")
+            }
+            throw BoardError(.conflict, "the hunt has not started; its host starts it")
+        }
+    }
+
+    /// The rules of a check-in, on the facts read under the transaction's locks.
+    static func judge(_ fix: Fix, facts: CheckInFacts, rules: HuntRules) throws -> CheckInVerdict {
+        guard facts.player != nil else { throw notAPlayer }
+        try requireRunning(facts.hunt, at: facts.now)
+        guard !facts.hasLiveCheckIn else { throw BoardError(.conflict, "you have already checked in at this stop") }
+        if facts.hunt.ordered, let next = facts.nextStop, next != facts.stop.n {
+            throw BoardError(.conflict, "this hunt is ordered: your next stop is number \(next)")
+        }
+        let verdict = try Presence.judge(fix, at: facts.stop)
+        if case .tooFar = verdict {
+            let whole = verdict.wholeMeters
+            throw BoardError.tooFar(
+                meters: whole, "the fix is \(whole) m from the stop; it must be within \(Presence.plain(facts.stop.radiusMeters)) m")
+        }
+        var status: CheckInStatus = facts.stop.proof == .photo ? .pending : .accepted
+        if let previous = facts.previous,
+           TravelSpeed.isImplausible(from: Fix(lat: previous.lat, lon: previous.lon), at: previous.at, to: fix, at: facts.now, rules: rules) {
+            status = .flagged
+        }
+        return CheckInVerdict(status: status, points: status == .accepted ? facts.stop.points : 0, distanceMeters: verdict.distanceMeters)
+    }
+
+    // MARK: Review
+
+    /// Whether the viewer may review a hunt's check-ins: its host, or a moderator (whose review is logged).
+    private static func reviewer(_ hunt: HuntRecord, _ account: Account) throws(BoardError) -> Int? {
+        if hunt.hostID == account.id { return nil }
+        guard account.user.role.canModerate else {
+            throw BoardError(.forbidden, "only the hunt's host or a moderator may review its check-ins")
+        }
+        return account.id
+    }
+
+    /// REVIEW: a hunt's pending and flagged check-ins, oldest first.
+    public func checkInsToReview(huntID: String, limit: Int, cursor: String?, by session: Session) async throws(BoardError)
+        -> (checkIns: [CheckIn], next: String?)
+    {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isHunt(huntID), let hunt = try await store.hunt(id: huntID) else { throw Self.noSuchHunt }
+            _ = try Self.reviewer(hunt, account)
+            var after: (at: Timestamp, id: String)?
+            if let cursor {
+                guard let parsed = HuntCursors.review(cursor) else { throw BoardError(.badArgument, "CURSOR is not a cursor of this list") }
+                after = parsed
+            }
+            let rows = try await store.checkInsToReview(huntID: huntID, limit: limit, after: after)
+            let page = Array(rows.prefix(limit))
+            let next = rows.count > limit ? page.last.map { HuntCursors.review(at: $0.at, id: $0.id) } : nil
+            return (page, next)
+        }
+    }
+
+    /// APPROVE: a pending or flagged check-in is accepted with the stop's points plus `bonus`.
+    public func approve(checkInID: String, bonus: Int, by session: Session) async throws(BoardError) -> CheckIn {
+        try guardedNow { try Validation.bonus(bonus) }
+        return try await review(checkInID: checkInID, by: session) { facts, moderator in
+            switch facts.checkIn.checkIn.status {
+            case .pending, .flagged: break
+            case .accepted: throw BoardError(.conflict, "the check-in is already accepted")
+            case .rejected: throw BoardError(.conflict, "the check-in was rejected; the player may check in again")
+            }
+            return ReviewDecision(
+                status: .accepted, points: facts.checkIn.stopPoints + bonus, logAs: moderator.map { ($0, "approve") }, note: nil)
+        }
+    }
+
+    /// REJECT: a pending, flagged or accepted check-in is rejected (an accepted one's points leave the score).
+    public func reject(checkInID: String, note: String?, by session: Session) async throws(BoardError) -> CheckIn {
+        if let note { try checks.note(note) }
+        return try await review(checkInID: checkInID, by: session) { facts, moderator in
+            guard facts.checkIn.checkIn.status != .rejected else { throw BoardError(.conflict, "the check-in is already rejected") }
+            return ReviewDecision(status: .rejected, points: 0, logAs: moderator.map { ($0, "reject") }, note: note)
+        }
+    }
+
+    private func review(
+        checkInID: String, by session: Session, _ decide: @escaping @Sendable (ReviewFacts, Int?) throws -> ReviewDecision
+    ) async throws(BoardError) -> CheckIn {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
+            guard let reviewed = try await store.review(checkInID: checkInID, decide: { facts in
+                try Self.rule {
+                    // A stranger to the hunt learns nothing of its check-ins.
+                    let moderator: Int?
+                    do {
+                        moderator = try Self.reviewer(facts.hunt, account)
+                    } catch {
+                        if facts.checkIn.userID == account.id { throw error }
+                        throw facts.hunt.isPublic ? error : Self.noSuchCheckIn
+                    }
+                    return try decide(facts, moderator)
+                }
+            }) else { throw Self.noSuchCheckIn }
+            await applyOwnHuntWrite()
+            return reviewed.checkIn
+        }
+    }
+
+    /// PHOTO of a check-in: for its player, the hunt's host and moderators.
+    public func checkInPhoto(id: String, viewer session: Session) async throws(BoardError) -> Photo {
+        try await guarded {
+            guard Identifier.isCheckIn(id), let viewer = Self.viewerID(session), let record = try await store.checkIn(id: id) else {
+                throw Self.noSuchCheckIn
+            }
+            let allowed = record.userID == viewer || record.hostID == viewer || session.user?.role.canModerate == true
+            guard allowed else { throw Self.noSuchCheckIn }
+            guard let photo = try await store.checkInPhoto(id: id) else { throw BoardError(.notFound, "this check-in has no photo") }
+            return photo
+        }
+    }
+
+    // MARK: Leaderboards
+
+    /// A hunt's leaderboard, in memory (``HuntFeed``), with this daemon's own writes applied when
+    /// `afterOwnWrite`: a reply that shows a rank includes the write it answers.
+    func leaderboard(of huntID: String, afterOwnWrite: Bool = false) async throws -> Leaderboard {
+        if afterOwnWrite { await applyOwnHuntWrite() }
+        return try await feed.hunts.leaderboard(of: huntID)
+    }
+
+    /// Applies the hunts' change log after a committed write, so this daemon's leaderboards and
+    /// watchers have it before the reply goes out. A failure here does not fail the write (it is
+    /// committed); the listener applies it when the database answers again.
+    func applyOwnHuntWrite() async {
+        do {
+            try await feed.hunts.catchUp()
+        } catch {
+            logger.debug("hunt changes not applied after a write; the listener will", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// LEADERBOARD: a page of a hunt's leaderboard, after a cursor or around the caller.
+    public func leaderboard(huntID: String, limit: Int, cursor: String?, around: Bool, viewer session: Session) async throws(BoardError)
+        -> (entries: [LeaderboardEntry], next: String?)
+    {
+        try await guarded {
+            let viewer = Self.viewerID(session)
+            let (record, relation) = try await readableHunt(huntID, viewer: viewer)
+            var after: LeaderboardPosition?
+            if let cursor {
+                guard let parsed = LeaderboardCursor(encoded: cursor), parsed.belongs(to: record.id) else {
+                    throw BoardError(.badArgument, "CURSOR is not a cursor of this leaderboard")
+                }
+                after = parsed.position
+            }
+            let board = try await leaderboard(of: record.id)
+            let page: LeaderboardPage
+            if around {
+                page = board.page(around: relation.player?.player.name ?? "", limit: limit)
+            } else {
+                page = board.page(after: after, limit: limit)
+            }
+            return (page.entries, page.next.map { LeaderboardCursor(scope: record.id, position: $0).encoded })
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import ScavengerCore
+import ScavengerStore
+import Synchronization
+
+/// The live side of hunts, in memory on every daemon and kept in step with the hunts' change log
+/// (`hunt_changes`): each hunt's leaderboard, loaded once from its players' standings and then
+/// changed only by the log (so a LEADERBOARD read never touches the database, and every daemon
+/// holds the same board), and the `WATCH HUNT` watches with their events.
+///
+/// Changes are applied in log order, a batch at a time under ``state``'s lock, skipping what is
+/// already applied; so catch-ups may run at once from several tasks (the listener, and a use case
+/// that wants its own write applied before it answers). A board loaded at log position `through`
+/// skips the changes up to it (they are in its snapshot already).
+///
+/// Locks: ``state`` only; sinks are called under it and must not call back (``WatchSink``).
+public final class HuntFeed: Sendable {
+    private let database: Database
+
+    /// A hunt's leaderboard and the last change in it.
+    struct CachedBoard {
+        var board: Leaderboard
+        var through: Int
+    }
+
+    /// A `WATCH HUNT` watch.
+    struct Watcher {
+        var hunt: String
+        var sink: any WatchSink
+    }
+
+    /// What a watched hunt looked like when its watchers last heard of it: the automatic start
+    /// and end are announced when its state at the clock differs.
+    struct WatchedHunt {
+        var record: HuntRecord
+        var announcedState: HuntState
+        var watchers: Set<String>
+    }
+
+    struct State {
+        /// The last change applied; nil until the first catch-up found the log's end.
+        var applied: Int?
+        var boards: [String: CachedBoard] = [:]
+        var watchers: [String: Watcher] = [:]
+        var watched: [String: WatchedHunt] = [:]
+        var counter: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Boards kept for hunts nobody watches, before the oldest loaded are dropped (a dropped board
+    /// is loaded again on its next read).
+    static let maximumUnwatchedBoards = 2000
+    /// Changes read from the log at a time.
+    static let changesPerRead = 1000
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    /// Hunt watches held.
+    public var watchCount: Int { state.withLock { $0.watchers.count } }
+
+    // MARK: Leaderboards
+
+    /// A hunt's leaderboard as of the last change applied (or later): loaded on first use from the
+    /// players' standings, in memory from then on.
+    public func leaderboard(of huntID: String) async throws(StoreError) -> Leaderboard {
+        if let cached = state.withLock({ $0.boards[huntID]?.board }) { return cached }
+        let (players, through) = try await database.playersSnapshot(huntID: huntID)
+        var board = Leaderboard()
+        for player in players {
+            board.update(player.name, points: player.points, found: player.found, at: player.points > 0 ? player.pointsAt : nil)
+        }
+        return state.withLock { state in
+            // Another task may have loaded it meanwhile, possibly later in the log: keep the later.
+            if let cached = state.boards[huntID], cached.through >= through { return cached.board }
+            // Kept only when no change after its snapshot can have been passed over: the feed has
+            // started (its place is known) and is not past the snapshot.
+            guard let applied = state.applied, through >= applied else { return board }
+            if state.boards.count >= Self.maximumUnwatchedBoards + state.watched.count {
+                let unwatched = state.boards.keys.filter { state.watched[$0] == nil }
+                for id in unwatched.prefix(state.boards.count / 2) { state.boards[id] = nil }
+            }
+            state.boards[huntID] = CachedBoard(board: board, through: through)
+            return board
+        }
+    }
+
+    // MARK: Catching up
+
+    /// Applies every change committed since the last one applied: leaderboards change and
+    /// watchers hear of it. Safe to call from several tasks at once.
+    public func catchUp() async throws(StoreError) {
+        var after = state.withLock { $0.applied }
+        if after == nil {
+            // The first catch-up starts at the log's end: boards load from snapshots later.
+            let end = try await database.lastHuntChange()
+            after = state.withLock { state in
+                if state.applied == nil { state.applied = end }
+                return state.applied
+            }
+            return
+        }
+        while let from = after {
+            let changes = try await database.huntChanges(after: from, limit: Self.changesPerRead)
+            guard !changes.isEmpty else { return }
+            // Hunts whose schedule changed are read again before the lock, for their events.
+            var records: [String: HuntRecord] = [:]
+            let watched = state.withLock { Set($0.watched.keys) }
+            for change in changes where change.change == .hunt && watched.contains(change.hunt) && records[change.hunt] == nil {
+                records[change.hunt] = try await database.hunt(id: change.hunt)
+            }
+            after = apply(changes, records: records)
+            if changes.count < Self.changesPerRead { return }
+        }
+    }
+
+    /// Applies a batch in order under the lock; answers the position reached.
+    private func apply(_ changes: [LoggedHuntChange], records: [String: HuntRecord]) -> Int? {
+        let now = Timestamp.now
+        return state.withLock { state in
+            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
+            func tell(_ hunt: String, _ event: (String) -> WatchEvent) {
+                guard let watched = state.watched[hunt] else { return }
+                for id in watched.watchers.sorted() {
+                    guard let watcher = state.watchers[id] else { continue }
+                    batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(event(id))
+                }
+            }
+            for logged in changes {
+                guard logged.seq > (state.applied ?? 0) else { continue }
+                state.applied = logged.seq
+                let hunt = logged.hunt
+                switch logged.change {
+                case .hunt:
+                    if let record = records[hunt], var watched = state.watched[hunt] {
+                        watched.record = record
+                        watched.announcedState = record.schedule.state(at: now)
+                        state.watched[hunt] = watched
+                        let view = record.hunt(at: now)
+                        tell(hunt) { .hunt(watch: $0, hunt: view) }
+                    }
+                case .hint(let text, let at):
+                    tell(hunt) { .hint(watch: $0, text: text, at: at) }
+                case .found(let player, let stop, let points):
+                    tell(hunt) { .found(watch: $0, player: player, stop: stop, points: points) }
+                case .standing(let standing, let renamedFrom):
+                    guard var cached = state.boards[hunt], logged.seq > cached.through else { continue }
+                    var changed: [LeaderboardEntry] = []
+                    if let old = renamedFrom {
+                        changed += cached.board.removeReportingChanges(old)
+                    }
+                    let at = standing.points > 0 ? standing.at : nil
+                    changed += cached.board.updateReportingChanges(standing.player, points: standing.points, found: standing.found, at: at)
+                    cached.through = logged.seq
+                    state.boards[hunt] = cached
+                    for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
+                case .left(let player):
+                    guard var cached = state.boards[hunt], logged.seq > cached.through else { continue }
+                    let changed = cached.board.removeReportingChanges(player)
+                    cached.through = logged.seq
+                    state.boards[hunt] = cached
+                    for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
+                }
+            }
+            for (_, batch) in batches { batch.sink.deliver(batch.events) }
+            return state.applied
+        }
+    }
+
+    /// The last entry reported for each player, in the order first reported (a rename or several
+    /// steps in one change report a player once, as they stand now).
+    static func latest(_ entries: [LeaderboardEntry]) -> [LeaderboardEntry] {
+        var last: [String: LeaderboardEntry] = [:]
+        var order: [String] = []
+        for entry in entries {
+            if last.updateValue(entry, forKey: entry.player) == nil { order.append(entry.player) }
+        }
+        return order.compactMap { last[$0] }
+    }
+
+    /// Announces watched hunts whose state the clock has changed (a `STARTS` or `ENDS` passed):
+    /// every daemon does so by its own clock, within a tick.
+    public func announceScheduledChanges(at now: Timestamp = .now) {
+        state.withLock { state in
+            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
+            for (hunt, var watched) in state.watched {
+                let current = watched.record.schedule.state(at: now)
+                guard current != watched.announcedState else { continue }
+                watched.announcedState = current
+                state.watched[hunt] = watched
+                let view = watched.record.hunt(at: now)
+                for id in watched.watchers.sorted() {
+                    guard let watcher = state.watchers[id] else { continue }
+                    batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(.hunt(watch: id, hunt: view))
+                }
+            }
+            for (_, batch) in batches { batch.sink.deliver(batch.events) }
+        }
+    }
+
+    // MARK: Watches
+
+    /// Gets ready to watch a hunt: the feed's place known and the hunt's leaderboard kept, so the
+    /// watch hears every change of it from ``addWatch(_:sink:)`` on.
+    public func prepareWatch(of huntID: String) async throws(StoreError) {
+        if state.withLock({ $0.applied == nil }) { try await catchUp() }
+        // Loaded until it is kept (it is not when the feed moved past its snapshot meanwhile).
+        while state.withLock({ $0.boards[huntID] == nil }) {
+            _ = try await leaderboard(of: huntID)
+        }
+    }
+
+    /// Starts a watch of `record`'s hunt for `sink` (after ``prepareWatch(of:)``); returns its
+    /// id, `h` and a number.
+    public func addWatch(_ record: HuntRecord, sink: any WatchSink) -> String {
+        let now = Timestamp.now
+        return state.withLock { state in
+            state.counter += 1
+            let id = "h\(state.counter)"
+            state.watchers[id] = Watcher(hunt: record.id, sink: sink)
+            var watched = state.watched[record.id] ?? WatchedHunt(record: record, announcedState: record.schedule.state(at: now), watchers: [])
+            watched.watchers.insert(id)
+            state.watched[record.id] = watched
+            return id
+        }
+    }
+
+    /// Whether `id` names a hunt watch (rather than an area watch).
+    public static func isHuntWatch(_ id: String) -> Bool { id.hasPrefix("h") }
+
+    /// Ends a hunt watch; false when there is none with that id.
+    @discardableResult
+    public func removeWatch(id: String) -> Bool {
+        state.withLock { state in
+            guard let watcher = state.watchers.removeValue(forKey: id) else { return false }
+            if var watched = state.watched[watcher.hunt] {
+                watched.watchers.remove(id)
+                state.watched[watcher.hunt] = watched.watchers.isEmpty ? nil : watched
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import ScavengerCore
+
+/// The JSON payloads of the hunts' change log, one shape per kind.
+enum HuntChangeCoding {
+    static func encode(_ change: HuntChange) -> (kind: String, payload: String) {
+        let kind: String
+        var object: [String: Any] = [:]
+        switch change {
+        case .hunt:
+            kind = "hunt"
+        case .hint(let text, let at):
+            kind = "hint"
+            object = ["text": text, "at": at.microseconds]
+        case .found(let player, let stop, let points):
+            kind = "found"
+            object = ["player": player, "stop": stop, "points": points]
+        case .standing(let standing, let renamedFrom):
+            kind = "standing"
+            object = [
+                "player": standing.player, "points": standing.points, "found": standing.found,
+                "at": standing.at.map { $0.microseconds as Any } ?? NSNull(), "from": renamedFrom ?? NSNull(),
+            ]
+        case .left(let player):
+            kind = "left"
+            object = ["player": player]
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return (kind, String(decoding: data, as: UTF8.self))
+    }
+
+    static func decode(kind: String, payload: String) -> HuntChange? {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] else { return nil }
+        func int(_ key: String) -> Int? { (object[key] as? NSNumber)?.intValue }
+        func string(_ key: String) -> String? { object[key] as? String }
+        switch kind {
+        case "hunt":
+            return .hunt
+        case "hint":
+            guard let text = string("text"), let at = int("at") else { return nil }
+            return .hint(text: text, at: Timestamp(microseconds: Int64(at)))
+        case "found":
+            guard let player = string("player"), let stop = string("stop"), let points = int("points") else { return nil }
+            return .found(player: player, stop: stop, points: points)
+        case "standing":
+            guard let player = string("player"), let points = int("points"), let found = int("found") else { return nil }
+            let at = int("at").map { Timestamp(microseconds: Int64($0)) }
+            return .standing(StandingChange(player: player, points: points, found: found, at: at), renamedFrom: string("from"))
+        case "left":
+            guard let player = string("player") else { return nil }
+            return .left(player: player)
+        default:
+            return nil
+        }
+    }
+}

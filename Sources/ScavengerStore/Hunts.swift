@@ -1,0 +1,1034 @@
+import Postgres
+import ScavengerCore
+
+/// A hunt as stored: its fields, its host's id and its join code. What a viewer is shown is
+/// decided by the board.
+public struct HuntRecord: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var description: String
+    public var hostID: Int
+    public var hostName: String
+    public var code: JoinCode
+    public var ordered: Bool
+    public var isPublic: Bool
+    public var schedule: HuntSchedule
+    public var stops: Int
+    public var players: Int
+    public var created: Timestamp
+
+    public init(
+        id: String, name: String, description: String, hostID: Int, hostName: String, code: JoinCode, ordered: Bool,
+        isPublic: Bool, schedule: HuntSchedule, stops: Int, players: Int, created: Timestamp
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.hostID = hostID
+        self.hostName = hostName
+        self.code = code
+        self.ordered = ordered
+        self.isPublic = isPublic
+        self.schedule = schedule
+        self.stops = stops
+        self.players = players
+        self.created = created
+    }
+
+    /// The hunt as anyone allowed to read it sees it at `now` (no join code).
+    public func hunt(at now: Timestamp) -> Hunt {
+        Hunt(
+            id: id, name: name, description: description, host: hostName, schedule: schedule, at: now, ordered: ordered,
+            isPublic: isPublic, stops: stops, players: players)
+    }
+}
+
+/// A stop as stored: the stop and, for a code stop, the hash of its secret.
+public struct StopRecord: Sendable, Equatable {
+    public var stop: HuntStop
+    /// libsodium's argon2id string of the stop's code; nil unless its proof is `code`.
+    public var codeHash: String?
+
+    public init(stop: HuntStop, codeHash: String?) {
+        self.stop = stop
+        self.codeHash = codeHash
+    }
+}
+
+/// A player of a hunt and their standing.
+public struct PlayerRecord: Sendable, Equatable {
+    public var userID: Int
+    /// The name in the hunt.
+    public var name: String
+    public var points: Int
+    public var found: Int
+    /// When they reached these points (nil at 0).
+    public var pointsAt: Timestamp?
+
+    public init(userID: Int, name: String, points: Int, found: Int, pointsAt: Timestamp?) {
+        self.userID = userID
+        self.name = name
+        self.points = points
+        self.found = found
+        self.pointsAt = pointsAt
+    }
+}
+
+/// A hunt to write.
+public struct NewHunt: Sendable {
+    public var id: String
+    public var hostID: Int
+    public var name: String
+    public var description: String
+    public var code: JoinCode
+    public var ordered: Bool
+    public var isPublic: Bool
+    public var schedule: HuntSchedule
+    /// The host's `POST` rate: a hunt is written only if a token can be taken. Nil: unlimited.
+    public var rate: RateLimit?
+
+    public init(
+        id: String = Identifier.newHunt(), hostID: Int, name: String, description: String, code: JoinCode, ordered: Bool,
+        isPublic: Bool, schedule: HuntSchedule, rate: RateLimit?
+    ) {
+        self.id = id
+        self.hostID = hostID
+        self.name = name
+        self.description = description
+        self.code = code
+        self.ordered = ordered
+        self.isPublic = isPublic
+        self.schedule = schedule
+        self.rate = rate
+    }
+}
+
+/// A stop to add.
+public struct NewStop: Sendable {
+    public var id: String
+    public var lat: Double
+    public var lon: Double
+    public var radiusMeters: Double
+    public var points: Int
+    public var title: String
+    public var clue: String
+    public var proof: StopProof
+    public var codeHash: String?
+    public var hidden: Bool
+
+    public init(
+        id: String = Identifier.newStop(), lat: Double, lon: Double, radiusMeters: Double, points: Int, title: String, clue: String,
+        proof: StopProof, codeHash: String?, hidden: Bool
+    ) {
+        self.id = id
+        self.lat = lat
+        self.lon = lon
+        self.radiusMeters = radiusMeters
+        self.points = points
+        self.title = title
+        self.clue = clue
+        self.proof = proof
+        self.codeHash = codeHash
+        self.hidden = hidden
+    }
+}
+
+/// What a check-in's transaction knows when the board's rules judge it: read under locks, so
+/// nothing changes between the judgement and the write.
+public struct CheckInFacts: Sendable {
+    public var hunt: HuntRecord
+    public var stop: HuntStop
+    /// The caller as a player of the hunt; nil when they are not one.
+    public var player: PlayerRecord?
+    /// Whether the caller already has a check-in at this stop that is not rejected.
+    public var hasLiveCheckIn: Bool
+    /// The place (n) of the first stop the caller has no live check-in at (for ordered hunts).
+    public var nextStop: Int?
+    /// The fix and time of the caller's previous check-in in any hunt.
+    public var previous: (lat: Double, lon: Double, at: Timestamp)?
+    /// The database's clock.
+    public var now: Timestamp
+}
+
+/// The board's verdict on a check-in, for the store to write.
+public struct CheckInVerdict: Sendable {
+    public var status: CheckInStatus
+    public var points: Int
+    public var distanceMeters: Double
+
+    public init(status: CheckInStatus, points: Int, distanceMeters: Double) {
+        self.status = status
+        self.points = points
+        self.distanceMeters = distanceMeters
+    }
+}
+
+/// A check-in to write (its verdict comes from the rules, inside the transaction).
+public struct NewCheckIn: Sendable {
+    public var id: String
+    public var stopID: String
+    public var userID: Int
+    public var lat: Double
+    public var lon: Double
+    public var accuracyMeters: Double
+    public var photo: Photo?
+
+    public init(id: String = Identifier.newCheckIn(), stopID: String, userID: Int, lat: Double, lon: Double, accuracyMeters: Double, photo: Photo?) {
+        self.id = id
+        self.stopID = stopID
+        self.userID = userID
+        self.lat = lat
+        self.lon = lon
+        self.accuracyMeters = accuracyMeters
+        self.photo = photo
+    }
+}
+
+/// A check-in as stored, with the ids a review needs.
+public struct CheckInRecord: Sendable, Equatable {
+    public var checkIn: CheckIn
+    public var userID: Int
+    public var hostID: Int
+    public var stopPoints: Int
+}
+
+/// A review's facts: the check-in, the hunt it belongs to, and the clock.
+public struct ReviewFacts: Sendable {
+    public var checkIn: CheckInRecord
+    public var hunt: HuntRecord
+    public var now: Timestamp
+}
+
+/// A review's decision, for the store to write: the new status and points, and whether the
+/// moderation log records it (a moderator reviewing a hunt they do not host).
+public struct ReviewDecision: Sendable {
+    public var status: CheckInStatus
+    public var points: Int
+    public var logAs: (moderator: Int, action: String)?
+    public var note: String?
+
+    public init(status: CheckInStatus, points: Int, logAs: (moderator: Int, action: String)?, note: String?) {
+        self.status = status
+        self.points = points
+        self.logAs = logAs
+        self.note = note
+    }
+}
+
+/// A hunt's standing after a check-in or a review: the player's.
+public struct StandingChange: Sendable, Equatable {
+    public var player: String
+    public var points: Int
+    public var found: Int
+    public var at: Timestamp?
+}
+
+/// A change of a hunt, as the hunts' change log (`hunt_changes`) carries it to every daemon.
+public enum HuntChange: Sendable, Equatable {
+    /// Started, extended or ended by a write; read the hunt again.
+    case hunt
+    case hint(text: String, at: Timestamp)
+    case found(player: String, stop: String, points: Int)
+    /// A player's new standing (joined, checked in, reviewed, renamed from `renamedFrom`).
+    case standing(StandingChange, renamedFrom: String?)
+    /// A player left.
+    case left(player: String)
+}
+
+/// One row of the hunts' change log.
+public struct LoggedHuntChange: Sendable, Equatable {
+    public var seq: Int
+    public var hunt: String
+    public var change: HuntChange
+}
+
+
+extension Database {
+    /// The columns every hunt query selects (from `hunts h JOIN users hu ON hu.id = h.host_id`),
+    /// each named for ``HuntColumns``.
+    static let huntColumns = """
+        h.id AS hunt_id, h.name AS hunt_name, h.description AS hunt_description, h.host_id AS hunt_host_id,
+        hu.name AS hunt_host, h.code AS hunt_code, h.ordered AS hunt_ordered, h.public AS hunt_public,
+        (extract(epoch FROM h.starts_at) * 1000000)::bigint AS hunt_starts_us,
+        (extract(epoch FROM h.ends_at) * 1000000)::bigint AS hunt_ends_us,
+        h.duration_s AS hunt_duration_s, h.stop_count AS hunt_stops, h.player_count AS hunt_players,
+        (extract(epoch FROM h.created_at) * 1000000)::bigint AS hunt_created_us
+        """
+
+    static let huntFrom = "hunts h JOIN users hu ON hu.id = h.host_id"
+
+    /// A hunt's end as the clock sees it: `ends_at`, or a started hunt's start plus its DURATION.
+    static let huntEnd = "coalesce(h.ends_at, h.starts_at + h.duration_s * interval '1 second')"
+    /// A hunt that has not ended.
+    static let huntNotEnded = "(\(huntEnd) IS NULL OR \(huntEnd) > now())"
+    /// A hunt that is running.
+    static let huntRunning = "(h.starts_at <= now() AND \(huntNotEnded))"
+
+    struct HuntColumns {
+        let id, name, description, hostID, host, code, ordered, isPublic, starts, ends, duration, stops, players, created: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("hunt_id")
+            name = try rows.column("hunt_name")
+            description = try rows.column("hunt_description")
+            hostID = try rows.column("hunt_host_id")
+            host = try rows.column("hunt_host")
+            code = try rows.column("hunt_code")
+            ordered = try rows.column("hunt_ordered")
+            isPublic = try rows.column("hunt_public")
+            starts = try rows.column("hunt_starts_us")
+            ends = try rows.column("hunt_ends_us")
+            duration = try rows.column("hunt_duration_s")
+            stops = try rows.column("hunt_stops")
+            players = try rows.column("hunt_players")
+            created = try rows.column("hunt_created_us")
+        }
+
+        func hunt(_ row: PostgresRow) throws -> HuntRecord {
+            let codeText: String = try row.string(code)
+            guard let joinCode = JoinCode(typed: codeText) else { throw StoreError.unexpected("a stored join code is malformed") }
+            let startsUS: Int? = try row.int(starts)
+            let endsUS: Int? = try row.int(ends)
+            return HuntRecord(
+                id: try row.string(id), name: try row.string(name), description: try row.string(description),
+                hostID: try row.int(hostID), hostName: try row.string(host), code: joinCode, ordered: try row.bool(ordered),
+                isPublic: try row.bool(isPublic),
+                schedule: HuntSchedule(
+                    starts: startsUS.map { Timestamp(microseconds: Int64($0)) }, ends: endsUS.map { Timestamp(microseconds: Int64($0)) },
+                    durationSeconds: try row.int(duration)),
+                stops: try row.int(stops), players: try row.int(players),
+                created: Timestamp(microseconds: Int64(try row.int(created) as Int)))
+        }
+    }
+
+    static let stopColumns = """
+        s.id AS stop_id, s.hunt_id AS stop_hunt, s.n AS stop_n, s.title AS stop_title, s.clue AS stop_clue, s.lat AS stop_lat,
+        s.lon AS stop_lon, s.radius_m AS stop_radius, s.points AS stop_points, s.proof AS stop_proof, s.code_hash AS stop_code_hash,
+        s.hidden AS stop_hidden, s.found_by AS stop_found_by
+        """
+
+    struct StopColumns {
+        let id, hunt, n, title, clue, lat, lon, radius, points, proof, codeHash, hidden, foundBy: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("stop_id")
+            hunt = try rows.column("stop_hunt")
+            n = try rows.column("stop_n")
+            title = try rows.column("stop_title")
+            clue = try rows.column("stop_clue")
+            lat = try rows.column("stop_lat")
+            lon = try rows.column("stop_lon")
+            radius = try rows.column("stop_radius")
+            points = try rows.column("stop_points")
+            proof = try rows.column("stop_proof")
+            codeHash = try rows.column("stop_code_hash")
+            hidden = try rows.column("stop_hidden")
+            foundBy = try rows.column("stop_found_by")
+        }
+
+        func stop(_ row: PostgresRow) throws -> StopRecord {
+            let proofName: String = try row.string(proof)
+            guard let proof = StopProof(rawValue: proofName) else { throw StoreError.unexpected("unknown proof \(proofName)") }
+            return StopRecord(
+                stop: HuntStop(
+                    id: try row.string(id), hunt: try row.string(hunt), n: try row.int(n), title: try row.string(title),
+                    clue: try row.string(clue), lat: try row.double(lat), lon: try row.double(lon), radiusMeters: try row.double(radius),
+                    points: try row.int(points), proof: proof, foundBy: try row.int(foundBy), hidden: try row.bool(hidden)),
+                codeHash: try row.string(codeHash))
+        }
+    }
+
+    static let checkInColumns = """
+        c.id AS checkin_id, c.hunt_id AS checkin_hunt, c.stop_id AS checkin_stop, hp.name AS checkin_player,
+        c.status AS checkin_status, c.points AS checkin_points, (extract(epoch FROM c.created_at) * 1000000)::bigint AS checkin_at_us,
+        c.distance_m AS checkin_distance, c.photo_mime AS checkin_photo_mime, c.photo_bytes AS checkin_photo_bytes,
+        c.user_id AS checkin_user, h.host_id AS checkin_host, s.points AS checkin_stop_points
+        """
+
+    /// Check-ins with their player's name, their hunt's host and their stop's points.
+    static let checkInFrom = """
+        checkins c JOIN hunt_players hp ON hp.hunt_id = c.hunt_id AND hp.user_id = c.user_id
+        JOIN hunts h ON h.id = c.hunt_id JOIN hunt_stops s ON s.id = c.stop_id
+        """
+
+    struct CheckInColumns {
+        let id, hunt, stop, player, status, points, at, distance, photoMime, photoBytes, user, host, stopPoints: PostgresColumn
+
+        init(_ rows: PostgresRows) throws(PostgresError) {
+            id = try rows.column("checkin_id")
+            hunt = try rows.column("checkin_hunt")
+            stop = try rows.column("checkin_stop")
+            player = try rows.column("checkin_player")
+            status = try rows.column("checkin_status")
+            points = try rows.column("checkin_points")
+            at = try rows.column("checkin_at_us")
+            distance = try rows.column("checkin_distance")
+            photoMime = try rows.column("checkin_photo_mime")
+            photoBytes = try rows.column("checkin_photo_bytes")
+            user = try rows.column("checkin_user")
+            host = try rows.column("checkin_host")
+            stopPoints = try rows.column("checkin_stop_points")
+        }
+
+        func checkIn(_ row: PostgresRow) throws -> CheckInRecord {
+            let statusName: String = try row.string(status)
+            guard let status = CheckInStatus(rawValue: statusName) else { throw StoreError.unexpected("unknown status \(statusName)") }
+            var photo: PhotoInfo?
+            if let mime: String = try row.string(photoMime), let bytes: Int = try row.int(photoBytes) {
+                photo = PhotoInfo(mime: mime, bytes: bytes)
+            }
+            return CheckInRecord(
+                checkIn: CheckIn(
+                    id: try row.string(id), hunt: try row.string(hunt), stop: try row.string(stop), player: try row.string(player),
+                    status: status, points: try row.int(points), at: Timestamp(microseconds: Int64(try row.int(at) as Int)),
+                    distanceMeters: try row.double(distance), photo: photo),
+                userID: try row.int(user), hostID: try row.int(host), stopPoints: try row.int(stopPoints))
+        }
+    }
+
+    /// The database's clock, to the microsecond.
+    static func clock(_ connection: PostgresConnection) throws -> Timestamp {
+        let rows = try connection.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us")
+        return Timestamp(microseconds: Int64(try rows[0].int("now_us") as Int))
+    }
+
+    /// Appends a change to the hunts' change log (in the caller's transaction, after its last row
+    /// lock: the log's lock is held to the commit).
+    @discardableResult
+    static func logHuntChange(_ connection: PostgresConnection, hunt: String, _ change: HuntChange) throws -> Int {
+        let (kind, payload) = HuntChangeCoding.encode(change)
+        let rows = try connection.query("SELECT log_hunt_change(\(hunt), \(kind), \(payload)::jsonb) AS seq")
+        return try rows[0].int("seq")
+    }
+
+    /// Runs `body`, letting a caller's refusal through and rolling back.
+    func huntTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws(StoreError) -> T {
+        try await mappingErrors {
+            try await pool.transaction(body)
+        }
+    }
+
+    // MARK: Hunts
+
+    /// Writes a new hunt with its join code, unless a hunt that has not ended holds that code
+    /// (``StoreError/conflict(constraint:)`` with `hunts_code`: draw another). The code's check
+    /// and the insert run under an advisory lock on the code, so two hunts created at once with
+    /// the same code cannot both have it. The host's `POST` token is taken in the same transaction.
+    public func createHunt(_ new: NewHunt) async throws(StoreError) -> HuntRecord {
+        try await huntTransaction { connection in
+            try Self.takeRateToken(connection, userID: new.hostID, action: .post, rate: new.rate)
+            try connection.query("SELECT pg_advisory_xact_lock(7469, hashtext(\(new.code.text)))")
+            let taken = try connection.query("SELECT 1 FROM hunts h WHERE h.code = \(new.code.text) AND \(unescaped: Self.huntNotEnded)")
+            if !taken.isEmpty { throw StoreError.conflict(constraint: "hunts_code") }
+            try connection.query("""
+                INSERT INTO hunts (id, host_id, name, description, code, ordered, public, starts_at, ends_at, duration_s)
+                VALUES (\(new.id), \(new.hostID), \(new.name), \(new.description), \(new.code.text), \(new.ordered), \(new.isPublic),
+                    'epoch'::timestamptz + \(new.schedule.starts?.microseconds)::bigint * interval '1 microsecond',
+                    'epoch'::timestamptz + \(new.schedule.ends?.microseconds)::bigint * interval '1 microsecond',
+                    \(new.schedule.durationSeconds)::integer)
+                """)
+            guard let hunt = try Self.hunt(connection, id: new.id, lock: "") else { throw StoreError.unexpected("a new hunt vanished") }
+            return hunt
+        }
+    }
+
+    static func hunt(_ connection: PostgresConnection, id: String, lock: String) throws -> HuntRecord? {
+        let rows = try connection.query("SELECT \(unescaped: huntColumns) FROM \(unescaped: huntFrom) WHERE h.id = \(id) \(unescaped: lock)")
+        return try rows.first.map(HuntColumns(rows).hunt)
+    }
+
+    /// A hunt by id.
+    public func hunt(id: String) async throws(StoreError) -> HuntRecord? {
+        try await mappingErrors {
+            let rows = try await pool.query("SELECT \(unescaped: Self.huntColumns) FROM \(unescaped: Self.huntFrom) WHERE h.id = \(id)")
+            return try rows.first.map(HuntColumns(rows).hunt)
+        }
+    }
+
+    /// The hunt that holds a join code and has not ended.
+    public func hunt(code: JoinCode) async throws(StoreError) -> HuntRecord? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT \(unescaped: Self.huntColumns) FROM \(unescaped: Self.huntFrom)
+                WHERE h.code = \(code.text) AND \(unescaped: Self.huntNotEnded)
+                """)
+            return try rows.first.map(HuntColumns(rows).hunt)
+        }
+    }
+
+    /// A hunt's stops, in order.
+    public func stops(huntID: String) async throws(StoreError) -> [StopRecord] {
+        try await mappingErrors {
+            let rows = try await pool.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.hunt_id = \(huntID) ORDER BY s.n")
+            let columns = try StopColumns(rows)
+            return try rows.map(columns.stop)
+        }
+    }
+
+    /// A stop by id.
+    public func stop(id: String) async throws(StoreError) -> StopRecord? {
+        try await mappingErrors {
+            let rows = try await pool.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(id)")
+            return try rows.first.map(StopColumns(rows).stop)
+        }
+    }
+
+    /// The hints of a hunt, oldest first.
+    public func hints(huntID: String) async throws(StoreError) -> [(text: String, at: Timestamp)] {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT body, (extract(epoch FROM at) * 1000000)::bigint AS at_us FROM hunt_hints WHERE hunt_id = \(huntID) ORDER BY at, id
+                """)
+            return try rows.map { row in (try row.string("body"), Timestamp(microseconds: Int64(try row.int("at_us") as Int))) }
+        }
+    }
+
+    /// The players of a hunt and their standings.
+    public func players(huntID: String) async throws(StoreError) -> [PlayerRecord] {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                FROM hunt_players WHERE hunt_id = \(huntID)
+                """)
+            return try rows.map(Self.player)
+        }
+    }
+
+    /// A hunt's players with the position of the hunts' change log they reflect, read in one
+    /// statement (one snapshot): every change up to `through` is in them and none after it, since
+    /// the log's numbers follow commit order.
+    public func playersSnapshot(huntID: String) async throws(StoreError) -> (players: [PlayerRecord], through: Int) {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT t.through, p.user_id, p.name, p.points, p.found, (extract(epoch FROM p.points_at) * 1000000)::bigint AS at_us
+                FROM (SELECT coalesce(max(seq), 0) AS through FROM hunt_changes) t
+                LEFT JOIN hunt_players p ON p.hunt_id = \(huntID)
+                """)
+            let through: Int = try rows[0].int("through")
+            let user = try rows.column("user_id")
+            var players: [PlayerRecord] = []
+            for row in rows where try !row.isNull(user) {
+                players.append(try Self.player(row))
+            }
+            return (players, through)
+        }
+    }
+
+    static func player(_ row: PostgresRow) throws -> PlayerRecord {
+        let at: Int? = try row.int("at_us")
+        return PlayerRecord(
+            userID: try row.int("user_id"), name: try row.string("name"), points: try row.int("points"), found: try row.int("found"),
+            pointsAt: at.map { Timestamp(microseconds: Int64($0)) })
+    }
+
+    /// The caller as a player of a hunt, with the stops they have a check-in at that is not
+    /// rejected (`live`) and those accepted (`found`); nil when not a player.
+    public func player(huntID: String, userID: Int) async throws(StoreError)
+        -> (player: PlayerRecord, live: Set<String>, found: [String])?
+    {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                """)
+            guard let row = rows.first else { return nil }
+            let player = try Self.player(row)
+            let checkIns = try await pool.query("""
+                SELECT c.stop_id, c.status FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
+                WHERE c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status <> 'rejected'
+                ORDER BY s.n
+                """)
+            var live = Set<String>()
+            var found: [String] = []
+            for row in checkIns {
+                let stop: String = try row.string("stop_id")
+                live.insert(stop)
+                if try row.string("status") as String == "accepted" { found.append(stop) }
+            }
+            return (player, live, found)
+        }
+    }
+
+    /// The finish times of a hunt's players who found every stop (the `at` of their last
+    /// accepted check-in), first first.
+    public func finishers(huntID: String) async throws(StoreError) -> [String] {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT hp.name FROM hunt_players hp JOIN hunts h ON h.id = hp.hunt_id
+                JOIN checkins c ON c.hunt_id = hp.hunt_id AND c.user_id = hp.user_id AND c.status = 'accepted'
+                WHERE hp.hunt_id = \(huntID) AND h.stop_count > 0
+                GROUP BY hp.name, h.stop_count
+                HAVING count(*) = h.stop_count
+                ORDER BY max(c.accepted_at), hp.name
+                """)
+            return try rows.map { try $0.string("name") }
+        }
+    }
+
+    /// Public hunts that have not ended: running first by start, then scheduled by start (by-hand
+    /// last), ties by id; a page after `cursor` (the sort key of the last hunt shown). With
+    /// `near`, only hunts with a stop that is not hidden within the radius, nearest such stop
+    /// first (the distance is the haversine on the sphere of NEARBY), ties by id.
+    public func publicHunts(limit: Int, after cursor: HuntListCursor?, near: (lat: Double, lon: Double, radius: Double)?) async throws(StoreError)
+        -> [(hunt: HuntRecord, key: HuntListCursor)]
+    {
+        try await mappingErrors {
+            let group = "(CASE WHEN h.starts_at <= now() THEN 0 WHEN h.starts_at IS NOT NULL THEN 1 ELSE 2 END)"
+            let startKey = "coalesce((extract(epoch FROM h.starts_at) * 1000000)::bigint, 0)"
+            var sql: SQL
+            if let near {
+                sql = """
+                    SELECT * FROM (
+                        SELECT \(unescaped: Self.huntColumns), 0 AS list_group, 0::bigint AS list_starts,
+                            (SELECT min(6371008.8 * 2 * asin(least(1, sqrt(
+                                power(sin(radians(s.lat - \(near.lat)::float8) / 2), 2)
+                                + cos(radians(\(near.lat)::float8)) * cos(radians(s.lat)) * power(sin(radians(s.lon - \(near.lon)::float8) / 2), 2)))))
+                             FROM hunt_stops s WHERE s.hunt_id = h.id AND NOT s.hidden) AS list_distance
+                        FROM \(unescaped: Self.huntFrom)
+                        WHERE h.public AND \(unescaped: Self.huntNotEnded)
+                    ) listed WHERE list_distance <= \(near.radius)::float8
+                    """
+                if let cursor {
+                    sql.append(" AND (list_distance, hunt_id) > (\(cursor.distance)::float8, \(cursor.id))")
+                }
+                sql.append(" ORDER BY list_distance, hunt_id LIMIT \(limit + 1)")
+            } else {
+                sql = """
+                    SELECT \(unescaped: Self.huntColumns), \(unescaped: group) AS list_group, \(unescaped: startKey) AS list_starts,
+                        0::float8 AS list_distance
+                    FROM \(unescaped: Self.huntFrom)
+                    WHERE h.public AND \(unescaped: Self.huntNotEnded)
+                    """
+                if let cursor {
+                    sql.append("""
+                         AND (\(unescaped: group), \(unescaped: startKey), h.id) > (\(cursor.group)::integer, \(cursor.starts)::bigint, \(cursor.id))
+                        """)
+                }
+                sql.append(" ORDER BY list_group, list_starts, h.id LIMIT \(limit + 1)")
+            }
+            let rows = try await pool.query(sql)
+            let columns = try HuntColumns(rows)
+            return try rows.map { row in
+                let hunt = try columns.hunt(row)
+                let key = HuntListCursor(
+                    group: try row.int("list_group"), starts: Int64(try row.int("list_starts") as Int), distance: try row.double("list_distance"),
+                    id: hunt.id)
+                return (hunt, key)
+            }
+        }
+    }
+
+    /// The hunts a user hosts or plays, any state, newest first, after the hunt `after`.
+    public func hunts(of userID: Int, limit: Int, after cursor: (created: Timestamp, id: String)?) async throws(StoreError) -> [HuntRecord] {
+        try await mappingErrors {
+            var sql: SQL = """
+                SELECT \(unescaped: Self.huntColumns) FROM \(unescaped: Self.huntFrom)
+                WHERE (h.host_id = \(userID) OR EXISTS (SELECT 1 FROM hunt_players p WHERE p.hunt_id = h.id AND p.user_id = \(userID)))
+                """
+            if let cursor {
+                sql.append("""
+                     AND (h.created_at, h.id) < ('epoch'::timestamptz + \(cursor.created.microseconds)::bigint * interval '1 microsecond', \(cursor.id))
+                    """)
+            }
+            sql.append(" ORDER BY h.created_at DESC, h.id DESC LIMIT \(limit + 1)")
+            let rows = try await pool.query(sql)
+            let columns = try HuntColumns(rows)
+            return try rows.map(columns.hunt)
+        }
+    }
+
+    /// Changes a hunt under its row lock: `change` (the board's rules) sees the hunt and the
+    /// database's clock and returns the new schedule, or throws a refusal. The change is logged
+    /// for every daemon. Nil when there is no such hunt.
+    public func changeSchedule(
+        huntID: String, _ change: @escaping @Sendable (HuntRecord, Timestamp) throws -> (schedule: HuntSchedule, log: (moderator: Int, action: String)?)
+    ) async throws(StoreError) -> HuntRecord? {
+        try await huntTransaction { connection in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return nil }
+            let now = try Self.clock(connection)
+            let (schedule, log) = try change(hunt, now)
+            try connection.query("""
+                UPDATE hunts SET
+                    starts_at = 'epoch'::timestamptz + \(schedule.starts?.microseconds)::bigint * interval '1 microsecond',
+                    ends_at = 'epoch'::timestamptz + \(schedule.ends?.microseconds)::bigint * interval '1 microsecond',
+                    duration_s = \(schedule.durationSeconds)::integer
+                WHERE id = \(huntID)
+                """)
+            if let log {
+                try Self.log(connection, moderator: log.moderator, action: log.action, item: huntID, user: hunt.hostID, note: nil)
+            }
+            try Self.logHuntChange(connection, hunt: huntID, .hunt)
+            var changed = hunt
+            changed.schedule = schedule
+            return changed
+        }
+    }
+
+    /// Adds a stop at the end of a hunt; `check` (the board's rules) sees the hunt under its row
+    /// lock and the clock first. Nil when there is no such hunt.
+    public func addStop(
+        huntID: String, _ stop: NewStop, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> StopRecord? {
+        try await huntTransaction { connection in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return nil }
+            try check(hunt, try Self.clock(connection))
+            try connection.query("""
+                INSERT INTO hunt_stops (id, hunt_id, n, title, clue, lat, lon, radius_m, points, proof, code_hash, hidden)
+                VALUES (\(stop.id), \(huntID), \(hunt.stops + 1), \(stop.title), \(stop.clue), \(stop.lat), \(stop.lon), \(stop.radiusMeters),
+                    \(stop.points), \(stop.proof.rawValue), \(stop.codeHash), \(stop.hidden))
+                """)
+            try connection.query("UPDATE hunts SET stop_count = stop_count + 1 WHERE id = \(huntID)")
+            let rows = try connection.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(stop.id)")
+            return try StopColumns(rows).stop(rows[0])
+        }
+    }
+
+    /// Removes a stop; later stops move up one place. `check` sees the hunt under its row lock.
+    /// False when there is no such stop.
+    public func removeStop(id: String, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void) async throws(StoreError) -> Bool {
+        try await huntTransaction { connection in
+            let found = try connection.query("SELECT hunt_id, n FROM hunt_stops WHERE id = \(id)")
+            guard let row = found.first else { return false }
+            let huntID: String = try row.string("hunt_id")
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return false }
+            try check(hunt, try Self.clock(connection))
+            let place: Int = try row.int("n")
+            try connection.query("DELETE FROM hunt_stops WHERE id = \(id)")
+            try connection.query("UPDATE hunt_stops SET n = n - 1 WHERE hunt_id = \(huntID) AND n > \(place)")
+            try connection.query("UPDATE hunts SET stop_count = stop_count - 1 WHERE id = \(huntID)")
+            return true
+        }
+    }
+
+    /// Adds a hint to a hunt; `check` sees the hunt under a share lock. Nil when no such hunt.
+    public func addHint(huntID: String, text: String, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void) async throws(StoreError)
+        -> Timestamp?
+    {
+        try await huntTransaction { connection in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
+            try check(hunt, try Self.clock(connection))
+            let rows = try connection.query("""
+                INSERT INTO hunt_hints (hunt_id, body) VALUES (\(huntID), \(text))
+                RETURNING (extract(epoch FROM at) * 1000000)::bigint AS at_us
+                """)
+            let at = Timestamp(microseconds: Int64(try rows[0].int("at_us") as Int))
+            try Self.logHuntChange(connection, hunt: huntID, .hint(text: text, at: at))
+            return at
+        }
+    }
+
+    // MARK: Players
+
+    /// How JOIN went.
+    public enum JoinOutcome: Sendable, Equatable {
+        case joined(HuntRecord)
+        case unchanged(HuntRecord)
+        case renamed(HuntRecord)
+    }
+
+    /// Joins (or renames) `userID` as `name`; `check` sees the hunt under a share lock. A name
+    /// another player holds is ``StoreError/conflict(constraint:)`` `hunt_players_name`. Nil when
+    /// no such hunt.
+    public func join(
+        huntID: String, userID: Int, name: String, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> JoinOutcome? {
+        try await huntTransaction { connection in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
+            try check(hunt, try Self.clock(connection))
+            let existing = try connection.query("""
+                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) FOR UPDATE
+                """)
+            if let row = existing.first {
+                let player = try Self.player(row)
+                if player.name == name { return .unchanged(hunt) }
+                try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
+                try Self.logHuntChange(connection, hunt: huntID, .standing(
+                    StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt), renamedFrom: player.name))
+                return .renamed(hunt)
+            }
+            try connection.query("INSERT INTO hunt_players (hunt_id, user_id, name) VALUES (\(huntID), \(userID), \(name))")
+            try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
+            try Self.logHuntChange(connection, hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil), renamedFrom: nil))
+            var joined = hunt
+            joined.players += 1
+            return .joined(joined)
+        }
+    }
+
+    /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found
+    /// drops. `check` sees the hunt under a share lock. False when not a player (or no hunt).
+    public func leave(huntID: String, userID: Int, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void) async throws(StoreError)
+        -> Bool
+    {
+        try await huntTransaction { connection in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return false }
+            try check(hunt, try Self.clock(connection))
+            let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name")
+            guard let row = rows.first else { return false }
+            let name: String = try row.string("name")
+            try connection.query("""
+                UPDATE hunt_stops s SET found_by = found_by - 1
+                FROM checkins c WHERE c.stop_id = s.id AND c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status = 'accepted'
+                """)
+            try connection.query("DELETE FROM checkins WHERE hunt_id = \(huntID) AND user_id = \(userID)")
+            try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
+            try Self.logHuntChange(connection, hunt: huntID, .left(player: name))
+            return true
+        }
+    }
+
+    // MARK: Check-ins
+
+    /// Wrong codes `userID` entered at `stopID` since `since`, oldest first.
+    public func wrongCodes(stopID: String, userID: Int, since: Timestamp) async throws(StoreError) -> [Timestamp] {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT (extract(epoch FROM at) * 1000000)::bigint AS at_us FROM code_guesses
+                WHERE stop_id = \(stopID) AND user_id = \(userID)
+                  AND at > 'epoch'::timestamptz + \(since.microseconds)::bigint * interval '1 microsecond'
+                ORDER BY at
+                """)
+            return try rows.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }
+        }
+    }
+
+    /// Records a wrong code.
+    public func recordWrongCode(stopID: String, userID: Int) async throws(StoreError) {
+        try await mappingErrors {
+            try await pool.query("INSERT INTO code_guesses (stop_id, user_id) VALUES (\(stopID), \(userID))", idempotent: false)
+        }
+    }
+
+    /// Writes a check-in in one transaction with its consequences: the facts are read under
+    /// locks (the hunt shared, so ENDHUNT waits; the player's row, so their check-ins are one at a
+    /// time), `judge` (the board's rules) turns them into a verdict or a refusal, and an accepted
+    /// check-in adds the stop's points, `found` and `found_by` and logs `found` and `standing`.
+    /// A second live check-in at a stop is ``StoreError/conflict(constraint:)`` `checkins_one_live`.
+    /// Nil when there is no such stop.
+    public func checkIn(
+        _ new: NewCheckIn, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInVerdict
+    ) async throws(StoreError) -> (checkIn: CheckIn, standing: StandingChange)? {
+        try await huntTransaction { connection in
+            let stops = try connection.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(new.stopID)")
+            guard let stopRow = stops.first else { return nil }
+            let stop = try StopColumns(stops).stop(stopRow).stop
+            guard let hunt = try Self.hunt(connection, id: stop.hunt, lock: "FOR SHARE OF h") else { return nil }
+            let players = try connection.query("""
+                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                FROM hunt_players WHERE hunt_id = \(hunt.id) AND user_id = \(new.userID) FOR UPDATE
+                """)
+            let player = try players.first.map(Self.player)
+            var facts = CheckInFacts(
+                hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil, now: try Self.clock(connection))
+            if player != nil {
+                let live = try connection.query("""
+                    SELECT s.n, s.id FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
+                    WHERE c.hunt_id = \(hunt.id) AND c.user_id = \(new.userID) AND c.status <> 'rejected'
+                    """)
+                var places = Set<Int>()
+                for row in live {
+                    places.insert(try row.int("n"))
+                    if try row.string("id") as String == stop.id { facts.hasLiveCheckIn = true }
+                }
+                facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
+                let previous = try connection.query("""
+                    SELECT lat, lon, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM checkins
+                    WHERE user_id = \(new.userID) ORDER BY created_at DESC LIMIT 1
+                    """)
+                if let row = previous.first {
+                    facts.previous = (try row.double("lat"), try row.double("lon"), Timestamp(microseconds: Int64(try row.int("at_us") as Int)))
+                }
+            }
+            let verdict = try judge(facts)
+            guard let player else { throw StoreError.unexpected("a check-in was judged for someone who is not a player") }
+            let accepted = verdict.status == .accepted
+            let inserted = try connection.query("""
+                INSERT INTO checkins (id, hunt_id, stop_id, user_id, status, points, accepted_at, lat, lon, accuracy_m, distance_m,
+                    photo_mime, photo_bytes)
+                VALUES (\(new.id), \(hunt.id), \(stop.id), \(new.userID), \(verdict.status.rawValue), \(verdict.points),
+                    CASE WHEN \(accepted) THEN clock_timestamp() END, \(new.lat), \(new.lon), \(new.accuracyMeters), \(verdict.distanceMeters),
+                    \(new.photo?.mime), \(new.photo?.data.count)::integer)
+                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS at_us,
+                    (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us
+                """)
+            if let photo = new.photo {
+                try connection.query("INSERT INTO checkin_photos (checkin_id, data) VALUES (\(new.id), \(photo.data))")
+            }
+            let at = Timestamp(microseconds: Int64(try inserted[0].int("at_us") as Int))
+            var standing = StandingChange(player: player.name, points: player.points, found: player.found, at: player.pointsAt)
+            if accepted {
+                let acceptedAt: Int = try inserted[0].int("accepted_us")
+                standing = try Self.credit(
+                    connection, hunt: hunt.id, stop: stop.id, userID: new.userID, points: verdict.points,
+                    at: Timestamp(microseconds: Int64(acceptedAt)))
+                try Self.logHuntChange(connection, hunt: hunt.id, .found(player: player.name, stop: stop.id, points: verdict.points))
+                try Self.logHuntChange(connection, hunt: hunt.id, .standing(standing, renamedFrom: nil))
+            }
+            let checkIn = CheckIn(
+                id: new.id, hunt: hunt.id, stop: stop.id, player: player.name, status: verdict.status, points: verdict.points, at: at,
+                distanceMeters: verdict.distanceMeters, photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) })
+            return (checkIn, standing)
+        }
+    }
+
+    /// Adds an accepted check-in's points to its player and its stop's `found_by`.
+    static func credit(_ connection: PostgresConnection, hunt: String, stop: String, userID: Int, points: Int, at: Timestamp) throws -> StandingChange {
+        try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop)")
+        let rows = try connection.query("""
+            UPDATE hunt_players SET points = points + \(points), found = found + 1,
+                points_at = CASE WHEN \(points) > 0 THEN 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond' ELSE points_at END
+            WHERE hunt_id = \(hunt) AND user_id = \(userID)
+            RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+            """)
+        return try standing(rows[0])
+    }
+
+    static func standing(_ row: PostgresRow) throws -> StandingChange {
+        let at: Int? = try row.int("at_us")
+        return StandingChange(
+            player: try row.string("name"), points: try row.int("points"), found: try row.int("found"),
+            at: at.map { Timestamp(microseconds: Int64($0)) })
+    }
+
+    /// A check-in by id.
+    public func checkIn(id: String) async throws(StoreError) -> CheckInRecord? {
+        try await mappingErrors {
+            let rows = try await pool.query("SELECT \(unescaped: Self.checkInColumns) FROM \(unescaped: Self.checkInFrom) WHERE c.id = \(id)")
+            return try rows.first.map(CheckInColumns(rows).checkIn)
+        }
+    }
+
+    /// A check-in's photo.
+    public func checkInPhoto(id: String) async throws(StoreError) -> Photo? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT c.photo_mime, p.data FROM checkins c JOIN checkin_photos p ON p.checkin_id = c.id WHERE c.id = \(id)
+                """, binaryResults: true)
+            guard let row = rows.first, let mime = try row.bytes("photo_mime"), let data = try row.bytes("data") else { return nil }
+            return Photo(mime: String(decoding: mime, as: UTF8.self), data: data)
+        }
+    }
+
+    /// A hunt's pending and flagged check-ins, oldest first, after `after` (the last one shown).
+    public func checkInsToReview(huntID: String, limit: Int, after cursor: (at: Timestamp, id: String)?) async throws(StoreError) -> [CheckIn] {
+        try await mappingErrors {
+            var sql: SQL = """
+                SELECT \(unescaped: Self.checkInColumns) FROM \(unescaped: Self.checkInFrom)
+                WHERE c.hunt_id = \(huntID) AND c.status IN ('pending', 'flagged')
+                """
+            if let cursor {
+                sql.append("""
+                     AND (c.created_at, c.id) > ('epoch'::timestamptz + \(cursor.at.microseconds)::bigint * interval '1 microsecond', \(cursor.id))
+                    """)
+            }
+            sql.append(" ORDER BY c.created_at, c.id LIMIT \(limit + 1)")
+            let rows = try await pool.query(sql)
+            let columns = try CheckInColumns(rows)
+            return try rows.map { try columns.checkIn($0).checkIn }
+        }
+    }
+
+    /// Reviews a check-in under its row lock: `decide` (the board's rules) sees it, its hunt and
+    /// the clock and returns its new status and points. Points move with the status: an approval
+    /// credits them, a rejection of an accepted check-in takes them back (and the player's `at`
+    /// becomes that of their latest remaining check-in that earned points). Nil when no such
+    /// check-in.
+    public func review(
+        checkInID: String, decide: @escaping @Sendable (ReviewFacts) throws -> ReviewDecision
+    ) async throws(StoreError) -> (checkIn: CheckIn, standing: StandingChange)? {
+        try await huntTransaction { connection in
+            let rows = try connection.query("""
+                SELECT \(unescaped: Self.checkInColumns) FROM \(unescaped: Self.checkInFrom) WHERE c.id = \(checkInID) FOR UPDATE OF c
+                """)
+            guard let row = rows.first else { return nil }
+            let record = try CheckInColumns(rows).checkIn(row)
+            guard let hunt = try Self.hunt(connection, id: record.checkIn.hunt, lock: "FOR SHARE OF h") else { return nil }
+            let decision = try decide(ReviewFacts(checkIn: record, hunt: hunt, now: try Self.clock(connection)))
+            let players = try connection.query("""
+                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                FROM hunt_players WHERE hunt_id = \(hunt.id) AND user_id = \(record.userID) FOR UPDATE
+                """)
+            let player = try Self.player(players[0])
+            var standing = StandingChange(player: player.name, points: player.points, found: player.found, at: player.pointsAt)
+            let wasAccepted = record.checkIn.status == .accepted
+            let nowAccepted = decision.status == .accepted
+            try connection.query("""
+                UPDATE checkins SET status = \(decision.status.rawValue), points = \(decision.points),
+                    accepted_at = CASE WHEN \(nowAccepted) THEN coalesce(accepted_at, clock_timestamp()) END,
+                    reviewed_by = \(decision.logAs?.moderator), review_note = \(decision.note)
+                WHERE id = \(checkInID)
+                """)
+            var checkIn = record.checkIn
+            checkIn.status = decision.status
+            checkIn.points = decision.points
+            if nowAccepted, !wasAccepted {
+                let at = try Self.clock(connection)
+                standing = try Self.credit(connection, hunt: hunt.id, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
+                try Self.logHuntChange(connection, hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
+            } else if wasAccepted, !nowAccepted {
+                try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
+                let updated = try connection.query("""
+                    UPDATE hunt_players SET points = points - \(record.checkIn.points), found = found - 1,
+                        points_at = (SELECT max(accepted_at) FROM checkins
+                                     WHERE hunt_id = \(hunt.id) AND user_id = \(record.userID) AND status = 'accepted' AND points > 0)
+                    WHERE hunt_id = \(hunt.id) AND user_id = \(record.userID)
+                    RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                    """)
+                standing = try Self.standing(updated[0])
+            }
+            if let log = decision.logAs {
+                try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)
+            }
+            if wasAccepted != nowAccepted {
+                try Self.logHuntChange(connection, hunt: hunt.id, .standing(standing, renamedFrom: nil))
+            }
+            return (checkIn, standing)
+        }
+    }
+
+    // MARK: The change log
+
+    /// Changes after `seq`, in order, at most `limit`.
+    public func huntChanges(after seq: Int, limit: Int) async throws(StoreError) -> [LoggedHuntChange] {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT seq, hunt_id, kind, payload::text AS payload FROM hunt_changes WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)
+                """)
+            return try rows.map { row in
+                let kind: String = try row.string("kind")
+                let payload: String = try row.string("payload")
+                guard let change = HuntChangeCoding.decode(kind: kind, payload: payload) else {
+                    throw StoreError.unexpected("a hunt change of kind \(kind) cannot be read: \(payload)")
+                }
+                return LoggedHuntChange(seq: try row.int("seq"), hunt: try row.string("hunt_id"), change: change)
+            }
+        }
+    }
+
+    /// The last position of the hunts' change log (0 when empty).
+    public func lastHuntChange() async throws(StoreError) -> Int {
+        try await mappingErrors {
+            let rows = try await pool.query("SELECT coalesce(max(seq), 0) AS seq FROM hunt_changes")
+            return try rows[0].int("seq")
+        }
+    }
+}
+
+/// Where the next page of public hunts starts: the sort key of the last hunt shown.
+public struct HuntListCursor: Sendable, Equatable {
+    /// 0 running, 1 scheduled with a start, 2 started by hand (0 in a NEAR list).
+    public var group: Int
+    /// The start in microseconds (0 when none, and in a NEAR list).
+    public var starts: Int64
+    /// The distance to the nearest stop that is not hidden (0 unless NEAR).
+    public var distance: Double
+    public var id: String
+
+    public init(group: Int, starts: Int64, distance: Double, id: String) {
+        self.group = group
+        self.starts = starts
+        self.distance = distance
+        self.id = id
+    }
+}
