@@ -142,4 +142,4 @@ $$;
 -- A moderator's reviews of check-ins and ENDHUNT of someone else's hunt are logged like the rest.
 ALTER TABLE moderation_log DROP CONSTRAINT moderation_log_action_check;
 ALTER TABLE moderation_log ADD CONSTRAINT moderation_log_action_check
-    CHECK (action IN ('claim', 'dismiss', 'remove', 'ban', 'unban', 'delete', 'approve', 'reject', 'endhunt'));
+    CHECK (action IN ('claim', 'release', 'dismiss', 'remove', 'ban', 'unban', 'delete', 'approve', 'reject', 'endhunt'));

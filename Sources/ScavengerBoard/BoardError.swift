@@ -1,4 +1,5 @@
 import Logging
+import ScavengerCore
 import ScavengerStore
 
 /// Why the board did not do what was asked; nothing was changed. The only error the board's
@@ -114,6 +115,10 @@ extension Board {
                 logger.error("use case failed", metadata: ["use_case": "\(useCase)", "error": "\(error)"])
                 return .internalFailure
             }
+        case let invalid as ValidationError:
+            return BoardError(.badArgument, invalid.message)
+        case let conflict as HuntConflict:
+            return BoardError(.conflict, conflict.message)
         case let refusal as ModerationRefusal:
             switch refusal {
             case .notFound(let message): return BoardError(.notFound, message)

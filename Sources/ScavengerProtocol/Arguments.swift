@@ -19,6 +19,9 @@ public struct Arguments: Sendable {
         self.checks = checks
     }
 
+    /// How many arguments are left to read.
+    public var remaining: Int { max(0, tokens.endIndex - position) }
+
     /// Whether every argument has been read.
     public var isAtEnd: Bool { position >= tokens.endIndex }
 

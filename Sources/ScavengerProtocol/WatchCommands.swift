@@ -3,6 +3,8 @@ import ScavengerCore
 
 /// WATCH and UNWATCH, and the `EVENT` lines watches produce.
 enum WatchCommands {
+    static let watchSyntax = "WATCH lat lon radius_m [KIND text|photo] | WATCH HUNT id"
+
     /// What a WATCH asks for.
     enum Watched: Sendable {
         case area(WatchArea)
@@ -11,12 +13,15 @@ enum WatchCommands {
 
     static let all: [CommandSpec] = [
         CommandSpec(
-            "WATCH", arity: 2 ... 5, syntax: "WATCH lat lon radius_m [KIND text|photo] | WATCH HUNT id",
+            "WATCH", arity: 2 ... 5, syntax: watchSyntax,
             summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle, or for a hunt you host or play; returns the watch id.",
             parse: { arguments -> Watched in
                 if let first = arguments.peek(), first.text.asciiUppercased == "HUNT" {
                     _ = arguments.next()
                     return .hunt(try arguments.required("hunt id").text)
+                }
+                guard arguments.remaining >= 3 else {
+                    throw CommandError.badArgument("wrong number of arguments for WATCH; usage: \(watchSyntax)")
                 }
                 let (lat, lon, radius) = try arguments.circle()
                 let options = try arguments.options(["KIND"])

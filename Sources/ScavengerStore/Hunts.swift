@@ -567,8 +567,8 @@ extension Database {
 
     /// Public hunts that have not ended: running first by start, then scheduled by start (by-hand
     /// last), ties by id; a page after `cursor` (the sort key of the last hunt shown). With
-    /// `near`, only hunts with a stop that is not hidden within the radius, nearest such stop
-    /// first (the distance is the haversine on the sphere of NEARBY), ties by id.
+    /// `near`, only hunts with a stop everyone sees (not hidden; in an ordered hunt, the first)
+    /// within the radius, nearest such stop first (the haversine on NEARBY's sphere), ties by id.
     public func publicHunts(limit: Int, after cursor: HuntListCursor?, near: (lat: Double, lon: Double, radius: Double)?) async throws(StoreError)
         -> [(hunt: HuntRecord, key: HuntListCursor)]
     {
@@ -583,7 +583,7 @@ extension Database {
                             (SELECT min(6371008.8 * 2 * asin(least(1, sqrt(
                                 power(sin(radians(s.lat - \(near.lat)::float8) / 2), 2)
                                 + cos(radians(\(near.lat)::float8)) * cos(radians(s.lat)) * power(sin(radians(s.lon - \(near.lon)::float8) / 2), 2)))))
-                             FROM hunt_stops s WHERE s.hunt_id = h.id AND NOT s.hidden) AS list_distance
+                             FROM hunt_stops s WHERE s.hunt_id = h.id AND NOT s.hidden AND (NOT h.ordered OR s.n = 1)) AS list_distance
                         FROM \(unescaped: Self.huntFrom)
                         WHERE h.public AND \(unescaped: Self.huntNotEnded)
                     ) listed WHERE list_distance <= \(near.radius)::float8
