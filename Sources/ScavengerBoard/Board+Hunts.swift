@@ -324,7 +324,7 @@ extension Board {
             let account = try await writer(of: session)
             let record: HuntRecord
             if Identifier.isHunt(codeOrID) {
-                guard let found = try await store.hunt(id: codeOrID), found.isPublic || found.hostID == account.id else {
+                guard let found = try await store.hunt(id: codeOrID), found.isPublic || found.hostID == account.id, !found.removed else {
                     throw Self.noSuchHunt
                 }
                 record = found
@@ -384,21 +384,40 @@ extension Board {
         return Relation(isHost: false, player: try await store.player(huntID: hunt.id, userID: viewer))
     }
 
-    /// A hunt the viewer may read: a public one, or a private one they host or play.
-    private func readableHunt(_ id: String, viewer: Int?) async throws -> (HuntRecord, Relation) {
+    /// A hunt the viewer may read: a public one, or a private one they host or play; a removed
+    /// one only its host (and moderators, when `moderatorsToo`).
+    private func readableHunt(_ id: String, viewer: Int?, moderatorsToo: Bool = true, session: Session? = nil) async throws
+        -> (HuntRecord, Relation)
+    {
         guard Identifier.isHunt(id), let record = try await store.hunt(id: id) else { throw Self.noSuchHunt }
         let relation = try await relation(to: record, viewer: viewer)
+        if record.removed, !relation.isHost {
+            guard moderatorsToo, let session, await isModerator(session) else { throw Self.noSuchHunt }
+        }
         guard record.isPublic || relation.isHost || relation.isPlayer else { throw Self.noSuchHunt }
         return (record, relation)
+    }
+
+    /// Whether the session's user is a moderator or admin who is not banned, as the database says now.
+    private func isModerator(_ session: Session) async -> Bool {
+        guard session.login != nil else { return false }
+        do {
+            _ = try await moderator(of: session)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// HUNT: the hunt, the stops this viewer may see, hints, their standing and the winners.
     public func hunt(id: String, viewer session: Session) async throws(BoardError) -> HuntDetails {
         try await guarded {
-            let (record, relation) = try await readableHunt(id, viewer: Self.viewerID(session))
+            let (record, relation) = try await readableHunt(id, viewer: Self.viewerID(session), session: session)
             let now = Timestamp.now
             let state = record.schedule.state(at: now)
-            let stops = try await store.stops(huntID: record.id).map(\.stop)
+            let stopRecords = try await store.stops(huntID: record.id)
+            let withheld = Set(stopRecords.filter(\.withheld).map(\.stop.id))
+            let stops = stopRecords.map(\.stop)
             let found = Set(relation.player?.found ?? [])
             let live = relation.player?.live ?? []
             var shown: [HuntStop]
@@ -416,7 +435,16 @@ extension Board {
             } else {
                 shown = stops
             }
-            let views = shown.map { StopView(stop: $0, showsPlace: !$0.hidden || relation.isHost || found.contains($0.id)) }
+            var seesWithheld = relation.isHost
+            if !seesWithheld, !withheld.isEmpty { seesWithheld = await isModerator(session) }
+            let views = shown.map { stop in
+                var view = StopView(stop: stop, showsPlace: !stop.hidden || relation.isHost || found.contains(stop.id))
+                if withheld.contains(stop.id), !seesWithheld {
+                    view.stop.title = ""
+                    view.stop.clue = ""
+                }
+                return view
+            }
             let hints = try await store.hints(huntID: record.id).map { HuntHint(text: $0.text, at: $0.at) }
             var me: PlayerStanding?
             if let player = relation.player {
@@ -685,6 +713,41 @@ extension Board {
         }
     }
 
+    // MARK: The chat
+
+    static let chatMembersOnly = BoardError(.forbidden, "only the hunt's host and players may use its chat")
+
+    /// REPLY on a hunt: a message in its chat, for its host and players.
+    func huntReply(to huntID: String, text: String, by session: Session) async throws(BoardError) -> PinReply {
+        try await guarded {
+            let account = try await writer(of: session)
+            let limit = rate(.reply, for: account.user.role)
+            guard let reply = try await charging(.reply, limit, {
+                try await store.createHuntReply(
+                    huntID: huntID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, check: { hunt, member in
+                        try Self.rule {
+                            guard !hunt.removed || hunt.hostID == account.id else { throw Self.noSuchHunt }
+                            guard member else { throw hunt.isPublic ? Self.chatMembersOnly : Self.noSuchHunt }
+                        }
+                    })
+            }) else { throw Self.noSuchHunt }
+            await applyOwnHuntWrite()
+            return reply
+        }
+    }
+
+    /// REPLIES on a hunt: a page of its chat, for its host and players.
+    func huntReplies(to huntID: String, after cursor: ReplyCursor?, limit: Int, viewer session: Session) async throws(BoardError)
+        -> (replies: [PinReply], next: ReplyCursor?)
+    {
+        try await guarded {
+            let viewer = Self.viewerID(session)
+            let (record, relation) = try await readableHunt(huntID, viewer: viewer, moderatorsToo: false)
+            guard relation.isHost || relation.isPlayer else { throw record.isPublic ? Self.chatMembersOnly : Self.noSuchHunt }
+            return try await store.huntReplies(huntID: huntID, after: cursor, limit: limit)
+        }
+    }
+
     // MARK: Leaderboards
 
     /// A hunt's leaderboard, in memory (``HuntFeed``), with this daemon's own writes applied when
@@ -711,7 +774,7 @@ extension Board {
     {
         try await guarded {
             let viewer = Self.viewerID(session)
-            let (record, relation) = try await readableHunt(huntID, viewer: viewer)
+            let (record, relation) = try await readableHunt(huntID, viewer: viewer, session: session)
             var after: LeaderboardPosition?
             if let cursor {
                 guard let parsed = LeaderboardCursor(encoded: cursor), parsed.belongs(to: record.id) else {

@@ -2,7 +2,7 @@ import ScavengerCore
 import ScavengerStore
 
 extension Board {
-    /// Reports a pin or reply. When its distinct reporters reach the threshold it is hidden,
+    /// Reports a pin, a reply (under a pin or in a hunt's chat), a hunt or a stop. When its distinct reporters reach the threshold it is hidden,
     /// in the store and then in the feed.
     public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws(BoardError) -> FiledReport {
         try checks.note(note)
@@ -91,6 +91,7 @@ extension Board {
             let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
             let outcome = try await store.resolve(moderator: moderator, item: item, resolution: resolution, ban: ban, note: note)
             await refreshFeed(gone: outcome.removedPin)
+            if Identifier.isHunt(item) { await applyOwnHuntWrite() }
             return outcome.item
         }
     }

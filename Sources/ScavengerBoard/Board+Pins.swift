@@ -105,6 +105,7 @@ extension Board {
     /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.
     public func reply(to pinID: String, text: String, by session: Session) async throws(BoardError) -> PinReply {
         try checks.text(text)
+        if Identifier.isHunt(pinID) { return try await huntReply(to: pinID, text: text, by: session) }
         return try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
@@ -120,9 +121,10 @@ extension Board {
     }
 
     /// A page of the chat under a live pin, oldest first.
-    public func replies(to pinID: String, after cursor: ReplyCursor?, limit: Int) async throws(BoardError)
+    public func replies(to pinID: String, after cursor: ReplyCursor?, limit: Int, viewer session: Session) async throws(BoardError)
         -> (replies: [PinReply], next: ReplyCursor?)
     {
+        if Identifier.isHunt(pinID) { return try await huntReplies(to: pinID, after: cursor, limit: limit, viewer: session) }
         return try await guarded {
             guard Identifier.isPin(pinID), let page = try await store.replies(pinID: pinID, after: cursor, limit: limit) else {
                 throw Self.noSuchPin

@@ -134,6 +134,7 @@ enum ConsoleTemplates {
         <dt>Posted</dt><dd>{{created}}</dd>
         {{#expires}}<dt>Expires</dt><dd>{{expires}}</dd>{{/expires}}
         {{#pin}}<dt>Under pin</dt><dd><code>{{pin}}</code></dd>{{/pin}}
+        {{#hunt}}<dt>In hunt</dt><dd><code>{{hunt}}</code></dd>{{/hunt}}
         <dt>Where</dt><dd>{{lat}}, {{lon}}</dd>
         <dt>Status</dt><dd><span class="badge status-{{status}}">{{status}}</span>
         {{#hidden}}<span class="badge hidden">hidden from feeds</span>{{/hidden}}

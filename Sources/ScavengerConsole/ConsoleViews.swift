@@ -49,7 +49,7 @@ enum ConsoleViews {
         if let claimedBy = item.claimedBy { view["claimedBy"] = claimedBy }
         if let resolution = item.resolution { view["resolution"] = resolution.rawValue }
         if let expires = content.expires { view["expires"] = time(expires) }
-        if let pin = content.pin { view["pin"] = pin }
+        if let parent = content.pin { view[Identifier.isHunt(parent) ? "hunt" : "pin"] = parent }
         if content.photo != nil {
             if content.photoKept { view["photoURL"] = "/mod/photo/\(item.item)" } else { view["photoGone"] = true }
         }

@@ -33,12 +33,14 @@ public enum WatchEvent: Sendable, Equatable {
     case found(watch: String, player: String, stop: String, points: Int)
     /// A leaderboard entry of a watched hunt changed its points or its rank.
     case score(watch: String, entry: LeaderboardEntry)
+    /// A message in a watched hunt's chat.
+    case reply(watch: String, reply: PinReply)
 
     /// The watch the event belongs to.
     public var watch: String {
         switch self {
         case .pin(let watch, _, _), .gone(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
-             .found(let watch, _, _, _), .score(let watch, _):
+             .found(let watch, _, _, _), .score(let watch, _), .reply(let watch, _):
             return watch
         }
     }

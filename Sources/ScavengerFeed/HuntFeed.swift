@@ -144,6 +144,8 @@ public final class HuntFeed: Sendable {
                     tell(hunt) { .hint(watch: $0, text: text, at: at) }
                 case .found(let player, let stop, let points):
                     tell(hunt) { .found(watch: $0, player: player, stop: stop, points: points) }
+                case .reply(let reply):
+                    tell(hunt) { .reply(watch: $0, reply: reply) }
                 case .standing(let standing, let renamedFrom):
                     guard var cached = state.boards[hunt], logged.seq > cached.through else { continue }
                     var changed: [LeaderboardEntry] = []

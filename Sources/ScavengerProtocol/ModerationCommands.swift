@@ -11,7 +11,8 @@ extension JSON {
         ]
         if let kind = snapshot.pinKind { content.append(("kind", .string(kind.rawValue))) }
         if let expires = snapshot.expires { content.append(("expires", .string(expires.rfc3339))) }
-        if let pin = snapshot.pin { content.append(("pin", .string(pin))) }
+        // A reply's pin, or the hunt of a stop or of a message in a hunt's chat.
+        if let parent = snapshot.pin { content.append((Identifier.isHunt(parent) ? "hunt" : "pin", .string(parent))) }
         content.append(("photo", snapshot.photo.map { photo in
             ["mime": .string(photo.mime), "bytes": .int(photo.bytes), "kept": .bool(snapshot.photoKept)]
         } ?? .null))

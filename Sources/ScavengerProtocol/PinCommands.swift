@@ -196,7 +196,7 @@ enum ReplyCommands {
             },
             execute: { request, context in
                 let (pinID, limit, cursor) = request
-                let page = try await context.board.replies(to: pinID, after: cursor, limit: limit)
+                let page = try await context.board.replies(to: pinID, after: cursor, limit: limit, viewer: context.session)
                 return CommandOutcome(.ok([
                     "replies": .array(page.replies.map(JSON.reply)),
                     "next": .optional(page.next?.encoded),

@@ -87,6 +87,9 @@ public enum EventLine {
         case .score(_, let entry):
             bytes.append(contentsOf: ",\"type\":\"score\",\"entry\":".utf8)
             JSON.entry(entry).encode(into: &bytes)
+        case .reply(_, let reply):
+            bytes.append(contentsOf: ",\"type\":\"reply\",\"reply\":".utf8)
+            JSON.reply(reply).encode(into: &bytes)
         }
         bytes.append(contentsOf: "}\n".utf8)
     }

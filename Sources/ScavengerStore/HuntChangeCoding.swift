@@ -24,12 +24,15 @@ enum HuntChangeCoding {
         case .left(let player):
             kind = "left"
             object = ["player": player]
+        case .reply(let reply):
+            kind = "reply"
+            object = ["id": reply.id, "text": reply.text, "author": reply.author, "created": reply.created.microseconds]
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return (kind, String(decoding: data, as: UTF8.self))
     }
 
-    static func decode(kind: String, payload: String) -> HuntChange? {
+    static func decode(kind: String, payload: String, hunt: String) -> HuntChange? {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] else { return nil }
         func int(_ key: String) -> Int? { (object[key] as? NSNumber)?.intValue }
         func string(_ key: String) -> String? { object[key] as? String }
@@ -49,6 +52,11 @@ enum HuntChangeCoding {
         case "left":
             guard let player = string("player") else { return nil }
             return .left(player: player)
+        case "reply":
+            guard let id = string("id"), let text = string("text"), let author = string("author"), let created = int("created") else {
+                return nil
+            }
+            return .reply(PinReply(id: id, pin: hunt, text: text, author: author, created: Timestamp(microseconds: Int64(created))))
         default:
             return nil
         }

@@ -16,11 +16,18 @@ public struct HuntRecord: Sendable, Equatable {
     public var stops: Int
     public var players: Int
     public var created: Timestamp
+    /// Hidden by reports until a moderator decides: out of HUNTS.
+    public var moderationHidden: Bool
+    /// Removed by a moderator: ended, and gone for all but its host and moderators.
+    public var removed: Bool
 
     public init(
         id: String, name: String, description: String, hostID: Int, hostName: String, code: JoinCode, ordered: Bool,
-        isPublic: Bool, schedule: HuntSchedule, stops: Int, players: Int, created: Timestamp
+        isPublic: Bool, schedule: HuntSchedule, stops: Int, players: Int, created: Timestamp, moderationHidden: Bool = false,
+        removed: Bool = false
     ) {
+        self.moderationHidden = moderationHidden
+        self.removed = removed
         self.id = id
         self.name = name
         self.description = description
@@ -48,10 +55,14 @@ public struct StopRecord: Sendable, Equatable {
     public var stop: HuntStop
     /// libsodium's argon2id string of the stop's code; nil unless its proof is `code`.
     public var codeHash: String?
+    /// Hidden by reports or removed by a moderator: its title and clue are withheld from all
+    /// but the host and moderators.
+    public var withheld: Bool
 
-    public init(stop: HuntStop, codeHash: String?) {
+    public init(stop: HuntStop, codeHash: String?, withheld: Bool = false) {
         self.stop = stop
         self.codeHash = codeHash
+        self.withheld = withheld
     }
 }
 
@@ -233,6 +244,8 @@ public enum HuntChange: Sendable, Equatable {
     case standing(StandingChange, renamedFrom: String?)
     /// A player left.
     case left(player: String)
+    /// A message in the hunt's chat (its `pin` is the hunt's id).
+    case reply(PinReply)
 }
 
 /// One row of the hunts' change log.
@@ -252,7 +265,8 @@ extension Database {
         (extract(epoch FROM h.starts_at) * 1000000)::bigint AS hunt_starts_us,
         (extract(epoch FROM h.ends_at) * 1000000)::bigint AS hunt_ends_us,
         h.duration_s AS hunt_duration_s, h.stop_count AS hunt_stops, h.player_count AS hunt_players,
-        (extract(epoch FROM h.created_at) * 1000000)::bigint AS hunt_created_us
+        (extract(epoch FROM h.created_at) * 1000000)::bigint AS hunt_created_us,
+        h.moderation_hidden AS hunt_moderation_hidden, h.removed AS hunt_removed
         """
 
     static let huntFrom = "hunts h JOIN users hu ON hu.id = h.host_id"
@@ -266,6 +280,7 @@ extension Database {
 
     struct HuntColumns {
         let id, name, description, hostID, host, code, ordered, isPublic, starts, ends, duration, stops, players, created: PostgresColumn
+        let moderationHidden, removed: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("hunt_id")
@@ -282,6 +297,8 @@ extension Database {
             stops = try rows.column("hunt_stops")
             players = try rows.column("hunt_players")
             created = try rows.column("hunt_created_us")
+            moderationHidden = try rows.column("hunt_moderation_hidden")
+            removed = try rows.column("hunt_removed")
         }
 
         func hunt(_ row: PostgresRow) throws -> HuntRecord {
@@ -297,18 +314,19 @@ extension Database {
                     starts: startsUS.map { Timestamp(microseconds: Int64($0)) }, ends: endsUS.map { Timestamp(microseconds: Int64($0)) },
                     durationSeconds: try row.int(duration)),
                 stops: try row.int(stops), players: try row.int(players),
-                created: Timestamp(microseconds: Int64(try row.int(created) as Int)))
+                created: Timestamp(microseconds: Int64(try row.int(created) as Int)), moderationHidden: try row.bool(moderationHidden),
+                removed: try row.bool(removed))
         }
     }
 
     static let stopColumns = """
         s.id AS stop_id, s.hunt_id AS stop_hunt, s.n AS stop_n, s.title AS stop_title, s.clue AS stop_clue, s.lat AS stop_lat,
         s.lon AS stop_lon, s.radius_m AS stop_radius, s.points AS stop_points, s.proof AS stop_proof, s.code_hash AS stop_code_hash,
-        s.hidden AS stop_hidden, s.found_by AS stop_found_by
+        s.hidden AS stop_hidden, s.found_by AS stop_found_by, s.moderation_hidden AS stop_withheld
         """
 
     struct StopColumns {
-        let id, hunt, n, title, clue, lat, lon, radius, points, proof, codeHash, hidden, foundBy: PostgresColumn
+        let id, hunt, n, title, clue, lat, lon, radius, points, proof, codeHash, hidden, foundBy, withheld: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("stop_id")
@@ -324,6 +342,7 @@ extension Database {
             codeHash = try rows.column("stop_code_hash")
             hidden = try rows.column("stop_hidden")
             foundBy = try rows.column("stop_found_by")
+            withheld = try rows.column("stop_withheld")
         }
 
         func stop(_ row: PostgresRow) throws -> StopRecord {
@@ -334,7 +353,7 @@ extension Database {
                     id: try row.string(id), hunt: try row.string(hunt), n: try row.int(n), title: try row.string(title),
                     clue: try row.string(clue), lat: try row.double(lat), lon: try row.double(lon), radiusMeters: try row.double(radius),
                     points: try row.int(points), proof: proof, foundBy: try row.int(foundBy), hidden: try row.bool(hidden)),
-                codeHash: try row.string(codeHash))
+                codeHash: try row.string(codeHash), withheld: try row.bool(withheld))
         }
     }
 
@@ -583,9 +602,10 @@ extension Database {
                             (SELECT min(6371008.8 * 2 * asin(least(1, sqrt(
                                 power(sin(radians(s.lat - \(near.lat)::float8) / 2), 2)
                                 + cos(radians(\(near.lat)::float8)) * cos(radians(s.lat)) * power(sin(radians(s.lon - \(near.lon)::float8) / 2), 2)))))
-                             FROM hunt_stops s WHERE s.hunt_id = h.id AND NOT s.hidden AND (NOT h.ordered OR s.n = 1)) AS list_distance
+                             FROM hunt_stops s WHERE s.hunt_id = h.id AND NOT s.hidden AND NOT s.moderation_hidden
+                                 AND (NOT h.ordered OR s.n = 1)) AS list_distance
                         FROM \(unescaped: Self.huntFrom)
-                        WHERE h.public AND \(unescaped: Self.huntNotEnded)
+                        WHERE h.public AND NOT h.moderation_hidden AND \(unescaped: Self.huntNotEnded)
                     ) listed WHERE list_distance <= \(near.radius)::float8
                     """
                 if let cursor {
@@ -597,7 +617,7 @@ extension Database {
                     SELECT \(unescaped: Self.huntColumns), \(unescaped: group) AS list_group, \(unescaped: startKey) AS list_starts,
                         0::float8 AS list_distance
                     FROM \(unescaped: Self.huntFrom)
-                    WHERE h.public AND \(unescaped: Self.huntNotEnded)
+                    WHERE h.public AND NOT h.moderation_hidden AND \(unescaped: Self.huntNotEnded)
                     """
                 if let cursor {
                     sql.append("""
@@ -623,7 +643,8 @@ extension Database {
         try await mappingErrors {
             var sql: SQL = """
                 SELECT \(unescaped: Self.huntColumns) FROM \(unescaped: Self.huntFrom)
-                WHERE (h.host_id = \(userID) OR EXISTS (SELECT 1 FROM hunt_players p WHERE p.hunt_id = h.id AND p.user_id = \(userID)))
+                WHERE (h.host_id = \(userID)
+                    OR (NOT h.removed AND EXISTS (SELECT 1 FROM hunt_players p WHERE p.hunt_id = h.id AND p.user_id = \(userID))))
                 """
             if let cursor {
                 sql.append("""
@@ -987,6 +1008,63 @@ extension Database {
         }
     }
 
+    // MARK: The chat
+
+    /// Adds a message to a hunt's chat; `check` sees the hunt under a share lock and whether the
+    /// author is its host or a player. With a `rate`, the author's reply bucket gives a token in
+    /// the same transaction. Nil when no such hunt.
+    public func createHuntReply(
+        huntID: String, authorID: Int, authorName: String, text: String, rate: RateLimit?,
+        check: @escaping @Sendable (HuntRecord, Bool) throws -> Void
+    ) async throws(StoreError) -> PinReply? {
+        let id = Identifier.newReply()
+        return try await huntTransaction { connection in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
+            let member = try hunt.hostID == authorID
+                || !connection.query("SELECT 1 FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(authorID)").isEmpty
+            try check(hunt, member)
+            try Self.takeRateToken(connection, userID: authorID, action: .reply, rate: rate)
+            let rows = try connection.query("""
+                INSERT INTO replies (id, hunt_id, author_id, body) VALUES (\(id), \(huntID), \(authorID), \(text))
+                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
+                """)
+            let reply = PinReply(
+                id: id, pin: huntID, text: text, author: authorName,
+                created: Timestamp(microseconds: Int64(try rows[0].int("created_us") as Int)))
+            try Self.logHuntChange(connection, hunt: huntID, .reply(reply))
+            return reply
+        }
+    }
+
+    /// A page of a hunt's chat, oldest first, after `cursor` (hidden messages left out).
+    public func huntReplies(huntID: String, after cursor: ReplyCursor?, limit: Int) async throws(StoreError)
+        -> (replies: [PinReply], next: ReplyCursor?)
+    {
+        try await mappingErrors {
+            var sql: SQL = """
+                SELECT r.id, r.body, u.name AS author, (extract(epoch FROM r.created_at) * 1000000)::bigint AS created_us
+                FROM replies r JOIN users u ON u.id = r.author_id
+                WHERE r.hunt_id = \(huntID) AND NOT r.hidden
+                """
+            if let cursor {
+                sql.append("""
+                     AND (r.created_at, r.id) > ('epoch'::timestamptz + \(cursor.created.microseconds)::bigint * interval '1 microsecond', \(cursor.id))
+                    """)
+            }
+            sql.append(" ORDER BY r.created_at, r.id LIMIT \(limit + 1)")
+            let rows = try await pool.query(sql)
+            let (id, body, author, created) = try (rows.column("id"), rows.column("body"), rows.column("author"), rows.column("created_us"))
+            var replies: [PinReply] = []
+            for row in rows.prefix(limit) {
+                replies.append(PinReply(
+                    id: try row.string(id), pin: huntID, text: try row.string(body), author: try row.string(author),
+                    created: Timestamp(microseconds: Int64(try row.int(created) as Int))))
+            }
+            let next = rows.count > limit ? replies.last.map { ReplyCursor(pinID: huntID, created: $0.created, id: $0.id) } : nil
+            return (replies, next)
+        }
+    }
+
     // MARK: The change log
 
     /// Changes after `seq`, in order, at most `limit`.
@@ -998,10 +1076,11 @@ extension Database {
             return try rows.map { row in
                 let kind: String = try row.string("kind")
                 let payload: String = try row.string("payload")
-                guard let change = HuntChangeCoding.decode(kind: kind, payload: payload) else {
+                let hunt: String = try row.string("hunt_id")
+                guard let change = HuntChangeCoding.decode(kind: kind, payload: payload, hunt: hunt) else {
                     throw StoreError.unexpected("a hunt change of kind \(kind) cannot be read: \(payload)")
                 }
-                return LoggedHuntChange(seq: try row.int("seq"), hunt: try row.string("hunt_id"), change: change)
+                return LoggedHuntChange(seq: try row.int("seq"), hunt: hunt, change: change)
             }
         }
     }

@@ -62,7 +62,7 @@ extension Database {
             guard content.authorID != reporter.id else {
                 throw ModerationRefusal.forbidden("you cannot report your own content")
             }
-            try connection.query(Self.snapshotInsert(item: item, isPin: Identifier.isPin(item)))
+            try connection.query(Self.snapshotInsert(item: item))
             let inserted = try connection.query("""
                 INSERT INTO reports (id, item, reporter_id, reason, note) VALUES (\(reportID), \(item), \(reporter.id), \(reason.rawValue), \(note))
                 ON CONFLICT ON CONSTRAINT reports_one_per_reporter DO NOTHING
@@ -108,29 +108,46 @@ extension Database {
         var pin: String?
     }
 
-    /// Locks a live pin or a reply under a live pin; NOT_FOUND otherwise.
+    static let noSuchContent = ModerationRefusal.notFound("no such pin, reply, hunt or stop")
+
+    /// Locks what can be reported: a live pin, a reply under a live pin or in a hunt's chat, a
+    /// hunt or a stop that was not removed; NOT_FOUND otherwise. A stop's author is its host.
     static func lockContent(_ connection: PostgresConnection, item: String) throws -> LockedContent {
         if Identifier.isPin(item) {
             let rows = try connection.query("""
                 SELECT author_id, hidden FROM pins WHERE id = \(item) AND expires_at > now() FOR UPDATE
                 """)
-            guard let row = rows.first else { throw ModerationRefusal.notFound("no such pin or reply") }
+            guard let row = rows.first else { throw noSuchContent }
             return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: nil)
         }
         if Identifier.isReply(item) {
             let rows = try connection.query("""
-                SELECT r.author_id, r.hidden, r.pin_id FROM replies r JOIN pins p ON p.id = r.pin_id
-                WHERE r.id = \(item) AND p.expires_at > now() FOR UPDATE OF r
+                SELECT r.author_id, r.hidden, r.pin_id FROM replies r
+                LEFT JOIN pins p ON p.id = r.pin_id LEFT JOIN hunts h ON h.id = r.hunt_id
+                WHERE r.id = \(item) AND (p.expires_at > now() OR NOT h.removed) FOR UPDATE OF r
                 """)
-            guard let row = rows.first else { throw ModerationRefusal.notFound("no such pin or reply") }
+            guard let row = rows.first else { throw noSuchContent }
             return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: try row.string("pin_id"))
         }
-        throw ModerationRefusal.notFound("no such pin or reply")
+        if Identifier.isHunt(item) {
+            let rows = try connection.query("SELECT host_id, moderation_hidden FROM hunts WHERE id = \(item) AND NOT removed FOR UPDATE")
+            guard let row = rows.first else { throw noSuchContent }
+            return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), pin: nil)
+        }
+        if Identifier.isStop(item) {
+            let rows = try connection.query("""
+                SELECT h.host_id, s.moderation_hidden FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id
+                WHERE s.id = \(item) AND NOT s.removed AND NOT h.removed FOR UPDATE OF s
+                """)
+            guard let row = rows.first else { throw noSuchContent }
+            return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), pin: nil)
+        }
+        throw noSuchContent
     }
 
     /// Creates the queue item with its evidence snapshot, unless it exists.
-    static func snapshotInsert(item: String, isPin: Bool) -> SQL {
-        if isPin {
+    static func snapshotInsert(item: String) -> SQL {
+        if Identifier.isPin(item) {
             return """
                 INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_lat, snap_lon, snap_pin_kind,
                     snap_created, snap_expires, snap_photo_mime, snap_photo_bytes, photo)
@@ -140,10 +157,36 @@ extension Database {
                 ON CONFLICT (item) DO NOTHING
                 """
         }
+        if Identifier.isHunt(item) {
+            // The text: name, description and the stops' titles; the place: its first stop's.
+            return """
+                INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_lat, snap_lon, snap_created)
+                SELECT h.id, 'hunt', h.host_id, u.name,
+                       h.name || E'\n\n' || h.description || coalesce(E'\n\nStops: ' ||
+                           (SELECT string_agg(s.n || '. ' || s.title, ', ' ORDER BY s.n) FROM hunt_stops s WHERE s.hunt_id = h.id), ''),
+                       coalesce((SELECT s.lat FROM hunt_stops s WHERE s.hunt_id = h.id ORDER BY s.n LIMIT 1), 0),
+                       coalesce((SELECT s.lon FROM hunt_stops s WHERE s.hunt_id = h.id ORDER BY s.n LIMIT 1), 0),
+                       h.created_at
+                FROM hunts h JOIN users u ON u.id = h.host_id WHERE h.id = \(item)
+                ON CONFLICT (item) DO NOTHING
+                """
+        }
+        if Identifier.isStop(item) {
+            return """
+                INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_pin, snap_lat, snap_lon, snap_created)
+                SELECT s.id, 'stop', h.host_id, u.name, s.title || E'\n\n' || s.clue, s.hunt_id, s.lat, s.lon, h.created_at
+                FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id JOIN users u ON u.id = h.host_id WHERE s.id = \(item)
+                ON CONFLICT (item) DO NOTHING
+                """
+        }
+        // A reply: under a pin (its place), or in a hunt's chat (the hunt's first stop's place).
         return """
             INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_pin, snap_lat, snap_lon, snap_created)
-            SELECT r.id, 'reply', r.author_id, u.name, r.body, r.pin_id, p.lat, p.lon, r.created_at
-            FROM replies r JOIN pins p ON p.id = r.pin_id JOIN users u ON u.id = r.author_id WHERE r.id = \(item)
+            SELECT r.id, 'reply', r.author_id, u.name, r.body, coalesce(r.pin_id, r.hunt_id),
+                   coalesce(p.lat, (SELECT s.lat FROM hunt_stops s WHERE s.hunt_id = r.hunt_id ORDER BY s.n LIMIT 1), 0),
+                   coalesce(p.lon, (SELECT s.lon FROM hunt_stops s WHERE s.hunt_id = r.hunt_id ORDER BY s.n LIMIT 1), 0),
+                   r.created_at
+            FROM replies r LEFT JOIN pins p ON p.id = r.pin_id JOIN users u ON u.id = r.author_id WHERE r.id = \(item)
             ON CONFLICT (item) DO NOTHING
             """
     }
@@ -151,6 +194,14 @@ extension Database {
     /// Hides or shows a pin or reply (keeping the pin's visible reply count right); returns
     /// the pin whose feed entry changed, if the content still exists.
     static func setContentHidden(_ connection: PostgresConnection, item: String, hidden: Bool) throws -> String? {
+        if Identifier.isHunt(item) {
+            try connection.query("UPDATE hunts SET moderation_hidden = \(hidden) WHERE id = \(item)")
+            return nil
+        }
+        if Identifier.isStop(item) {
+            try connection.query("UPDATE hunt_stops SET moderation_hidden = \(hidden) WHERE id = \(item)")
+            return nil
+        }
         if Identifier.isPin(item) {
             let rows = try connection.query("UPDATE pins SET hidden = \(hidden) WHERE id = \(item) AND hidden <> \(hidden) RETURNING id")
             return rows.isEmpty ? nil : item
@@ -158,8 +209,8 @@ extension Database {
         let rows = try connection.query("""
             UPDATE replies SET hidden = \(hidden) WHERE id = \(item) AND hidden <> \(hidden) RETURNING pin_id
             """)
-        guard let row = rows.first else { return nil }
-        let pin: String = try row.string("pin_id")
+        // A reply in a hunt's chat has no pin to count it.
+        guard let row = rows.first, let pin: String = try row.string("pin_id") else { return nil }
         try connection.query("""
             UPDATE pins SET reply_count = greatest(0, reply_count + \(hidden ? -1 : 1)) WHERE id = \(pin)
             """)
@@ -385,13 +436,29 @@ extension Database {
     /// Deletes a pin (with its replies and photo) or a reply (keeping the count right).
     /// Returns (pin to refresh, pin removed).
     static func removeContent(_ connection: PostgresConnection, item: String) throws -> (String?, String?) {
+        if Identifier.isHunt(item) {
+            // Removed for good: it ends now (if it has not) and is gone for all but its host and
+            // moderators; its watchers hear that it ended.
+            let rows = try connection.query("""
+                UPDATE hunts h SET removed = true, moderation_hidden = true,
+                    ends_at = CASE WHEN \(unescaped: huntNotEnded) THEN now() ELSE \(unescaped: huntEnd) END,
+                    starts_at = CASE WHEN h.starts_at > now() OR h.starts_at IS NULL THEN NULL ELSE h.starts_at END,
+                    duration_s = NULL
+                WHERE h.id = \(item) RETURNING h.id
+                """)
+            if !rows.isEmpty { try logHuntChange(connection, hunt: item, .hunt) }
+            return (nil, nil)
+        }
+        if Identifier.isStop(item) {
+            try connection.query("UPDATE hunt_stops SET removed = true, moderation_hidden = true WHERE id = \(item)")
+            return (nil, nil)
+        }
         if Identifier.isPin(item) {
             let rows = try connection.query("DELETE FROM pins WHERE id = \(item) RETURNING id")
             return (nil, rows.isEmpty ? nil : item)
         }
         let rows = try connection.query("DELETE FROM replies WHERE id = \(item) RETURNING pin_id, hidden")
-        guard let row = rows.first else { return (nil, nil) }
-        let pin: String = try row.string("pin_id")
+        guard let row = rows.first, let pin: String = try row.string("pin_id") else { return (nil, nil) }
         let wasHidden: Bool = try row.bool("hidden")
         if !wasHidden {
             try connection.query("UPDATE pins SET reply_count = greatest(0, reply_count - 1) WHERE id = \(pin)")
@@ -459,7 +526,7 @@ extension Database {
     /// first report kept), its queue item is resolved as `remove` by `moderator`, and the log
     /// gets a `delete` entry naming the author.
     static func auditDelete(_ connection: PostgresConnection, pin: String, moderator: Int, author: Int) throws {
-        try connection.query(snapshotInsert(item: pin, isPin: true))
+        try connection.query(snapshotInsert(item: pin))
         try connection.query("""
             UPDATE moderation_items SET status = 'resolved', resolution = 'remove', resolved_by = \(moderator),
                 resolved_at = now(), claimed_by = NULL, claim_expires = NULL, photo = NULL

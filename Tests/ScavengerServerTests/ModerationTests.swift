@@ -48,7 +48,7 @@ struct ModerationTests {
     @Test("REPORT's refusals", arguments: [
         ("own", "ERR FORBIDDEN you cannot report your own content"),
         ("twice", "ERR CONFLICT you have already reported this"),
-        ("unknown", "ERR NOT_FOUND no such pin or reply"),
+        ("unknown", "ERR NOT_FOUND no such pin, reply, hunt or stop"),
         ("reason", "ERR BAD_ARGUMENT reason must be one of spam harassment hate sexual violence illegal other"),
         ("rate", "ERR RATE_LIMITED 1800 too many REPORT requests (at most 2 per 3600 s); wait 1800 s"),
     ])

@@ -334,7 +334,7 @@ struct WatchHubTests {
             case .pin(let watch, let pin, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") pin \(pin.id)"
             case .gone(let watch, let id): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") gone \(id)"
             case .overflow(let watch): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") overflow"
-            case .hunt, .hint, .found, .score: return "a hunt's event"
+            case .hunt, .hint, .found, .score, .reply: return "a hunt's event"
             }
         }
         #expect(summary.sorted() == ["near gone a", "near pin a", "wide gone a", "wide pin a", "wide pin a"].sorted())
