@@ -35,6 +35,11 @@ enum ServeDefaults {
     static let loginMaxBackoff = 900
     static let passwordQueue = 64
     static let defaultBanSeconds = 7 * 24 * 3600
+    static let maxStopsPerHunt = 100
+    static let codeGuesses = 5
+    static let codeGuessWindow = 600
+    static let travelCheckMeters = 1000.0
+    static let maxTravelSpeedKmh = 200.0
 }
 
 /// The README's table of limits and defaults (`scavengerd limits` prints it; a test checks the
@@ -99,6 +104,17 @@ enum LimitsTable {
             Row(what: "ban length",
                 value: "1 second to \(duration(RequestChecks.maximumBanSeconds)), or permanent", flags: []),
             Row(what: "region name", value: "1–64 of `a-z 0-9 -`", flags: []),
+            Row(what: "hunt name; description", value: "1–80 characters; up to 2,000", flags: []),
+            Row(what: "stop title; clue; code", value: "1–80 characters; up to 500; 4–64", flags: []),
+            Row(what: "stop radius; points; `BONUS`", value: "5–1,000 m; 0–10,000; 0–10,000", flags: []),
+            Row(what: "a hunt's `DURATION`", value: "1 second to 30 days", flags: []),
+            Row(what: "stops per hunt", value: number(D.maxStopsPerHunt), flags: ["--max-stops-per-hunt"]),
+            Row(what: "wrong codes at a code stop before `RATE_LIMITED`",
+                value: "\(D.codeGuesses) per player and stop within \(duration(D.codeGuessWindow))",
+                flags: ["--code-guesses", "--code-guess-window"]),
+            Row(what: "travel-speed check (a check-in is `flagged`)",
+                value: "over \(number(Int(D.travelCheckMeters))) m from the previous check-in's fix, faster than \(Int(D.maxTravelSpeedKmh)) km/h",
+                flags: ["--travel-check-meters", "--max-travel-speed"]),
         ]
     }
 

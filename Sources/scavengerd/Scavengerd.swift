@@ -115,6 +115,14 @@ struct Serve: AsyncParsableCommand {
     var defaultBanSeconds = ServeDefaults.defaultBanSeconds
     @Option(help: "Seconds an account must have existed when it reports for its report to count toward hiding (0: any account's; default 24 hours).")
     var reportMinAccountAge = ServeDefaults.reportMinAccountAge
+    @Option(help: "Stops one hunt may hold (ADDSTOP beyond it: CONFLICT).") var maxStopsPerHunt = ServeDefaults.maxStopsPerHunt
+    @Option(help: "Wrong codes one player may enter at one code stop within --code-guess-window before its CHECKINs are RATE_LIMITED.")
+    var codeGuesses = ServeDefaults.codeGuesses
+    @Option(help: "Seconds wrong codes are counted in (default 10 minutes).") var codeGuessWindow = ServeDefaults.codeGuessWindow
+    @Option(help: "A check-in farther than this many metres from the player's previous one is checked for travel speed.")
+    var travelCheckMeters = ServeDefaults.travelCheckMeters
+    @Option(help: "Travel speed in km/h above which such a check-in is flagged for review.")
+    var maxTravelSpeed = ServeDefaults.maxTravelSpeedKmh
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func validate() throws {
@@ -124,6 +132,14 @@ struct Serve: AsyncParsableCommand {
             throw ArgumentParser.ValidationError("--http-port must be within 0…65535 and differ from --port")
         }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
+        guard maxStopsPerHunt >= 1 else { throw ArgumentParser.ValidationError("--max-stops-per-hunt must be at least 1") }
+        guard codeGuesses >= 1, codeGuessWindow >= 1 else {
+            throw ArgumentParser.ValidationError("--code-guesses and --code-guess-window must be at least 1")
+        }
+        guard travelCheckMeters >= 0, travelCheckMeters.isFinite else {
+            throw ArgumentParser.ValidationError("--travel-check-meters must be a number of metres, at least 0")
+        }
+        guard maxTravelSpeed > 0, maxTravelSpeed.isFinite else { throw ArgumentParser.ValidationError("--max-travel-speed must be above 0") }
         guard (1024 ... 64 * 1024).contains(maxHttpHeaderBytes) else {
             throw ArgumentParser.ValidationError("--max-http-header-bytes must be within 1024…65536")
         }
@@ -269,7 +285,10 @@ struct Serve: AsyncParsableCommand {
                 loginThrottle: LoginThrottleRules(
                     addressFreeFailures: loginAddressFailures, accountFreeFailures: loginAccountFailures,
                     maximumBackoffSeconds: loginMaxBackoff),
-                registrationRate: registerRate.limit, passwordQueueLength: passwordQueue), logger: logger)
+                registrationRate: registerRate.limit, passwordQueueLength: passwordQueue,
+                hunts: HuntRules(
+                    maximumStops: maxStopsPerHunt, codeGuesses: codeGuesses, codeGuessWindowSeconds: codeGuessWindow,
+                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed)), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.
