@@ -1,0 +1,222 @@
+import ScavengerCore
+import ScavengerStore
+import Sodium
+
+// CHECKIN, REVIEW, APPROVE, REJECT and PHOTO of a check-in.
+
+extension Board {
+    // MARK: Check-ins
+
+    /// CHECKIN: the server judges presence (distance on NEARBY's sphere, the fix's accuracy, a
+    /// code compared against its hash, a photo), the travel speed, the hunt's state and order and
+    /// the one-check-in-per-stop rule, and writes the check-in with its points in one transaction.
+    public func checkIn(_ draft: CheckInDraft, by session: Session) async throws(BoardError) -> CheckInResult {
+        try guardedNow {
+            try Validation.coordinates(lat: draft.fix.lat, lon: draft.fix.lon)
+            try Validation.accuracy(draft.fix.accuracyMeters)
+            if let code = draft.code { try Validation.stopCode(code) }
+        }
+        return try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isStop(draft.stopID), let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
+            let stop = stopRecord.stop
+            switch stop.proof {
+            case .photo:
+                guard draft.code == nil else { throw BoardError(.badArgument, "CODE is only for code stops") }
+                guard draft.photo != nil else { throw BoardError(.badArgument, "this stop needs a PHOTO") }
+            case .code:
+                guard draft.photo == nil else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
+                guard draft.code != nil else { throw BoardError(.badArgument, "this stop needs its CODE") }
+            case .place:
+                guard draft.code == nil else { throw BoardError(.badArgument, "CODE is only for code stops") }
+                guard draft.photo == nil else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
+            }
+            var photo = draft.photo
+            if let given = photo {
+                do throws(PhotoScrubError) {
+                    photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
+                } catch {
+                    throw BoardError(.badArgument, error.description)
+                }
+            }
+            if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
+                try await checkCode(code, hash: hash, stop: stop, account: account)
+            }
+            let rules = self.rules.hunts
+            let new = NewCheckIn(
+                stopID: stop.id, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon, accuracyMeters: draft.fix.accuracyMeters,
+                photo: photo)
+            let fix = draft.fix
+            let written: (checkIn: CheckIn, standing: StandingChange)?
+            do {
+                written = try await store.checkIn(new) { facts in
+                    try Self.rule { try Self.judge(fix, facts: facts, rules: rules) }
+                }
+            } catch StoreError.conflict(constraint: "checkins_one_live") {
+                throw BoardError(.conflict, "you have already checked in at this stop")
+            }
+            guard let written else { throw Self.noSuchStop }
+            let board = try await leaderboard(of: stop.hunt, afterOwnWrite: true)
+            return CheckInResult(
+                checkIn: written.checkIn, points: written.standing.points, found: written.standing.found,
+                rank: board.rank(of: written.standing.player) ?? board.count)
+        }
+    }
+
+    /// A code stop's secret: refused while the player is locked out after wrong codes; a wrong one
+    /// is counted and refused. The player and the hunt's state are checked first, so nobody who
+    /// could not check in learns anything about the code (and the transaction checks them again).
+    private func checkCode(_ code: String, hash: String, stop: HuntStop, account: Account) async throws {
+        guard let hunt = try await store.hunt(id: stop.hunt) else { throw Self.noSuchStop }
+        guard try await store.player(huntID: hunt.id, userID: account.id) != nil else { throw Self.notAPlayer }
+        let now = Timestamp.now
+        try Self.requireRunning(hunt, at: now)
+        let rules = self.rules.hunts
+        let window = Timestamp(microseconds: now.microseconds - Int64(rules.codeGuessWindowSeconds) * 1_000_000)
+        let wrong = try await store.wrongCodes(stopID: stop.id, userID: account.id, since: window)
+        if let wait = CodeGuesses.lockout(wrongCodesAt: wrong, now: now, rules: rules) {
+            throw BoardError.rateLimited(
+                retryAfter: wait, "too many wrong codes at this stop (at most \(rules.codeGuesses) per \(rules.codeGuessWindowSeconds) s); wait \(wait) s")
+        }
+        guard await passwords.verify(code, against: hash) else {
+            try await store.recordWrongCode(stopID: stop.id, userID: account.id)
+            throw BoardError(.forbidden, "wrong code")
+        }
+    }
+
+    static let notAPlayer = BoardError(.forbidden, "you are not a player of this hunt; JOIN it first")
+
+    /// Refuses a check-in outside the running window, saying when it starts or that it ended.
+    private static func requireRunning(_ hunt: HuntRecord, at now: Timestamp) throws(BoardError) {
+        let settled = hunt.schedule.settled(at: now)
+        switch settled.state(at: now) {
+        case .running: return
+        case .ended: throw BoardError(.conflict, "the hunt has ended")
+        case .scheduled:
+            if let starts = settled.starts {
+                throw BoardError(.conflict, "the hunt has not started; it starts at \(starts.rfc3339)")
+            }
+            throw BoardError(.conflict, "the hunt has not started; its host starts it")
+        }
+    }
+
+    /// The rules of a check-in, on the facts read under the transaction's locks.
+    static func judge(_ fix: Fix, facts: CheckInFacts, rules: HuntRules) throws -> CheckInVerdict {
+        guard facts.player != nil else { throw notAPlayer }
+        try requireRunning(facts.hunt, at: facts.now)
+        guard !facts.hasLiveCheckIn else { throw BoardError(.conflict, "you have already checked in at this stop") }
+        if facts.hunt.ordered, let next = facts.nextStop, next != facts.stop.n {
+            throw BoardError(.conflict, "this hunt is ordered: your next stop is number \(next)")
+        }
+        let verdict = try Presence.judge(fix, at: facts.stop)
+        if case .tooFar = verdict {
+            let whole = verdict.wholeMeters
+            throw BoardError.tooFar(
+                meters: whole, "the fix is \(whole) m from the stop; it must be within \(Presence.plain(facts.stop.radiusMeters)) m")
+        }
+        var status: CheckInStatus = facts.stop.proof == .photo ? .pending : .accepted
+        if let previous = facts.previous,
+           TravelSpeed.isImplausible(from: Fix(lat: previous.lat, lon: previous.lon), at: previous.at, to: fix, at: facts.now, rules: rules) {
+            status = .flagged
+        }
+        return CheckInVerdict(status: status, points: status == .accepted ? facts.stop.points : 0, distanceMeters: verdict.distanceMeters)
+    }
+
+    // MARK: Review
+
+    /// Whether the viewer may review a hunt's check-ins: its host, or a moderator (whose review is logged).
+    private static func reviewer(_ hunt: HuntRecord, _ account: Account) throws(BoardError) -> Int? {
+        if hunt.hostID == account.id { return nil }
+        guard account.user.role.canModerate else {
+            throw BoardError(.forbidden, "only the hunt's host or a moderator may review its check-ins")
+        }
+        return account.id
+    }
+
+    /// REVIEW: a hunt's pending and flagged check-ins, oldest first.
+    public func checkInsToReview(huntID: String, limit: Int, cursor: String?, by session: Session) async throws(BoardError)
+        -> (checkIns: [CheckIn], next: String?)
+    {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isHunt(huntID), let hunt = try await store.hunt(id: huntID) else { throw Self.noSuchHunt }
+            _ = try Self.reviewer(hunt, account)
+            var after: (at: Timestamp, id: String)?
+            if let cursor {
+                guard let parsed = HuntCursors.review(cursor) else { throw BoardError(.badArgument, "CURSOR is not a cursor of this list") }
+                after = parsed
+            }
+            let rows = try await store.checkInsToReview(huntID: huntID, limit: limit, after: after)
+            let page = Array(rows.prefix(limit))
+            let next = rows.count > limit ? page.last.map { HuntCursors.review(at: $0.at, id: $0.id) } : nil
+            return (page, next)
+        }
+    }
+
+    /// APPROVE: a pending or flagged check-in is accepted with the stop's points plus `bonus`.
+    public func approve(checkInID: String, bonus: Int, by session: Session) async throws(BoardError) -> CheckIn {
+        try guardedNow { try Validation.bonus(bonus) }
+        return try await review(checkInID: checkInID, by: session) { facts, moderator in
+            switch facts.checkIn.checkIn.status {
+            case .pending, .flagged: break
+            case .accepted: throw BoardError(.conflict, "the check-in is already accepted")
+            case .rejected: throw BoardError(.conflict, "the check-in was rejected; the player may check in again")
+            }
+            return ReviewDecision(
+                status: .accepted, points: facts.checkIn.stopPoints + bonus, logAs: moderator.map { ($0, "approve") }, note: nil)
+        }
+    }
+
+    /// REJECT: a pending, flagged or accepted check-in is rejected (an accepted one's points leave the score).
+    public func reject(checkInID: String, note: String?, by session: Session) async throws(BoardError) -> CheckIn {
+        if let note { try checks.note(note) }
+        return try await review(checkInID: checkInID, by: session) { facts, moderator in
+            guard facts.checkIn.checkIn.status != .rejected else { throw BoardError(.conflict, "the check-in is already rejected") }
+            return ReviewDecision(status: .rejected, points: 0, logAs: moderator.map { ($0, "reject") }, note: note)
+        }
+    }
+
+    private func review(
+        checkInID: String, by session: Session, _ decide: @escaping @Sendable (ReviewFacts, Int?) throws -> ReviewDecision
+    ) async throws(BoardError) -> CheckIn {
+        try await guarded {
+            let account = try await writer(of: session)
+            guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
+            guard let reviewed = try await store.review(checkInID: checkInID, decide: { facts in
+                try Self.rule {
+                    // A stranger to the hunt learns nothing of its check-ins.
+                    let moderator: Int?
+                    do {
+                        moderator = try Self.reviewer(facts.hunt, account)
+                    } catch {
+                        if facts.checkIn.userID == account.id { throw error }
+                        throw facts.hunt.isPublic ? error : Self.noSuchCheckIn
+                    }
+                    return try decide(facts, moderator)
+                }
+            }) else { throw Self.noSuchCheckIn }
+            await applyOwnHuntWrite()
+            return reviewed.checkIn
+        }
+    }
+
+    /// PHOTO of a check-in: for its player, the hunt's host and moderators.
+    public func checkInPhoto(id: String, viewer session: Session) async throws(BoardError) -> Photo {
+        try await guarded {
+            guard Identifier.isCheckIn(id), let viewer = Self.viewerID(session), let record = try await store.checkIn(id: id) else {
+                throw Self.noSuchCheckIn
+            }
+            if record.userID != viewer, record.hostID != viewer {
+                // A moderator, as the database says now (a banned one is told so).
+                do throws(BoardError) {
+                    _ = try await moderator(of: session)
+                } catch {
+                    if error.code == .banned { throw error }
+                    throw Self.noSuchCheckIn
+                }
+            }
+            guard let photo = try await store.checkInPhoto(id: id) else { throw BoardError(.notFound, "this check-in has no photo") }
+            return photo
+        }
+    }
+}

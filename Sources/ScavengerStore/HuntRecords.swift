@@ -1,0 +1,274 @@
+import Postgres
+import ScavengerCore
+
+/// A hunt as stored: its fields, its host's id and its join code. What a viewer is shown is
+/// decided by the board.
+public struct HuntRecord: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var description: String
+    public var hostID: Int
+    public var hostName: String
+    public var code: JoinCode
+    public var ordered: Bool
+    public var isPublic: Bool
+    public var schedule: HuntSchedule
+    public var stops: Int
+    public var players: Int
+    public var created: Timestamp
+    /// Hidden by reports until a moderator decides: out of HUNTS.
+    public var moderationHidden: Bool
+    /// Removed by a moderator: ended, and gone for all but its host and moderators.
+    public var removed: Bool
+
+    public init(
+        id: String, name: String, description: String, hostID: Int, hostName: String, code: JoinCode, ordered: Bool,
+        isPublic: Bool, schedule: HuntSchedule, stops: Int, players: Int, created: Timestamp, moderationHidden: Bool = false,
+        removed: Bool = false
+    ) {
+        self.moderationHidden = moderationHidden
+        self.removed = removed
+        self.id = id
+        self.name = name
+        self.description = description
+        self.hostID = hostID
+        self.hostName = hostName
+        self.code = code
+        self.ordered = ordered
+        self.isPublic = isPublic
+        self.schedule = schedule
+        self.stops = stops
+        self.players = players
+        self.created = created
+    }
+
+    /// The hunt as anyone allowed to read it sees it at `now` (no join code).
+    public func hunt(at now: Timestamp) -> Hunt {
+        Hunt(
+            id: id, name: name, description: description, host: hostName, schedule: schedule, at: now, ordered: ordered,
+            isPublic: isPublic, stops: stops, players: players)
+    }
+}
+
+/// A stop as stored: the stop and, for a code stop, the hash of its secret.
+public struct StopRecord: Sendable, Equatable {
+    public var stop: HuntStop
+    /// libsodium's argon2id string of the stop's code; nil unless its proof is `code`.
+    public var codeHash: String?
+    /// Hidden by reports or removed by a moderator: its title and clue are withheld from all
+    /// but the host and moderators.
+    public var withheld: Bool
+
+    public init(stop: HuntStop, codeHash: String?, withheld: Bool = false) {
+        self.stop = stop
+        self.codeHash = codeHash
+        self.withheld = withheld
+    }
+}
+
+/// A player of a hunt and their standing.
+public struct PlayerRecord: Sendable, Equatable {
+    public var userID: Int
+    /// The name in the hunt.
+    public var name: String
+    public var points: Int
+    public var found: Int
+    /// When they reached these points (nil at 0).
+    public var pointsAt: Timestamp?
+
+    public init(userID: Int, name: String, points: Int, found: Int, pointsAt: Timestamp?) {
+        self.userID = userID
+        self.name = name
+        self.points = points
+        self.found = found
+        self.pointsAt = pointsAt
+    }
+}
+
+/// A hunt to write.
+public struct NewHunt: Sendable {
+    public var id: String
+    public var hostID: Int
+    public var name: String
+    public var description: String
+    public var code: JoinCode
+    public var ordered: Bool
+    public var isPublic: Bool
+    public var schedule: HuntSchedule
+    /// The host's `POST` rate: a hunt is written only if a token can be taken. Nil: unlimited.
+    public var rate: RateLimit?
+
+    public init(
+        id: String = Identifier.newHunt(), hostID: Int, name: String, description: String, code: JoinCode, ordered: Bool,
+        isPublic: Bool, schedule: HuntSchedule, rate: RateLimit?
+    ) {
+        self.id = id
+        self.hostID = hostID
+        self.name = name
+        self.description = description
+        self.code = code
+        self.ordered = ordered
+        self.isPublic = isPublic
+        self.schedule = schedule
+        self.rate = rate
+    }
+}
+
+/// A stop to add.
+public struct NewStop: Sendable {
+    public var id: String
+    public var lat: Double
+    public var lon: Double
+    public var radiusMeters: Double
+    public var points: Int
+    public var title: String
+    public var clue: String
+    public var proof: StopProof
+    public var codeHash: String?
+    public var hidden: Bool
+
+    public init(
+        id: String = Identifier.newStop(), lat: Double, lon: Double, radiusMeters: Double, points: Int, title: String, clue: String,
+        proof: StopProof, codeHash: String?, hidden: Bool
+    ) {
+        self.id = id
+        self.lat = lat
+        self.lon = lon
+        self.radiusMeters = radiusMeters
+        self.points = points
+        self.title = title
+        self.clue = clue
+        self.proof = proof
+        self.codeHash = codeHash
+        self.hidden = hidden
+    }
+}
+
+/// What a check-in's transaction knows when the board's rules judge it: read under locks, so
+/// nothing changes between the judgement and the write.
+public struct CheckInFacts: Sendable {
+    public var hunt: HuntRecord
+    public var stop: HuntStop
+    /// The caller as a player of the hunt; nil when they are not one.
+    public var player: PlayerRecord?
+    /// Whether the caller already has a check-in at this stop that is not rejected.
+    public var hasLiveCheckIn: Bool
+    /// The place (n) of the first stop the caller has no live check-in at (for ordered hunts).
+    public var nextStop: Int?
+    /// The fix and time of the caller's previous check-in in any hunt.
+    public var previous: (lat: Double, lon: Double, at: Timestamp)?
+    /// The database's clock.
+    public var now: Timestamp
+}
+
+/// The board's verdict on a check-in, for the store to write.
+public struct CheckInVerdict: Sendable {
+    public var status: CheckInStatus
+    public var points: Int
+    public var distanceMeters: Double
+
+    public init(status: CheckInStatus, points: Int, distanceMeters: Double) {
+        self.status = status
+        self.points = points
+        self.distanceMeters = distanceMeters
+    }
+}
+
+/// A check-in to write (its verdict comes from the rules, inside the transaction).
+public struct NewCheckIn: Sendable {
+    public var id: String
+    public var stopID: String
+    public var userID: Int
+    public var lat: Double
+    public var lon: Double
+    public var accuracyMeters: Double
+    public var photo: Photo?
+
+    public init(id: String = Identifier.newCheckIn(), stopID: String, userID: Int, lat: Double, lon: Double, accuracyMeters: Double, photo: Photo?) {
+        self.id = id
+        self.stopID = stopID
+        self.userID = userID
+        self.lat = lat
+        self.lon = lon
+        self.accuracyMeters = accuracyMeters
+        self.photo = photo
+    }
+}
+
+/// A check-in as stored, with the ids a review needs.
+public struct CheckInRecord: Sendable, Equatable {
+    public var checkIn: CheckIn
+    public var userID: Int
+    public var hostID: Int
+    public var stopPoints: Int
+}
+
+/// A review's facts: the check-in, the hunt it belongs to, and the clock.
+public struct ReviewFacts: Sendable {
+    public var checkIn: CheckInRecord
+    public var hunt: HuntRecord
+    public var now: Timestamp
+}
+
+/// A review's decision, for the store to write: the new status and points, and whether the
+/// moderation log records it (a moderator reviewing a hunt they do not host).
+public struct ReviewDecision: Sendable {
+    public var status: CheckInStatus
+    public var points: Int
+    public var logAs: (moderator: Int, action: String)?
+    public var note: String?
+
+    public init(status: CheckInStatus, points: Int, logAs: (moderator: Int, action: String)?, note: String?) {
+        self.status = status
+        self.points = points
+        self.logAs = logAs
+        self.note = note
+    }
+}
+
+/// A hunt's standing after a check-in or a review: the player's.
+public struct StandingChange: Sendable, Equatable {
+    public var player: String
+    public var points: Int
+    public var found: Int
+    public var at: Timestamp?
+}
+
+/// A change of a hunt, as the hunts' change log (`hunt_changes`) carries it to every daemon.
+public enum HuntChange: Sendable, Equatable {
+    /// Started, extended or ended by a write; read the hunt again.
+    case hunt
+    case hint(text: String, at: Timestamp)
+    case found(player: String, stop: String, points: Int)
+    /// A player's new standing (joined, checked in, reviewed, renamed from `renamedFrom`).
+    case standing(StandingChange, renamedFrom: String?)
+    /// A player left.
+    case left(player: String)
+    /// A message in the hunt's chat (its `pin` is the hunt's id).
+    case reply(PinReply)
+}
+
+/// One row of the hunts' change log.
+public struct LoggedHuntChange: Sendable, Equatable {
+    public var seq: Int
+    public var hunt: String
+    public var change: HuntChange
+}
+
+/// Where the next page of public hunts starts: the sort key of the last hunt shown.
+public struct HuntListCursor: Sendable, Equatable {
+    /// 0 running, 1 scheduled with a start, 2 started by hand (0 in a NEAR list).
+    public var group: Int
+    /// The start in microseconds (0 when none, and in a NEAR list).
+    public var starts: Int64
+    /// The distance to the nearest stop that is not hidden (0 unless NEAR).
+    public var distance: Double
+    public var id: String
+
+    public init(group: Int, starts: Int64, distance: Double, id: String) {
+        self.group = group
+        self.starts = starts
+        self.distance = distance
+        self.id = id
+    }
+}
