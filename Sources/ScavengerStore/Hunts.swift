@@ -250,10 +250,7 @@ extension Database {
     /// The players of a hunt and their standings.
     public func players(huntID: String) async throws(StoreError) -> [PlayerRecord] {
         try await mappingErrors {
-            let rows = try await pool.query("""
-                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
-                FROM hunt_players WHERE hunt_id = \(huntID)
-                """)
+            let rows = try await pool.query("SELECT \(unescaped: Self.playerColumns) FROM hunt_players WHERE hunt_id = \(huntID)")
             return try rows.map(Self.player)
         }
     }
@@ -278,6 +275,18 @@ extension Database {
         }
     }
 
+    /// A player's standing, each column named for ``player(_:)``.
+    static let playerColumns = "user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us"
+
+    /// One player of a hunt, its row locked for the transaction when `forUpdate`; nil when not a player.
+    static func player(_ connection: PostgresConnection, hunt: String, user: Int, forUpdate: Bool) throws -> PlayerRecord? {
+        let rows = try connection.query("""
+            SELECT \(unescaped: playerColumns) FROM hunt_players WHERE hunt_id = \(hunt) AND user_id = \(user)
+            \(unescaped: forUpdate ? "FOR UPDATE" : "")
+            """)
+        return try rows.first.map(player)
+    }
+
     static func player(_ row: PostgresRow) throws -> PlayerRecord {
         let at: Int? = try row.int("at_us")
         return PlayerRecord(
@@ -292,8 +301,7 @@ extension Database {
     {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
-                FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                SELECT \(unescaped: Self.playerColumns) FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)
                 """)
             guard let row = rows.first else { return nil }
             let player = try Self.player(row)
@@ -501,12 +509,7 @@ extension Database {
         try await huntTransaction { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
-            let existing = try connection.query("""
-                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
-                FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) FOR UPDATE
-                """)
-            if let row = existing.first {
-                let player = try Self.player(row)
+            if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
                 if player.name == name { return .unchanged(hunt) }
                 try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
                 try Self.logHuntChange(connection, hunt: huntID, .standing(
@@ -580,11 +583,7 @@ extension Database {
             guard let stopRow = stops.first else { return nil }
             let stop = try StopColumns(stops).stop(stopRow).stop
             guard let hunt = try Self.hunt(connection, id: stop.hunt, lock: "FOR SHARE OF h") else { return nil }
-            let players = try connection.query("""
-                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
-                FROM hunt_players WHERE hunt_id = \(hunt.id) AND user_id = \(new.userID) FOR UPDATE
-                """)
-            let player = try players.first.map(Self.player)
+            let player = try Self.player(connection, hunt: hunt.id, user: new.userID, forUpdate: true)
             var facts = CheckInFacts(
                 hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil, now: try Self.clock(connection))
             if player != nil {
@@ -711,11 +710,9 @@ extension Database {
             let record = try CheckInColumns(rows).checkIn(row)
             guard let hunt = try Self.hunt(connection, id: record.checkIn.hunt, lock: "FOR SHARE OF h") else { return nil }
             let decision = try decide(ReviewFacts(checkIn: record, hunt: hunt, now: try Self.clock(connection)))
-            let players = try connection.query("""
-                SELECT user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
-                FROM hunt_players WHERE hunt_id = \(hunt.id) AND user_id = \(record.userID) FOR UPDATE
-                """)
-            let player = try Self.player(players[0])
+            guard let player = try Self.player(connection, hunt: hunt.id, user: record.userID, forUpdate: true) else {
+                throw StoreError.unexpected("a check-in's player is not in its hunt")
+            }
             var standing = StandingChange(player: player.name, points: player.points, found: player.found, at: player.pointsAt)
             let wasAccepted = record.checkIn.status == .accepted
             let nowAccepted = decision.status == .accepted
