@@ -16,3 +16,11 @@ ALTER TABLE hunt_stops ADD COLUMN removed boolean NOT NULL DEFAULT false;
 
 ALTER TABLE moderation_items DROP CONSTRAINT moderation_items_kind_check;
 ALTER TABLE moderation_items ADD CONSTRAINT moderation_items_kind_check CHECK (kind IN ('pin', 'reply', 'hunt', 'stop'));
+
+-- How far `scavengerd expire` has trimmed the hunts' change log: a daemon whose place is before it
+-- cannot replay, and loads its hunts' leaderboards afresh instead.
+CREATE TABLE hunt_changes_trimmed (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    through  bigint NOT NULL
+);
+INSERT INTO hunt_changes_trimmed (through) VALUES (0);

@@ -102,7 +102,13 @@ public final class HuntFeed: Sendable {
             return
         }
         while let from = after {
-            let changes = try await database.huntChanges(after: from, limit: Self.changesPerRead)
+            let (changes, trimmedThrough) = try await database.huntChanges(after: from, limit: Self.changesPerRead)
+            if trimmedThrough > from {
+                // `expire` trimmed the log past this daemon's place (it was away a long time):
+                // every board is loaded afresh, the watched ones at once.
+                try await restart()
+                return
+            }
             guard !changes.isEmpty else { return }
             // Hunts whose schedule changed are read again before the lock, for their events.
             var records: [String: HuntRecord] = [:]
@@ -113,6 +119,17 @@ public final class HuntFeed: Sendable {
             after = apply(changes, records: records)
             if changes.count < Self.changesPerRead { return }
         }
+    }
+
+    /// Starts again from the log's end with no boards kept, then loads the watched hunts' boards.
+    private func restart() async throws(StoreError) {
+        let end = try await database.lastHuntChange()
+        let watched = state.withLock { state in
+            state.applied = end
+            state.boards = [:]
+            return Array(state.watched.keys)
+        }
+        for hunt in watched { try await prepareWatch(of: hunt) }
     }
 
     /// Applies a batch in order under the lock; answers the position reached.

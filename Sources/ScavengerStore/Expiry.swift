@@ -67,8 +67,9 @@ extension Database {
 
     /// One whole pass: batches until nothing expired is left (or only rows another pass holds).
     ///
-    /// Then trims the change log to `keepChangesSeconds` (a daemon that has been away from the
-    /// database longer than that reloads its feed instead of replaying).
+    /// Then trims the change logs (pins' and hunts') and the wrong codes of code stops to
+    /// `keepChangesSeconds` (a daemon that has been away from the database longer than that
+    /// reloads its feed and its hunts' leaderboards instead of replaying).
     public func expire(batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600) async throws(StoreError) -> ExpiryReport {
         var total = ExpiryReport()
         while true {
@@ -83,6 +84,11 @@ extension Database {
         }
         while true {
             let changes = try await trimFeedChanges(keepSeconds: keepChangesSeconds, limit: batchSize)
+            total.changes += changes
+            if changes < batchSize { break }
+        }
+        while true {
+            let changes = try await trimHuntChanges(keepSeconds: keepChangesSeconds, limit: batchSize)
             total.changes += changes
             if changes < batchSize { break }
         }

@@ -809,13 +809,15 @@ extension Database {
 
     // MARK: The change log
 
-    /// Changes after `seq`, in order, at most `limit`.
-    public func huntChanges(after seq: Int, limit: Int) async throws(StoreError) -> [LoggedHuntChange] {
+    /// Changes after `seq`, in order, at most `limit`, and how far `expire` has trimmed the log:
+    /// when `trimmedThrough` is past `seq`, changes after `seq` may be gone.
+    public func huntChanges(after seq: Int, limit: Int) async throws(StoreError) -> (changes: [LoggedHuntChange], trimmedThrough: Int) {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT seq, hunt_id, kind, payload::text AS payload FROM hunt_changes WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)
                 """)
-            return try rows.map { row in
+            let trimmed = try await pool.query("SELECT through FROM hunt_changes_trimmed")
+            let changes = try rows.map { row in
                 let kind: String = try row.string("kind")
                 let payload: String = try row.string("payload")
                 let hunt: String = try row.string("hunt_id")
@@ -824,6 +826,33 @@ extension Database {
                 }
                 return LoggedHuntChange(seq: try row.int("seq"), hunt: hunt, change: change)
             }
+            return (changes, try trimmed[0].int("through"))
+        }
+    }
+
+    /// Deletes hunt change-log entries and wrong codes older than `keepSeconds` (keeping the
+    /// newest entry, so a daemon's place stays findable); returns how many log entries went.
+    public func trimHuntChanges(keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
+        try await mappingErrors {
+            try await pool.query("""
+                DELETE FROM code_guesses WHERE ctid IN (
+                    SELECT ctid FROM code_guesses WHERE at < now() - make_interval(secs => \(keepSeconds)) LIMIT \(limit))
+                """, idempotent: false)
+            let rows = try await pool.query("""
+                WITH doomed AS (
+                    SELECT seq FROM hunt_changes
+                    WHERE at < now() - make_interval(secs => \(keepSeconds))
+                      AND seq < (SELECT max(seq) FROM hunt_changes)
+                    ORDER BY seq LIMIT \(limit)
+                ), gone AS (
+                    DELETE FROM hunt_changes c USING doomed d WHERE c.seq = d.seq RETURNING c.seq
+                ), marked AS (
+                    UPDATE hunt_changes_trimmed SET through = greatest(through, (SELECT max(seq) FROM gone))
+                    WHERE EXISTS (SELECT 1 FROM gone)
+                )
+                SELECT count(*) AS trimmed FROM gone
+                """, idempotent: false)
+            return try rows[0].int("trimmed")
         }
     }
 

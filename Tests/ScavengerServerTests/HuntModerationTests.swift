@@ -147,3 +147,33 @@ struct HuntModerationTests {
         }
     }
 }
+
+@Suite("The hunts' change log and wrong codes are trimmed by expire")
+struct HuntExpiryTests {
+    @Test("expire trims old hunt changes and wrong codes; leaderboards stay right and keep following new check-ins")
+    func trims() async throws {
+        try await withDatabaseServer { address, environment in
+            try await asUsers(["host", "alice", "bob"], address, environment) { (users: [Conversation]) async throws in
+                let (host, alice, bob) = (users[0], users[1], users[2])
+                let hunt = try await host.makeHunt(stops: [StopPlan(), StopPlan(north: 40, options: "PROOF code CODE secret1")])
+                try await alice.join(hunt)
+                try await bob.join(hunt)
+                _ = try await alice.checkIn(hunt.stops[0], at: hunt.places[0])
+                expectError(try await bob.checkInReply(hunt.stops[1], at: hunt.places[1], "CODE wrong1"), "FORBIDDEN")
+                try await environment.pool.query("UPDATE hunt_changes SET at = at - interval '2 days'", idempotent: false)
+                try await environment.pool.query("UPDATE code_guesses SET at = at - interval '2 days'", idempotent: false)
+                let report = try await environment.database.expire(keepChangesSeconds: 3600)
+                #expect(report.changes > 0)
+                let left = try await environment.pool.query("SELECT count(*) AS n FROM hunt_changes")
+                #expect(try left[0].int("n") as Int == 1)
+                let guesses = try await environment.pool.query("SELECT count(*) AS n FROM code_guesses")
+                #expect(try guesses[0].int("n") as Int == 0)
+                _ = try await bob.checkIn(hunt.stops[1], at: hunt.places[1], "CODE secret1")
+                let board = try await host.leaderboard(hunt.id)
+                // alice reached 10 first.
+                #expect(try board.map { "\(try $0["player"].string) \($0["points"].int ?? -1)" } == ["alice 10", "bob 10"])
+                #expect(board.compactMap { $0["points"].int }.reduce(0, +) == 20)
+            }
+        }
+    }
+}
