@@ -328,11 +328,14 @@ extension Board {
                     throw Self.noSuchHunt
                 }
                 record = found
-            } else if let code = JoinCode(typed: codeOrID) {
-                guard let found = try await store.hunt(code: code) else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
-                record = found
             } else {
-                throw BoardError(.notFound, "no such hunt or join code")
+                // Codes cannot be guessed: an address that typed too many that found nothing waits.
+                try joinFailures.check(session.address, action: "JOINs by unknown codes")
+                guard let code = JoinCode(typed: codeOrID), let found = try await store.hunt(code: code) else {
+                    try? joinFailures.take(session.address, action: "JOINs by unknown codes")
+                    throw BoardError(.notFound, "no hunt that has not ended has this code")
+                }
+                record = found
             }
             let playerName = name ?? account.user.name
             do {

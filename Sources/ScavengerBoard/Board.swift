@@ -24,14 +24,18 @@ public struct BoardRules: Sendable {
     public var passwordQueueLength: Int
     /// Stops per hunt, wrong-code lockout, travel-speed check.
     public var hunts: HuntRules
+    /// JOINs by a code that finds no hunt, per client address (against guessing codes); default
+    /// 20 per 10 minutes. Nil: unlimited.
+    public var joinFailureRate: RateLimit?
 
     public init(
         pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
         sessionTTLSeconds: Int = 30 * 24 * 3600, writeRates: WriteRates = WriteRates(),
         loginThrottle: LoginThrottleRules = LoginThrottleRules(),
         registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64,
-        hunts: HuntRules = HuntRules()
+        hunts: HuntRules = HuntRules(), joinFailureRate: RateLimit? = RateLimit(count: 20, seconds: 600)
     ) {
+        self.joinFailureRate = joinFailureRate
         self.pins = pins
         self.feed = feed
         self.moderation = moderation
@@ -67,6 +71,8 @@ public final class Board: Sendable {
     let loginThrottle: LoginThrottle
     /// REGISTERs per address.
     let registrations: AddressRateLimiter
+    /// JOINs by a code that found no hunt, per address.
+    let joinFailures: AddressRateLimiter
     /// Where failures that are not the caller's are logged, once, with their cause.
     let logger: Logger
 
@@ -84,5 +90,6 @@ public final class Board: Sendable {
         passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
         registrations = AddressRateLimiter(rate: rules.registrationRate)
+        joinFailures = AddressRateLimiter(rate: rules.joinFailureRate)
     }
 }

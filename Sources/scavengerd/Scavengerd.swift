@@ -116,6 +116,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds an account must have existed when it reports for its report to count toward hiding (0: any account's; default 24 hours).")
     var reportMinAccountAge = ServeDefaults.reportMinAccountAge
     @Option(help: "Stops one hunt may hold (ADDSTOP beyond it: CONFLICT).") var maxStopsPerHunt = ServeDefaults.maxStopsPerHunt
+    @Option(help: "JOINs by a code that finds no hunt, per client address (COUNT/SECONDS or off); beyond, every JOIN by code waits.")
+    var joinFailureRate = RateFlag(ServeDefaults.joinFailureRate)
     @Option(help: "Wrong codes one player may enter at one code stop within --code-guess-window before its CHECKINs are RATE_LIMITED.")
     var codeGuesses = ServeDefaults.codeGuesses
     @Option(help: "Seconds wrong codes are counted in (default 10 minutes).") var codeGuessWindow = ServeDefaults.codeGuessWindow
@@ -288,7 +290,8 @@ struct Serve: AsyncParsableCommand {
                 registrationRate: registerRate.limit, passwordQueueLength: passwordQueue,
                 hunts: HuntRules(
                     maximumStops: maxStopsPerHunt, codeGuesses: codeGuesses, codeGuessWindowSeconds: codeGuessWindow,
-                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed)), logger: logger)
+                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed),
+                joinFailureRate: joinFailureRate.limit), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.

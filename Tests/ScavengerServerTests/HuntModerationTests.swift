@@ -177,3 +177,24 @@ struct HuntExpiryTests {
         }
     }
 }
+
+@Suite("Guessing join codes")
+struct JoinCodeGuessingTests {
+    @Test("JOINs by codes that find nothing are limited per address: past the limit even the right code waits; JOIN by id and hosts are not")
+    func guessing() async throws {
+        try await withDatabaseServer(configure: { $0.joinFailureRate = RateLimit(count: 3, seconds: 600) }) { address, environment in
+            try await asUsers(["host", "guesser"], address, environment) { (users: [Conversation]) async throws in
+                let (host, guesser) = (users[0], users[1])
+                let secret = try await host.makeHunt("", name: "secret", stops: [StopPlan()])
+                let open = try await host.makeHunt("PUBLIC", name: "open", stops: [StopPlan()])
+                for guess in ["AAAAAA", "BBBBBB", "not-a-code"] { expectError(try await guesser.call("JOIN \(guess)"), "NOT_FOUND") }
+                let refused = try await guesser.call("JOIN \(secret.code)")
+                #expect(refused.hasPrefix("ERR RATE_LIMITED "), "\(refused)")
+                if let seconds = Int(refused.split(separator: " ")[2]) { #expect((1 ... 600).contains(seconds)) }
+                // Joining a public hunt by its id is no guess.
+                _ = try await guesser.ok("JOIN \(open.id)")
+                #expect(try await host.hunt(secret.id)["hunt"]["players"].int == 0)
+            }
+        }
+    }
+}
