@@ -48,7 +48,7 @@ extension Board {
     public func statistics() -> BoardStatistics {
         let waits = store.pool.waitStatistics
         return BoardStatistics(
-            feedPins: feed.isLoaded ? feed.count : 0, watches: feed.watches.count,
+            feedPins: feed.isLoaded ? feed.count : 0, watches: feed.watches.count + feed.hunts.watchCount,
             eventsPublished: feed.watches.eventsPublished, databaseWaiting: waits.waiting, databaseWaits: waits.waits,
             databaseWaited: waits.waited)
     }

@@ -813,10 +813,12 @@ extension Database {
     /// when `trimmedThrough` is past `seq`, changes after `seq` may be gone.
     public func huntChanges(after seq: Int, limit: Int) async throws(StoreError) -> (changes: [LoggedHuntChange], trimmedThrough: Int) {
         try await mappingErrors {
+            // The trim mark rides on the rows: with none after `seq` the log is continuous (trimming
+            // always keeps the newest entry, so a trim past `seq` leaves rows after it).
             let rows = try await pool.query("""
-                SELECT seq, hunt_id, kind, payload::text AS payload FROM hunt_changes WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)
+                SELECT seq, hunt_id, kind, payload::text AS payload, (SELECT through FROM hunt_changes_trimmed) AS trimmed_through
+                FROM hunt_changes WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)
                 """)
-            let trimmed = try await pool.query("SELECT through FROM hunt_changes_trimmed")
             let changes = try rows.map { row in
                 let kind: String = try row.string("kind")
                 let payload: String = try row.string("payload")
@@ -826,7 +828,7 @@ extension Database {
                 }
                 return LoggedHuntChange(seq: try row.int("seq"), hunt: hunt, change: change)
             }
-            return (changes, try trimmed[0].int("through"))
+            return (changes, try rows.first.map { try $0.int("trimmed_through") } ?? 0)
         }
     }
 
