@@ -312,6 +312,85 @@ struct HuntRecoveryTests {
         }
     }
 
+    @Test("a daemon cut off from PostgreSQL while another daemon's players check in: back, its watchers have heard every change once and its LEADERBOARD is the standings")
+    func listenerRecovery() async throws {
+        // Daemon A reaches the database through a proxy; daemon B directly, on the same schema.
+        let (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "huntlisten")
+        defer { proxy.stop() }
+        var cutOff = proxied
+        cutOff.commandTimeout = .seconds(5)
+        cutOff.connectTimeoutSeconds = 5
+        var direct = proxied
+        direct.connectionString = try TestDatabase.url()
+        try await withDatabaseServer(configuration: cutOff, listening: true) { a, environment in
+            try await withDatabaseServer(configuration: direct, listening: true) { b, _ in
+                try await asUser("host", b, environment) { (host: Conversation) async throws in
+                    let points = [10, 20, 30, 40]
+                    let hunt = try await host.makeHunt(stops: points.enumerated().map { StopPlan(north: Double($0.offset) * 100, points: $0.element) })
+                    let targets = zip(hunt.stops, zip(hunt.places, points)).map { Target(stop: $0.0, place: $0.1.0, points: $0.1.1) }
+                    let names = (0 ..< 8).map { "runner\($0)" }
+                    var tokens: [String] = []
+                    for name in names {
+                        tokens.append(try await converseReturning(b) { (client: Conversation) async throws in
+                            let token = try await client.register(name)
+                            try await client.join(hunt)
+                            return token
+                        })
+                    }
+                    try await asLoggedIn(["host"], a) { (onA: [Conversation]) async throws in
+                        let watcher = try #require(onA.first)
+                        _ = try await watcher.watchHunt(hunt.id)
+                        #expect(try players(await watcher.leaderboard(hunt.id)) == names)
+
+                        // A hears nothing while B's players check in everywhere at once.
+                        proxy.blackhole()
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            for (index, token) in tokens.enumerated() {
+                                let order = targets.indices.map { targets[(index + $0) % targets.count] }
+                                group.addTask {
+                                    try await converse(b) { (client: Conversation) async throws in
+                                        _ = try await client.ok("AUTH \(token)")
+                                        for target in order {
+                                            #expect(try await client.checkIn(target.stop, at: target.place)["checkin"]["points"].int == target.points)
+                                        }
+                                    }
+                                }
+                            }
+                            try await group.waitForAll()
+                        }
+                        // Then every connection of A's is cut, and the database answers it again.
+                        proxy.cutAll()
+                        proxy.resume()
+
+                        let marker = try await host.mark(hunt.id)
+                        let events = try await watcher.huntEvents(before: marker)
+                        var pairs: Set<String> = []
+                        for name in names { for target in targets { pairs.insert("\(name) \(target.stop) \(target.points)") } }
+                        let found = events.filter { eventType($0) == "found" }.map(foundSummary)
+                        #expect(found.count == pairs.count, "one found per check-in, none twice")
+                        #expect(Set(found) == pairs)
+                        let told = try lastScores(events)
+
+                        let standings = try await databaseStandings(hunt.id, environment)
+                        var lines: [String] = []
+                        try await eventually("A's LEADERBOARD is the database's standings") {
+                            guard let read = try? await watcher.leaderboardLines(hunt.id, limit: 3) else { return false }
+                            lines = read
+                            return try lines.flatMap { try JSONObject(okLine: $0)["entries"].array }.map(entrySummary) == standings
+                        }
+                        let entries = try lines.flatMap { try JSONObject(okLine: $0)["entries"].array }
+                        #expect(entries.map(entrySummary) == standings)
+                        for entry in entries {
+                            let name = try entry["player"].string
+                            #expect(told[name] == canonicalJSON(entry), "the last score event of \(name)")
+                        }
+                        #expect(try await host.leaderboardLines(hunt.id, limit: 3) == lines)
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: A daemon restarting
 
     /// Runs `body` against a daemon on `environment`'s database, of the kind `restart` names: in

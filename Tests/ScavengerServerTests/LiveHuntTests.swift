@@ -123,6 +123,14 @@ func asLoggedIn(_ names: [String], _ address: SocketAddress, _ body: ([Conversat
     try await logIn(names[...], address, opened: [], body)
 }
 
+/// Logs `name` in on a connection of its own to `address` for `body`, and returns what it returns.
+func asLoggedInReturning<T: Sendable>(_ name: String, _ address: SocketAddress, _ body: (Conversation) async throws -> T) async throws -> T {
+    try await converseReturning(address) { (client: Conversation) async throws in
+        _ = try await client.ok("LOGIN \(name) password1")
+        return try await body(client)
+    }
+}
+
 private func logIn(
     _ names: ArraySlice<String>, _ address: SocketAddress, opened: [Conversation], _ body: ([Conversation]) async throws -> Void
 ) async throws {
@@ -336,9 +344,9 @@ struct LiveHuntTests {
     @Test("found for each accepted check-in (none for pending or flagged until approved); score for every entry whose points or rank changed; hint; never the code")
     func checkInEvents() async throws {
         try await withDatabaseServer { address, environment in
-            try await asUsers(["host", "amy", "bob", "cat"], address, environment) { (users: [Conversation]) async throws in
-                try #require(users.count == 4)
-                let (host, amy, bob, cat) = (users[0], users[1], users[2], users[3])
+            try await asUsers(["host", "amy", "bob", "cat", "dan"], address, environment) { (users: [Conversation]) async throws in
+                try #require(users.count == 5)
+                let (host, amy, bob, cat, dan) = (users[0], users[1], users[2], users[3], users[4])
                 let hunt = try await host.makeHunt(stops: [
                     StopPlan(points: 10), StopPlan(north: 150, points: 20), StopPlan(north: 300, points: 30, options: "PROOF photo"),
                     StopPlan(north: 50_000, points: 50),
@@ -395,6 +403,18 @@ struct LiveHuntTests {
                         _ = try await bob.checkIn(s[0], at: p[0])
                     }
                     #expect(try players(await host.leaderboard(hunt.id)) == ["amy", "cat", "bob"])
+                    // A new player is a new entry (last, at 0); a rename is the entry under its new
+                    // name; a player who leaves moves those below up.
+                    try await step("dan joins", found: [], changed: ["dan"]) {
+                        try await dan.join(hunt)
+                    }
+                    try await step("dan renames himself dex", found: [], changed: ["dex"]) {
+                        try await dan.join(hunt, as: "dex")
+                    }
+                    try await step("cat leaves", found: [], changed: ["bob", "dex"]) {
+                        _ = try await cat.ok("LEAVE \(hunt.id)")
+                    }
+                    #expect(try players(await host.leaderboard(hunt.id)) == ["amy", "bob", "dex"])
 
                     // A hint: its text and the time, as HUNT keeps it.
                     let text = "Look under the arch, \u{1F309}"
@@ -453,12 +473,16 @@ struct LiveHuntTests {
                         }
                     }
 
+                    // A scheduled hunt with no end: extended, it will end that long after it starts
+                    // (no HINT before the start: the next event itself must be the extension's).
+                    let scheduled = try await host.ok("EXTEND \(hunt.id) 600")["hunt"]
+                    try await expectHuntEvent("EXTEND before the start", scheduled, state: "scheduled", marked: false)
                     let started = try await host.ok("STARTHUNT \(hunt.id)")["hunt"]
                     try await expectHuntEvent("STARTHUNT", started, state: "running", marked: true)
-                    #expect(started["ends"].isNull)
+                    #expect(try parseTime(started["ends"]) == parseTime(started["starts"]).addingTimeInterval(600))
                     let extended = try await host.ok("EXTEND \(hunt.id) 3600")["hunt"]
                     try await expectHuntEvent("EXTEND", extended, state: "running", marked: true)
-                    #expect(!extended["ends"].isNull)
+                    #expect(try parseTime(extended["ends"]) == parseTime(started["ends"]).addingTimeInterval(3600))
                     let again = try await host.ok("EXTEND \(hunt.id) 60")["hunt"]
                     try await expectHuntEvent("EXTEND again", again, state: "running", marked: true)
                     #expect(try parseTime(again["ends"]) == parseTime(extended["ends"]).addingTimeInterval(60))
@@ -620,7 +644,7 @@ struct LiveHuntTests {
                                     }
                                 }
                             }
-                            try await eventually("every runner is connected") { arrivals.value == names.count }
+                            try await eventually("every runner is connected", timeout: .seconds(300)) { arrivals.value == names.count }
                             gate.open()
                             var replies: [Int: [String]] = [:]
                             for try await (index, lines) in group { replies[index] = lines }
@@ -689,15 +713,32 @@ struct LiveHuntTests {
                 try await asLoggedIn(["amy"], b) { (onB: [Conversation]) async throws in
                     try await asLoggedIn(["host"], a) { (onA: [Conversation]) async throws in
                         let starts = rfc3339(secondsFromNow: 8)
-                        let hunt = try await host.makeHunt("STARTS \(starts) DURATION 3", stops: [StopPlan()], start: false)
+                        let hunt = try await host.makeHunt("STARTS \(starts) DURATION 1", stops: [StopPlan()], start: false)
                         try await amy.join(hunt)
                         var watchers: [HuntWatcher] = []
                         for connection in onA + onB { watchers.append(HuntWatcher(connection: connection, watch: try await connection.watchHunt(hunt.id))) }
                         let startTime = try parseTime(starts)
                         let watchedBeforeStart = Date() < startTime
-                        try await Self.expectAutomaticStartAndEnd(hunt.id, starts: starts, watchers: watchers, heardStart: watchedBeforeStart)
+                        // The host, on B, makes it last 2 s longer: both daemons' clocks end it then.
+                        let extended = try await asLoggedInReturning("host", b) { try await $0.ok("EXTEND \(hunt.id) 2")["hunt"] }
+                        if try extended["state"].string == "scheduled" {
+                            // Heard before the start: the hunt as it is then.
+                            for watcher in watchers {
+                                let event = try await watcher.connection.event()
+                                #expect(eventType(event) == "hunt" && !holdsKey(event, "code"), "\(canonicalJSON(event))")
+                                #expect(canonicalJSON(event["hunt"]) == canonicalJSON(withoutCode(extended)))
+                            }
+                            try await Self.expectAutomaticStartAndEnd(hunt.id, starts: starts, watchers: watchers, heardStart: watchedBeforeStart)
+                        } else {
+                            // (A machine so slow the hunt started first: only the end is sure to be heard.)
+                            for watcher in watchers {
+                                var last = ""
+                                while last != "ended" { last = try await watcher.connection.event()["hunt"]["state"].string }
+                            }
+                        }
                         for connection in onA + onB {
                             try await eventually("HUNT says the hunt has ended") { try await connection.hunt(hunt.id)["hunt"]["state"].string == "ended" }
+                            #expect(try parseTime(await connection.hunt(hunt.id)["hunt"]["ends"]) == startTime.addingTimeInterval(3))
                         }
                     }
                 }
