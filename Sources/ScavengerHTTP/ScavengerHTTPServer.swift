@@ -29,7 +29,8 @@ struct HTTPRequestContext: RequestContext, WebSocketRequestContext {
 
 /// The HTTP port (Hummingbird), a service beside the TCP server: `GET /ws` serves the line
 /// protocol over a WebSocket through the same command table and board; `GET /` is the demo web
-/// client; `GET /healthz` and `GET /metrics` are for operators; anything else is 404.
+/// client; Leaflet's files are under `/vendor/leaflet/` and `POST /qr` draws QR codes, for the
+/// hunt pages; `GET /healthz` and `GET /metrics` are for operators; anything else is 404.
 public final class ScavengerHTTPServer: Service, Sendable {
     public let configuration: HTTPConfiguration
     private let board: Board
@@ -88,6 +89,9 @@ public final class ScavengerHTTPServer: Service, Sendable {
             response.headers[.contentType] = "text/css; charset=utf-8"
             return response
         }
+        // What the hunt pages load: Leaflet from the system's files, and the QR codes of code stops.
+        VendorFiles.leaflet(directory: configuration.leafletDirectory).addRoutes(to: router)
+        QRCodeRoute.addRoutes(to: router)
         // The moderators' console, /mod/…; sign-ins throttled by the client's address like LOGIN.
         try ModeratorConsole(board: board, logger: logger).addRoutes(to: router) { $0.clientAddress }
         router.get("/healthz") { _, _ -> Response in
