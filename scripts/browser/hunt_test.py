@@ -205,6 +205,7 @@ def main():
         until(lambda: text("#map .leaflet-control-scale-line").endswith(" m"), "the map did not zoom to the host's place")
 
         placed = []
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, "map"))
         for offset, title, proof, secret in (((-140, -70), "Boathouse", "place", None), ((120, 60), "Footbridge", "code", "BRIDGE-2026")):
             ActionChains(driver).move_to_element_with_offset(driver.find_element(By.ID, "map"), *offset).click().perform()
             until(lambda: driver.find_element(By.ID, "stop-lat").get_attribute("value") != "", f"clicking the map gave {title} no place")
