@@ -12,7 +12,6 @@ const Hunts = (() => {
   let socket = null;
   let waiting = [];
   let eventHandler = () => {};
-  let openHandler = () => {};
   let retryDelay = 1000;
 
   function say(text, kind) {
@@ -39,7 +38,7 @@ const Hunts = (() => {
     socket.onopen = async () => {
       retryDelay = 1000;
       say("Connected.");
-      try { await resume(); await openHandler(); } catch (error) { say(error.message, "error"); }
+      try { await resume(); } catch (error) { say(error.message, "error"); }
     };
     socket.onclose = () => {
       for (const next of waiting) next("ERR UNAVAILABLE the connection closed");
@@ -256,9 +255,10 @@ const Hunts = (() => {
   // A tooltip's content as an element: Leaflet would take a string as HTML.
   function label(text) { return element("span", null, text); }
 
-  function start({ onEvent, onOpen, onSignedIn }) {
+  // Starts the page: `onEvent` gets every EVENT, `onSignedIn` runs after each sign-in (and after
+  // each reconnection that resumed the session).
+  function start({ onEvent, onSignedIn }) {
     eventHandler = onEvent;
-    openHandler = onOpen || (() => {});
     if (onSignedIn) signedInHandlers.push(onSignedIn);
     setUpAccountForms();
     showUser();
