@@ -91,7 +91,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: frontEndSettings),
-        // HTTP port: WebSocket front end to the command table, /healthz, /metrics (Hummingbird).
+        // HTTP port: WebSocket front end to the command table, /healthz, /metrics (Hummingbird),
+        // the demo and hunt pages (Leaflet from the system's files, QR codes of code stops).
         // The moderators' console at /mod/: server-rendered pages over the board.
         .target(name: "ScavengerConsole", dependencies: [
             "ScavengerBoard", "ScavengerCore",
@@ -103,6 +104,8 @@ let package = Package(
         ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
             "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
+            // A rendering library, not application logic: the QR codes of a hunt's code stops.
+            "QRCode",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -177,7 +180,7 @@ let package = Package(
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "Postgres",
+            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -22,9 +22,10 @@
 # Without ARGS only: beside the Swift tests, a short fuzzing run of the request-line parser
 # (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1 skips
 # it); after them, the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
-# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); then the demo page and the moderators'
-# console in headless Chromium (scripts/browser/{demo,console}_test.py, after installing
-# chromium, chromium-driver and selenium into .data/venv; SCAVENGER_SKIP_BROWSER=1 skips them).
+# cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); then the demo page, the moderators'
+# console and the hunt pages in headless Chromium (scripts/browser/{demo,console,hunt}_test.py,
+# after installing chromium, chromium-driver and selenium into .data/venv;
+# SCAVENGER_SKIP_BROWSER=1 skips them).
 # Each phase is logged with `==>` and its wall time. The exit code is swift test's when it
 # failed, else the first failure of the fault-injection run, the browser tests, the fuzzing run.
 set -euo pipefail
@@ -133,8 +134,8 @@ else
     if ((status == 0)); then status=$chaos_status; fi
 fi
 
-# The demo page and the moderators' console in headless Chromium, each against a daemon of its
-# own on a database of its own.
+# The demo page, the moderators' console and the hunt pages in headless Chromium, each against a
+# daemon of its own on a database of its own.
 if [[ ${SCAVENGER_SKIP_BROWSER:-0} == 1 ]]; then
     log "skipping the browser tests (SCAVENGER_SKIP_BROWSER=1)"
 elif [[ ${LOCAL_CLUSTER:-0} != 1 ]]; then
@@ -144,7 +145,7 @@ else
     browser_phase_status=0
     ensure_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
-    for browser_test in demo console; do
+    for browser_test in demo console hunt; do
         browser_status=0
         pg_recreate_database "scavenger_browser_$browser_test"
         browser_url=$(pg_database_url "scavenger_browser_$browser_test")

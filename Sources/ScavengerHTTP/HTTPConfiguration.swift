@@ -31,13 +31,21 @@ public struct HTTPConfiguration: Sendable {
     /// The `Origin`s a `/ws` upgrade is accepted from (`--allowed-origins`); nil: any. A request
     /// with no `Origin` (not from a browser) is always accepted.
     public var allowedOrigins: Set<String>?
+    /// Where Leaflet's files are read from for `/vendor/leaflet/` (`--leaflet-directory`): by
+    /// default where Debian's `libjs-leaflet` installs them.
+    public var leafletDirectory: String
+
+    /// Debian's `libjs-leaflet` puts Leaflet here.
+    public static let debianLeafletDirectory = "/usr/share/javascript/leaflet"
 
     public init(
         host: String = "127.0.0.1", port: Int, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 64,
         limits: ProtocolLimits = ProtocolLimits(), healthCacheSeconds: Double = 2, databaseCheckTimeoutSeconds: Double = 2,
         maxEventBytes: Int = 1 << 20, head: HTTPHeadLimits = HTTPHeadLimits(), headTimeoutSeconds: Int = 30,
-        idleTimeoutSeconds: Int = 300, allowedOrigins: Set<String>? = nil
+        idleTimeoutSeconds: Int = 300, allowedOrigins: Set<String>? = nil,
+        leafletDirectory: String = HTTPConfiguration.debianLeafletDirectory
     ) {
+        self.leafletDirectory = leafletDirectory
         self.maxEventBytes = maxEventBytes
         self.head = head
         self.headTimeoutSeconds = headTimeoutSeconds

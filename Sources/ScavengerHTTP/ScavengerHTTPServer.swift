@@ -29,7 +29,8 @@ struct HTTPRequestContext: RequestContext, WebSocketRequestContext {
 
 /// The HTTP port (Hummingbird), a service beside the TCP server: `GET /ws` serves the line
 /// protocol over a WebSocket through the same command table and board; `GET /` is the demo web
-/// client; `GET /healthz` and `GET /metrics` are for operators; anything else is 404.
+/// client; `/play` and `/host` are the hunt pages (with Leaflet under `/vendor/leaflet/` and
+/// `POST /qr`); `GET /healthz` and `GET /metrics` are for operators; anything else is 404.
 public final class ScavengerHTTPServer: Service, Sendable {
     public let configuration: HTTPConfiguration
     private let board: Board
@@ -88,6 +89,27 @@ public final class ScavengerHTTPServer: Service, Sendable {
             response.headers[.contentType] = "text/css; charset=utf-8"
             return response
         }
+        // The hunt pages: the player's and the host's, their scripts and style sheet, Leaflet from
+        // the system's files, and the QR codes of code stops.
+        let mapPolicy = SecurityHeadersMiddleware<HTTPRequestContext>.mapPagePolicy
+        let assets: [(path: String, body: String, type: String, policy: String?)] = [
+            ("/play", HuntPages.playHTML, "text/html; charset=utf-8", mapPolicy),
+            ("/host", HuntPages.hostHTML, "text/html; charset=utf-8", mapPolicy),
+            ("/hunts.js", HuntPages.commonScript, "text/javascript; charset=utf-8", nil),
+            ("/play.js", HuntPages.playScript, "text/javascript; charset=utf-8", nil),
+            ("/host.js", HuntPages.hostScript, "text/javascript; charset=utf-8", nil),
+            ("/hunts.css", HuntPages.style, "text/css; charset=utf-8", nil),
+        ]
+        for asset in assets {
+            router.get(RouterPath(asset.path)) { _, _ -> Response in
+                var response = Self.text(asset.body, status: .ok)
+                response.headers[.contentType] = asset.type
+                if let policy = asset.policy { response.headers[.contentSecurityPolicy] = policy }
+                return response
+            }
+        }
+        VendorFiles.leaflet(directory: configuration.leafletDirectory).addRoutes(to: router)
+        QRCodeRoute.addRoutes(to: router)
         // The moderators' console, /mod/…; sign-ins throttled by the client's address like LOGIN.
         try ModeratorConsole(board: board, logger: logger).addRoutes(to: router) { $0.clientAddress }
         router.get("/healthz") { _, _ -> Response in

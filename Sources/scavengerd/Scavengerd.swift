@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
     var tlsCert: String?
     @Option(help: "PEM private key of the TLS certificate (e.g. certbot's privkey.pem).") var tlsKey: String?
     @Option(help: "Address to listen on with TLS (default: --host).") var tlsHost: String?
-    @Option(help: "Also serve HTTP on this port, same host as --host: GET /ws (the protocol over a WebSocket), /healthz, /metrics.")
+    @Option(help: "Also serve HTTP on this port, same host as --host: GET /ws (the protocol over a WebSocket), /healthz, /metrics, the demo, hunt and console pages.")
     var httpPort: Int?
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Longest request line in bytes.") var maxLineBytes = ServeDefaults.maxLineBytes
@@ -76,6 +76,8 @@ struct Serve: AsyncParsableCommand {
     var maxHttpHeaderBytes = ServeDefaults.maxHttpHeaderBytes
     @Option(help: "Origins a /ws WebSocket may be opened from, comma-separated (e.g. https://app.example.org); requests with no Origin are always accepted (default: any).")
     var allowedOrigins: String?
+    @Option(help: "Directory of Leaflet's leaflet.js, leaflet.css and images/, served at /vendor/leaflet/ for the hunt pages (default: Debian's libjs-leaflet).")
+    var leafletDirectory = HTTPConfiguration.debianLeafletDirectory
     @Option(help: "Connections served at once.") var maxConnections = ServeDefaults.maxConnections
     @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = ServeDefaults.maxConnectionsPerAddress
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = ServeDefaults.idleTimeout
@@ -315,7 +317,8 @@ struct Serve: AsyncParsableCommand {
                         maxConnectionsPerAddress: maxConnectionsPerAddress, limits: ProtocolLimits(maxLineBytes: maxLineBytes),
                         maxEventBytes: maxEventBytes,
                         head: HTTPHeadLimits(maxRequestLineBytes: maxHttpRequestLineBytes, maxHeaderBytes: maxHttpHeaderBytes),
-                        headTimeoutSeconds: lineTimeout, idleTimeoutSeconds: idleTimeout, allowedOrigins: try parsedOrigins()),
+                        headTimeoutSeconds: lineTimeout, idleTimeoutSeconds: idleTimeout, allowedOrigins: try parsedOrigins(),
+                        leafletDirectory: leafletDirectory),
                     board: board, table: table, metrics: metrics, limits: connectionLimits,
                     logger: logger)))
             }

@@ -171,7 +171,7 @@ struct HTTPGuardTests {
         }
     }
 
-    @Test("every page the HTTP port serves sends the security headers", arguments: ["/", "/demo.js", "/healthz", "/metrics", "/nope", "/mod/"])
+    @Test("every page the HTTP port serves sends the security headers", arguments: ["/", "/demo.js", "/healthz", "/metrics", "/nope", "/mod/", "/play", "/host", "/hunts.js", "/vendor/leaflet/nope.js"])
     func securityHeaders(path: String) async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
             let response = try await httpRequest(http, "GET", path)

@@ -195,3 +195,12 @@ func sample(_ series: String, in text: String) -> Double? {
     }
     return nil
 }
+
+/// The header field `name` (lower-case) of a response head, or nil.
+func header(_ name: String, in head: String) -> String? {
+    for line in head.split(separator: "\r\n") {
+        let parts = line.split(separator: ":", maxSplits: 1)
+        if parts.count == 2, parts[0].lowercased() == name { return String(parts[1].drop { $0 == " " || $0 == "\t" }) }
+    }
+    return nil
+}

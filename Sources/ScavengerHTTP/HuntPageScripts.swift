@@ -1,0 +1,956 @@
+/// The hunt pages' scripts: `/hunts.js` (shared), `/play.js` and `/host.js`.
+extension HuntPages {
+    /// `/hunts.js`: the WebSocket, the session, the leaderboard, the map (tiles or grid).
+    static let commonScript = #"""
+"use strict";
+// Shared by the player's page (/play) and the host's view (/host): one WebSocket speaking the
+// line protocol, the signed-in session, the map, and small helpers that build elements. Every
+// text that came from the server is put in the page with textContent, never as markup.
+const Hunts = (() => {
+  const statusLine = document.getElementById("status");
+  const TOKEN_KEY = "scavenger.token";
+  let socket = null;
+  let waiting = [];
+  let eventHandler = () => {};
+  let retryDelay = 1000;
+
+  function say(text, kind) {
+    statusLine.textContent = text;
+    statusLine.className = kind || "";
+  }
+
+  // A JSON string literal is a quoted token of the protocol.
+  function quote(text) { return JSON.stringify(String(text)); }
+
+  // An ERR reply: its code, and the rest of the line.
+  class ProtocolError extends Error {
+    constructor(line) {
+      super(line);
+      const match = /^ERR (\S+) ?(.*)$/.exec(line);
+      this.code = match ? match[1] : "INTERNAL";
+      this.detail = match ? match[2] : line;
+    }
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    socket = new WebSocket(scheme + "//" + location.host + "/ws");
+    socket.onopen = async () => {
+      retryDelay = 1000;
+      say("Connected.");
+      try { await resume(); } catch (error) { say(error.message, "error"); }
+    };
+    socket.onclose = () => {
+      for (const next of waiting) next("ERR UNAVAILABLE the connection closed");
+      waiting = [];
+      say("Disconnected; reconnecting…", "error");
+      setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 30000);
+    };
+    // Replies come in the order of the requests; EVENT lines are not replies.
+    socket.onmessage = (message) => {
+      const line = message.data;
+      if (line.startsWith("EVENT ")) { eventHandler(JSON.parse(line.slice(6))); return; }
+      const next = waiting.shift();
+      if (next) next(line);
+    };
+  }
+
+  // Sends one request line: resolves with the JSON of OK, rejects with a ProtocolError.
+  function request(line) {
+    return new Promise((resolve, reject) => {
+      if (!socket || socket.readyState !== WebSocket.OPEN) {
+        reject(new ProtocolError("ERR UNAVAILABLE not connected; retrying"));
+        return;
+      }
+      waiting.push((reply) => {
+        if (reply.startsWith("OK ")) resolve(JSON.parse(reply.slice(3)));
+        else reject(new ProtocolError(reply));
+      });
+      socket.send(line);
+    });
+  }
+
+  // ---- the session: signed in with LOGIN or REGISTER, resumed with AUTH on a new connection.
+  let user = null;
+  const signedInHandlers = [];
+
+  function showUser() {
+    const who = document.getElementById("who");
+    who.textContent = user ? "Signed in as " + user.name : "Not signed in.";
+    document.getElementById("account-forms").hidden = !!user;
+    document.getElementById("logout-button").hidden = !user;
+  }
+
+  async function signedIn(answer) {
+    user = answer.user;
+    if (answer.token) localStorage.setItem(TOKEN_KEY, answer.token);
+    showUser();
+    for (const handler of signedInHandlers) await handler(user);
+  }
+
+  async function resume() {
+    const token = localStorage.getItem(TOKEN_KEY);
+    if (!token) { showUser(); return; }
+    try {
+      await signedIn(await request("AUTH " + quote(token)));
+    } catch (error) {
+      if (error.code === "UNAUTHORIZED") localStorage.removeItem(TOKEN_KEY);
+      user = null;
+      showUser();
+      if (error.code !== "UNAUTHORIZED") throw error;
+    }
+  }
+
+  function formValue(id) { return document.getElementById(id).value; }
+
+  function setUpAccountForms() {
+    document.getElementById("login-form").addEventListener("submit", async (submit) => {
+      submit.preventDefault();
+      try {
+        await signedIn(await request(`LOGIN ${quote(formValue("login-name"))} ${quote(formValue("login-password"))}`));
+        document.getElementById("login-password").value = "";
+        say("Signed in.");
+      } catch (error) { say(error.detail || error.message, "error"); }
+    });
+    document.getElementById("register-form").addEventListener("submit", async (submit) => {
+      submit.preventDefault();
+      try {
+        await signedIn(await request(`REGISTER ${quote(formValue("register-name"))} ${quote(formValue("register-email"))} ${quote(formValue("register-password"))}`));
+        document.getElementById("register-password").value = "";
+        say("Account created; signed in.");
+      } catch (error) { say(error.detail || error.message, "error"); }
+    });
+    document.getElementById("logout-button").addEventListener("click", async () => {
+      try { await request("LOGOUT"); } catch (error) { /* the token is dropped here anyway */ }
+      localStorage.removeItem(TOKEN_KEY);
+      location.reload();
+    });
+  }
+
+  // ---- elements built from data, text only.
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function button(label, onClick, className) {
+    const node = element("button", className, label);
+    node.type = "button";
+    node.addEventListener("click", onClick);
+    return node;
+  }
+
+  function when(time) {
+    if (!time) return "";
+    const date = new Date(time);
+    return isNaN(date) ? String(time) : date.toLocaleString();
+  }
+
+  function huntState(hunt) {
+    const parts = [hunt.state];
+    if (hunt.state === "scheduled" && hunt.starts) parts.push("starts " + when(hunt.starts));
+    if (hunt.state !== "ended" && hunt.ends) parts.push("ends " + when(hunt.ends));
+    if (hunt.ordered) parts.push("stops in order");
+    parts.push(hunt.stops + (hunt.stops === 1 ? " stop" : " stops"));
+    parts.push(hunt.players + (hunt.players === 1 ? " player" : " players"));
+    return parts.join(" · ");
+  }
+
+  // ---- the leaderboard, kept from LEADERBOARD and updated by `score` events.
+  class Leaderboard {
+    constructor(tbody) { this.tbody = tbody; this.entries = new Map(); }
+    reset(entries) {
+      this.entries = new Map();
+      for (const entry of entries) this.entries.set(entry.player, entry);
+      this.render();
+    }
+    update(entry) { this.entries.set(entry.player, entry); this.render(); }
+    render() {
+      const rows = [...this.entries.values()].sort((a, b) =>
+        a.rank - b.rank || b.points - a.points || (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
+      this.tbody.replaceChildren(...rows.map((entry) => {
+        const row = element("tr");
+        row.dataset.player = entry.player;
+        if (user && entry.player === Hunts.myName) row.className = "me";
+        row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
+          element("td", "points", entry.points), element("td", "found", entry.found));
+        return row;
+      }));
+    }
+  }
+
+  // ---- the map: Leaflet over OpenStreetMap's tiles when they can be reached, else a plain grid.
+  // The grid: each 256-pixel tile drawn on a canvas, lines every quarter tile, the latitude and
+  // longitude of each tile's corner; the scale bar gives the distances.
+  const GridLayer = L.GridLayer.extend({
+    createTile(coords) {
+      const tile = document.createElement("canvas");
+      const size = this.getTileSize();
+      tile.width = size.x;
+      tile.height = size.y;
+      const context = tile.getContext("2d");
+      context.fillStyle = "#f3f1ea";
+      context.fillRect(0, 0, size.x, size.y);
+      context.strokeStyle = "#dcd6c8";
+      context.lineWidth = 1;
+      context.beginPath();
+      for (let i = 1; i < 4; i++) {
+        const at = Math.round(i * size.x / 4) + 0.5;
+        context.moveTo(at, 0); context.lineTo(at, size.y);
+        context.moveTo(0, at); context.lineTo(size.x, at);
+      }
+      context.stroke();
+      context.strokeStyle = "#a69d88";
+      context.strokeRect(0.5, 0.5, size.x, size.y);
+      const corner = this._map.unproject(coords.scaleBy(size), coords.z);
+      context.fillStyle = "#6b6456";
+      context.font = "11px sans-serif";
+      context.fillText(corner.lat.toFixed(4) + ", " + L.Util.wrapNum(corner.lng, [-180, 180], true).toFixed(4), 4, 13);
+      return tile;
+    },
+  });
+
+  const TILE_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
+  // OpenStreetMap's tile servers ask for a Referer: the page's policy sends none, so each tile
+  // image asks for one of its own (the origin only).
+  const OSMLayer = L.TileLayer.extend({
+    createTile(coords, done) {
+      const tile = document.createElement("img");
+      tile.referrerPolicy = "strict-origin-when-cross-origin";
+      tile.alt = "";
+      tile.onload = () => done(null, tile);
+      tile.onerror = (error) => done(error, tile);
+      tile.src = this.getTileUrl(coords);
+      return tile;
+    },
+  });
+
+  function makeMap(elementID, note) {
+    const map = L.map(elementID, { center: [20, 0], zoom: 2, worldCopyJump: true });
+    const grid = new GridLayer({ className: "grid-layer" }).addTo(map);
+    L.control.scale({ imperial: false, maxWidth: 150 }).addTo(map);
+    map.attributionControl.setPrefix("Leaflet");
+    const noteLine = document.getElementById(note);
+    noteLine.textContent = "Map: a plain grid (OpenStreetMap's tiles cannot be reached from here); the scale bar gives distances.";
+    // One tile tells whether OpenStreetMap answers; only then does the map use its tiles.
+    const probe = new Image();
+    probe.referrerPolicy = "strict-origin-when-cross-origin";
+    probe.onload = () => {
+      new OSMLayer(TILE_URL, {
+        maxZoom: 19,
+        attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors',
+      }).addTo(map);
+      map.removeLayer(grid);
+      noteLine.textContent = "Map: OpenStreetMap.";
+      document.getElementById(elementID).dataset.tiles = "osm";
+    };
+    probe.src = TILE_URL.replace("{z}/{x}/{y}", "0/0/0");
+    document.getElementById(elementID).dataset.tiles = "grid";
+    return map;
+  }
+
+  // A tooltip's content as an element: Leaflet would take a string as HTML.
+  function label(text) { return element("span", null, text); }
+
+  // Starts the page: `onEvent` gets every EVENT, `onSignedIn` runs after each sign-in (and after
+  // each reconnection that resumed the session).
+  function start({ onEvent, onSignedIn }) {
+    eventHandler = onEvent;
+    if (onSignedIn) signedInHandlers.push(onSignedIn);
+    setUpAccountForms();
+    showUser();
+    connect();
+  }
+
+  return {
+    say, quote, request, start, element, button, when, huntState, Leaderboard, makeMap, label,
+    ProtocolError, myName: null,
+    get user() { return user; },
+  };
+})();
+"""#
+
+    /// `/play.js`: the player's page.
+    static let playScript = #"""
+"use strict";
+// The player's page: join a hunt by its code, see its stops on the map, check in where the
+// browser says you are, follow the leaderboard and the hints as they come.
+(() => {
+  const { say, quote, request, element, button, when, huntState } = Hunts;
+  const HUNT_KEY = "scavenger.play.hunt";
+  const map = Hunts.makeMap("map", "map-note");
+  const stopLayer = L.layerGroup().addTo(map);
+  const positionLayer = L.layerGroup().addTo(map);
+  const leaderboard = new Hunts.Leaderboard(document.getElementById("leaderboard-rows"));
+  const stopSelect = document.getElementById("checkin-stop");
+  const result = document.getElementById("checkin-result");
+  let hunt = null;          // the hunt shown
+  let stops = new Map();    // its stops the player may see, by id
+  let found = new Set();    // the stops the player has found
+  let watchID = null;
+  let fitted = false;
+
+  function show(kind, text) {
+    result.className = "result " + kind;
+    result.textContent = text;
+  }
+
+  // ---- the hunts the player plays (HUNTS MINE), to come back to one.
+  async function listMine() {
+    const list = document.getElementById("my-hunts");
+    try {
+      const page = await request("HUNTS MINE LIMIT 20");
+      const playing = page.hunts.filter((item) => item.code === undefined);
+      list.replaceChildren(...playing.map((item) => {
+        const row = element("li");
+        row.append(button(item.name, () => openHunt(item.id), "link"), element("span", "meta", " " + item.state));
+        return row;
+      }));
+      document.getElementById("my-hunts-section").hidden = playing.length === 0;
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+
+  // ---- a hunt: HUNT, LEADERBOARD and WATCH HUNT.
+  async function openHunt(id) {
+    try {
+      await readHunt(id);
+      const board = await request(`LEADERBOARD ${id} LIMIT 100`);
+      leaderboard.reset(board.entries);
+      if (watchID) await request(`UNWATCH ${watchID}`).catch(() => {});
+      watchID = (await request(`WATCH HUNT ${id}`)).watch;
+      localStorage.setItem(HUNT_KEY, id);
+      document.getElementById("hunt-section").hidden = false;
+      map.invalidateSize();
+      if (!fitted) fitMap();
+    } catch (error) {
+      if (error.code === "NOT_FOUND") localStorage.removeItem(HUNT_KEY);
+      say(error.detail || error.message, "error");
+    }
+  }
+
+  async function readHunt(id) {
+    const answer = await request(`HUNT ${id}`);
+    const firstTime = !hunt || hunt.id !== answer.hunt.id;
+    hunt = answer.hunt;
+    stops = new Map(answer.stops.map((stop) => [stop.id, stop]));
+    found = new Set(answer.me ? answer.me.found : []);
+    if (firstTime) fitted = false;
+    document.getElementById("hunt-name").textContent = hunt.name;
+    document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
+    document.getElementById("hunt-description").textContent = hunt.description;
+    document.getElementById("my-score").textContent = answer.me
+      ? `You: ${answer.me.points} points, ${answer.me.found.length} of ${hunt.stops} stops found, rank ${answer.me.rank}.`
+      : "";
+    const winners = document.getElementById("winners");
+    winners.textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
+    showHints(answer.hints);
+    renderStops();
+  }
+
+  function showHints(hints) {
+    const list = document.getElementById("hints");
+    list.replaceChildren(...hints.slice().reverse().map(hintItem));
+    document.getElementById("no-hints").hidden = hints.length > 0;
+  }
+
+  function hintItem(hint) {
+    const item = element("li");
+    item.append(element("span", "hint-text", hint.text), element("span", "meta", " " + when(hint.at)));
+    return item;
+  }
+
+  function stopName(stop) { return `${stop.n}. ${stop.title}`; }
+
+  function renderStops() {
+    const list = document.getElementById("stops");
+    const previous = stopSelect.value;
+    stopLayer.clearLayers();
+    stopSelect.replaceChildren();
+    list.replaceChildren();
+    const ordered = [...stops.values()].sort((a, b) => a.n - b.n);
+    for (const stop of ordered) {
+      const isFound = found.has(stop.id);
+      const item = element("li", isFound ? "found" : "");
+      item.dataset.stop = stop.id;
+      item.append(element("strong", null, stopName(stop)));
+      const facts = [`${stop.points} points`, `within ${stop.radius_m} m`];
+      if (stop.proof === "code") facts.push("needs the code found there");
+      if (stop.proof === "photo") facts.push("needs a photo, reviewed by the host");
+      facts.push(`found by ${stop.found_by}`);
+      if (isFound) facts.unshift("found");
+      item.append(element("div", "meta", facts.join(" · ")));
+      if (stop.clue) item.append(element("div", "clue", stop.clue));
+      if (stop.lat === null) item.append(element("div", "meta", "Hidden: its place shows once you find it."));
+      list.append(item);
+
+      const option = element("option", null, stopName(stop) + (isFound ? " (found)" : ""));
+      option.value = stop.id;
+      option.disabled = isFound;
+      stopSelect.append(option);
+
+      if (stop.lat !== null && stop.lon !== null) {
+        const color = isFound ? "#1b7a3a" : "#1a4d8f";
+        L.circle([stop.lat, stop.lon], { radius: stop.radius_m, color, weight: 2, fillOpacity: 0.12 }).addTo(stopLayer);
+        L.circleMarker([stop.lat, stop.lon], { radius: 6, color, fillColor: color, fillOpacity: 0.9 })
+          .bindTooltip(Hunts.label(stopName(stop)), { permanent: true, direction: "top", offset: [0, -6] })
+          .on("click", () => { if (!isFound) { stopSelect.value = stop.id; updateProofFields(); } })
+          .addTo(stopLayer);
+      }
+    }
+    if (stops.has(previous) && !found.has(previous)) stopSelect.value = previous;
+    else {
+      const next = ordered.find((stop) => !found.has(stop.id));
+      if (next) stopSelect.value = next.id;
+    }
+    if (!ordered.some((stop) => !found.has(stop.id))) {
+      const none = element("option", null, stops.size ? "every stop shown is found" : "no stop yet");
+      none.value = "";
+      none.disabled = true;
+      stopSelect.prepend(none);
+      stopSelect.value = "";
+    }
+    document.getElementById("no-stops").hidden = stops.size > 0;
+    document.getElementById("no-stops").textContent = hunt.state === "scheduled"
+      ? "The stops show when the hunt starts." : "No stop to show.";
+    updateProofFields();
+  }
+
+  function fitMap() {
+    const points = [...stops.values()].filter((stop) => stop.lat !== null).map((stop) => [stop.lat, stop.lon]);
+    if (points.length === 0) return;
+    map.fitBounds(L.latLngBounds(points).pad(0.5), { maxZoom: 17 });
+    fitted = true;
+  }
+
+  function updateProofFields() {
+    const stop = stops.get(stopSelect.value);
+    document.getElementById("code-field").hidden = !stop || stop.proof !== "code";
+    document.getElementById("photo-field").hidden = !stop || stop.proof !== "photo";
+    document.getElementById("checkin-button").disabled = !stop || hunt.state !== "running";
+  }
+
+  // ---- joining.
+  document.getElementById("join-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    const code = document.getElementById("join-code").value.trim();
+    const name = document.getElementById("join-name").value.trim();
+    try {
+      const answer = await request(`JOIN ${quote(code)}` + (name ? ` AS ${quote(name)}` : ""));
+      Hunts.myName = name || Hunts.user.name;
+      say(`Joined “${answer.hunt.name}”.`);
+      await openHunt(answer.hunt.id);
+      listMine();
+    } catch (error) {
+      say(error.code === "NOT_FOUND" ? "No running or upcoming hunt has that code." : (error.detail || error.message), "error");
+    }
+  });
+
+  // ---- checking in where the browser says the player is.
+  function where() {
+    return new Promise((resolve, reject) => {
+      if (!navigator.geolocation) { reject(new Error("this browser cannot tell where it is")); return; }
+      navigator.geolocation.getCurrentPosition(resolve, reject, { enableHighAccuracy: true, timeout: 60000, maximumAge: 0 });
+    });
+  }
+
+  function photoBase64(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ""));
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+  }
+
+  // The player's fix on the map; when it is out of view, the map shows it and the stop together.
+  function showPosition(coords, stop) {
+    positionLayer.clearLayers();
+    const at = L.latLng(coords.latitude, coords.longitude);
+    if (coords.accuracy > 0) L.circle(at, { radius: coords.accuracy, color: "#b3261e", weight: 1, fillOpacity: 0.08 }).addTo(positionLayer);
+    L.circleMarker(at, { radius: 7, color: "#fff", weight: 2, fillColor: "#b3261e", fillOpacity: 1 })
+      .bindTooltip(Hunts.label("You"), { permanent: true, direction: "bottom", offset: [0, 6] }).addTo(positionLayer);
+    if (!map.getBounds().contains(at)) {
+      const points = [at];
+      if (stop.lat !== null) points.push([stop.lat, stop.lon]);
+      map.fitBounds(L.latLngBounds(points).pad(0.3), { maxZoom: 17 });
+    }
+  }
+
+  document.getElementById("checkin-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    const stop = stops.get(stopSelect.value);
+    if (!stop) return;
+    const checkinButton = document.getElementById("checkin-button");
+    checkinButton.disabled = true;
+    show("working", "Finding where you are…");
+    try {
+      let position;
+      try {
+        position = await where();
+      } catch (error) {
+        show("error", "Your location is not available: " + error.message + ". Allow this page to use your location and try again.");
+        return;
+      }
+      const { latitude, longitude, accuracy } = position.coords;
+      showPosition(position.coords, stop);
+      let line = `CHECKIN ${stop.id} ${latitude.toFixed(6)} ${longitude.toFixed(6)} ACCURACY ${Math.max(0, Math.ceil(accuracy || 0))}`;
+      if (stop.proof === "code") {
+        const code = document.getElementById("checkin-code").value.trim();
+        if (!code) { show("error", "Type the code you found at this stop."); return; }
+        line += " CODE " + quote(code);
+      } else if (stop.proof !== "code" && accuracy > stop.radius_m) {
+        show("error", `Your position is only known to within ${Math.round(accuracy)} m, more than this stop's ${stop.radius_m} m: wait for a better fix (outdoors, location services on) and try again.`);
+        return;
+      }
+      if (stop.proof === "photo") {
+        const file = document.getElementById("checkin-photo").files[0];
+        if (!file) { show("error", "Take or choose a photo for this stop."); return; }
+        line += " PHOTO " + await photoBase64(file);
+      }
+      show("working", "Checking in…");
+      const answer = await request(line);
+      const checkin = answer.checkin;
+      const standing = `You have ${answer.score.points} points, rank ${answer.score.rank}.`;
+      if (checkin.status === "accepted") show("ok", `Checked in at ${stopName(stop)}: +${checkin.points} points. ${standing}`);
+      else if (checkin.status === "pending") show("pending", `Checked in at ${stopName(stop)}: waiting for the host to review your photo. ${standing}`);
+      else show("pending", `Checked in at ${stopName(stop)}, but flagged for review (you moved faster than anyone walks). ${standing}`);
+      document.getElementById("checkin-code").value = "";
+      document.getElementById("checkin-photo").value = "";
+      await readHunt(hunt.id);
+    } catch (error) {
+      showRefusal(error, stop);
+    } finally {
+      updateProofFields();
+    }
+  });
+
+  function showRefusal(error, stop) {
+    if (!(error instanceof Hunts.ProtocolError)) { show("error", error.message); return; }
+    switch (error.code) {
+    case "TOO_FAR": {
+      const distance = Number(error.detail.split(" ")[0]);
+      show("too-far", `Too far: you are ${distance} m from ${stopName(stop)}. Get within ${stop.radius_m} m of it and check in again.`);
+      break;
+    }
+    case "FORBIDDEN":
+      show("error", stop.proof === "code" ? "That is not this stop's code." : error.detail);
+      break;
+    case "RATE_LIMITED":
+      show("error", `Too many wrong codes: try again in ${error.detail.split(" ")[0]} s.`);
+      break;
+    default:
+      show("error", error.detail || error.message);
+    }
+  }
+
+  stopSelect.addEventListener("change", updateProofFields);
+
+  // ---- live: the hunt's events.
+  function onEvent(event) {
+    if (!hunt || event.watch !== watchID) return;
+    switch (event.type) {
+    case "score":
+      leaderboard.update(event.entry);
+      break;
+    case "found": {
+      const stop = stops.get(event.stop);
+      if (stop) { stop.found_by += 1; renderStops(); }
+      activity(`${event.player} found ${stop ? stopName(stop) : "a stop"} (+${event.points})`);
+      break;
+    }
+    case "hint":
+      document.getElementById("hints").prepend(hintItem(event));
+      document.getElementById("no-hints").hidden = true;
+      activity("New hint: " + event.text);
+      break;
+    case "hunt": {
+      const changed = event.hunt.state !== hunt.state;
+      hunt = Object.assign(hunt, event.hunt);
+      if (changed) {
+        activity(event.hunt.state === "running" ? "The hunt has started." : event.hunt.state === "ended" ? "The hunt has ended." : "The hunt changed.");
+        readHunt(hunt.id).then(() => { if (!fitted) fitMap(); }).catch((error) => say(error.message, "error"));
+      } else {
+        document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
+      }
+      break;
+    }
+    case "overflow":
+      openHunt(hunt.id);
+      break;
+    }
+  }
+
+  function activity(text) {
+    const list = document.getElementById("activity");
+    list.prepend(element("li", null, `${new Date().toLocaleTimeString()} ${text}`));
+    while (list.children.length > 30) list.lastChild.remove();
+  }
+
+  Hunts.start({
+    onEvent,
+    onSignedIn: async (user) => {
+      Hunts.myName = Hunts.myName || user.name;
+      document.getElementById("join-section").hidden = false;
+      await listMine();
+      const id = localStorage.getItem(HUNT_KEY);
+      if (id) await openHunt(id);
+    },
+  });
+})();
+"""#
+
+    /// `/host.js`: the host's view.
+    static let hostScript = #"""
+"use strict";
+// The host's view: create a hunt, place its stops by clicking the map, start it, send hints,
+// review photo and flagged check-ins, and print the QR codes of its code stops.
+//
+// The daemon keeps a stop's code only hashed: this browser keeps the codes it typed (in
+// localStorage, by stop id) and has the daemon draw them (POST /qr, the code in the body).
+(() => {
+  const { say, quote, request, element, button, when, huntState } = Hunts;
+  const HUNT_KEY = "scavenger.host.hunt";
+  const CODES_KEY = "scavenger.host.codes";
+  const map = Hunts.makeMap("map", "map-note");
+  const stopLayer = L.layerGroup().addTo(map);
+  const draftLayer = L.layerGroup().addTo(map);
+  const leaderboard = new Hunts.Leaderboard(document.getElementById("leaderboard-rows"));
+  let hunt = null;
+  let stops = [];
+  let watchID = null;
+  let located = false;
+
+  function field(id) { return document.getElementById(id); }
+
+  function codes() {
+    try { return JSON.parse(localStorage.getItem(CODES_KEY) || "{}"); } catch (error) { return {}; }
+  }
+
+  function keepCode(stopID, code) {
+    const all = codes();
+    all[stopID] = code;
+    localStorage.setItem(CODES_KEY, JSON.stringify(all));
+  }
+
+  // ---- the hunts this user hosts.
+  async function listMine() {
+    try {
+      const page = await request("HUNTS MINE LIMIT 50");
+      const hosted = page.hunts.filter((item) => item.code !== undefined);
+      field("my-hunts").replaceChildren(...hosted.map((item) => {
+        const row = element("li");
+        row.append(button(item.name, () => openHunt(item.id), "link"), element("span", "meta", " " + item.state));
+        return row;
+      }));
+      field("no-hunts").hidden = hosted.length > 0;
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+
+  field("create-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    let line = "CREATEHUNT " + quote(field("create-name").value.trim());
+    const description = field("create-description").value.trim();
+    if (description) line += " DESCRIPTION " + quote(description);
+    if (field("create-ordered").checked) line += " ORDERED";
+    if (field("create-public").checked) line += " PUBLIC";
+    const minutes = field("create-duration").value;
+    if (minutes) line += " DURATION " + Math.round(Number(minutes) * 60);
+    try {
+      const answer = await request(line);
+      say(`Created “${answer.hunt.name}”. Click the map to place its stops.`);
+      field("create-form").reset();
+      await openHunt(answer.hunt.id);
+      listMine();
+    } catch (error) { say(error.detail || error.message, "error"); }
+  });
+
+  // ---- one hunt.
+  async function openHunt(id) {
+    try {
+      await readHunt(id);
+      leaderboard.reset((await request(`LEADERBOARD ${id} LIMIT 100`)).entries);
+      if (watchID) await request(`UNWATCH ${watchID}`).catch(() => {});
+      watchID = (await request(`WATCH HUNT ${id}`)).watch;
+      localStorage.setItem(HUNT_KEY, id);
+      field("hunt-section").hidden = false;
+      map.invalidateSize();
+      fitMap();
+      await readReviews();
+    } catch (error) {
+      if (error.code === "NOT_FOUND") localStorage.removeItem(HUNT_KEY);
+      say(error.detail || error.message, "error");
+    }
+  }
+
+  async function readHunt(id) {
+    const answer = await request(`HUNT ${id}`);
+    hunt = answer.hunt;
+    stops = answer.stops.slice().sort((a, b) => a.n - b.n);
+    field("hunt-name").textContent = hunt.name;
+    field("hunt-code").textContent = hunt.code || "";
+    field("hunt-meta").textContent = huntState(hunt);
+    field("hunt-description").textContent = hunt.description;
+    field("winners").textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
+    const scheduled = hunt.state === "scheduled";
+    field("start-button").disabled = !scheduled;
+    field("end-button").disabled = hunt.state === "ended";
+    field("stop-fieldset").disabled = !scheduled;
+    field("stop-help").textContent = scheduled
+      ? "Click the map where a stop is, then describe it and add it."
+      : "Stops can be added and removed only before the hunt starts.";
+    field("hint-fieldset").disabled = hunt.state !== "running";
+    const hints = field("hints");
+    hints.replaceChildren(...answer.hints.slice().reverse().map((hint) => {
+      const item = element("li");
+      item.append(element("span", "hint-text", hint.text), element("span", "meta", " " + when(hint.at)));
+      return item;
+    }));
+    renderStops();
+    renderSheet();
+  }
+
+  function stopName(stop) { return `${stop.n}. ${stop.title}`; }
+
+  function renderStops() {
+    stopLayer.clearLayers();
+    const list = field("stops");
+    list.replaceChildren();
+    for (const stop of stops) {
+      const item = element("li");
+      item.dataset.stop = stop.id;
+      item.append(element("strong", null, stopName(stop)));
+      const facts = [`${stop.points} points`, `radius ${stop.radius_m} m`, `proof: ${stop.proof}`, `found by ${stop.found_by}`,
+        `${stop.lat.toFixed(5)}, ${stop.lon.toFixed(5)}`];
+      item.append(element("div", "meta", facts.join(" · ")));
+      if (stop.clue) item.append(element("div", "clue", stop.clue));
+      if (hunt.state === "scheduled") item.append(button("Remove", () => removeStop(stop), "small"));
+      list.append(item);
+      L.circle([stop.lat, stop.lon], { radius: stop.radius_m, color: "#1a4d8f", weight: 2, fillOpacity: 0.12 }).addTo(stopLayer);
+      L.circleMarker([stop.lat, stop.lon], { radius: 6, color: "#1a4d8f", fillColor: "#1a4d8f", fillOpacity: 0.9 })
+        .bindTooltip(Hunts.label(stopName(stop)), { permanent: true, direction: "top", offset: [0, -6] })
+        .addTo(stopLayer);
+    }
+    field("no-stops").hidden = stops.length > 0;
+  }
+
+  function fitMap() {
+    if (stops.length > 0) {
+      map.fitBounds(L.latLngBounds(stops.map((stop) => [stop.lat, stop.lon])).pad(0.5), { maxZoom: 17 });
+    } else if (!located && navigator.geolocation) {
+      // A new hunt: start where the host is, when the browser says so.
+      navigator.geolocation.getCurrentPosition((position) => {
+        located = true;
+        if (stops.length === 0) map.setView([position.coords.latitude, position.coords.longitude], 16);
+      }, () => {}, { timeout: 20000 });
+    }
+  }
+
+  async function removeStop(stop) {
+    try {
+      await request(`REMOVESTOP ${stop.id}`);
+      say(`Removed ${stopName(stop)}.`);
+      await readHunt(hunt.id);
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+
+  // ---- placing a stop: a click on the map gives its place.
+  function drawDraft() {
+    draftLayer.clearLayers();
+    const lat = Number(field("stop-lat").value);
+    const lon = Number(field("stop-lon").value);
+    if (!field("stop-lat").value || !field("stop-lon").value) return;
+    const radius = Number(field("stop-radius").value) || 0;
+    L.circle([lat, lon], { radius, color: "#b3261e", weight: 2, dashArray: "4 4", fillOpacity: 0.1 }).addTo(draftLayer);
+    L.circleMarker([lat, lon], { radius: 6, color: "#b3261e", fillColor: "#b3261e", fillOpacity: 0.9 }).addTo(draftLayer);
+  }
+
+  map.on("click", (click) => {
+    if (!hunt || hunt.state !== "scheduled") return;
+    const at = click.latlng.wrap();
+    field("stop-lat").value = at.lat.toFixed(6);
+    field("stop-lon").value = at.lng.toFixed(6);
+    drawDraft();
+    field("stop-title").focus();
+  });
+  field("stop-radius").addEventListener("input", drawDraft);
+  field("stop-proof").addEventListener("change", () => {
+    field("stop-code-field").hidden = field("stop-proof").value !== "code";
+  });
+
+  field("stop-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    const lat = field("stop-lat").value;
+    const lon = field("stop-lon").value;
+    if (!lat || !lon) { say("Click the map where the stop is first.", "error"); return; }
+    const proof = field("stop-proof").value;
+    const code = field("stop-code").value.trim();
+    let line = `ADDSTOP ${hunt.id} ${lat} ${lon} ${field("stop-radius").value} ${field("stop-points").value} ${quote(field("stop-title").value.trim())}`;
+    const clue = field("stop-clue").value.trim();
+    if (clue) line += " CLUE " + quote(clue);
+    line += " PROOF " + proof;
+    if (proof === "code") line += " CODE " + quote(code);
+    if (field("stop-hidden").checked) line += " HIDDEN";
+    try {
+      const answer = await request(line);
+      if (proof === "code") keepCode(answer.stop.id, code);
+      say(`Added ${stopName(answer.stop)}.`);
+      for (const id of ["stop-title", "stop-clue", "stop-code", "stop-lat", "stop-lon"]) field(id).value = "";
+      field("stop-hidden").checked = false;
+      draftLayer.clearLayers();
+      await readHunt(hunt.id);
+    } catch (error) { say(error.detail || error.message, "error"); }
+  });
+
+  // ---- running it.
+  field("start-button").addEventListener("click", async () => {
+    try {
+      await request(`STARTHUNT ${hunt.id}`);
+      say("The hunt has started.");
+      await readHunt(hunt.id);
+    } catch (error) { say(error.detail || error.message, "error"); }
+  });
+
+  field("end-button").addEventListener("click", async () => {
+    if (!confirm("End this hunt for everyone now?")) return;
+    try {
+      await request(`ENDHUNT ${hunt.id}`);
+      say("The hunt has ended.");
+      await readHunt(hunt.id);
+    } catch (error) { say(error.detail || error.message, "error"); }
+  });
+
+  field("hint-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    try {
+      await request(`HINT ${hunt.id} ${quote(field("hint-text").value.trim())}`);
+      field("hint-text").value = "";
+      say("Hint sent.");
+      await readHunt(hunt.id);
+    } catch (error) { say(error.detail || error.message, "error"); }
+  });
+
+  // ---- review: pending (photo) and flagged check-ins.
+  async function readReviews() {
+    const list = field("reviews");
+    try {
+      const page = await request(`REVIEW ${hunt.id} LIMIT 50`);
+      list.replaceChildren(...page.checkins.map(reviewItem));
+      field("no-reviews").hidden = page.checkins.length > 0;
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+
+  function reviewItem(checkin) {
+    const stop = stops.find((item) => item.id === checkin.stop);
+    const item = element("li", "review");
+    item.dataset.checkin = checkin.id;
+    item.append(element("strong", null, `${checkin.player} at ${stop ? stopName(stop) : checkin.stop}`));
+    item.append(element("div", "meta", `${checkin.status} · ${Math.round(checkin.distance_m)} m from the stop · ${when(checkin.at)}`));
+    const actions = element("div", "actions");
+    const bonus = element("input");
+    bonus.type = "number"; bonus.min = "0"; bonus.max = "10000"; bonus.value = "0";
+    bonus.setAttribute("aria-label", "Bonus points");
+    const note = element("input");
+    note.placeholder = "Note (optional)";
+    note.setAttribute("aria-label", "Note for a rejection");
+    actions.append(
+      button("Approve", async () => {
+        const extra = Number(bonus.value) > 0 ? ` BONUS ${Math.round(Number(bonus.value))}` : "";
+        await decide(`APPROVE ${checkin.id}${extra}`, "Approved.");
+      }),
+      element("label", "inline", "bonus "), bonus,
+      button("Reject", () => decide(`REJECT ${checkin.id}` + (note.value.trim() ? " NOTE " + quote(note.value.trim()) : ""), "Rejected.")),
+      note);
+    if (checkin.photo) {
+      const holder = element("div", "photo");
+      actions.append(button("Show photo", async () => {
+        try {
+          const photo = await request(`PHOTO ${checkin.id}`);
+          if (!/^image\/(jpeg|png|gif|webp)$/.test(photo.mime) || !/^[A-Za-z0-9+/=]+$/.test(photo.data)) throw new Error("not an image");
+          const image = element("img");
+          image.alt = `Photo by ${checkin.player}`;
+          image.src = `data:${photo.mime};base64,${photo.data}`;
+          holder.replaceChildren(image);
+        } catch (error) { say(error.detail || error.message, "error"); }
+      }));
+      item.append(actions, holder);
+    } else {
+      item.append(actions);
+    }
+    return item;
+  }
+
+  async function decide(line, done) {
+    try {
+      await request(line);
+      say(done);
+      await readReviews();
+      await readHunt(hunt.id);
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+
+  field("review-refresh").addEventListener("click", readReviews);
+
+  // ---- the printable sheet: a QR code per code stop, drawn by the daemon.
+  async function renderSheet() {
+    const sheet = field("sheet");
+    const kept = codes();
+    const codeStops = stops.filter((stop) => stop.proof === "code");
+    field("sheet-title").textContent = hunt.name;
+    field("no-codes").hidden = codeStops.length > 0;
+    const cards = [];
+    for (const stop of codeStops) {
+      const card = element("figure", "qr-card");
+      card.dataset.stop = stop.id;
+      const code = kept[stop.id];
+      if (code) {
+        try {
+          const response = await fetch("/qr", {
+            method: "POST", headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ text: code, title: stopName(stop) }), cache: "no-store",
+          });
+          if (!response.ok) throw new Error(await response.text());
+          const svg = await response.text();
+          const image = element("img", "qr");
+          image.alt = `QR code of ${stopName(stop)}`;
+          image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
+          card.append(image);
+        } catch (error) {
+          card.append(element("p", "error", "Could not draw this code: " + error.message));
+        }
+      } else {
+        card.append(element("p", "missing", "Its code was typed in another browser: the server keeps codes only hashed, so it cannot be printed here."));
+        card.append(element("figcaption", null, stopName(stop)));
+      }
+      cards.push(card);
+    }
+    sheet.replaceChildren(...cards);
+  }
+
+  field("print-button").addEventListener("click", () => window.print());
+
+  // ---- live: the hunt's events.
+  function onEvent(event) {
+    if (!hunt || event.watch !== watchID) return;
+    if (event.type === "score") leaderboard.update(event.entry);
+    else if (event.type === "found") {
+      const stop = stops.find((item) => item.id === event.stop);
+      if (stop) { stop.found_by += 1; renderStops(); }
+    } else if (event.type === "hunt" && event.hunt.state !== hunt.state) readHunt(hunt.id).catch((error) => say(error.message, "error"));
+    else if (event.type === "overflow") openHunt(hunt.id);
+  }
+
+  Hunts.start({
+    onEvent,
+    onSignedIn: async () => {
+      field("hunts-section").hidden = false;
+      await listMine();
+      const id = localStorage.getItem(HUNT_KEY);
+      if (id) await openHunt(id);
+    },
+  });
+})();
+"""#
+}

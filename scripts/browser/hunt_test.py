@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""The hunt pages in a real browser (headless Chromium driven by selenium), with its location
+emulated through the DevTools protocol (Emulation.setGeolocationOverride).
+
+Usage: hunt_test.py SCAVENGERD DATABASE_URL OUTPUT_DIR
+
+Starts `scavengerd serve` with --http-port against DATABASE_URL (already migrated). Over TCP a
+host creates a hunt with a place stop, a code stop and a photo stop and starts it, and a rival
+joins it. Then
+in Chromium, on the player's page (/play): an account is created, the hunt joined by its code
+(typed in lower case), its stops shown on the map (a grid and a scale bar: no tiles can be
+reached here); a check-in from 300 m away is refused as too far, with the distance; one at the
+stop is accepted; the rival checks in over TCP and the leaderboard changes without a reload; the
+host's hints arrive (one of them a script, shown as text); a wrong code is refused and the right
+one accepted. On the host's view (/host): the host signs in, creates a hunt, places two stops by
+clicking the map (their places as the map gave them, checked over TCP), sees the code stop's QR
+code drawn by the daemon, starts the hunt and sends a hint; the print layout shows the QR sheet
+alone; back on the first hunt, the rival's photo check-in waits for review: the host sees the
+photo and approves it with a bonus, and the leaderboard follows. Screenshots go to OUTPUT_DIR. Exit 0 when every check passed.
+"""
+import json
+import math
+import os
+import sys
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from common import Line, chromium, start_daemon, stop_daemon
+
+FOUNTAIN = (52.5200, 13.4050)
+MILL = (52.5210, 13.4070)
+MILL_CODE = "MILL-7731"
+BAKERY = (52.5195, 13.4075)
+# A 2×2 PNG, red and blue: enough for the browser to decode and show.
+PHOTO = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4zwAEIOI/kAAAG/ID/VxhF44AAAAASUVORK5CYII="
+
+
+def metres(a, b):
+    """Great-circle distance on the protocol's sphere (radius 6,371,008.8 m)."""
+    lat1, lon1, lat2, lon2 = map(math.radians, (*a, *b))
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 2 * 6371008.8 * math.asin(math.sqrt(h))
+
+
+def main():
+    daemon_path, database_url, output = sys.argv[1:4]
+    os.makedirs(output, exist_ok=True)
+    daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
+    base = f"http://127.0.0.1:{http_port}"
+    failures = []
+    driver = None
+
+    def check(condition, message):
+        if not condition:
+            failures.append(message)
+
+    # Every wait is for a state; its 60 s only guard against a hang (the machine may be busy).
+    def until(condition, message):
+        try:
+            WebDriverWait(driver, 60, poll_frequency=0.05).until(lambda d: condition())
+            return True
+        except Exception:  # noqa: BLE001 - a wait that never ends is a failure of the check
+            failures.append(message)
+            return False
+
+    def locate(lat, lon, accuracy=5):
+        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": lat, "longitude": lon, "accuracy": accuracy})
+
+    def text(selector):
+        found = driver.find_elements(By.CSS_SELECTOR, selector)
+        return found[0].text if found else ""
+
+    def texts(selector):
+        return [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+
+    def board():
+        """The leaderboard as the page shows it: player -> (rank, points, found)."""
+        rows = {}
+        for row in driver.find_elements(By.CSS_SELECTOR, "#leaderboard-rows tr"):
+            cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+            if len(cells) == 4:
+                rows[cells[1]] = (cells[0], cells[2], cells[3])
+        return rows
+
+    def result():
+        element = driver.find_element(By.ID, "checkin-result")
+        return element.get_attribute("class"), element.text
+
+    try:
+        host = Line(port)
+        host.ok("REGISTER hostess hostess@example.org password1")
+        hunt = host.ok('CREATEHUNT "Old town trail" DESCRIPTION "Three stops around the square"')["hunt"]
+        fountain = host.ok(f'ADDSTOP {hunt["id"]} {FOUNTAIN[0]} {FOUNTAIN[1]} 40 10 "The fountain" CLUE "Where the water sings"')["stop"]
+        mill = host.ok(f'ADDSTOP {hunt["id"]} {MILL[0]} {MILL[1]} 40 25 "The old mill" PROOF code CODE "{MILL_CODE}"')["stop"]
+        bakery = host.ok(f'ADDSTOP {hunt["id"]} {BAKERY[0]} {BAKERY[1]} 40 15 "The bakery" PROOF photo')["stop"]
+        host.ok(f'STARTHUNT {hunt["id"]}')
+        rival = Line(port)
+        rival.ok("REGISTER rival rival@example.org password2")
+        rival.ok(f'JOIN {hunt["code"]}')
+
+        driver = chromium(1100, 1300)
+        driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
+        far = (FOUNTAIN[0] + 0.0027, FOUNTAIN[1])  # about 300 m north of the fountain
+        locate(*far)
+
+        # ---- the player's page: an account, the hunt joined by its code.
+        driver.get(base + "/play")
+        wait = WebDriverWait(driver, 60)
+        wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "Connected"))
+        driver.find_element(By.ID, "register-name").send_keys("walker")
+        driver.find_element(By.ID, "register-email").send_keys("walker@example.org")
+        driver.find_element(By.ID, "register-password").send_keys("password3")
+        driver.find_element(By.ID, "register-button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "who"), "Signed in as walker"))
+        driver.find_element(By.ID, "join-code").send_keys(hunt["code"].lower())
+        driver.find_element(By.ID, "join-button").click()
+        until(lambda: text("#hunt-name") == "Old town trail", "joining by code did not show the hunt")
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == 3, "the hunt's three stops are not listed")
+        until(lambda: set(board()) == {"walker", "rival"}, f"the leaderboard does not list both players: {board()}")
+
+        # The map: Leaflet over a grid drawn on canvas (no tile server reachable), a scale bar,
+        # the stops as labelled circles.
+        map_element = driver.find_element(By.ID, "map")
+        check(map_element.get_attribute("data-tiles") == "grid", "the map does not say it shows the grid")
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#map .grid-layer canvas")) > 0, "no grid tile was drawn")
+        until(lambda: text("#map .leaflet-control-scale-line").endswith(" m"), "no scale bar in metres")
+        until(lambda: {"1. The fountain", "2. The old mill", "3. The bakery"} <= set(texts("#map .leaflet-tooltip")),
+              "the stops are not labelled on the map")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#map path.leaflet-interactive")) >= 6, "the stops' circles are not drawn")
+
+        # A check-in 300 m away: refused, with the distance the daemon measured.
+        Select(driver.find_element(By.ID, "checkin-stop")).select_by_value(fountain["id"])
+        driver.find_element(By.ID, "checkin-button").click()
+        until(lambda: "too-far" in result()[0], f"no TOO_FAR shown: {result()}")
+        expected = math.floor(metres(far, FOUNTAIN))
+        shown = result()[1]
+        check(any(f"you are {d} m from 1. The fountain" in shown for d in (expected - 1, expected, expected + 1)),
+              f"the refusal does not give the distance ({expected} m): {shown!r}")
+        check("Get within 40 m" in shown, f"the refusal does not say how near to get: {shown!r}")
+        driver.save_screenshot(os.path.join(output, "hunt-too-far.png"))
+
+        # At the fountain: accepted, and the leaderboard says so.
+        locate(FOUNTAIN[0] + 0.00002, FOUNTAIN[1] + 0.00002)
+        until(lambda: driver.find_element(By.ID, "checkin-button").is_enabled(), "the check-in button stays disabled")
+        Select(driver.find_element(By.ID, "checkin-stop")).select_by_value(fountain["id"])
+        driver.find_element(By.ID, "checkin-button").click()
+        until(lambda: result()[0].endswith(" ok"), f"the check-in at the fountain was not accepted: {result()}")
+        check("+10 points" in result()[1], f"the accepted check-in does not give its points: {result()}")
+        until(lambda: board().get("walker") == ("1", "10", "1"), f"the leaderboard does not show walker first with 10: {board()}")
+
+        # The rival checks in over TCP: the page's leaderboard changes without a reload.
+        rival.ok(f'CHECKIN {mill["id"]} {MILL[0]} {MILL[1]} ACCURACY 5 CODE "{MILL_CODE}"')
+        until(lambda: board().get("rival") == ("1", "25", "1") and board().get("walker", ("",))[0] == "2",
+              f"the rival's check-in did not reach the leaderboard live: {board()}")
+        until(lambda: any("rival found 2. The old mill (+25)" in t for t in texts("#activity li")),
+              "the rival's find is not in the activity list")
+
+        # The host's hints arrive; one holding markup shows as text and never runs.
+        host.ok(f'HINT {hunt["id"]} "Listen for the wheel"')
+        until(lambda: "Listen for the wheel" in texts("#hints .hint-text"), "the hint did not arrive")
+        payload = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+        host.ok(f'HINT {hunt["id"]} {json.dumps(payload)}')
+        until(lambda: payload in texts("#hints .hint-text"), "the hint with markup was not shown as text")
+        check(driver.execute_script("return window.__xss === undefined") is True, "a hint ran as script")
+        check(not driver.find_elements(By.CSS_SELECTOR, "#hints img, #activity img"), "a hint became an element")
+
+        # The code stop: a wrong code is refused, the right one accepted (distance is not judged).
+        locate(MILL[0], MILL[1] + 0.00003)
+        until(lambda: driver.find_element(By.ID, "checkin-button").is_enabled(), "the check-in button stays disabled")
+        Select(driver.find_element(By.ID, "checkin-stop")).select_by_value(mill["id"])
+        until(lambda: driver.find_element(By.ID, "checkin-code").is_displayed(), "no code field for a code stop")
+        driver.find_element(By.ID, "checkin-code").send_keys("WRONG-0000")
+        driver.find_element(By.ID, "checkin-button").click()
+        until(lambda: "not this stop's code" in result()[1], f"a wrong code was not refused plainly: {result()}")
+        until(lambda: driver.find_element(By.ID, "checkin-button").is_enabled(), "the check-in button stays disabled")
+        driver.find_element(By.ID, "checkin-code").clear()
+        driver.find_element(By.ID, "checkin-code").send_keys(MILL_CODE)
+        driver.find_element(By.ID, "checkin-button").click()
+        until(lambda: result()[0].endswith(" ok") and "+25 points" in result()[1], f"the right code was not accepted: {result()}")
+        until(lambda: board().get("walker") == ("1", "35", "2") and board().get("rival") == ("2", "25", "1"),
+              f"the leaderboard after both finds: {board()}")
+        until(lambda: "You: 35 points, 2 of 3 stops found, rank 1." == text("#my-score"), f"the player's score: {text('#my-score')!r}")
+        driver.save_screenshot(os.path.join(output, "hunt-play.png"))
+
+        # ---- the host's view: a new hunt, two stops placed by clicking the map.
+        driver.execute_script("localStorage.clear()")
+        locate(*FOUNTAIN)
+        driver.get(base + "/host")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "Connected"))
+        driver.find_element(By.ID, "login-name").send_keys("hostess")
+        driver.find_element(By.ID, "login-password").send_keys("password1")
+        driver.find_element(By.ID, "login-button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "who"), "Signed in as hostess"))
+        until(lambda: "Old town trail" in texts("#my-hunts button"), "the host's hunts are not listed")
+        driver.find_element(By.ID, "create-name").send_keys("Riverside loop")
+        driver.find_element(By.ID, "create-description").send_keys("Along the water")
+        driver.find_element(By.ID, "create-button").click()
+        until(lambda: text("#hunt-name") == "Riverside loop", "the new hunt is not shown")
+        code = text("#hunt-code")
+        check(len(code) == 6, f"the join code is not shown: {code!r}")
+        # The map moves to where the host is (the emulated place): the scale bar says metres.
+        until(lambda: text("#map .leaflet-control-scale-line").endswith(" m"), "the map did not zoom to the host's place")
+
+        placed = []
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, "map"))
+        for offset, title, proof, secret in (((-140, -70), "Boathouse", "place", None), ((120, 60), "Footbridge", "code", "BRIDGE-2026")):
+            ActionChains(driver).move_to_element_with_offset(driver.find_element(By.ID, "map"), *offset).click().perform()
+            until(lambda: driver.find_element(By.ID, "stop-lat").get_attribute("value") != "", f"clicking the map gave {title} no place")
+            lat = driver.find_element(By.ID, "stop-lat").get_attribute("value")
+            lon = driver.find_element(By.ID, "stop-lon").get_attribute("value")
+            driver.find_element(By.ID, "stop-title").send_keys(title)
+            Select(driver.find_element(By.ID, "stop-proof")).select_by_value(proof)
+            if secret:
+                driver.find_element(By.ID, "stop-code").send_keys(secret)
+            before = len(driver.find_elements(By.CSS_SELECTOR, "#stops li"))
+            driver.find_element(By.ID, "stop-button").click()
+            until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == before + 1, f"{title} was not added")
+            placed.append((title, float(lat), float(lon), proof))
+
+        hosted = [h for h in host.ok("HUNTS MINE")["hunts"] if h["name"] == "Riverside loop"]
+        check(len(hosted) == 1 and hosted[0].get("code") == code, f"the hunt over TCP: {hosted}")
+        if hosted:
+            stops = host.ok(f'HUNT {hosted[0]["id"]}')["stops"]
+            got = [(s["title"], round(s["lat"], 6), round(s["lon"], 6), s["proof"]) for s in sorted(stops, key=lambda s: s["n"])]
+            check(got == [(t, round(a, 6), round(o, 6), p) for t, a, o, p in placed], f"the stops over TCP {got} are not where the map was clicked {placed}")
+            check(len(placed) == 2 and placed[0][1] > placed[1][1] and placed[0][2] < placed[1][2],
+                  f"the stops are not where the clicks were (north-west, then south-east): {placed}")
+
+        # The code stop's QR code, drawn by the daemon, with its title under it.
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sheet img.qr")) == 1, "no QR code for the code stop")
+        until(lambda: driver.execute_script("const i = document.querySelector('#sheet img.qr'); return !!i && i.complete && i.naturalWidth > 0"),
+              "the QR code's image did not load")
+        qr_src = driver.find_element(By.CSS_SELECTOR, "#sheet img.qr").get_attribute("src")
+        check(qr_src.startswith("data:image/svg+xml") and "2.%20Footbridge" in qr_src, "the QR code is not the daemon's SVG with the title")
+        check("BRIDGE-2026" not in driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name).join(' ')"),
+              "a code went into a URL")
+
+        # Start it, send a hint.
+        driver.find_element(By.ID, "start-button").click()
+        until(lambda: "running" in text("#hunt-meta"), "the hunt did not start")
+        until(lambda: driver.find_element(By.ID, "hint-text").is_enabled(), "hints stay disabled in a running hunt")
+        driver.find_element(By.ID, "hint-text").send_keys("Start at the boathouse")
+        driver.find_element(By.ID, "hint-button").click()
+        until(lambda: "Start at the boathouse" in texts("#hints .hint-text"), "the host's hint is not listed")
+        driver.save_screenshot(os.path.join(output, "hunt-host.png"))
+
+        # The print layout: the QR sheet alone.
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        check(not driver.find_element(By.ID, "map").is_displayed(), "the map is printed")
+        check(driver.find_element(By.CSS_SELECTOR, "#sheet img.qr").is_displayed(), "the QR code is not printed")
+        driver.save_screenshot(os.path.join(output, "hunt-qr-print.png"))
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+
+        # Review: the rival's photo check-in waits; the host sees the photo and approves it with a bonus.
+        pending = rival.ok(f'CHECKIN {bakery["id"]} {BAKERY[0]} {BAKERY[1]} ACCURACY 5 PHOTO {PHOTO}')["checkin"]
+        check(pending["status"] == "pending", f"a photo check-in is not pending: {pending}")
+        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#my-hunts button") if b.text == "Old town trail").click()
+        until(lambda: text("#hunt-name") == "Old town trail", "the host could not go back to the first hunt")
+        until(lambda: [e.get_attribute("data-checkin") for e in driver.find_elements(By.CSS_SELECTOR, "#reviews li")] == [pending["id"]],
+              "the photo check-in is not in the review list")
+        check("rival at 3. The bakery" in text("#reviews li"), f"the review item: {text('#reviews li')!r}")
+        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#reviews li button") if b.text == "Show photo").click()
+        until(lambda: driver.execute_script("const i = document.querySelector('#reviews .photo img'); return !!i && i.complete && i.naturalWidth === 2"),
+              "the check-in's photo is not shown")
+        bonus = driver.find_element(By.CSS_SELECTOR, "#reviews li input[type=number]")
+        bonus.clear()
+        bonus.send_keys("5")
+        driver.save_screenshot(os.path.join(output, "hunt-review.png"))
+        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#reviews li button") if b.text == "Approve").click()
+        until(lambda: not driver.find_elements(By.CSS_SELECTOR, "#reviews li"), "the approved check-in stays in the review list")
+        until(lambda: board().get("rival") == ("1", "45", "2") and board().get("walker") == ("2", "35", "2"),
+              f"the host's leaderboard after the approval: {board()}")
+        approved = rival.ok(f'HUNT {hunt["id"]}')["me"]
+        check(approved["points"] == 45 and bakery["id"] in approved["found"], f"the approval over TCP: {approved}")
+    except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
+        failures.append(f"{type(error).__name__}: {error}")
+        if driver is not None:
+            driver.save_screenshot(os.path.join(output, "hunt-failure.png"))
+    finally:
+        if driver is not None:
+            for entry in driver.get_log("browser") if hasattr(driver, "get_log") else []:
+                if entry.get("level") == "SEVERE":
+                    print("browser console:", entry.get("message"))
+            driver.quit()
+        stop_daemon(daemon, log)
+    for failure in failures:
+        print("FAIL hunt pages:", failure)
+    if not failures:
+        print("PASS hunt pages: joins by code, refuses a check-in too far, accepts one there and one with a code, "
+              "shows a rival's score and the hints live, shows a script as text; the host creates a hunt, "
+              "places two stops on the map, prints the code stop's QR code, starts it and sends a hint, approves a photo")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
