@@ -70,7 +70,7 @@ let package = Package(
         ]),
         // The application layer: one call per use case, writing the store and updating the feed.
         .target(name: "ScavengerBoard", dependencies: [
-            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64",
+            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64", "QRCode",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -92,7 +92,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: frontEndSettings),
         // HTTP port: WebSocket front end to the command table, /healthz, /metrics (Hummingbird),
-        // the demo and hunt pages (Leaflet from the system's files, QR codes of code stops).
+        // the demo and hunt pages (Leaflet from the system's files, QR codes of code stops drawn
+        // by the board).
         // The moderators' console at /mod/: server-rendered pages over the board.
         .target(name: "ScavengerConsole", dependencies: [
             "ScavengerBoard", "ScavengerCore",
@@ -104,8 +105,6 @@ let package = Package(
         ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
             "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
-            // A rendering library, not application logic: the QR codes of a hunt's code stops.
-            "QRCode",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import NIOCore
-import QRCode
+import ScavengerBoard
 
 /// `POST /qr`: a QR code drawn as SVG, for the host's printable sheet of a hunt's code stops.
 ///
@@ -48,11 +48,11 @@ enum QRCodeRoute {
         guard (input.title?.utf8.count ?? 0) <= maxTitleBytes else {
             return .failure(Refusal(status: .contentTooLarge, message: "the title is longer than \(maxTitleBytes) bytes"))
         }
-        do {
-            return .success(try QRCode.encode(input.text, correction: .medium).svg(title: input.title))
+        do throws(BoardError) {
+            return .success(try Board.clueCodeSVG(input.text, title: input.title))
         } catch {
-            // Cannot happen within the bounds above; the error's description never holds the text.
-            return .failure(Refusal(status: .badRequest, message: error.description))
+            // Cannot happen within the bounds above; the message never holds the text.
+            return .failure(Refusal(status: .badRequest, message: error.message))
         }
     }
 
