@@ -1,7 +1,7 @@
 import CoreMetrics
 import Logging
 import Postgres
-@testable import ScavengerBoard
+import ScavengerBoard
 import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
@@ -16,10 +16,13 @@ public struct TestEnvironment: Sendable {
     public let configuration: PostgresConfiguration
     public let pool: PostgresPool
     public let board: Board
+    /// The board's feed and hasher, kept here (not read out of the board), so that this support
+    /// library builds without `@testable` and so in release builds too.
+    public let feed: Feed
+    private let passwords: PasswordHasher
     private let slot: Slot
 
-    public var database: Database { board.store }
-    public var feed: Feed { board.feed }
+    public var database: Database { feed.database }
 
     /// - Parameters:
     ///   - configuration: the database to use; by default a fresh schema of the test database
@@ -60,8 +63,9 @@ public struct TestEnvironment: Sendable {
             pins: pinRules, feed: feedRules, moderation: moderationRules, sessionTTLSeconds: sessionTTLSeconds,
             writeRates: .unlimited, registrationRate: nil)
         configure(&rules)
-        let board = Board(feed: feed, passwords: PasswordHasher(parameters: hashing, threads: hashingThreads), rules: rules)
-        return TestEnvironment(configuration: schema, pool: pool, board: board, slot: slot)
+        let passwords = PasswordHasher(parameters: hashing, threads: hashingThreads)
+        let board = Board(feed: feed, passwords: passwords, rules: rules)
+        return TestEnvironment(configuration: schema, pool: pool, board: board, feed: feed, passwords: passwords, slot: slot)
     }
 
     /// Runs `body`, then shuts the environment down, whether `body` threw or not.
@@ -98,7 +102,7 @@ public struct TestEnvironment: Sendable {
     }
 
     public func shutdown() async {
-        await board.passwords.shutdown()
+        await passwords.shutdown()
         await pool.shutdown()
         slot.give()
     }
