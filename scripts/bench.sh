@@ -242,10 +242,12 @@ if [[ -n $SCAVENGERD_GIVEN ]]; then
     step "using $SCAVENGERD as given (no build)"
 else
     ensure_swift
-    step "building scavengerd (swift build -c release; log: $RUN_DIR/build.log)"
+    step "building scavengerd (swift build -c release --product scavengerd; log: $RUN_DIR/build.log)"
+    # The daemon only: the package's other targets include ScavengerTestSupport, whose
+    # `@testable import` does not build in release mode.
     # One retry: SwiftPM gives up when a source changes under it (an editor saving mid-build).
-    swift build -c release >"$RUN_DIR/build.log" 2>&1 \
-        || { grep -q 'modified during the build' "$RUN_DIR/build.log" && swift build -c release >>"$RUN_DIR/build.log" 2>&1; } \
+    swift build -c release --product scavengerd >"$RUN_DIR/build.log" 2>&1 \
+        || { grep -q 'modified during the build' "$RUN_DIR/build.log" && swift build -c release --product scavengerd >>"$RUN_DIR/build.log" 2>&1; } \
         || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
     [[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
 fi
