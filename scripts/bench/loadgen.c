@@ -11,8 +11,20 @@
  * the postmaster's PID covers every backend).
  *
  *   --target scav   raw lines:   NEARBY lat lon R LIMIT L | POST lat lon "text" |
- *                                POSTPHOTO lat lon <base64> | PING
+ *                                POSTPHOTO lat lon <base64> | PING |
+ *                                CHECKIN <a line of --walk> | LEADERBOARD hunt LIMIT L |
+ *                                LEADERBOARD hunt AROUND
  *                   (POST/POSTPHOTO: each connection first REGISTERs a user of its own)
+ *                   checkin: every request takes the next line of --walk FILE ("stop lat lon"):
+ *                           connection i starts at line i*lines/conns and goes round once; a
+ *                           connection that would come back to its first line ends the run with
+ *                           an error (a stop checked in at twice is a CONFLICT, not a check-in)
+ *                   --setup LINE (repeatable): sent on every connection, in order, before the
+ *                           run; each must answer OK. "{conn}" in it is the connection's number
+ *                           (0, 1, …), "{value}" its line of --setup-values FILE (e.g. AUTH {value}
+ *                           with a session token per line: each connection its own user)
+ *                   --expect TEXT: an OK reply without TEXT in it counts as an error too
+ *                           (checkin: '"status":"accepted"')
  *   --target redis  raw RESP:    GEOSEARCH key FROMLONLAT lon lat BYRADIUS R m ASC COUNT L WITHDIST
  *   --target pg     libpq async (PQsendQueryPrepared on non-blocking connections):
  *                   nearby: SELECT id, ST_Distance(geog, $1) d FROM pins
@@ -52,7 +64,10 @@
 #include <unistd.h>
 
 enum target { T_SCAV, T_REDIS, T_PG };
-enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY, OP_INSERT_NOTIFY };
+enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY, OP_INSERT_NOTIFY, OP_CHECKIN, OP_LEADERBOARD,
+          OP_LEADERBOARD_AROUND };
+static const char *op_names[] = {"nearby", "post", "photo", "insert", "ping", "ready", "insert-notify", "checkin",
+                                 "leaderboard", "leaderboard-around"};
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -150,6 +165,13 @@ static int watch_pid = 0;
 static const char *cpu_pids = "";
 static const char *label = "";
 static const char *mark_path = NULL;
+static const char *walk_path = NULL;
+static const char *hunt_id = NULL;
+static const char *expect_text = NULL;
+#define MAX_SETUP 8
+static const char *setup_lines[MAX_SETUP];
+static int nsetup;
+static const char *setup_values_path = NULL;
 static volatile sig_atomic_t stop_requested = 0;
 
 static void on_stop_signal(int sig) {
@@ -159,11 +181,13 @@ static void on_stop_signal(int sig) {
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: loadgen --target scav|redis|pg --op nearby|post|photo|insert|insert-notify|ping|ready\n"
+            "usage: loadgen --target scav|redis|pg\n"
+            "  --op nearby|post|photo|insert|insert-notify|ping|ready|checkin|leaderboard|leaderboard-around\n"
             "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
             "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
             "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
-            "  [--label TEXT] [--watch-pid PID] [--mark FILE]\n"
+            "  [--label TEXT] [--watch-pid PID] [--mark FILE] [--walk FILE] [--hunt ID]\n"
+            "  [--setup LINE]... [--setup-values FILE] [--expect TEXT]\n"
             "SIGINT/SIGTERM: stop early and print the figures of the window measured so far.\n");
     exit(2);
 }
@@ -186,6 +210,9 @@ static void parse_args(int argc, char **argv) {
             else if (!strcmp(v, "insert-notify")) op = OP_INSERT_NOTIFY;
             else if (!strcmp(v, "ping")) op = OP_PING;
             else if (!strcmp(v, "ready")) op = OP_READY;
+            else if (!strcmp(v, "checkin")) op = OP_CHECKIN;
+            else if (!strcmp(v, "leaderboard")) op = OP_LEADERBOARD;
+            else if (!strcmp(v, "leaderboard-around")) op = OP_LEADERBOARD_AROUND;
             else usage();
         } else if (!strcmp(a, "--host")) host = v;
         else if (!strcmp(a, "--port")) port = atoi(v);
@@ -205,14 +232,53 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--cpu-pids")) cpu_pids = v;
         else if (!strcmp(a, "--label")) label = v;
         else if (!strcmp(a, "--mark")) mark_path = v;
-        else usage();
+        else if (!strcmp(a, "--walk")) walk_path = v;
+        else if (!strcmp(a, "--hunt")) hunt_id = v;
+        else if (!strcmp(a, "--expect")) expect_text = v;
+        else if (!strcmp(a, "--setup-values")) setup_values_path = v;
+        else if (!strcmp(a, "--setup")) {
+            if (nsetup == MAX_SETUP) die("at most %d --setup lines", MAX_SETUP);
+            setup_lines[nsetup++] = v;
+        } else usage();
     }
     if (nconns < 1 || nconns > 4096) die("--conns must be 1..4096");
     if (seconds <= 0 || seconds > 3600) die("--seconds must be in (0, 3600]");
     if (warmup < 0 || warmup > 600) die("--warmup must be in [0, 600]");
     if (target == T_PG && !pg_conninfo) die("--target pg needs --pg CONNINFO");
     if (target != T_PG && port <= 0) die("--port is needed");
+    if ((op == OP_CHECKIN || op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) && target != T_SCAV)
+        die("--op %s is for --target scav", op_names[op]);
+    if (op == OP_CHECKIN && !walk_path) die("--op checkin needs --walk FILE");
+    if ((op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) && !hunt_id) die("--op %s needs --hunt ID", op_names[op]);
+    if ((nsetup || setup_values_path || expect_text) && target != T_SCAV) die("--setup, --setup-values and --expect are for --target scav");
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lines of a file (--walk, --setup-values): without their newline, empty lines skipped.    */
+
+static char **read_lines(const char *path, size_t *count) {
+    FILE *f = fopen(path, "r");
+    if (!f) die("cannot open %s: %s", path, strerror(errno));
+    char **lines = NULL, *line = NULL;
+    size_t n = 0, cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (len == 0) continue;
+        lines = xrealloc(lines, (n + 1) * sizeof *lines);
+        lines[n++] = strndup(line, (size_t)len);
+    }
+    free(line);
+    fclose(f);
+    if (n == 0) die("no lines in %s", path);
+    *count = n;
+    return lines;
+}
+
+static char **walk;
+static size_t nwalk;
+static char **setup_values;
+static size_t nsetup_values;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Query centres                                                                            */
@@ -347,6 +413,14 @@ static void build_requests(void) {
         return;
     }
     if (target == T_PG) return; /* parameters are formatted per request (cheap) */
+    if (op == OP_CHECKIN) return;  /* formatted per request: each connection walks --walk on its own */
+    if (op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) {
+        int n = op == OP_LEADERBOARD ? snprintf(tmp, sizeof tmp, "LEADERBOARD %s LIMIT %d\n", hunt_id, limit)
+                                     : snprintf(tmp, sizeof tmp, "LEADERBOARD %s AROUND\n", hunt_id);
+        if (n < 0 || (size_t)n >= sizeof tmp) die("--hunt is too long");
+        add_req(strndup(tmp, (size_t)n), (size_t)n);
+        return;
+    }
     for (size_t i = 0; i < ncentres; i++) {
         int n = 0;
         if (target == T_SCAV) {
@@ -422,17 +496,23 @@ static long resp_value(const char *buf, size_t len, long *elements, int *is_err,
     return -1;
 }
 
-/* Pins in a NEARBY reply: occurrences of "distance_m". */
-static long count_distance(const char *s, size_t n) {
-    static const char needle[] = "\"distance_m\"";
+/* Occurrences of needle in s[0..n). */
+static long count_of(const char *s, size_t n, const char *needle) {
+    size_t nl = strlen(needle);
     long c = 0;
     const char *p = s, *end = s + n;
-    while ((p = memmem(p, (size_t)(end - p), needle, sizeof needle - 1))) {
+    while ((p = memmem(p, (size_t)(end - p), needle, nl))) {
         c++;
-        p += sizeof needle - 1;
+        p += nl;
     }
     return c;
 }
+
+/* Pins in a NEARBY reply: occurrences of "distance_m". */
+static long count_distance(const char *s, size_t n) { return count_of(s, n, "\"distance_m\""); }
+
+/* Entries in a LEADERBOARD reply: occurrences of "rank". */
+static long count_entries(const char *s, size_t n) { return count_of(s, n, "\"rank\":"); }
 
 /* ---------------------------------------------------------------------------------------- */
 /* CPU of the servers: utime+stime of each PID and of its direct children                   */
@@ -525,6 +605,8 @@ struct conn {
     long pg_rows;
     int pg_err;
     char pg_errmsg[200];
+    size_t walk_start, walked; /* checkin: the first line of --walk, lines used so far */
+    char line[512];            /* checkin: the request being written */
 };
 
 static struct conn *conns;
@@ -597,6 +679,35 @@ static void note_error(const char *msg, size_t n, int count) {
     }
 }
 
+/* Sends one --setup line on connection i (placeholders filled in); it must answer OK. */
+static void setup_line(int fd, int i, const char *tmpl) {
+    char line[1024], reply[4096], num[16];
+    size_t len = 0;
+    snprintf(num, sizeof num, "%d", i);
+    for (const char *p = tmpl; *p;) {
+        const char *add = NULL;
+        if (!strncmp(p, "{conn}", 6)) {
+            add = num;
+            p += 6;
+        } else if (!strncmp(p, "{value}", 7)) {
+            if (!setup_values) die("--setup uses {value}: --setup-values FILE is needed");
+            if ((size_t)i >= nsetup_values)
+                die("--setup-values has %zu lines for %d connections", nsetup_values, nconns);
+            add = setup_values[i];
+            p += 7;
+        }
+        size_t alen = add ? strlen(add) : 1;
+        if (len + alen + 2 > sizeof line) die("a --setup line is too long");
+        if (add) memcpy(line + len, add, alen);
+        else line[len] = *p++;
+        len += alen;
+    }
+    line[len++] = '\n';
+    line[len] = 0;
+    if (line_roundtrip(fd, line, reply, sizeof reply) != 0) die("--setup on connection %d: no reply", i);
+    if (strncmp(reply, "OK", 2) != 0) die("--setup on connection %d: %.*s: %s", i, (int)len - 1, line, reply);
+}
+
 static void setup_connections(void) {
     conns = calloc((size_t)nconns, sizeof *conns);
     if (!conns) die("out of memory");
@@ -658,6 +769,8 @@ static void setup_connections(void) {
                 if (line_roundtrip(c->fd, line, reply, sizeof reply) != 0 || strncmp(reply, "OK", 2) != 0)
                     die("REGISTER on connection %d: %s", i, reply);
             }
+            for (int k = 0; k < nsetup; k++) setup_line(c->fd, i, setup_lines[k]);
+            if (op == OP_CHECKIN) c->walk_start = (size_t)i * nwalk / (size_t)nconns;
             set_nonblocking(c->fd);
         }
         c->incap = 64 * 1024;
@@ -724,9 +837,18 @@ static void send_next(struct conn *c) {
         pg_send(c);
         return;
     }
-    struct req *r = &reqs[next_req++ % nreqs];
-    c->out = r->data;
-    c->outlen = r->len;
+    if (op == OP_CHECKIN) {
+        if (c->walked == nwalk)
+            die("connection %d has used all %zu lines of --walk: the run needs more stops", (int)(c - conns), nwalk);
+        int n = snprintf(c->line, sizeof c->line, "CHECKIN %s\n", walk[(c->walk_start + c->walked++) % nwalk]);
+        if (n < 0 || (size_t)n >= sizeof c->line) die("a line of --walk is too long");
+        c->out = c->line;
+        c->outlen = (size_t)n;
+    } else {
+        struct req *r = &reqs[next_req++ % nreqs];
+        c->out = r->data;
+        c->outlen = r->len;
+    }
     c->outoff = 0;
     c->t0 = now_ns();
     c->busy = 1;
@@ -785,11 +907,14 @@ static void on_readable_sock(struct conn *c) {
                 continue;
             }
             is_err = !(used >= 3 && memcmp(c->in, "OK ", 3) == 0);
+            if (!is_err && expect_text && !memmem(c->in, used, expect_text, strlen(expect_text))) is_err = 1;
             if (is_err) {
                 errlen = used < sizeof errbuf ? used : sizeof errbuf;
                 memcpy(errbuf, c->in, errlen);
             } else if (op == OP_NEARBY) {
                 results = count_distance(c->in, used);
+            } else if (op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) {
+                results = count_entries(c->in, used);
             }
         } else {
             long elements = 0;
@@ -898,6 +1023,8 @@ int main(int argc, char **argv) {
     parse_args(argc, argv);
     load_centres();
     if (op == OP_READY) return run_ready();
+    if (walk_path) walk = read_lines(walk_path, &nwalk);
+    if (setup_values_path) setup_values = read_lines(setup_values_path, &nsetup_values);
     /* No SA_RESTART: epoll_wait returns EINTR at once and the loop sees the flag. */
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);
@@ -976,11 +1103,10 @@ int main(int argc, char **argv) {
     }
     double cpu = cpu1 - cpu0;
     const char *tname = target == T_SCAV ? "scav" : target == T_REDIS ? "redis" : "pg";
-    const char *oname[] = {"nearby", "post", "photo", "insert", "ping", "ready", "insert-notify"};
     printf("label=%s target=%s op=%s conns=%d seconds=%.2f requests=%llu rps=%.1f p50_us=%.1f p90_us=%.1f "
            "p99_us=%.1f p999_us=%.1f max_us=%.1f errors=%llu mean_results=%.2f bytes_in=%llu client_cpu_s=%.3f "
            "client_cpu_pct=%.1f server_cpu_s=%.3f server_cpu_pct=%.1f mib_s=%.2f%s\n",
-           label[0] ? label : "-", tname, oname[op], nconns, seconds, (unsigned long long)done_requests,
+           label[0] ? label : "-", tname, op_names[op], nconns, seconds, (unsigned long long)done_requests,
            seconds > 0 ? (double)done_requests / seconds : 0.0, percentile_us(50), percentile_us(90), percentile_us(99),
            percentile_us(99.9), (double)hist_max / 1000.0, (unsigned long long)errors,
            done_requests ? (double)results_total / (double)done_requests : 0.0, (unsigned long long)bytes_in, cpu,

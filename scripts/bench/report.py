@@ -3,8 +3,8 @@
 
 Usage: report.py RUN_DIR   (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
 
-raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data) or r sparse<round>
-(label=rsparse<round>, the sparse data); meta.txt: key=value lines
+raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data), rsparse<round>
+(the sparse data) or rhunts<round> (the hunts: POST and CHECKIN, LEADERBOARD); meta.txt: key=value lines
 (machine, versions, start-up times, RSS, the expiry sweep's figures, ...); sweep.txt (if there):
 the two NEARBY runs of the expiry sweep, label=baseline and label=during. Every figure quoted for a set of rounds is the
 median of that figure over the rounds (each metric on its own); the per-round throughputs are
@@ -83,7 +83,8 @@ def main():
     runs, meta, sweep = load(run_dir)
     groups = defaultdict(list)
     for r in runs:
-        dataset = "sparse" if r.get("label", "").startswith("rsparse") else "dense"
+        label = r.get("label", "")
+        dataset = "sparse" if label.startswith("rsparse") else "hunts" if label.startswith("rhunts") else "dense"
         groups[(dataset, r["target"], r["op"], int(r["conns"]))].append(r)
 
     def agg(target, op, conns, dataset="dense"):
@@ -115,28 +116,38 @@ def main():
         return f" ({a['seconds']:g} s run)" if a["n"] and abs(a["seconds"] - main) > 1e-6 else ""
 
     conns_levels = sorted({c for (d, t, o, c) in groups if o == "nearby" and d == "dense"})
+    only = meta.get("only", "")
     out = []
     w = out.append
-    w(f"# Scavenger benchmark — {meta.get('date', '?')}")
+    w(f"# Scavenger benchmark{' — ' + only + ' only' if only else ''} — {meta.get('date', '?')}")
     w("")
     w(f"Machine: {meta.get('nproc', '?')} cores, {meta.get('cpu', '?')}, {meta.get('mem', '?')} RAM; "
       f"{meta.get('kernel', '')}.  ")
-    w(f"Versions: scavengerd {meta.get('scav_version', '?')} (release build, commit {meta.get('commit', '?')}), "
-      f"{meta.get('redis_version', '?')}, {meta.get('pg_version', '?')} with PostGIS {meta.get('postgis_version', '?')}.  ")
-    w(f"Data: {int(meta.get('pins', 0)):,} pins (seed {meta.get('seed', '?')}; cities by population, gaussian "
-      f"0.7–8 km), {meta.get('centres', '?')} query centres drawn the same way; radius 1000 m, LIMIT 50.  ")
+    if only:
+        w(f"Versions: scavengerd {meta.get('scav_version', '?')} (release build, commit {meta.get('commit', '?')}), "
+          f"{meta.get('pg_version', '?')}.  ")
+        w(f"Data: no pins (`--only {only}`); POST writes at {int(meta.get('centres', 0)):,} places within about 5 km of the hunts.  ")
+    else:
+        w(f"Versions: scavengerd {meta.get('scav_version', '?')} (release build, commit {meta.get('commit', '?')}), "
+          f"{meta.get('redis_version', '?')}, {meta.get('pg_version', '?')} with PostGIS {meta.get('postgis_version', '?')}.  ")
+        w(f"Data: {int(meta.get('pins', 0)):,} pins (seed {meta.get('seed', '?')}; cities by population, gaussian "
+          f"0.7–8 km), {meta.get('centres', '?')} query centres drawn the same way; radius 1000 m, LIMIT 50.  ")
     loadavg = f"Load average (1/5/15 min) before the run: {meta.get('loadavg_start', '?')}; after: {meta.get('loadavg_end', '?')}."
     try:
         busy = max(float(meta["loadavg_start"].split()[0]), float(meta["loadavg_end"].split()[0])) > 1.0
     except (KeyError, ValueError, IndexError):
         busy = False
     w(loadavg + (" **The machine was busy with other work: treat the figures with care.**" if busy else "") + "  ")
-    w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
-      f"in flight per connection; {meta.get('rounds', '?')} rounds alternating redis → scavengerd → PostGIS; "
-      f"medians quoted. All servers on 127.0.0.1, same client (scripts/bench/loadgen.c, 1 thread).")
+    if only:
+        w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
+          f"in flight per connection; medians of the rounds quoted. Server and client on 127.0.0.1 "
+          f"(scripts/bench/loadgen.c, 1 thread).")
+    else:
+        w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
+          f"in flight per connection; {meta.get('rounds', '?')} rounds alternating redis → scavengerd → PostGIS; "
+          f"medians quoted. All servers on 127.0.0.1, same client (scripts/bench/loadgen.c, 1 thread).")
     w("")
-    w("## NEARBY (1000 m, 50 nearest)")
-    w("")
+
     def nearby_table(dataset, targets):
         w("| conns | server | req/s | p50 µs | p99 µs | pins/reply | client CPU | server CPU | server CPU per request | req/s per round |")
         w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -164,20 +175,23 @@ def main():
               f"{'met' if lat <= 1 else 'MISSED'} | {fnum(cpu, 2)}× | {'met' if cpu <= 1 else 'MISSED'} |")
         w("")
 
-    nearby_table("dense", ("redis", "scav", "pg"))
-    w("CPU is a share of one core over the measured window (2 cores = 200 %); the server CPU of "
-      "scavengerd includes its PostgreSQL backends, PostGIS's is every backend of the cluster. "
-      "Server CPU per request is that CPU time over the window divided by the requests answered (median of the rounds).")
-    w("")
-    w("### Ratios (scavengerd ÷ peer, medians)")
-    w("")
-    redis_ratios("dense")
-    w("| conns | NEARBY ÷ PostGIS | target ≥ 5× |")
-    w("| ---: | ---: | --- |")
-    for c in conns_levels:
-        rp = ratio(agg("scav", "nearby", c)["rps"], agg("pg", "nearby", c)["rps"])
-        w(f"| {c} | {fnum(rp, 2)}× | {'met' if rp >= 5 else 'MISSED'} |")
-    w("")
+    if conns_levels:
+        w("## NEARBY (1000 m, 50 nearest)")
+        w("")
+        nearby_table("dense", ("redis", "scav", "pg"))
+        w("CPU is a share of one core over the measured window (2 cores = 200 %); the server CPU of "
+          "scavengerd includes its PostgreSQL backends, PostGIS's is every backend of the cluster. "
+          "Server CPU per request is that CPU time over the window divided by the requests answered (median of the rounds).")
+        w("")
+        w("### Ratios (scavengerd ÷ peer, medians)")
+        w("")
+        redis_ratios("dense")
+        w("| conns | NEARBY ÷ PostGIS | target ≥ 5× |")
+        w("| ---: | ---: | --- |")
+        for c in conns_levels:
+            rp = ratio(agg("scav", "nearby", c)["rps"], agg("pg", "nearby", c)["rps"])
+            w(f"| {c} | {fnum(rp, 2)}× | {'met' if rp >= 5 else 'MISSED'} |")
+        w("")
 
     def ping_name(target):
         threads = floor_threads(target)
@@ -221,21 +235,25 @@ def main():
         nearby_table("sparse", ("redis", "scav"))
         redis_ratios("sparse")
 
-    w("## Writes")
-    w("")
-    w("| what | conns | req/s | MiB/s | p50 µs | p99 µs | client CPU | server CPU | req/s per round |")
-    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     order = {("scav", "post"): 0, ("pg", "insert"): 1, ("pg", "insert-notify"): 2, ("scav", "photo"): 3}
     names = {"post": "scavengerd POST (durable)", "insert": "PostgreSQL single-row INSERT (autocommit)",
              "insert-notify": "PostgreSQL INSERT + pg_notify in one statement (POST's shape; reference)",
              "photo": f"scavengerd POSTPHOTO ({int(meta.get('photo_bytes', 0)) // 1024} KiB photos)"}
-    for (d, t, o, c) in sorted((k for k in groups if (k[1], k[2]) in order), key=lambda k: (order[(k[1], k[2])], k[3])):
+    writes = sorted((k for k in groups if k[0] == "dense" and (k[1], k[2]) in order),
+                    key=lambda k: (order[(k[1], k[2])], k[3]))
+    if writes:
+        w("## Writes")
+        w("")
+        w("| what | conns | req/s | MiB/s | p50 µs | p99 µs | client CPU | server CPU | req/s per round |")
+        w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for (d, t, o, c) in writes:
         a = agg(t, o, c)
         err = f" ({a['errors']} errors)" if a["errors"] else ""
         mib = fnum(a["mib"], 1) if o == "photo" else "–"
         w(f"| {names[o]}{short(a)}{err} | {c} | {fnum(a['rps'])} | {mib} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | "
           f"{fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
-    w("")
+    if writes:
+        w("")
     post, insert, notify = agg("scav", "post", 8), agg("pg", "insert", 8), agg("pg", "insert-notify", 8)
     if post["n"] and insert["n"]:
         rr = ratio(post["rps"], insert["rps"])
@@ -246,6 +264,9 @@ def main():
             w(f"INSERT + pg_notify ÷ INSERT: {fnum(ratio(notify['rps'], insert['rps']), 2)}×: PostgreSQL serializes the "
               "commits of transactions that NOTIFY (a lock held until the commit is flushed), so they get no group commit.")
         w("")
+
+    if any(d == "hunts" for (d, t, o, c) in groups):
+        hunts_section(w, meta, agg)
 
     w("## Start-up and memory")
     w("")
@@ -264,6 +285,7 @@ def main():
         ("rss_after_nearby_mb", "scavengerd RSS after the NEARBY runs"),
         ("rss_end_mb", "scavengerd RSS at the end (after the writes)"),
         ("hwm_end_mb", "scavengerd peak RSS (VmHWM)"),
+        ("rss_after_hunts_mb", "scavengerd RSS after the hunts' runs"),
         ("rss_after_sweep_mb", "scavengerd RSS after the expiry sweep"),
         ("redis_mem_mb", "Redis used_memory (for comparison)"),
         ("postgis_table_mb", "PostGIS table + indexes (for comparison)"),
@@ -272,7 +294,7 @@ def main():
             w(f"| {name} | {float(meta[key]):,.1f} MB |")
     w("")
     targets = []
-    if "rss_start_mb" in meta:
+    if "rss_start_mb" in meta and not only:
         v = float(meta["rss_start_mb"])
         targets.append(f"RSS with {pins:,} pins ≤ 300 MB: {v:,.0f} MB ({'met' if v <= 300 else 'MISSED'})")
     if "start_s" in meta:
@@ -293,6 +315,60 @@ def fmeta(meta, key):
         return float(meta[key])
     except (KeyError, ValueError):
         return float("nan")
+
+
+def hunts_section(w, meta, agg):
+    """Issue 27: CHECKIN against POST in the same rounds, and LEADERBOARD of a big hunt."""
+    conns = int(meta.get("hunt_conns", 8))
+    players = int(meta.get("hunt_players", 0))
+    w("## Hunts")
+    w("")
+    w(f"Hunts written straight into the database before the daemon started (scripts/bench/hunts.sql). "
+      f"CHECKIN: {int(meta.get('hunt_walk_hunts', 0)):,} running hunts of 100 stops at one place; each connection is a "
+      f"player of its own (`AUTH`), a player of every one of them, and checks in at a stop it has not checked in at "
+      f"before, from 3 m away. Only an accepted check-in counts: any other reply is an error. `POST` in the same "
+      f"rounds, alternating ({meta.get('write_rounds', '?')} rounds). LEADERBOARD: one public hunt of {players:,} "
+      f"players (20 stops; 0 to 2,100 points, reached over three hours), `LIMIT 50` with no login and `AROUND` "
+      f"(50 entries, the caller's in the middle) logged in as players spread over the board, alternating "
+      f"({meta.get('rounds', '?')} rounds).")
+    w("")
+    w("| what | conns | req/s | p50 µs | p99 µs | entries/reply | client CPU | server CPU | server CPU per request | req/s per round |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    rows = [("post", "scavengerd POST (durable), same rounds"),
+            ("checkin", "CHECKIN (accepted check-ins; durable)"),
+            ("leaderboard", f"LEADERBOARD LIMIT 50, {players:,} players"),
+            ("leaderboard-around", f"LEADERBOARD AROUND, {players:,} players")]
+    for op, name in rows:
+        a = agg("scav", op, conns, "hunts")
+        if not a["n"]:
+            continue
+        err = f" (**{a['errors']} errors**)" if a["errors"] else ""
+        entries = fnum(a["results"], 1) if op.startswith("leaderboard") else "–"
+        w(f"| {name}{err} | {conns} | {fnum(a['rps'])} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | {entries} | "
+          f"{fnum(a['ccpu'])} % | {fnum(a['scpu'])} % | {fnum(a['cpu_us'], 1)} µs | "
+          f"{' / '.join(fnum(x) for x in a['rps_all'])} |")
+    w("")
+    post, checkin = agg("scav", "post", conns, "hunts"), agg("scav", "checkin", conns, "hunts")
+    if post["n"] and checkin["n"]:
+        w(f"CHECKIN ÷ POST at {conns} connections ({meta.get('write_rounds', '?')} rounds, alternating): "
+          f"**{fnum(ratio(checkin['rps'], post['rps']), 2)}×** the throughput, p99 {fnum(ratio(checkin['p99'], post['p99']), 2)}× "
+          f"POST's, server CPU per request {fnum(ratio(checkin['cpu_us'], post['cpu_us']), 2)}× POST's. "
+          + (f"**{checkin['errors']} replies were not accepted check-ins** (see loadgen.err)." if checkin["errors"]
+             else "Every reply in the measured windows was an accepted check-in."))
+    if "hunt_checkins_written" in meta:
+        written, accepted = fmeta(meta, "hunt_checkins_written"), fmeta(meta, "hunt_checkins_accepted")
+        cp, pp = fmeta(meta, "hunt_checkin_points"), fmeta(meta, "hunt_player_points")
+        w(f"In the database afterwards: {fnum(written)} check-ins (warm-ups included), "
+          f"{'all accepted' if written == accepted else f'**only {fnum(accepted)} accepted**'}; the players' points "
+          f"{'are' if cp == pp else '**are not**'} their check-ins' sum ({fnum(pp)} and {fnum(cp)}).")
+    lb, around = agg("scav", "leaderboard", conns, "hunts"), agg("scav", "leaderboard-around", conns, "hunts")
+    if "hunt_board_load_ms" in meta:
+        w(f"The first LEADERBOARD loads the board of {players:,} players from the database: "
+          f"{fnum(fmeta(meta, 'hunt_board_load_ms'), 1)} ms (one request, before the runs).")
+    if lb["n"] and around["n"]:
+        w(f"AROUND ÷ LIMIT 50: {fnum(ratio(around['rps'], lb['rps']), 2)}× the throughput. The board is in memory, "
+          f"but each read looks the hunt up in the database, and AROUND the caller's standing and check-ins too.")
+    w("")
 
 
 def expiry_section(w, meta, sweep):
