@@ -27,8 +27,8 @@ else
     log "using the local cluster: $DATABASE_URL (it stays running; scripts/db.sh stop stops it)"
 fi
 
-log "swift build -c release"
-swift build -c release
+log "swift build -c release --product scavengerd"
+swift build -c release --product scavengerd
 
 log "scavengerd migrate"
 .build/release/scavengerd migrate

@@ -118,6 +118,9 @@ public final class FeedListener: Service, Sendable {
                 try await feed.hunts.catchUp()
                 lastCatchUp = .now
                 ownPinsBehind = false
+            } else if wakeUp == .hunts {
+                // Only the hunts' log changed: the pins' feed has nothing to read.
+                try await feed.hunts.catchUp()
             }
             // A hunt whose STARTS or ENDS passed is announced by every daemon's own clock.
             feed.hunts.announceScheduledChanges()

@@ -31,7 +31,9 @@ public final class ChangeListener: Sendable {
         /// Only new pins written by the store whose ``Database/writerID`` was given: that
         /// daemon has put them into its feed itself, so its catch-up can wait a little.
         case ownNewPins
-        /// Changes by anyone else, or of any other kind.
+        /// Only the hunts' change log changed: the pins' feed need not catch up.
+        case hunts
+        /// Changes by anyone else, or of any other kind (the hunts' log may have changed too).
         case changes
     }
 
@@ -75,6 +77,8 @@ public final class ChangeListener: Sendable {
             switch wakeUp {
             case .changes:
                 return .changes
+            case .hunts:
+                return heardOwnPins ? .changes : .hunts
             case .ownNewPins where !heardOwnPins:
                 heardOwnPins = true
                 end = min(end, now + ownPinsWait)
@@ -94,8 +98,11 @@ public final class ChangeListener: Sendable {
 
     /// What `notifications` call for, for the listener of the store whose writer is `writerID`.
     public static func wakeUp(_ notifications: [PostgresNotification], ownWriter writerID: String?) -> WakeUp {
-        if notifications.contains(where: { $0.payload.isEmpty || $0.payload != writerID }) { return .changes }
-        return notifications.isEmpty ? .none : .ownNewPins
+        let hunts = notifications.contains { $0.channel == huntsChannel }
+        let feed = notifications.filter { $0.channel != huntsChannel }
+        if feed.contains(where: { $0.payload.isEmpty || $0.payload != writerID }) { return .changes }
+        if hunts { return feed.isEmpty ? .hunts : .changes }
+        return feed.isEmpty ? .none : .ownNewPins
     }
 }
 

@@ -289,12 +289,18 @@ struct FeedTests {
         }
     }
 
+    /// A payload `hunts:` stands for a notification on the hunts' channel (its payload is empty).
     @Test("what wakes a listener", arguments: [
         ([], ChangeListener.WakeUp.none), ([""], .changes), (["w1"], .ownNewPins), (["w1", "w1"], .ownNewPins),
         (["w1", "w2"], .changes), (["w2"], .changes), (["w1", ""], .changes),
+        (["hunts:"], .hunts), (["hunts:", "hunts:"], .hunts), (["hunts:", "w1"], .changes), (["hunts:", ""], .changes),
     ])
     func wakeUps(payloads: [String], wakeUp: ChangeListener.WakeUp) {
-        let notifications = payloads.map { PostgresNotification(channel: ChangeListener.channel, payload: $0) }
+        let notifications = payloads.map { payload in
+            payload == "hunts:"
+                ? PostgresNotification(channel: ChangeListener.huntsChannel, payload: "")
+                : PostgresNotification(channel: ChangeListener.channel, payload: payload)
+        }
         #expect(ChangeListener.wakeUp(notifications, ownWriter: "w1") == wakeUp)
     }
 
@@ -305,6 +311,8 @@ struct FeedTests {
         ([(10, .changes)], [.changes]),
         ([(10, .ownNewPins), (100, .ownNewPins), (200, .none), (260, .none)], [nil, nil, nil, .ownNewPins]),
         ([(10, .ownNewPins), (100, .changes)], [nil, .changes]),
+        ([(10, .hunts)], [.hunts]),
+        ([(10, .ownNewPins), (100, .hunts)], [nil, .changes]),
         ([(400, .ownNewPins), (500, .none)], [nil, .ownNewPins]),
         ([(100, .none), (300, .ownNewPins), (520, .ownNewPins)], [nil, nil, .ownNewPins]),
     ])
