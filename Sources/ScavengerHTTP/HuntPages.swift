@@ -4,22 +4,8 @@
 /// (`/vendor/leaflet/`): no inline script or style, nothing from a CDN. Only the map's tiles may
 /// come from OpenStreetMap, when it can be reached; otherwise the map is a grid drawn on canvas.
 enum HuntPages {
-    /// `/play`: sign in, join a hunt by code, its stops on a map, check in, the leaderboard and hints.
-    static let playHTML = #"""
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Scavenger hunt: play</title>
-<link rel="stylesheet" href="/vendor/leaflet/leaflet.css">
-<link rel="stylesheet" href="/hunts.css">
-</head>
-<body>
-<header>
-<h1>Scavenger hunt</h1>
-<p id="status" role="status" aria-live="polite">Connecting…</p>
-</header>
+    /// The sign-in and registration forms both pages start with.
+    static let accountSection = #"""
 <section id="account" class="no-print" aria-labelledby="account-heading">
 <h2 id="account-heading">Account</h2>
 <p><span id="who">Not signed in.</span> <button id="logout-button" type="button" hidden>Sign out</button></p>
@@ -43,6 +29,25 @@ enum HuntPages {
 </form>
 </div>
 </section>
+"""#
+
+    /// `/play`: sign in, join a hunt by code, its stops on a map, check in, the leaderboard and hints.
+    static let playHTML = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Scavenger hunt: play</title>
+<link rel="stylesheet" href="/vendor/leaflet/leaflet.css">
+<link rel="stylesheet" href="/hunts.css">
+</head>
+<body>
+<header>
+<h1>Scavenger hunt</h1>
+<p id="status" role="status" aria-live="polite">Connecting…</p>
+</header>
+\#(accountSection)
 <section id="join-section" hidden aria-labelledby="join-heading">
 <h2 id="join-heading">Join a hunt</h2>
 <form id="join-form">
@@ -120,29 +125,7 @@ enum HuntPages {
 <h1>Host a scavenger hunt</h1>
 <p id="status" role="status" aria-live="polite">Connecting…</p>
 </header>
-<section id="account" class="no-print" aria-labelledby="account-heading">
-<h2 id="account-heading">Account</h2>
-<p><span id="who">Not signed in.</span> <button id="logout-button" type="button" hidden>Sign out</button></p>
-<div id="account-forms" class="columns">
-<form id="login-form">
-<fieldset>
-  <legend>Sign in</legend>
-  <label>Name or email <input id="login-name" autocomplete="username" required></label>
-  <label>Password <input id="login-password" type="password" autocomplete="current-password" required></label>
-  <button id="login-button" type="submit">Sign in</button>
-</fieldset>
-</form>
-<form id="register-form">
-<fieldset>
-  <legend>New here? Create an account</legend>
-  <label>Username <input id="register-name" autocomplete="username" minlength="3" maxlength="32" pattern="[A-Za-z0-9_.\-]+" required></label>
-  <label>Email <input id="register-email" type="email" autocomplete="email" required></label>
-  <label>Password <input id="register-password" type="password" autocomplete="new-password" minlength="8" required></label>
-  <button id="register-button" type="submit">Create account</button>
-</fieldset>
-</form>
-</div>
-</section>
+\#(accountSection)
 <section id="hunts-section" class="no-print" hidden aria-labelledby="hunts-heading">
 <h2 id="hunts-heading">Your hunts</h2>
 <p id="no-hunts" class="meta">You host no hunt yet.</p>
