@@ -517,6 +517,10 @@ extension Database {
                 return .renamed(hunt)
             }
             try connection.query("INSERT INTO hunt_players (hunt_id, user_id, name) VALUES (\(huntID), \(userID), \(name))")
+            try connection.query("""
+                INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
+                ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
+                """)
             try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
             try Self.logHuntChange(connection, hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil), renamedFrom: nil))
             var joined = hunt
@@ -533,14 +537,29 @@ extension Database {
         try await huntTransaction { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return false }
             try check(hunt, try Self.clock(connection))
-            let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name")
+            let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found")
             guard let row = rows.first else { return false }
             let name: String = try row.string("name")
+            let found: Int = try row.int("found")
             try connection.query("""
                 UPDATE hunt_stops s SET found_by = found_by - 1
                 FROM checkins c WHERE c.stop_id = s.id AND c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status = 'accepted'
                 """)
-            try connection.query("DELETE FROM checkins WHERE hunt_id = \(huntID) AND user_id = \(userID)")
+            let counted = try connection.query("""
+                DELETE FROM checkins WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                RETURNING status, points, (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us
+                """)
+            // The user's totals lose what this hunt gave them.
+            for checkIn in counted where try checkIn.string("status") as String == "accepted" {
+                let acceptedUS: Int = try checkIn.int("accepted_us")
+                try Self.debitTotals(
+                    connection, userID: userID, points: try checkIn.int("points"), acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
+            }
+            try connection.query("""
+                UPDATE user_scores SET hunts_played = hunts_played - 1,
+                    hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
+                WHERE user_id = \(userID)
+                """)
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
             try Self.logHuntChange(connection, hunt: huntID, .left(player: name))
             return true
@@ -625,7 +644,7 @@ extension Database {
             if accepted {
                 let acceptedAt: Int = try inserted[0].int("accepted_us")
                 standing = try Self.credit(
-                    connection, hunt: hunt.id, stop: stop.id, userID: new.userID, points: verdict.points,
+                    connection, hunt: hunt.id, stops: hunt.stops, stop: stop.id, userID: new.userID, points: verdict.points,
                     at: Timestamp(microseconds: Int64(acceptedAt)))
                 try Self.logHuntChange(connection, hunt: hunt.id, .found(player: player.name, stop: stop.id, points: verdict.points))
                 try Self.logHuntChange(connection, hunt: hunt.id, .standing(standing, renamedFrom: nil))
@@ -638,7 +657,12 @@ extension Database {
     }
 
     /// Adds an accepted check-in's points to its player and its stop's `found_by`.
-    static func credit(_ connection: PostgresConnection, hunt: String, stop: String, userID: Int, points: Int, at: Timestamp) throws -> StandingChange {
+    /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by` and
+    /// to the user's totals (all-time and that week's; a hunt whose every stop they have now found
+    /// counts as completed). In the caller's transaction, before its change-log entries.
+    static func credit(
+        _ connection: PostgresConnection, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
+    ) throws -> StandingChange {
         try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop)")
         let rows = try connection.query("""
             UPDATE hunt_players SET points = points + \(points), found = found + 1,
@@ -646,7 +670,24 @@ extension Database {
             WHERE hunt_id = \(hunt) AND user_id = \(userID)
             RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
-        return try standing(rows[0])
+        let standing = try standing(rows[0])
+        try connection.query("""
+            SELECT score_credit(\(userID)::bigint, \(points)::integer,
+                'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond')
+            """)
+        if standing.found == stops {
+            try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
+        }
+        return standing
+    }
+
+    /// Takes an accepted check-in (accepted at `acceptedAt`, worth `points`, already rejected or
+    /// deleted) out of the user's totals, all-time and its week's.
+    static func debitTotals(_ connection: PostgresConnection, userID: Int, points: Int, acceptedAt: Timestamp) throws {
+        try connection.query("""
+            SELECT score_debit(\(userID)::bigint, \(points)::integer,
+                'epoch'::timestamptz + \(acceptedAt.microseconds)::bigint * interval '1 microsecond')
+            """)
     }
 
     static func standing(_ row: PostgresRow) throws -> StandingChange {
@@ -716,9 +757,16 @@ extension Database {
             var standing = StandingChange(player: player.name, points: player.points, found: player.found, at: player.pointsAt)
             let wasAccepted = record.checkIn.status == .accepted
             let nowAccepted = decision.status == .accepted
+            let accepted = try connection.query("""
+                SELECT (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us FROM checkins WHERE id = \(checkInID)
+                """)
+            let acceptedUS: Int? = try accepted[0].int("accepted_us")
+            // One instant for the check-in's acceptance and the standings it moves.
+            let at = try Self.clock(connection)
             try connection.query("""
                 UPDATE checkins SET status = \(decision.status.rawValue), points = \(decision.points),
-                    accepted_at = CASE WHEN \(nowAccepted) THEN coalesce(accepted_at, clock_timestamp()) END,
+                    accepted_at = CASE WHEN \(nowAccepted)
+                        THEN coalesce(accepted_at, 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond') END,
                     reviewed_by = \(decision.logAs?.moderator), review_note = \(decision.note)
                 WHERE id = \(checkInID)
                 """)
@@ -726,8 +774,8 @@ extension Database {
             checkIn.status = decision.status
             checkIn.points = decision.points
             if nowAccepted, !wasAccepted {
-                let at = try Self.clock(connection)
-                standing = try Self.credit(connection, hunt: hunt.id, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
+                standing = try Self.credit(
+                    connection, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
                 try Self.logHuntChange(connection, hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
             } else if wasAccepted, !nowAccepted {
                 try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
@@ -739,6 +787,13 @@ extension Database {
                     RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
                     """)
                 standing = try Self.standing(updated[0])
+                if let acceptedUS {
+                    try Self.debitTotals(
+                        connection, userID: record.userID, points: record.checkIn.points, acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
+                }
+                if player.found == hunt.stops {
+                    try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed - 1 WHERE user_id = \(record.userID)")
+                }
             }
             if let log = decision.logAs {
                 try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)
