@@ -18,48 +18,65 @@ extension Board {
         }
         return try await guarded {
             let account = try await writer(of: session)
-            guard Identifier.isStop(draft.stopID), let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
-            let stop = stopRecord.stop
-            switch stop.proof {
-            case .photo:
-                guard draft.code == nil else { throw BoardError(.badArgument, "CODE is only for code stops") }
-                guard draft.photo != nil else { throw BoardError(.badArgument, "this stop needs a PHOTO") }
-            case .code:
-                guard draft.photo == nil else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
-                guard draft.code != nil else { throw BoardError(.badArgument, "this stop needs its CODE") }
-            case .place:
-                guard draft.code == nil else { throw BoardError(.badArgument, "CODE is only for code stops") }
-                guard draft.photo == nil else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
-            }
+            guard Identifier.isStop(draft.stopID) else { throw Self.noSuchStop }
+            let hasCode = draft.code != nil
+            let hasPhoto = draft.photo != nil
             var photo = draft.photo
-            if let given = photo {
-                do throws(PhotoScrubError) {
-                    photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
-                } catch {
-                    throw BoardError(.badArgument, error.description)
+            if hasCode || hasPhoto {
+                // A code is checked against the stop's hash and a photo cleaned before the
+                // transaction, so the stop is read first; a plain check-in (the common one) is
+                // judged from the stop the transaction reads.
+                guard let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
+                let stop = stopRecord.stop
+                try Self.requireProofOptions(stop.proof, code: hasCode, photo: hasPhoto)
+                if let given = photo {
+                    do throws(PhotoScrubError) {
+                        photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
+                    } catch {
+                        throw BoardError(.badArgument, error.description)
+                    }
                 }
-            }
-            if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
-                try await checkCode(code, hash: hash, stop: stop, account: account)
+                if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
+                    try await checkCode(code, hash: hash, stop: stop, account: account)
+                }
             }
             let rules = self.rules.hunts
             let new = NewCheckIn(
-                stopID: stop.id, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon, accuracyMeters: draft.fix.accuracyMeters,
-                photo: photo)
+                stopID: draft.stopID, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon,
+                accuracyMeters: draft.fix.accuracyMeters, photo: photo)
             let fix = draft.fix
             let written: (checkIn: CheckIn, standing: StandingChange)?
             do {
                 written = try await store.checkIn(new) { facts in
-                    try Self.rule { try Self.judge(fix, facts: facts, rules: rules) }
+                    try Self.rule {
+                        try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
+                        return try Self.judge(fix, facts: facts, rules: rules)
+                    }
                 }
             } catch StoreError.conflict(constraint: "checkins_one_live") {
                 throw BoardError(.conflict, "you have already checked in at this stop")
             }
             guard let written else { throw Self.noSuchStop }
-            let board = try await leaderboard(of: stop.hunt, afterOwnWrite: true)
+            let board = try await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
             return CheckInResult(
                 checkIn: written.checkIn, points: written.standing.points, found: written.standing.found,
                 rank: board.rank(of: written.standing.player) ?? board.count)
+        }
+    }
+
+    /// The options a stop's proof needs, and no other: a photo stop takes `PHOTO`, a code stop
+    /// `CODE`, a place stop neither (`badArgument` otherwise).
+    private static func requireProofOptions(_ proof: StopProof, code: Bool, photo: Bool) throws(BoardError) {
+        switch proof {
+        case .photo:
+            guard !code else { throw BoardError(.badArgument, "CODE is only for code stops") }
+            guard photo else { throw BoardError(.badArgument, "this stop needs a PHOTO") }
+        case .code:
+            guard !photo else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
+            guard code else { throw BoardError(.badArgument, "this stop needs its CODE") }
+        case .place:
+            guard !code else { throw BoardError(.badArgument, "CODE is only for code stops") }
+            guard !photo else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
         }
     }
 

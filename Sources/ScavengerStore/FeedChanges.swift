@@ -88,17 +88,25 @@ extension Database {
     /// Deletes log entries older than `keepSeconds`, keeping the newest entry always (a feed's
     /// place must stay findable); returns how many went.
     public func trimFeedChanges(keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
+        try await trimChangeLog("feed_changes", mark: "feed_changes_trimmed", keepSeconds: keepSeconds, limit: limit)
+    }
+
+    /// Deletes up to `limit` entries older than `keepSeconds` from a change log (`feed_changes` or
+    /// `hunt_changes`), never its newest, and moves its trim mark (`…_trimmed.through`) past them,
+    /// so a reader whose place is before the mark knows it cannot replay; returns how many went.
+    /// The table names are constants of the store, never input.
+    func trimChangeLog(_ log: StaticString, mark: StaticString, keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
         try await mappingErrors {
             let rows = try await pool.query("""
                 WITH doomed AS (
-                    SELECT seq FROM feed_changes
+                    SELECT seq FROM \(unescaped: "\(log)")
                     WHERE at < now() - make_interval(secs => \(keepSeconds))
-                      AND seq < (SELECT max(seq) FROM feed_changes)
+                      AND seq < (SELECT max(seq) FROM \(unescaped: "\(log)"))
                     ORDER BY seq LIMIT \(limit)
                 ), gone AS (
-                    DELETE FROM feed_changes c USING doomed d WHERE c.seq = d.seq RETURNING c.seq
+                    DELETE FROM \(unescaped: "\(log)") c USING doomed d WHERE c.seq = d.seq RETURNING c.seq
                 ), marked AS (
-                    UPDATE feed_changes_trimmed SET through = greatest(through, (SELECT max(seq) FROM gone))
+                    UPDATE \(unescaped: "\(mark)") SET through = greatest(through, (SELECT max(seq) FROM gone))
                     WHERE EXISTS (SELECT 1 FROM gone)
                 )
                 SELECT count(*) AS trimmed FROM gone

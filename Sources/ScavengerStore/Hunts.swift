@@ -895,21 +895,7 @@ extension Database {
                 DELETE FROM code_guesses WHERE ctid IN (
                     SELECT ctid FROM code_guesses WHERE at < now() - make_interval(secs => \(keepSeconds)) LIMIT \(limit))
                 """, idempotent: false)
-            let rows = try await pool.query("""
-                WITH doomed AS (
-                    SELECT seq FROM hunt_changes
-                    WHERE at < now() - make_interval(secs => \(keepSeconds))
-                      AND seq < (SELECT max(seq) FROM hunt_changes)
-                    ORDER BY seq LIMIT \(limit)
-                ), gone AS (
-                    DELETE FROM hunt_changes c USING doomed d WHERE c.seq = d.seq RETURNING c.seq
-                ), marked AS (
-                    UPDATE hunt_changes_trimmed SET through = greatest(through, (SELECT max(seq) FROM gone))
-                    WHERE EXISTS (SELECT 1 FROM gone)
-                )
-                SELECT count(*) AS trimmed FROM gone
-                """, idempotent: false)
-            return try rows[0].int("trimmed")
+            return try await trimChangeLog("hunt_changes", mark: "hunt_changes_trimmed", keepSeconds: keepSeconds, limit: limit)
         }
     }
 

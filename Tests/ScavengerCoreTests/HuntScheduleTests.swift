@@ -1,11 +1,12 @@
 import ScavengerCore
 import Testing
 
-/// Times in whole seconds from a fixed instant, to keep the tables readable.
+/// Times in whole seconds from a fixed instant, to keep the tables readable; `lasting` is a hunt's
+/// DURATION in seconds, a value of the schedule (no clock is read anywhere in these tests).
 private let origin: Int64 = 1_800_000_000_000_000
 private func t(_ seconds: Int64) -> Timestamp { Timestamp(microseconds: origin + seconds * 1_000_000) }
-private func schedule(starts: Int64? = nil, ends: Int64? = nil, duration: Int? = nil) -> HuntSchedule {
-    HuntSchedule(starts: starts.map(t), ends: ends.map(t), durationSeconds: duration)
+private func schedule(starts: Int64? = nil, ends: Int64? = nil, lasting: Int? = nil) -> HuntSchedule {
+    HuntSchedule(starts: starts.map(t), ends: ends.map(t), durationSeconds: lasting)
 }
 private let lastStorable = Timestamp(microseconds: Timestamp.storableMicroseconds.upperBound)
 
@@ -17,9 +18,9 @@ struct HuntScheduleTests {
         (nil, nil, nil), (1, nil, nil), (nil, 1, nil), (1, 2, nil), (nil, nil, 1), (nil, nil, 2_592_000), (100, nil, 60),
         (1, nil, 2_592_000),
     ] as [(Int64?, Int64?, Int?)])
-    func accepted(starts: Int64?, ends: Int64?, duration: Int?) throws {
-        let made = try HuntSchedule(starts: starts.map(t), ends: ends.map(t), durationSeconds: duration, now: t(0))
-        #expect(made == schedule(starts: starts, ends: ends, duration: duration))
+    func accepted(starts: Int64?, ends: Int64?, lasting: Int?) throws {
+        let made = try HuntSchedule(starts: starts.map(t), ends: ends.map(t), durationSeconds: lasting, now: t(0))
+        #expect(made == schedule(starts: starts, ends: ends, lasting: lasting))
     }
 
     @Test("what CREATEHUNT refuses, and why", arguments: [
@@ -35,9 +36,9 @@ struct HuntScheduleTests {
         (nil, nil, 2_592_001, "DURATION must be between 1 and 2592000, got 2592001"),
         (5, nil, 2_592_001, "DURATION must be between 1 and 2592000, got 2592001"),
     ] as [(Int64?, Int64?, Int?, String)])
-    func refused(starts: Int64?, ends: Int64?, duration: Int?, expected: String) {
+    func refused(starts: Int64?, ends: Int64?, lasting: Int?, expected: String) {
         #expect(throws: ValidationError(expected)) {
-            try HuntSchedule(starts: starts.map(t), ends: ends.map(t), durationSeconds: duration, now: t(0))
+            try HuntSchedule(starts: starts.map(t), ends: ends.map(t), durationSeconds: lasting, now: t(0))
         }
     }
 
@@ -70,7 +71,7 @@ struct HuntScheduleTests {
     // MARK: State by the clock
 
     @Test("the state at a moment: running from starts (included) to ends (excluded)", arguments: [
-        // (starts, ends, duration, now, state)
+        // (starts, ends, lasting, now, state)
         (nil, nil, nil, 0, HuntState.scheduled),
         (nil, nil, nil, 1_000_000, .scheduled),  // waits for its host forever
         (10, nil, nil, 9, .scheduled),
@@ -85,10 +86,10 @@ struct HuntScheduleTests {
         (10, nil, 30, 10, .running),
         (10, nil, 30, 39, .running),
         (10, nil, 30, 40, .ended),
-        (nil, nil, 30, 1_000_000, .scheduled),  // a duration counts from a start that has not come
+        (nil, nil, 30, 1_000_000, .scheduled),  // a lasting counts from a start that has not come
     ] as [(Int64?, Int64?, Int?, Int64, HuntState)])
-    func state(starts: Int64?, ends: Int64?, duration: Int?, now: Int64, expected: HuntState) {
-        #expect(schedule(starts: starts, ends: ends, duration: duration).state(at: t(now)) == expected)
+    func state(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64, expected: HuntState) {
+        #expect(schedule(starts: starts, ends: ends, lasting: lasting).state(at: t(now)) == expected)
     }
 
     @Test("a microsecond before ends it runs, at ends it has ended")
@@ -101,11 +102,11 @@ struct HuntScheduleTests {
 
     @Test("a DURATION becomes ends once the start has passed, not before")
     func settled() {
-        let plan = schedule(starts: 10, duration: 30)
+        let plan = schedule(starts: 10, lasting: 30)
         #expect(plan.settled(at: t(9)) == plan)
         #expect(plan.settled(at: t(10)) == schedule(starts: 10, ends: 40))
         #expect(plan.settled(at: t(100)) == schedule(starts: 10, ends: 40))
-        #expect(schedule(duration: 30).settled(at: t(100)) == schedule(duration: 30))
+        #expect(schedule(lasting: 30).settled(at: t(100)) == schedule(lasting: 30))
         #expect(schedule(starts: 10, ends: 20).settled(at: t(15)) == schedule(starts: 10, ends: 20))
     }
 
@@ -121,15 +122,15 @@ struct HuntScheduleTests {
         (10, nil, 30, 10, 40),
         (nil, nil, 30, 0, nil),
     ] as [(Int64?, Int64?, Int?, Int64, Int64?)])
-    func nextChange(starts: Int64?, ends: Int64?, duration: Int?, now: Int64, expected: Int64?) {
-        #expect(schedule(starts: starts, ends: ends, duration: duration).nextChange(after: t(now)) == expected.map(t))
+    func nextChange(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64, expected: Int64?) {
+        #expect(schedule(starts: starts, ends: ends, lasting: lasting).nextChange(after: t(now)) == expected.map(t))
     }
 
     @Test("a hunt seen at a moment shows the settled times and state")
     func huntAtAMoment() {
         func hunt(at now: Int64) -> Hunt {
             Hunt(
-                id: "h1", name: "Walk", description: "", host: "alice", schedule: schedule(starts: 10, duration: 30), at: t(now),
+                id: "h1", name: "Walk", description: "", host: "alice", schedule: schedule(starts: 10, lasting: 30), at: t(now),
                 ordered: false, isPublic: true, stops: 3, players: 2)
         }
         #expect(hunt(at: 0).state == .scheduled)
@@ -143,7 +144,7 @@ struct HuntScheduleTests {
     // MARK: STARTHUNT and ENDHUNT
 
     @Test("STARTHUNT starts a scheduled hunt now, even before its STARTS", arguments: [
-        // (starts, ends, duration, now, started starts, started ends)
+        // (starts, ends, lasting, now, started starts, started ends)
         (nil, nil, nil, 5, 5, nil),
         (100, nil, nil, 5, 5, nil),
         (100, 200, nil, 5, 5, 200),
@@ -151,8 +152,8 @@ struct HuntScheduleTests {
         (nil, nil, 60, 5, 5, 65),
         (100, nil, 60, 5, 5, 65),
     ] as [(Int64?, Int64?, Int?, Int64, Int64, Int64?)])
-    func start(starts: Int64?, ends: Int64?, duration: Int?, now: Int64, newStarts: Int64, newEnds: Int64?) throws {
-        let started = try schedule(starts: starts, ends: ends, duration: duration).started(at: t(now))
+    func start(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64, newStarts: Int64, newEnds: Int64?) throws {
+        let started = try schedule(starts: starts, ends: ends, lasting: lasting).started(at: t(now))
         #expect(started == schedule(starts: newStarts, ends: newEnds))
         #expect(started.state(at: t(now)) == .running)
     }
@@ -165,8 +166,8 @@ struct HuntScheduleTests {
         (nil, 20, nil, 25, "the hunt has ended"),
         (10, nil, 30, 40, "the hunt has ended"),
     ] as [(Int64?, Int64?, Int?, Int64, String)])
-    func startRefused(starts: Int64?, ends: Int64?, duration: Int?, now: Int64, expected: String) {
-        #expect(throws: HuntConflict(expected)) { try schedule(starts: starts, ends: ends, duration: duration).started(at: t(now)) }
+    func startRefused(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64, expected: String) {
+        #expect(throws: HuntConflict(expected)) { try schedule(starts: starts, ends: ends, lasting: lasting).started(at: t(now)) }
     }
 
     @Test("ENDHUNT ends a hunt now; one that never started loses its planned start", arguments: [
@@ -177,8 +178,8 @@ struct HuntScheduleTests {
         (nil, nil, nil, 15, nil),
         (nil, nil, 30, 15, nil),
     ] as [(Int64?, Int64?, Int?, Int64, Int64?)])
-    func end(starts: Int64?, ends: Int64?, duration: Int?, now: Int64, keptStarts: Int64?) throws {
-        let ended = try schedule(starts: starts, ends: ends, duration: duration).ended(at: t(now))
+    func end(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64, keptStarts: Int64?) throws {
+        let ended = try schedule(starts: starts, ends: ends, lasting: lasting).ended(at: t(now))
         #expect(ended == schedule(starts: keptStarts, ends: now))
         #expect(ended.state(at: t(now)) == .ended)
         #expect(ended.nextChange(after: t(now)) == nil)
@@ -187,16 +188,16 @@ struct HuntScheduleTests {
     @Test("ENDHUNT on an ended hunt is a conflict", arguments: [
         (10, 20, nil, 20), (nil, 20, nil, 30), (10, nil, 30, 40),
     ] as [(Int64?, Int64?, Int?, Int64)])
-    func endRefused(starts: Int64?, ends: Int64?, duration: Int?, now: Int64) {
+    func endRefused(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64) {
         #expect(throws: HuntConflict("the hunt has already ended")) {
-            try schedule(starts: starts, ends: ends, duration: duration).ended(at: t(now))
+            try schedule(starts: starts, ends: ends, lasting: lasting).ended(at: t(now))
         }
     }
 
     // MARK: EXTEND
 
     @Test("EXTEND in each case the contract names", arguments: [
-        // (starts, ends, duration, now, seconds) → (starts, ends, duration)
+        // (starts, ends, lasting, now, seconds) → (starts, ends, lasting)
         // a running hunt with an end: the end moves later
         ((10, 100, nil, 50, 30), (10, 130, nil)),
         // a running hunt whose DURATION became its end
@@ -214,9 +215,9 @@ struct HuntScheduleTests {
         ((nil, 200, nil, 50, 1), (nil, 201, nil)),
     ] as [((Int64?, Int64?, Int?, Int64, Int), (Int64?, Int64?, Int?))])
     func extend(given: (Int64?, Int64?, Int?, Int64, Int), expected: (Int64?, Int64?, Int?)) throws {
-        let (starts, ends, duration, now, seconds) = given
-        let extended = try schedule(starts: starts, ends: ends, duration: duration).extended(bySeconds: seconds, at: t(now))
-        #expect(extended == schedule(starts: expected.0, ends: expected.1, duration: expected.2))
+        let (starts, ends, lasting, now, seconds) = given
+        let extended = try schedule(starts: starts, ends: ends, lasting: lasting).extended(bySeconds: seconds, at: t(now))
+        #expect(extended == schedule(starts: expected.0, ends: expected.1, lasting: expected.2))
     }
 
     @Test("an extended scheduled hunt with neither runs that long once started")
@@ -231,9 +232,9 @@ struct HuntScheduleTests {
     @Test("EXTEND after the end is a conflict, at the very instant too", arguments: [
         (10, 20, nil, 20), (10, 20, nil, 1000), (nil, 20, nil, 20), (10, nil, 30, 40),
     ] as [(Int64?, Int64?, Int?, Int64)])
-    func extendEnded(starts: Int64?, ends: Int64?, duration: Int?, now: Int64) {
+    func extendEnded(starts: Int64?, ends: Int64?, lasting: Int?, now: Int64) {
         #expect(throws: HuntConflict("the hunt has ended")) {
-            try schedule(starts: starts, ends: ends, duration: duration).extended(bySeconds: 60, at: t(now))
+            try schedule(starts: starts, ends: ends, lasting: lasting).extended(bySeconds: 60, at: t(now))
         }
     }
 
