@@ -247,14 +247,6 @@ extension Database {
         }
     }
 
-    /// The players of a hunt and their standings.
-    public func players(huntID: String) async throws(StoreError) -> [PlayerRecord] {
-        try await mappingErrors {
-            let rows = try await pool.query("SELECT \(unescaped: Self.playerColumns) FROM hunt_players WHERE hunt_id = \(huntID)")
-            return try rows.map(Self.player)
-        }
-    }
-
     /// A hunt's players with the position of the hunts' change log they reflect, read in one
     /// statement (one snapshot): every change up to `through` is in them and none after it, since
     /// the log's numbers follow commit order.
