@@ -85,6 +85,11 @@ public struct RequestChecks: Sendable {
         }
     }
 
+    /// An existing account's name, as given to look it up (the username rules).
+    public static func username(_ name: String) throws(BoardError) {
+        try validated { () throws(ValidationError) in try Validation.username(name) }
+    }
+
     /// A whole number within `range`.
     public static func whole(_ value: Int, _ name: String, in range: ClosedRange<Int>) throws(BoardError) {
         guard range.contains(value) else {

@@ -305,9 +305,13 @@ public struct Leaderboard: Sendable {
         LeaderboardEntry(rank: rank, player: position.player, points: position.points, found: found, at: position.at)
     }
 
-    /// The rank of a player at `position`: one more than the players strictly ahead.
-    private func rank(at position: LeaderboardPosition) -> Int {
-        order.prefixCount(while: { $0.ranksAhead(of: position) }) + 1
+    /// The rank of a player at `position`, whether or not the board has them there: one more
+    /// than the other players strictly ahead of it (the player it names never counts against
+    /// themselves, wherever the board has them).
+    public func rank(at position: LeaderboardPosition) -> Int {
+        var ahead = order.prefixCount(while: { $0.ranksAhead(of: position) })
+        if let own = records[position.player]?.position, own.ranksAhead(of: position) { ahead -= 1 }
+        return ahead + 1
     }
 
     /// How many players are ahead of or share a rank with a player at `position`.

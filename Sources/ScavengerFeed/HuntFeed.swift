@@ -5,7 +5,12 @@ import Synchronization
 /// The live side of hunts, in memory on every daemon and kept in step with the hunts' change log
 /// (`hunt_changes`): each hunt's leaderboard, loaded once from its players' standings and then
 /// changed only by the log (so a LEADERBOARD read never touches the database, and every daemon
-/// holds the same board), and the `WATCH HUNT` watches with their events.
+/// holds the same board), the rankings of all users (RANKING), loaded at start-up from the users'
+/// totals and then changed only by the log's `totals` entries, and the `WATCH HUNT` watches with
+/// their events.
+///
+/// Boards are read and changed in place under the lock, never copied out: a copy held by a reader
+/// would make the next change copy the whole board (a million users, for the rankings).
 ///
 /// Changes are applied in log order, a batch at a time under ``state``'s lock, skipping what is
 /// already applied; so catch-ups may run at once from several tasks (the listener, and a use case
@@ -37,8 +42,12 @@ public final class HuntFeed: Sendable {
     }
 
     struct State {
-        /// The last change applied; nil until the first catch-up found the log's end.
+        /// The last change applied; nil until the rankings are loaded (``load()``), which sets
+        /// it to the log's position they reflect.
         var applied: Int?
+        /// Whether a ``load()`` is under way (another waits for it rather than loading too).
+        var loading = false
+        var rankings = Rankings()
         var boards: [String: CachedBoard] = [:]
         var watchers: [String: Watcher] = [:]
         var watched: [String: WatchedHunt] = [:]
@@ -57,8 +66,79 @@ public final class HuntFeed: Sendable {
         self.database = database
     }
 
+    /// Totals read from the database at a time while the rankings load.
+    static let totalsPerRead = 20000
+
     /// Hunt watches held.
     public var watchCount: Int { state.withLock { $0.watchers.count } }
+
+    /// Whether the rankings are loaded and the feed has a place in the log.
+    public var isLoaded: Bool { state.withLock { $0.applied != nil } }
+
+    // MARK: Rankings
+
+    /// Loads the rankings of all users (all-time, this week's and last week's by `now`) from the
+    /// users' totals, in batches, and takes the log's position read before them as the place to
+    /// apply changes from: a change committed meanwhile is both (perhaps) in a batch and applied
+    /// again, which is harmless since a `totals` entry carries a user's whole totals, and entries
+    /// apply in log order. Every hunt board loaded before is dropped (loaded again on use).
+    /// Returns the users ranked all-time.
+    @discardableResult
+    public func load(now: Timestamp = .now) async throws(StoreError) -> Int {
+        let through = try await database.lastHuntChange()
+        var rankings = Rankings()
+        var after = 0
+        while true {
+            let batch = try await database.rankedTotals(afterUserID: after, limit: Self.totalsPerRead)
+            for totals in batch { rankings.setAllTime(totals.user, totals.standing) }
+            guard batch.count == Self.totalsPerRead, let last = batch.last else { break }
+            after = last.userID
+        }
+        for week in try await database.scoredWeeks(from: ScoreWeek(containing: now).previous) {
+            after = 0
+            while true {
+                let batch = try await database.rankedTotals(in: week, afterUserID: after, limit: Self.totalsPerRead)
+                for totals in batch { rankings.setWeekly(totals.user, totals.standing, in: week) }
+                guard batch.count == Self.totalsPerRead, let last = batch.last else { break }
+                after = last.userID
+            }
+        }
+        let ranked = rankings.count(.allTime)
+        let watched = state.withLock { state -> [String] in
+            // A load that finished first from a later place wins (this one would replay changes
+            // its watchers have heard).
+            if let applied = state.applied, applied > through { return [] }
+            // Swapped in, not copied: a second reference would make the next change copy it all.
+            swap(&state.rankings, &rankings)
+            state.applied = through
+            state.boards = [:]
+            return Array(state.watched.keys)
+        }
+        for hunt in watched { try await prepareWatch(of: hunt) }
+        return ranked
+    }
+
+    /// ``load(now:)`` unless loaded or being loaded by another task; returns the users ranked
+    /// all-time when it loaded.
+    public func loadIfNeeded() async throws(StoreError) -> Int? {
+        let mayLoad = state.withLock { state in
+            if state.loading || state.applied != nil { return false }
+            state.loading = true
+            return true
+        }
+        guard mayLoad else { return nil }
+        defer { state.withLock { $0.loading = false } }
+        return try await load()
+    }
+
+    /// Reads the rankings in place under the lock (`body` must be quick and must not call back);
+    /// nil before they are loaded.
+    public func withRankings<T>(_ body: (Rankings) -> T) -> T? {
+        state.withLock { state in
+            guard state.applied != nil else { return nil }
+            return body(state.rankings)
+        }
+    }
 
     // MARK: Leaderboards
 
@@ -93,20 +173,17 @@ public final class HuntFeed: Sendable {
     public func catchUp() async throws(StoreError) {
         var after = state.withLock { $0.applied }
         if after == nil {
-            // The first catch-up starts at the log's end: boards load from snapshots later.
-            let end = try await database.lastHuntChange()
-            after = state.withLock { state in
-                if state.applied == nil { state.applied = end }
-                return state.applied
-            }
-            return
+            // The first catch-up loads the rankings, then applies what was committed meanwhile;
+            // when another task is loading, its place comes with it.
+            guard try await loadIfNeeded() != nil else { return }
+            after = state.withLock { $0.applied }
         }
         while let from = after {
             let (changes, trimmedThrough) = try await database.huntChanges(after: from, limit: Self.changesPerRead)
             if trimmedThrough > from {
                 // `expire` trimmed the log past this daemon's place (it was away a long time):
-                // every board is loaded afresh, the watched ones at once.
-                try await restart()
+                // every board and the rankings are loaded afresh, the watched hunts' at once.
+                try await load()
                 return
             }
             guard !changes.isEmpty else { return }
@@ -119,17 +196,6 @@ public final class HuntFeed: Sendable {
             after = apply(changes, records: records)
             if changes.count < Self.changesPerRead { return }
         }
-    }
-
-    /// Starts again from the log's end with no boards kept, then loads the watched hunts' boards.
-    private func restart() async throws(StoreError) {
-        let end = try await database.lastHuntChange()
-        let watched = state.withLock { state in
-            state.applied = end
-            state.boards = [:]
-            return Array(state.watched.keys)
-        }
-        for hunt in watched { try await prepareWatch(of: hunt) }
     }
 
     /// Applies a batch in order under the lock; answers the position reached.
@@ -164,22 +230,24 @@ public final class HuntFeed: Sendable {
                 case .reply(let reply):
                     tell(hunt) { .reply(watch: $0, reply: reply) }
                 case .standing(let standing, let renamedFrom):
-                    guard var cached = state.boards[hunt], logged.seq > cached.through else { continue }
+                    // Changed in place: a board copied out and back would be copied whole.
+                    guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
                     var changed: [LeaderboardEntry] = []
                     if let old = renamedFrom {
-                        changed += cached.board.removeReportingChanges(old)
+                        changed += state.boards[hunt]!.board.removeReportingChanges(old)
                     }
                     let at = standing.points > 0 ? standing.at : nil
-                    changed += cached.board.updateReportingChanges(standing.player, points: standing.points, found: standing.found, at: at)
-                    cached.through = logged.seq
-                    state.boards[hunt] = cached
+                    changed += state.boards[hunt]!.board.updateReportingChanges(
+                        standing.player, points: standing.points, found: standing.found, at: at)
+                    state.boards[hunt]!.through = logged.seq
                     for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
                 case .left(let player):
-                    guard var cached = state.boards[hunt], logged.seq > cached.through else { continue }
-                    let changed = cached.board.removeReportingChanges(player)
-                    cached.through = logged.seq
-                    state.boards[hunt] = cached
+                    guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
+                    let changed = state.boards[hunt]!.board.removeReportingChanges(player)
+                    state.boards[hunt]!.through = logged.seq
                     for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
+                case .totals(let totals):
+                    state.rankings.apply(totals, now: now)
                 }
             }
             for (_, batch) in batches { batch.sink.deliver(batch.events) }

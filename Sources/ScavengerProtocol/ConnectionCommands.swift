@@ -54,5 +54,5 @@ extension CommandTable {
     public static let standard: CommandTable = CommandTable(
         ConnectionCommands.all(helpSource: { CommandTable.standard })
             + AccountCommands.all + PinCommands.all + FeedCommands.all + WatchCommands.all + ReplyCommands.all + ModerationCommands.all
-            + HuntCommands.all)
+            + HuntCommands.all + ScoreCommands.all)
 }

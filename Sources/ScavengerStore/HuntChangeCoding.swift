@@ -27,6 +27,12 @@ enum HuntChangeCoding {
         case .reply(let reply):
             kind = "reply"
             object = ["id": reply.id, "text": reply.text, "author": reply.author, "created": reply.created.microseconds]
+        case .totals(let totals):
+            kind = "totals"
+            func standing(_ standing: Leaderboard.Standing) -> [String: Any] {
+                ["points": standing.points, "found": standing.found, "at": standing.at.map { $0.microseconds as Any } ?? NSNull()]
+            }
+            object = ["user": totals.user, "all": standing(totals.allTime), "week": totals.week.mondayDay, "weekly": standing(totals.weekly)]
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return (kind, String(decoding: data, as: UTF8.self))
@@ -57,6 +63,18 @@ enum HuntChangeCoding {
                 return nil
             }
             return .reply(PinReply(id: id, pin: hunt, text: text, author: author, created: Timestamp(microseconds: Int64(created))))
+        case "totals":
+            func standing(_ value: Any?) -> Leaderboard.Standing? {
+                guard let object = value as? [String: Any], let points = (object["points"] as? NSNumber)?.intValue,
+                      let found = (object["found"] as? NSNumber)?.intValue
+                else { return nil }
+                let at = (object["at"] as? NSNumber).map { Timestamp(microseconds: $0.int64Value) }
+                return Leaderboard.Standing(points: points, found: found, at: at)
+            }
+            guard let user = string("user"), let allTime = standing(object["all"]), let weekly = standing(object["weekly"]),
+                  let week = int("week").flatMap(ScoreWeek.init(mondayDay:))
+            else { return nil }
+            return .totals(UserTotals(user: user, allTime: allTime, week: week, weekly: weekly))
         default:
             return nil
         }

@@ -246,6 +246,8 @@ public enum HuntChange: Sendable, Equatable {
     case left(player: String)
     /// A message in the hunt's chat (its `pin` is the hunt's id).
     case reply(PinReply)
+    /// A user's totals across every hunt changed (logged with no hunt: `""`).
+    case totals(UserTotals)
 }
 
 /// One row of the hunts' change log.

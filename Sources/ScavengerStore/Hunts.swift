@@ -541,12 +541,15 @@ extension Database {
                 DELETE FROM checkins WHERE hunt_id = \(huntID) AND user_id = \(userID)
                 RETURNING status, points, (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us
                 """)
-            // The user's totals lose what this hunt gave them.
+            // The user's totals lose what this hunt gave them; the totals are logged once all is
+            // taken (in between, points of check-ins already deleted would still count).
+            var debited: [Timestamp] = []
             for checkIn in counted where try checkIn.string("status") as String == "accepted" {
-                let acceptedUS: Int = try checkIn.int("accepted_us")
-                try Self.debitTotals(
-                    connection, userID: userID, points: try checkIn.int("points"), acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
+                let acceptedAt = Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))
+                try Self.debitTotals(connection, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, log: false)
+                debited.append(acceptedAt)
             }
+            try Self.logTotals(connection, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
             try connection.query("""
                 UPDATE user_scores SET hunts_played = hunts_played - 1,
                     hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
@@ -663,10 +666,11 @@ extension Database {
             RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
         let standing = try standing(rows[0])
-        try connection.query("""
-            SELECT score_credit(\(userID)::bigint, \(points)::integer,
+        let totals = try connection.query("""
+            SELECT * FROM score_credit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond')
             """)
+        try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
         if standing.found == stops {
             try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
         }
@@ -674,12 +678,39 @@ extension Database {
     }
 
     /// Takes an accepted check-in (accepted at `acceptedAt`, worth `points`, already rejected or
-    /// deleted) out of the user's totals, all-time and its week's.
-    static func debitTotals(_ connection: PostgresConnection, userID: Int, points: Int, acceptedAt: Timestamp) throws {
-        try connection.query("""
-            SELECT score_debit(\(userID)::bigint, \(points)::integer,
+    /// deleted) out of the user's totals, all-time and its week's; logs the totals it left unless
+    /// the caller logs them after more (``logTotals(_:userID:weeks:)``).
+    static func debitTotals(_ connection: PostgresConnection, userID: Int, points: Int, acceptedAt: Timestamp, log: Bool = true) throws {
+        let totals = try connection.query("""
+            SELECT * FROM score_debit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(acceptedAt.microseconds)::bigint * interval '1 microsecond')
             """)
+        if log { try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0]))) }
+    }
+
+    /// Logs the user's totals as they stand, once for each of `weeks` (each entry with that
+    /// week's totals), in week order.
+    static func logTotals(_ connection: PostgresConnection, userID: Int, weeks: Set<ScoreWeek>) throws {
+        for week in weeks.sorted() {
+            let totals = try connection.query("""
+                SELECT * FROM score_totals_of(\(userID)::bigint, date '1970-01-01' + \(week.mondayDay)::integer)
+                """)
+            try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
+        }
+    }
+
+    /// The totals `score_credit` and `score_debit` answer (the type `score_totals`).
+    static func userTotals(_ row: PostgresRow) throws -> UserTotals {
+        func standing(_ points: String, _ found: String, _ at: String) throws -> Leaderboard.Standing {
+            let instant: Int? = try row.int(at)
+            return Leaderboard.Standing(points: try row.int(points), found: try row.int(found), at: instant.map { Timestamp(microseconds: Int64($0)) })
+        }
+        guard let week = ScoreWeek(mondayDay: try row.int("week_day")) else {
+            throw StoreError.unexpected("a week of scores that does not start on a Monday")
+        }
+        return UserTotals(
+            user: try row.string("name"), allTime: try standing("points", "found", "points_at_us"), week: week,
+            weekly: try standing("week_points", "week_found", "week_at_us"))
     }
 
     static func standing(_ row: PostgresRow) throws -> StandingChange {

@@ -1,0 +1,81 @@
+import ScavengerCore
+import ScavengerFeed
+import ScavengerStore
+
+extension Board {
+    /// The most entries a RANKING page holds.
+    public static let rankingPageLimits = 1 ... 200
+
+    /// RANKING: a page of the ranking of all users by their points across every hunt, all-time,
+    /// this week's or last week's by `now` (UTC), after a cursor, or the page around the caller
+    /// (`around`; the first page for a caller without points or without a login). Read from
+    /// memory: kept by the change log on every daemon, with this daemon's own writes applied
+    /// before their replies.
+    public func ranking(
+        _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp = .now
+    ) async throws(BoardError) -> (entries: [LeaderboardEntry], next: String?) {
+        try RequestChecks.whole(limit, "LIMIT", in: Self.rankingPageLimits)
+        if around, cursor != nil { throw BoardError(.badArgument, "AROUND and CURSOR cannot be combined") }
+        let board = period.board(at: now)
+        var after: LeaderboardPosition?
+        if let cursor {
+            guard let parsed = LeaderboardCursor(encoded: cursor), parsed.belongs(to: board.scope) else {
+                throw BoardError(.badArgument, period == .allTime
+                    ? "CURSOR is not a cursor of the all-time ranking"
+                    : "CURSOR is not a cursor of that week's ranking (weeks turn at Monday 00:00 UTC)")
+            }
+            after = parsed.position
+        }
+        try await requireRankings()
+        let user = around ? session.user?.name : nil
+        let page = feed.hunts.withRankings { rankings in
+            if let user {
+                rankings.page(board, around: user, limit: limit)
+            } else {
+                rankings.page(board, after: after, limit: limit)
+            }
+        }
+        guard let page else { throw Self.rankingsLoading }
+        return (page.entries, page.next.map { LeaderboardCursor(scope: board.scope, position: $0).encoded })
+    }
+
+    /// PROFILE: `username`'s totals (the caller's when nil; a login is needed then) and all-time
+    /// rank. The totals are read from the database; the rank is theirs among the others as this
+    /// daemon's ranking holds them.
+    public func profile(username: String?, viewer session: Session) async throws(BoardError) -> UserProfile {
+        let name: String
+        if let username {
+            try RequestChecks.username(username)
+            name = username
+        } else {
+            guard let user = session.user else { throw BoardError(.unauthorized, "PROFILE without a username needs a login") }
+            name = user.name
+        }
+        try await requireRankings()
+        return try await guarded {
+            guard var profile = try await store.profile(username: name) else {
+                throw BoardError(.notFound, "no user named \(name)")
+            }
+            let user = profile.user.name
+            guard let rank = feed.hunts.withRankings({ $0.rank(of: user, with: profile.standing, on: .allTime) }) else {
+                throw Self.rankingsLoading
+            }
+            profile.rank = rank
+            return profile
+        }
+    }
+
+    private static let rankingsLoading = BoardError(.unavailable, "the rankings are not loaded yet (the database is not reachable); retry")
+
+    /// Loads the rankings when nothing has yet (the listener loads them at start-up); refused with
+    /// `UNAVAILABLE` while they cannot be.
+    private func requireRankings() async throws(BoardError) {
+        guard !feed.hunts.isLoaded else { return }
+        do {
+            try await feed.hunts.catchUp()
+        } catch {
+            throw boardError(for: error, useCase: "loading the rankings")
+        }
+        guard feed.hunts.isLoaded else { throw Self.rankingsLoading }
+    }
+}

@@ -1,0 +1,55 @@
+import ScavengerBoard
+import ScavengerCore
+
+extension JSON {
+    /// A PROFILE reply's object.
+    public static func profile(_ profile: UserProfile) -> JSON {
+        .object([
+            ("user", .user(profile.user)), ("points", .int(profile.standing.points)), ("stops_found", .int(profile.standing.found)),
+            ("hunts_played", .int(profile.huntsPlayed)), ("hunts_completed", .int(profile.huntsCompleted)),
+            ("rank", profile.rank.map { .int($0) } ?? .null),
+        ])
+    }
+}
+
+/// RANKING, PROFILE: scores across every hunt.
+enum ScoreCommands {
+    struct Ranking: Sendable {
+        var period: RankingPeriod
+        var limit: Int
+        var cursor: String?
+        var around: Bool
+    }
+
+    static let all: [CommandSpec] = [
+        CommandSpec(
+            "RANKING", arity: 0 ... 6, syntax: "RANKING [WEEK|LASTWEEK] [LIMIT n] [CURSOR c] [AROUND]",
+            summary: "Every user with points, by points across all hunts; WEEK: this week's (from Monday 00:00 UTC), LASTWEEK: the week before; AROUND: the page with your entry.",
+            parse: { arguments -> Ranking in
+                let options = try arguments.options(["LIMIT", "CURSOR"], flags: ["WEEK", "LASTWEEK", "AROUND"])
+                let around = options.has("AROUND")
+                if around, options["CURSOR"] != nil { throw CommandError.badArgument("AROUND and CURSOR cannot be combined") }
+                let period: RankingPeriod
+                switch (options.has("WEEK"), options.has("LASTWEEK")) {
+                case (true, true): throw CommandError.badArgument("WEEK and LASTWEEK cannot be combined")
+                case (true, false): period = .thisWeek
+                case (false, true): period = .lastWeek
+                case (false, false): period = .allTime
+                }
+                return Ranking(period: period, limit: try Arguments.pageLimit(options["LIMIT"]), cursor: options["CURSOR"]?.text, around: around)
+            },
+            execute: { request, context in
+                let page = try await context.board.ranking(
+                    request.period, limit: request.limit, cursor: request.cursor, around: request.around, viewer: context.session)
+                return CommandOutcome(.ok(["entries": .array(page.entries.map(JSON.entry)), "next": .optional(page.next)]))
+            }),
+        CommandSpec(
+            "PROFILE", arity: 0 ... 1, syntax: "PROFILE [username]",
+            summary: "A user's points, stops found, hunts played and completed, and rank (yours without a username; needs a login then).",
+            parse: { arguments -> String? in arguments.next()?.text },
+            execute: { username, context in
+                let profile = try await context.board.profile(username: username, viewer: context.session)
+                return CommandOutcome(.ok(JSON.profile(profile)))
+            }),
+    ]
+}
