@@ -46,8 +46,11 @@ let package = Package(
         // A reader-writer lock over pthread_rwlock, for the in-memory feed.
         .target(name: "ReadWriteLock"),
 
+        // An order-statistic tree: a sorted set with positions in O(log n), for the leaderboards.
+        .target(name: "OrderStatistics"),
+
         // Pure-Swift domain: pins, users, moderation rules, validation, cells and distances. No SQL, no sockets.
-        .target(name: "ScavengerCore"),
+        .target(name: "ScavengerCore", dependencies: ["OrderStatistics"]),
         // The in-memory pin index that serves NEARBY and REGION: unsafe storage inside, safe API outside.
         .target(name: "ScavengerPinIndex", dependencies: [
             "ScavengerCore", .product(name: "HeapModule", package: "swift-collections"),
@@ -152,6 +155,7 @@ let package = Package(
         .testTarget(name: "ReadWriteLockTests", dependencies: ["ReadWriteLock"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "OrderStatisticsTests", dependencies: ["OrderStatistics"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),

@@ -1,3 +1,5 @@
+internal import OrderStatistics
+
 /// A place in a leaderboard's order: a player's points, the instant they reached them and their
 /// name. `<` is "comes before": points descending, then the instant ascending, then the name in
 /// byte order of its ASCII-lowercased form (`alice` < `Bob` < `carol`; `-`, `.` and the digits

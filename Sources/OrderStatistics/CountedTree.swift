@@ -6,35 +6,56 @@
 ///
 /// A removal moves the last node of the array into the freed slot (found by searching for its
 /// element), so the array never has holes.
-struct CountedTree<Element: Comparable> {
-    fileprivate struct Node {
-        var element: Element
-        var left: Int32
-        var right: Int32
+///
+/// The API is `@inlinable` (its internals `@usableFromInline`), so code in other modules is
+/// specialized to its element type.
+public struct CountedTree<Element: Comparable> {
+    @usableFromInline
+    struct Node {
+        @usableFromInline var element: Element
+        @usableFromInline var left: Int32
+        @usableFromInline var right: Int32
         /// Elements in the subtree rooted here, this one included.
-        var size: Int32
+        @usableFromInline var size: Int32
         /// Nodes on the longest path down from here, this one included.
-        var height: Int8
+        @usableFromInline var height: Int8
+
+        @inlinable
+        init(element: Element, left: Int32, right: Int32, size: Int32, height: Int8) {
+            self.element = element
+            self.left = left
+            self.right = right
+            self.size = size
+            self.height = height
+        }
     }
 
-    private static var none: Int32 { -1 }
+    /// The index that stands for no node.
+    @inlinable static var none: Int32 { -1 }
 
-    private var nodes: [Node] = []
-    private var root: Int32 = none
+    @usableFromInline var nodes: [Node]
+    @usableFromInline var root: Int32
 
     /// An empty set.
-    init() {}
+    @inlinable
+    public init() {
+        nodes = []
+        root = Self.none
+    }
 
     /// How many elements it holds.
-    var count: Int { nodes.count }
+    @inlinable public var count: Int { nodes.count }
 
-    var isEmpty: Bool { nodes.isEmpty }
+    /// Whether it holds no element.
+    @inlinable public var isEmpty: Bool { nodes.isEmpty }
 
     /// Whether `element` is in the set.
-    func contains(_ element: Element) -> Bool { index(of: element) != nil }
+    @inlinable
+    public func contains(_ element: Element) -> Bool { index(of: element) != nil }
 
     /// The position of `element` in ascending order, or nil when it is not in the set.
-    func index(of element: Element) -> Int? {
+    @inlinable
+    public func index(of element: Element) -> Int? {
         var node = root
         var before = 0
         while node != Self.none {
@@ -54,7 +75,8 @@ struct CountedTree<Element: Comparable> {
     /// How many elements come before the first for which `isBefore` is false. `isBefore` must be
     /// true for a prefix of the set in ascending order and false for the rest (a partition
     /// point, found in O(log n) calls).
-    func prefixCount(while isBefore: (Element) -> Bool) -> Int {
+    @inlinable
+    public func prefixCount(while isBefore: (Element) -> Bool) -> Int {
         var node = root
         var count = 0
         while node != Self.none {
@@ -70,7 +92,8 @@ struct CountedTree<Element: Comparable> {
     }
 
     /// The element at `index` in ascending order (0 ..< count).
-    subscript(index: Int) -> Element {
+    @inlinable
+    public subscript(index: Int) -> Element {
         precondition(index >= 0 && index < count, "index out of range")
         var node = root
         var index = index
@@ -89,8 +112,8 @@ struct CountedTree<Element: Comparable> {
     }
 
     /// Adds `element`; false (and nothing changes) when an equal one is there already.
-    @discardableResult
-    mutating func insert(_ element: Element) -> Bool {
+    @inlinable @discardableResult
+    public mutating func insert(_ element: Element) -> Bool {
         precondition(nodes.count < Int(Int32.max), "too many elements")
         var inserted = false
         root = insert(element, into: root, inserted: &inserted)
@@ -98,8 +121,8 @@ struct CountedTree<Element: Comparable> {
     }
 
     /// Removes the element equal to `element`; false when there is none.
-    @discardableResult
-    mutating func remove(_ element: Element) -> Bool {
+    @inlinable @discardableResult
+    public mutating func remove(_ element: Element) -> Bool {
         var removed = Self.none
         root = remove(element, from: root, removed: &removed)
         guard removed != Self.none else { return false }
@@ -115,26 +138,30 @@ struct CountedTree<Element: Comparable> {
     }
 
     /// Removes every element.
-    mutating func removeAll() {
+    @inlinable
+    public mutating func removeAll() {
         nodes.removeAll()
         root = Self.none
     }
 
-    /// The elements from `index` on, in ascending order: O(log n) to reach the first, then O(1)
-    /// amortized per element.
-    func elements(from index: Int) -> Elements {
+    /// The elements from `index` on, in ascending order (none when `index` is outside
+    /// 0 ..< count): O(log n) to reach the first, then O(1) amortized per element.
+    @inlinable
+    public func elements(from index: Int) -> Elements {
         Elements(tree: self, from: index)
     }
 
     /// The elements from an index on, in ascending order (a copy of the set is kept, so changing
     /// the set meanwhile changes nothing here).
-    struct Elements: Sequence, IteratorProtocol {
-        private let tree: CountedTree
+    public struct Elements: Sequence, IteratorProtocol {
+        @usableFromInline let tree: CountedTree
         /// The nodes still to visit, each before its right subtree; the next is last.
-        private var stack: [Int32] = []
+        @usableFromInline var stack: [Int32]
 
-        fileprivate init(tree: CountedTree, from index: Int) {
+        @inlinable
+        init(tree: CountedTree, from index: Int) {
             self.tree = tree
+            stack = []
             guard index >= 0, index < tree.count else { return }
             // Walk down to the index, keeping each node the walk leaves by its left.
             var node = tree.root
@@ -155,7 +182,9 @@ struct CountedTree<Element: Comparable> {
             }
         }
 
-        mutating func next() -> Element? {
+        /// The next element, or nil after the last.
+        @inlinable
+        public mutating func next() -> Element? {
             guard let node = stack.popLast() else { return nil }
             let current = tree.nodes[Int(node)]
             var child = current.right
@@ -169,18 +198,22 @@ struct CountedTree<Element: Comparable> {
 
     // MARK: The tree
 
-    private func size(_ node: Int32) -> Int { node == Self.none ? 0 : Int(nodes[Int(node)].size) }
+    @inlinable
+    func size(_ node: Int32) -> Int { node == Self.none ? 0 : Int(nodes[Int(node)].size) }
 
-    private func height(_ node: Int32) -> Int { node == Self.none ? 0 : Int(nodes[Int(node)].height) }
+    @inlinable
+    func height(_ node: Int32) -> Int { node == Self.none ? 0 : Int(nodes[Int(node)].height) }
 
-    private mutating func update(_ node: Int32) {
+    @inlinable
+    mutating func update(_ node: Int32) {
         let left = nodes[Int(node)].left
         let right = nodes[Int(node)].right
         nodes[Int(node)].size = Int32(1 + size(left) + size(right))
         nodes[Int(node)].height = Int8(1 + max(height(left), height(right)))
     }
 
-    private mutating func rotateRight(_ node: Int32) -> Int32 {
+    @inlinable
+    mutating func rotateRight(_ node: Int32) -> Int32 {
         let pivot = nodes[Int(node)].left
         nodes[Int(node)].left = nodes[Int(pivot)].right
         nodes[Int(pivot)].right = node
@@ -189,7 +222,8 @@ struct CountedTree<Element: Comparable> {
         return pivot
     }
 
-    private mutating func rotateLeft(_ node: Int32) -> Int32 {
+    @inlinable
+    mutating func rotateLeft(_ node: Int32) -> Int32 {
         let pivot = nodes[Int(node)].right
         nodes[Int(node)].right = nodes[Int(pivot)].left
         nodes[Int(pivot)].left = node
@@ -200,7 +234,8 @@ struct CountedTree<Element: Comparable> {
 
     /// Updates `node`'s counts and restores the AVL balance at it (its subtrees are balanced and
     /// their heights differ by at most 2); returns the subtree's new root.
-    private mutating func rebalance(_ node: Int32) -> Int32 {
+    @inlinable
+    mutating func rebalance(_ node: Int32) -> Int32 {
         update(node)
         let left = nodes[Int(node)].left
         let right = nodes[Int(node)].right
@@ -220,7 +255,8 @@ struct CountedTree<Element: Comparable> {
         return node
     }
 
-    private mutating func insert(_ element: Element, into node: Int32, inserted: inout Bool) -> Int32 {
+    @inlinable
+    mutating func insert(_ element: Element, into node: Int32, inserted: inout Bool) -> Int32 {
         guard node != Self.none else {
             nodes.append(Node(element: element, left: Self.none, right: Self.none, size: 1, height: 1))
             inserted = true
@@ -241,7 +277,8 @@ struct CountedTree<Element: Comparable> {
 
     /// Unlinks the node equal to `element` from the subtree at `node` (its slot is left for
     /// ``remove(_:)`` to fill) and returns the subtree's new root.
-    private mutating func remove(_ element: Element, from node: Int32, removed: inout Int32) -> Int32 {
+    @inlinable
+    mutating func remove(_ element: Element, from node: Int32, removed: inout Int32) -> Int32 {
         guard node != Self.none else { return Self.none }
         let current = nodes[Int(node)]
         if element < current.element {
@@ -265,7 +302,8 @@ struct CountedTree<Element: Comparable> {
     }
 
     /// Unlinks the first node of the subtree at `node` and returns the subtree's new root.
-    private mutating func removeFirst(from node: Int32, removed: inout Int32) -> Int32 {
+    @inlinable
+    mutating func removeFirst(from node: Int32, removed: inout Int32) -> Int32 {
         let left = nodes[Int(node)].left
         guard left != Self.none else {
             removed = node
@@ -277,7 +315,8 @@ struct CountedTree<Element: Comparable> {
 
     /// Makes the link that points to slot `old` (the root, or a child link on the search path
     /// of `element`, which that slot holds) point to slot `new`.
-    private mutating func replaceLink(to old: Int32, of element: Element, with new: Int32) {
+    @inlinable
+    mutating func replaceLink(to old: Int32, of element: Element, with new: Int32) {
         if root == old {
             root = new
             return
@@ -304,8 +343,8 @@ struct CountedTree<Element: Comparable> {
     // MARK: Checks for tests
 
     /// Whether every invariant holds: ascending order, counts, heights, AVL balance, every slot
-    /// in the tree once.
-    func invariantsHold() -> Bool {
+    /// in the tree once. O(n), for tests.
+    public func invariantsHold() -> Bool {
         var seen = 0
         func check(_ node: Int32, above: Element?, below: Element?) -> (size: Int, height: Int)? {
             guard node != Self.none else { return (0, 0) }
@@ -326,9 +365,11 @@ struct CountedTree<Element: Comparable> {
     }
 
     /// The tree's height (0 when empty), for tests of its balance.
-    var height: Int { height(root) }
+    public var height: Int { height(root) }
 }
 
 extension CountedTree: Sendable where Element: Sendable {}
 
 extension CountedTree.Node: Sendable where Element: Sendable {}
+
+extension CountedTree.Elements: Sendable where Element: Sendable {}
