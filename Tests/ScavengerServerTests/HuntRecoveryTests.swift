@@ -306,6 +306,19 @@ struct HuntRecoveryTests {
                             }
                         }
                         #expect(try await watcherA.leaderboardLines(hunt.id, limit: 5) == watcherB.leaderboardLines(hunt.id, limit: 5))
+
+                        // The rankings of all users, on both daemons, are the brute force over the
+                        // check-ins: the restarts changed no rank.
+                        let ranking = try await retrying { try await databaseRanking(week: false, environment) }
+                        #expect(ranking.count == names.count)
+                        for (label, daemon) in [("A", a), ("B", b)] {
+                            var shown: [String] = []
+                            try await eventually("daemon \(label)'s RANKING is the brute force") {
+                                shown = (try? await converseReturning(daemon) { try await $0.ranking(limit: 5) }) ?? []
+                                return shown == ranking
+                            }
+                            #expect(shown == ranking, "daemon \(label)")
+                        }
                     }
                 }
             }
@@ -442,6 +455,14 @@ struct HuntRecoveryTests {
             ("bob", "HUNT \(hunt)"),
             ("evelyn", "HUNT \(hunt)"),
             ("host", "HUNT \(hunt)"),
+            // The rankings of all users, loaded afresh by a restarted daemon.
+            (nil, "RANKING"),
+            (nil, "RANKING WEEK"),
+            ("bob", "RANKING AROUND LIMIT 2"),
+            ("gus", "RANKING WEEK AROUND LIMIT 3"),
+            ("gus", "PROFILE"),
+            (nil, "PROFILE dan"),
+            (nil, "PROFILE amy"),
         ]
         var seen: [String] = []
         // Every page of LIMIT 2, following the cursors.
@@ -460,7 +481,7 @@ struct HuntRecoveryTests {
         return seen
     }
 
-    @Test("a daemon restarted on the same database shows the same LEADERBOARD (every page, AROUND) and HUNT as before", arguments: DaemonRestart.allCases)
+    @Test("a daemon restarted on the same database shows the same LEADERBOARD (every page, AROUND), HUNT, RANKING (all-time, week, AROUND) and PROFILE as before", arguments: DaemonRestart.allCases)
     func daemonRestart(restart: DaemonRestart) async throws {
         try await TestEnvironment.make(prefix: "huntdaemon").use { environment in
             let (hunt, tokens, before) = try await Self.withDaemon(restart, environment, fresh: false) { address in
@@ -475,6 +496,11 @@ struct HuntRecoveryTests {
             let standings = try await databaseStandings(hunt, environment)
             #expect(standings.map { $0.split(separator: " ").dropFirst().prefix(2).joined(separator: " ") }
                 == ["dan 50", "cat 37", "amy 30", "bob 30", "evelyn 15", "gus 0"])
+            // RANKING as shown before and after is the brute force over the check-ins.
+            let ranking = try await databaseRanking(week: false, environment)
+            #expect(ranking.count == 5)
+            let shown = try #require(before.first { $0.hasPrefix("anyone: RANKING: ") })
+            #expect(try JSONObject(okLine: String(shown.dropFirst("anyone: RANKING: ".count)))["entries"].array.map(entrySummary) == ranking)
         }
     }
 
