@@ -140,8 +140,15 @@ extension Database {
     func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
         let ids = pins.map(\.id)
         return try await mappingErrors {
-            let sql = Self.insertStatement(pins, writerID: writerID)
-            let rows = try await pool.query(sql, idempotent: true)
+            let rows: PostgresRows
+            do {
+                rows = try await pool.query(Self.insertStatement(pins, writerID: writerID), idempotent: false)
+            } catch let error as PostgresError where error.code == .connectionFailure {
+                // The connection broke before the answer: the group may have committed, and a pin
+                // of it been deleted since (by a moderator, or expiry). The retry settles what
+                // happened first, from the change log, so such a pin stays deleted.
+                rows = try await pool.query(Self.insertStatement(pins, writerID: writerID, settling: true), idempotent: true)
+            }
             var times: [String: (Int, Int)] = [:]
             var waits: [String: Double] = [:]
             let (id, created, expires, wait) = try (
@@ -191,6 +198,7 @@ extension Database {
     private struct InsertShape: Hashable {
         var count: Int
         var photos: [Int]
+        var settling: Bool
     }
 
     /// The group insert's text by shape, built once each (a group holds at most 64 text pins;
@@ -198,8 +206,10 @@ extension Database {
     private static let insertTexts = Mutex<[InsertShape: String]>([:])
 
     /// The statement that inserts `pins`: its text from ``insertTexts``, its values bound in
-    /// order (each pin's row, the writer, then each photo's bytes and pin id).
-    static func insertStatement(_ pins: [NewPin], writerID: String) -> SQL {
+    /// order (each pin's row, the writer, then each photo's bytes and pin id). `settling`: the
+    /// retry after an attempt whose outcome is unknown, which also takes as written (and answers
+    /// as such) a pin that attempt wrote and something deleted since, found in the change log.
+    static func insertStatement(_ pins: [NewPin], writerID: String, settling: Bool = false) -> SQL {
         let photos = pins.indices.filter { pins[$0].photo != nil }
         var binds: [PostgresValue] = []
         binds.reserveCapacity(pins.count * batchColumns.count + 1 + photos.count * 2)
@@ -209,7 +219,7 @@ extension Database {
             binds.append(pins[index].photo!.data.postgresValue)
             binds.append(pins[index].id.postgresValue)
         }
-        let shape = InsertShape(count: pins.count, photos: photos)
+        let shape = InsertShape(count: pins.count, photos: photos, settling: settling)
         let text = insertTexts.withLock { texts in
             if let text = texts[shape] { return text }
             let text = insertText(shape)
@@ -218,6 +228,18 @@ extension Database {
         }
         return SQL(text, binds: binds)
     }
+
+    /// The part of `existing` a settling retry adds: pins of the batch that are gone but whose
+    /// insertion the change log holds (the log is written by the inserting transaction, and its
+    /// `at`, like the pin's `created_at`, is that transaction's `now()`).
+    private static let settledDeletions = """
+
+                UNION ALL
+                SELECT b.id, min(f.at), min(f.at) + make_interval(secs => b.ttl)
+                FROM batch b JOIN feed_changes f ON f.kind = 'pin' AND f.subject = b.id
+                WHERE NOT EXISTS (SELECT 1 FROM pins p WHERE p.id = b.id)
+                GROUP BY b.id, b.ttl
+        """
 
     private static func insertText(_ shape: InsertShape) -> String {
         var parameter = 0
@@ -237,7 +259,7 @@ extension Database {
             WITH batch (\(batchColumns.map(\.name).joined(separator: ", "))) AS (
                 VALUES \(rows.joined(separator: ",\n       "))
             ), existing AS MATERIALIZED (
-                SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id
+                SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id\(shape.settling ? settledDeletions : "")
             ), writer AS MATERIALIZED (
                 -- Read by the change log's trigger: its wake-up names this writer.
                 SELECT set_config('scavenger.writer', \(writer)::text, true)

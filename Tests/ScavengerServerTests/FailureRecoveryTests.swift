@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Postgres
 import ScavengerCore
 import ScavengerStore
 import ScavengerTestSupport
@@ -76,6 +77,67 @@ struct FailureRecoveryTests {
             var next = pin
             next.id = Identifier.newPin()
             await #expect(throws: StoreError.self) { _ = try await database.createPin(next) }
+        }
+    }
+
+    @Test("a group-commit retry after a lost answer cannot bring back a pin deleted in between: it is answered as written and stays deleted")
+    func groupCommitRetryCannotResurrect() async throws {
+        let (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "resurrect")
+        defer { proxy.stop() }
+        var direct = proxied
+        direct.connectionString = try TestDatabase.url()
+        try await TestEnvironment.make(configuration: proxied).use { environment in
+            let side = PostgresPool(configuration: direct, maxConnections: 2)
+            do {
+                let database = environment.database
+                let author = try await database.register(
+                    name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+                // The insert's COMMIT sleeps (a deferred trigger), so the connection can be cut
+                // after PostgreSQL has the COMMIT and before its answer comes back. (The group
+                // insert is known by its start: pg_stat_activity keeps only the first 1 kB.)
+                try await side.query("""
+                    CREATE FUNCTION slow_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$
+                    """, idempotent: false)
+                try await side.query("""
+                    CREATE CONSTRAINT TRIGGER pins_slow_commit AFTER INSERT ON pins
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_pin_commit()
+                    """, idempotent: false)
+                let pin = NewPin(
+                    authorID: author.id, authorName: "alice", lat: 1, lon: 1, text: "deleted in between", ttlSeconds: 600, photo: nil,
+                    cell: Int64(Grid.cell(lat: 1, lon: 1, level: 0).rawValue), region: nil, sessionTokenHash: Digest.sha256("t"), rate: nil)
+                let write = Task { try await database.createPin(pin) }
+                try await eventually("the insert sleeps in its COMMIT") {
+                    let rows = try await side.query("""
+                        SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'WITH batch (n, id, author_id,%'
+                        """)
+                    return try rows[0].int("n") as Int > 0
+                }
+                // The answer is lost, and the retry waits on the stopped connection.
+                proxy.blackhole()
+                proxy.cutAll()
+                try await eventually("the first attempt committed") {
+                    try await side.query("SELECT count(*) AS n FROM pins WHERE id = \(pin.id)")[0].int("n") as Int == 1
+                }
+                // A moderator (or expiry) deletes the pin before the retry runs.
+                try await side.query("DELETE FROM pins WHERE id = \(pin.id)", idempotent: false)
+                proxy.resume()
+                let answered = try await write.value
+                #expect(answered.id == pin.id && answered.text == "deleted in between")
+                // Written once, deleted once, never written again.
+                #expect(try await side.query("SELECT count(*) AS n FROM pins WHERE id = \(pin.id)")[0].int("n") as Int == 0)
+                let log = try await side.query("""
+                    SELECT count(*) AS n, (extract(epoch FROM min(at)) * 1000000)::bigint AS first_us
+                    FROM feed_changes WHERE subject = \(pin.id)
+                    """)
+                #expect(try log[0].int("n") as Int == 2, "the insert and the delete, nothing more")
+                #expect(try Int64(log[0].int("first_us") as Int) == answered.created.microseconds, "answered with the time it was written")
+                #expect(answered.expires.microseconds == answered.created.microseconds + 600_000_000)
+            } catch {
+                await side.shutdown()
+                throw error
+            }
+            await side.shutdown()
         }
     }
 }
