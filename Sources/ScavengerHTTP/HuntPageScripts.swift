@@ -313,6 +313,45 @@ const Hunts = (() => {
     } catch (error) { say(error.detail || error.message, "error"); }
   }
 
+  // ---- scores across hunts: PROFILE, and the ranking around the player (RANKING AROUND), all
+  // time or this week; read again after the player's own check-ins and, at most every few
+  // seconds, when someone finds a stop.
+  let rankingWeek = false;
+  let scoresTimer = null;
+  async function readScores() {
+    try {
+      const profile = await request("PROFILE");
+      const rank = profile.rank === null ? "not ranked yet" : `rank ${profile.rank}`;
+      document.getElementById("profile").textContent =
+        `${profile.points} points, ${profile.stops_found} stops found, ${profile.hunts_completed} of ${profile.hunts_played} hunts completed: ${rank}.`;
+      const page = await request(`RANKING${rankingWeek ? " WEEK" : ""} AROUND LIMIT 10`);
+      document.getElementById("ranking-note").textContent = page.entries.length === 0
+        ? (rankingWeek ? "Nobody has points this week yet (weeks start on Monday, 00:00 UTC)." : "Nobody has points yet.")
+        : (rankingWeek ? "This week, from Monday 00:00 UTC" : "All time");
+      document.getElementById("ranking-rows").replaceChildren(...page.entries.map((entry) => {
+        const row = element("tr");
+        row.dataset.player = entry.player;
+        if (Hunts.user && entry.player === Hunts.user.name) row.className = "me";
+        row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
+          element("td", "points", entry.points), element("td", "found", entry.found));
+        return row;
+      }));
+      document.getElementById("scores-section").hidden = false;
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+  function readScoresSoon() {
+    if (scoresTimer !== null) return;
+    scoresTimer = setTimeout(() => { scoresTimer = null; readScores(); }, 3000);
+  }
+  for (const [id, week] of [["ranking-all", false], ["ranking-week", true]]) {
+    document.getElementById(id).addEventListener("click", () => {
+      rankingWeek = week;
+      document.getElementById("ranking-all").setAttribute("aria-pressed", String(!week));
+      document.getElementById("ranking-week").setAttribute("aria-pressed", String(week));
+      readScores();
+    });
+  }
+
   // ---- a hunt: HUNT, LEADERBOARD and WATCH HUNT.
   async function openHunt(id) {
     try {
@@ -520,6 +559,7 @@ const Hunts = (() => {
       document.getElementById("checkin-code").value = "";
       document.getElementById("checkin-photo").value = "";
       await readHunt(hunt.id);
+      await readScores();
     } catch (error) {
       showRefusal(error, stop);
     } finally {
@@ -554,11 +594,17 @@ const Hunts = (() => {
     switch (event.type) {
     case "score":
       leaderboard.update(event.entry);
+      // The player's own line follows their entry (a rival passing them moves their rank).
+      if (event.entry.player === Hunts.myName) {
+        document.getElementById("my-score").textContent =
+          `You: ${event.entry.points} points, ${event.entry.found} of ${hunt.stops} stops found, rank ${event.entry.rank}.`;
+      }
       break;
     case "found": {
       const stop = stops.get(event.stop);
       if (stop) { stop.found_by += 1; renderStops(); }
       activity(`${event.player} found ${stop ? stopName(stop) : "a stop"} (+${event.points})`);
+      readScoresSoon();
       break;
     }
     case "hint":
@@ -594,6 +640,7 @@ const Hunts = (() => {
     onSignedIn: async (user) => {
       Hunts.myName = Hunts.myName || user.name;
       document.getElementById("join-section").hidden = false;
+      await readScores();
       await listMine();
       const id = localStorage.getItem(HUNT_KEY);
       if (id) await openHunt(id);

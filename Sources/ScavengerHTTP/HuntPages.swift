@@ -31,7 +31,8 @@ enum HuntPages {
 </section>
 """#
 
-    /// `/play`: sign in, join a hunt by code, its stops on a map, check in, the leaderboard and hints.
+    /// `/play`: sign in, join a hunt by code, its stops on a map, check in, the leaderboard and hints;
+    /// the player's scores across hunts (PROFILE) and the ranking around them (RANKING AROUND).
     static let playHTML = #"""
 <!doctype html>
 <html lang="en">
@@ -62,6 +63,20 @@ enum HuntPages {
 <h3>Your hunts</h3>
 <ul id="my-hunts" class="plain"></ul>
 </div>
+</section>
+
+<section id="scores-section" hidden aria-labelledby="scores-heading">
+<h2 id="scores-heading">Your scores across hunts</h2>
+<p id="profile" class="score"></p>
+<div role="group" aria-label="Which ranking">
+  <button id="ranking-all" type="button" class="small" aria-pressed="true">All time</button>
+  <button id="ranking-week" type="button" class="small" aria-pressed="false">This week</button>
+</div>
+<table id="ranking">
+<caption id="ranking-note" class="meta"></caption>
+<thead><tr><th scope="col">#</th><th scope="col">Player</th><th scope="col">Points</th><th scope="col">Stops</th></tr></thead>
+<tbody id="ranking-rows"></tbody>
+</table>
 </section>
 
 <section id="hunt-section" hidden aria-labelledby="hunt-name">

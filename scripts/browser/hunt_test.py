@@ -11,7 +11,8 @@ in Chromium, on the player's page (/play): an account is created, the hunt joine
 (typed in lower case), its stops shown on the map (a grid and a scale bar: no tiles can be
 reached here); a check-in from 300 m away is refused as too far, with the distance; one at the
 stop is accepted; the rival checks in over TCP and the leaderboard changes without a reload; the
-host's hints arrive (one of them a script, shown as text); a wrong code is refused and the right
+host's hints arrive (one of them a script, shown as text); the player's scores across hunts and the
+ranking around them follow (all time and this week); a wrong code is refused and the right
 one accepted. On the host's view (/host): the host signs in, creates a hunt, places two stops by
 clicking the map (their places as the map gave them, checked over TCP), sees the code stop's QR
 code drawn by the daemon, starts the hunt and sends a hint; the print layout shows the QR sheet
@@ -76,14 +77,20 @@ def main():
     def texts(selector):
         return [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
 
+    def table(selector):
+        """The cells' texts of a table's rows, read in one step inside the page: the page redraws
+        its tables as events come, and rows read one by one could go stale in between."""
+        return driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((row) =>"
+            " [...row.querySelectorAll('td')].map((cell) => cell.textContent.trim()))", selector)
+
     def board():
         """The leaderboard as the page shows it: player -> (rank, points, found)."""
-        rows = {}
-        for row in driver.find_elements(By.CSS_SELECTOR, "#leaderboard-rows tr"):
-            cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
-            if len(cells) == 4:
-                rows[cells[1]] = (cells[0], cells[2], cells[3])
-        return rows
+        return {cells[1]: (cells[0], cells[2], cells[3]) for cells in table("#leaderboard-rows tr") if len(cells) == 4}
+
+    def ranking():
+        """The ranking across hunts as the page shows it: (rank, player, points) in order."""
+        return [tuple(cells[:3]) for cells in table("#ranking-rows tr")]
 
     def result():
         element = driver.find_element(By.ID, "checkin-result")
@@ -157,6 +164,22 @@ def main():
               f"the rival's check-in did not reach the leaderboard live: {board()}")
         until(lambda: any("rival found 2. The old mill (+25)" in t for t in texts("#activity li")),
               "the rival's find is not in the activity list")
+        until(lambda: text("#my-score") == "You: 10 points, 1 of 3 stops found, rank 2.",
+              f"the player's own line does not follow the rival passing them: {text('#my-score')!r}")
+
+        # Scores across hunts (PROFILE, RANKING AROUND): walker's own, then the rival ahead.
+        until(lambda: text("#profile").startswith("10 points, 1 stops found, 0 of 1 hunts completed"),
+              f"the profile does not show walker's points: {text('#profile')!r}")
+        until(lambda: ranking() == [("1", "rival", "25"), ("2", "walker", "10")],
+              f"the ranking does not follow the rival's check-in: {ranking()}")
+        check("rank 2" in text("#profile"), f"the profile does not show walker's rank: {text('#profile')!r}")
+        check(driver.find_element(By.CSS_SELECTOR, '#ranking-rows tr[data-player="walker"]').get_attribute("class") == "me",
+              "walker's own row is not marked")
+        driver.find_element(By.ID, "ranking-week").click()
+        until(lambda: driver.find_element(By.ID, "ranking-week").get_attribute("aria-pressed") == "true"
+              and text("#ranking-note").startswith("This week"), "the week's ranking is not shown")
+        check(ranking() == [("1", "rival", "25"), ("2", "walker", "10")], f"this week's ranking: {ranking()}")
+        driver.save_screenshot(os.path.join(output, "hunt-scores.png"))
 
         # The host's hints arrive; one holding markup shows as text and never runs.
         host.ok(f'HINT {hunt["id"]} "Listen for the wheel"')
