@@ -289,9 +289,12 @@ public final class HuntFeed: Sendable {
     // MARK: Watches
 
     /// Gets ready to watch a hunt: the feed's place known and the hunt's leaderboard kept, so the
-    /// watch hears every change of it from ``addWatch(_:sink:)`` on.
+    /// watch hears every change of it from ``addWatch(_:sink:)`` on. `unavailable` while another
+    /// task loads the rankings (at start-up).
     public func prepareWatch(of huntID: String) async throws(StoreError) {
         if state.withLock({ $0.applied == nil }) { try await catchUp() }
+        // Another task is loading the rankings (start-up): a board is kept only from then on.
+        guard isLoaded else { throw .unavailable("the hunts' feed is still loading; retry") }
         // Loaded until it is kept (it is not when the feed moved past its snapshot meanwhile).
         while state.withLock({ $0.boards[huntID] == nil }) {
             _ = try await leaderboard(of: huntID)
