@@ -1,3 +1,4 @@
+import ScavengerCore
 import ScavengerStore
 
 /// Whether the daemon can serve: what `/healthz` reports.
@@ -30,6 +31,9 @@ public struct BoardStatistics: Sendable, Equatable {
     public var databaseWaits: Int
     /// The time those calls spent waiting, summed.
     public var databaseWaited: Duration
+    /// Users on the all-time ranking and on this week's (0 until the rankings are loaded).
+    public var rankedUsers: Int = 0
+    public var rankedUsersThisWeek: Int = 0
 }
 
 extension Board {
@@ -47,10 +51,12 @@ extension Board {
     /// The in-memory gauges and counters.
     public func statistics() -> BoardStatistics {
         let waits = store.pool.waitStatistics
+        let week = RankingPeriod.thisWeek.board(at: .now)
+        let ranked = feed.hunts.withRankings { ($0.count(.allTime), $0.count(week)) } ?? (0, 0)
         return BoardStatistics(
             feedPins: feed.isLoaded ? feed.count : 0, watches: feed.watches.count + feed.hunts.watchCount,
             eventsPublished: feed.watches.eventsPublished, databaseWaiting: waits.waiting, databaseWaits: waits.waits,
-            databaseWaited: waits.waited)
+            databaseWaited: waits.waited, rankedUsers: ranked.0, rankedUsersThisWeek: ranked.1)
     }
 
     /// Open items in the moderation queue (a count query), or nil when the database does not

@@ -17,6 +17,8 @@ public final class DaemonMetrics: Sendable {
     let moderationOpenItems: CoreMetrics.Gauge
     /// Open WATCH subscriptions, read from the feed's hub on scrape.
     let watches: CoreMetrics.Gauge
+    let rankedUsers: CoreMetrics.Gauge
+    let rankedUsersThisWeek: CoreMetrics.Gauge
     /// Events the hub published, mirrored from its count on scrape.
     let events: MirroredCounter
     /// Calls that queued for a database connection, and their summed wait, mirrored from the pool.
@@ -36,18 +38,22 @@ public final class DaemonMetrics: Sendable {
         feedPins = CoreMetrics.Gauge(label: "scavenger_feed_pins", factory: factory)
         moderationOpenItems = CoreMetrics.Gauge(label: "scavenger_moderation_open_items", factory: factory)
         watches = CoreMetrics.Gauge(label: "scavenger_watches", factory: factory)
+        rankedUsers = CoreMetrics.Gauge(label: "scavenger_ranked_users", factory: factory)
+        rankedUsersThisWeek = CoreMetrics.Gauge(label: "scavenger_ranked_users_this_week", factory: factory)
         events = MirroredCounter(label: "scavenger_events_total", factory: factory)
         poolWaits = MirroredCounter(label: "scavenger_db_pool_waits_total", factory: factory)
         poolWaitSeconds = MirroredCounter(label: "scavenger_db_pool_wait_seconds_total", factory: factory)
         poolWaiting = CoreMetrics.Gauge(label: "scavenger_db_pool_waiting", factory: factory)
-        for gauge in [watches, connections, feedPins, moderationOpenItems, poolWaiting] { gauge.record(0) }
+        for gauge in [watches, connections, feedPins, moderationOpenItems, poolWaiting, rankedUsers, rankedUsersThisWeek] { gauge.record(0) }
     }
 
-    /// Mirrors the board's gauges: pins in the feed, watches, events so far, and the database
+    /// Mirrors the board's gauges: pins in the feed, watches, users ranked, events so far, and the database
     /// pool's queue (waits so far, their summed time, callers waiting now).
     func record(_ statistics: BoardStatistics) {
         feedPins.record(statistics.feedPins)
         watches.record(statistics.watches)
+        rankedUsers.record(statistics.rankedUsers)
+        rankedUsersThisWeek.record(statistics.rankedUsersThisWeek)
         events.follow(Double(statistics.eventsPublished))
         poolWaits.follow(Double(statistics.databaseWaits))
         let (seconds, attoseconds) = statistics.databaseWaited.components

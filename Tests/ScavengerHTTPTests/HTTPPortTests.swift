@@ -137,6 +137,7 @@ struct HTTPPortTests {
                     "scavenger_feed_pins", "scavenger_watches", "scavenger_events_total",
                     "scavenger_rate_limited_total", "scavenger_moderation_open_items", "scavenger_db_pool_waits_total",
                     "scavenger_db_pool_wait_seconds_total", "scavenger_db_pool_waiting",
+                    "scavenger_ranked_users", "scavenger_ranked_users_this_week",
                 ] {
                     #expect(sample(name, in: before.body) == 0, "\(name)")
                 }

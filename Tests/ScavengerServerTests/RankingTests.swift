@@ -278,6 +278,9 @@ struct RankingTests {
                 // A name in any case finds the user, shown as registered.
                 #expect(try await users[0].ok("PROFILE CU2")["user"]["name"].string == "cu2")
                 #expect(try await users[0].ok("PROFILE CU2")["rank"].int == 2)
+                // What /metrics shows of them.
+                let statistics = environment.board.statistics()
+                #expect(statistics.rankedUsers == 3 && statistics.rankedUsersThisWeek == 3)
             }
         }
     }
