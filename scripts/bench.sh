@@ -227,9 +227,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A free loopback TCP port not handed out before in this run, outside the kernel's ephemeral
-# range: a client polling a port there while nothing listens can end up connected to itself
-# (TCP simultaneous open) and hold the port, so the server's bind would fail.
+# pick_free_port NAME: sets NAME to a free loopback TCP port not handed out before in this run,
+# outside the kernel's ephemeral range: a client polling a port there while nothing listens can
+# end up connected to itself (TCP simultaneous open) and hold the port, so the server's bind would
+# fail. (A variable, not printed: USED_PORTS must be kept by this shell, not by a subshell, or a
+# port handed out while its server is stopped would be handed out again.)
 USED_PORTS=" "
 pick_free_port() {
     local lo=32768 hi=60999 base i port
@@ -241,7 +243,7 @@ pick_free_port() {
         [[ $USED_PORTS == *" $port "* ]] && continue
         if port_is_free "$port"; then
             USED_PORTS+="$port "
-            printf '%s\n' "$port"
+            printf -v "$1" '%s' "$port"
             return 0
         fi
     done
@@ -342,7 +344,7 @@ if [[ $PG_ROOT == "$BENCH_DIR"/* ]]; then
 fi
 pg_prepare_dirs
 pg_cluster_initdb
-PG_PORT=$(pick_free_port)
+pick_free_port PG_PORT
 step "starting PostgreSQL $PG_MAJOR on 127.0.0.1:$PG_PORT ($PG_DATA)"
 # Defaults are kept where they matter for durability (fsync, synchronous_commit, full pages);
 # more shared buffers than the tiny default, and no checkpoint forced by WAL volume mid-run.
@@ -403,7 +405,7 @@ pg_psql -d bench_scav -v lb_players="$HUNT_PLAYERS" -v walkers="$((WRITE_ROUNDS 
 log "hunts written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
 
 if ((FULL)); then
-    REDIS_PORT=$(pick_free_port)
+    pick_free_port REDIS_PORT
     step "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence) and loading it with GEOADD"
     mkdir -p "$RUN_DIR/redis"
     redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
@@ -424,7 +426,7 @@ fi
 # CHECKPOINT: the loading's dirty pages are written now, not during the runs.
 pg_psql -d postgres -c "CHECKPOINT"
 
-SCAV_PORT=$(pick_free_port)
+pick_free_port SCAV_PORT
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
@@ -526,7 +528,7 @@ if ((FULL)); then
     run_load redis ping 8 1 --seconds "$PING_SECONDS"
     run_load scav ping 8 1 --seconds "$PING_SECONDS"
     for threads in 1 "$(nproc)"; do
-        FLOOR_PORT=$(pick_free_port)
+        pick_free_port FLOOR_PORT
         "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
         FLOOR_PID=$!
         await_ping "$LOADGEN" "$CENTRES" "$FLOOR_PORT" "$FLOOR_PID" "$RUN_DIR/nio-floor-$threads.log"
