@@ -58,7 +58,8 @@
 #     HGETALL of its hash and ZREVRANK, pipelined (one round trip). During every one of those
 #     runs, Redis's too, CHECKIN runs against scavengerd at --ranking-checkin-conns connections
 #     (default 1; fresh walkers per run, as in 4b; every reply must be an accepted check-in), so
-#     check-ins are being accepted throughout, and its rate is reported;
+#     check-ins are being accepted throughout, and its rate is reported (0: none, to see what
+#     they cost the reads);
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
@@ -171,7 +172,7 @@ RUN_RANKING=0
 if ((FULL)) || [[ $ONLY == hunts ]]; then RUN_HUNTS=1; fi
 if ((FULL)) || [[ $ONLY == ranking ]]; then RUN_RANKING=1; fi
 [[ $RANK_USERS =~ ^[0-9]+$ ]] && ((RANK_USERS >= 1000 && RANK_USERS <= 9999999)) || die "--ranking-users must be 1000..9999999"
-[[ $RANK_CHECKIN_CONNS =~ ^[0-9]+$ ]] && ((RANK_CHECKIN_CONNS >= 1 && RANK_CHECKIN_CONNS <= 8)) || die "--ranking-checkin-conns must be 1..8"
+[[ $RANK_CHECKIN_CONNS =~ ^[0-9]+$ ]] && ((RANK_CHECKIN_CONNS <= 8)) || die "--ranking-checkin-conns must be 0 (none) to 8"
 [[ $HUNT_PLAYERS =~ ^[0-9]+$ ]] && ((HUNT_PLAYERS >= 100 && HUNT_PLAYERS <= 99999)) || die "--hunt-players must be 100..99999"
 # Stops for the CHECKIN players: each walks at most all of them in a run (warm-up included), and
 # none will check in 1,000 times a second. Hunts of 100 stops, as many as the daemon allows by
@@ -998,13 +999,14 @@ if ((RUN_RANKING)); then
     meta ranking_loaded_users "$RANK_LOADED"
     meta ranking_load_s "$RANK_LOAD_S"
     meta ranking_ready_s "$(kv ready_s "$RANK_READY")"
-    meta ranking_ping_s "$(kv ping_s "$RANK_READY")"
+    # exec → PING from start_daemon's poll: the RANKING poll's own PING is that of its last try.
+    meta ranking_ping_s "$(kv ping_s "$READY")"
     meta ranking_nearby_s "$(kv ready_s "$READY")"
     meta ranking_rss_base_mb "$(awk -v k="$RANK_BASE_KB" 'BEGIN { printf "%.1f", k / 1024 }')"
     meta ranking_rss_mb "$(awk -v k="$RANK_KB" 'BEGIN { printf "%.1f", k / 1024 }')"
     meta ranking_hwm_mb "$(hwm_mb "$DAEMON_PID")"
     meta ranking_bytes_per_user "$RANK_BYTES"
-    log "    started: exec → PING $(kv ping_s "$RANK_READY") s, → RANKING answered $(kv ready_s "$RANK_READY") s; its log: rankings loaded, $RANK_LOADED users in ${RANK_LOAD_S:-?} s"
+    log "    started: exec → PING $(kv ping_s "$READY") s, → NEARBY $(kv ready_s "$READY") s, → RANKING answered $(kv ready_s "$RANK_READY") s; its log: rankings loaded, $RANK_LOADED users in ${RANK_LOAD_S:-?} s"
     log "    RSS $(rss_mb "$DAEMON_PID") MB (no ranked users: $((RANK_BASE_KB / 1024)) MB): $RANK_BYTES bytes per ranked user"
 
     # The same board on both: the top 50, and the ranks of the users with sessions.
@@ -1041,6 +1043,7 @@ if ((RUN_RANKING)); then
     RANK_CHECKINS=$RUN_DIR/ranking-checkins.txt
     : >"$RANK_CHECKINS"
     checkins_start() {
+        ((RANK_CHECKIN_CONNS > 0)) || return 0
         local walkers=$RUN_DIR/ranking-walkers-$1.txt mark=$RUN_DIR/ranking-checkins.mark i
         for ((i = 1; i <= RANK_CHECKIN_CONNS; i++)); do
             printf 'hbt_%s_hbw%04d\n' "$RANK_TAG" $(($1 * RANK_CHECKIN_CONNS + i))
@@ -1058,6 +1061,7 @@ if ((RUN_RANKING)); then
         die "the check-in load's window did not open within 30 s"
     }
     checkins_stop() {
+        ((RANK_CHECKIN_CONNS > 0)) || return 0
         local out rc=0 running=0
         kill -0 "$CHECKIN_LOAD_PID" 2>/dev/null && running=1
         kill -TERM "$CHECKIN_LOAD_PID" 2>/dev/null || true

@@ -399,8 +399,10 @@ def ranking_section(w, meta, agg, run_dir):
       f"{fnum(fmeta(meta, 'ranking_week_users'))} with points this week, {fnum(fmeta(meta, 'ranking_lastweek_users'))} last week). "
       f"Redis holds the same scores in one sorted set (points and the second they were reached in one score, so ties "
       f"order alike) and each user's profile fields in a hash. {conns} connections, alternating Redis → scavengerd, "
-      f"{meta.get('rounds', '?')} rounds, medians. During every run, Redis's too, CHECKIN runs against scavengerd at "
-      f"{checkin_conns} connection(s), walkers of its own, every reply an accepted check-in.")
+      f"{meta.get('rounds', '?')} rounds, medians. "
+      + ("**No check-ins ran** (`--ranking-checkin-conns 0`)." if checkin_conns == "0" else
+         f"During every run, Redis's too, CHECKIN runs against scavengerd at {checkin_conns} connection(s), walkers of "
+         f"its own, every reply an accepted check-in."))
     w("")
     w("| read | server | req/s | p50 µs | p99 µs | p99.9 µs | entries/reply | client CPU | req/s per round |")
     w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -459,6 +461,7 @@ def ranking_section(w, meta, agg, run_dir):
     rows = [("ranking_load_s", f"the rankings' load ({fnum(loaded)} users all-time and both weeks; the daemon's log, `rankings loaded`)", "s", 2),
             ("ranking_ready_s", "exec → the first `RANKING` answered OK (polled from 0.3 s after the first `NEARBY` answered)", "s", 2),
             ("ranking_ping_s", "  of which: exec → the first `PING` answered", "s", 2),
+            ("ranking_nearby_s", "exec → the first `NEARBY` answered (no pins; serving while the rankings load)", "s", 2),
             ("ranking_rss_base_mb", "scavengerd RSS with no ranked users (same database, before they were written)", "MB", 1),
             ("ranking_rss_mb", "scavengerd RSS with them, after the load", "MB", 1),
             ("ranking_hwm_base_mb", "  peak RSS (VmHWM) with no ranked users", "MB", 1),
