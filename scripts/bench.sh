@@ -71,7 +71,8 @@
 # once built. --hunt-stops sets how many stops the CHECKIN players may walk (default 1,000 per
 # second of a run and its warm-up, in hunts of 100 stops; a run that needs more fails saying so).
 # --only ranking runs step 4c alone (with Redis and the throwaway cluster; no pins, PostGIS, other
-# steps or sweep): about 6 minutes with a million users at the default 3 rounds of 10 s.
+# steps or sweep): about 4 minutes once built with a million users at the default 3 rounds of
+# 10 s. --hunt-stops also sizes the walk of its check-ins (each walker walks in one run only).
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
