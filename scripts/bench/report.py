@@ -109,6 +109,7 @@ def main():
             "mib": med(get("mib_s")),
             "errors": sum(int(r["errors"]) for r in rs),
             "seconds": med(get("seconds")),
+            "bytes": med([float(r["bytes_in"]) / float(r["requests"]) for r in rs if float(r["requests"]) > 0]),
         }
 
     def short(a):
@@ -404,8 +405,8 @@ def ranking_section(w, meta, agg, run_dir):
          f"During every run, Redis's too, CHECKIN runs against scavengerd at {checkin_conns} connection(s), walkers of "
          f"its own, every reply an accepted check-in."))
     w("")
-    w("| read | server | req/s | p50 µs | p99 µs | p99.9 µs | entries/reply | client CPU | req/s per round |")
-    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    w("| read | server | req/s | p50 µs | p99 µs | p99.9 µs | entries/reply | bytes/reply | server CPU per request | client CPU | req/s per round |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     reads = [("ranking", "`RANKING LIMIT 50`", "`ZREVRANGE ranking 0 49 WITHSCORES`"),
              ("ranking-around", "`RANKING AROUND LIMIT 50` (logged in)", "`ZREVRANK` then `ZREVRANGE` of the page (2 round trips)"),
              ("profile", "`PROFILE <random user>`", "`HGETALL` + `ZREVRANK`, pipelined (1 round trip)")]
@@ -417,7 +418,12 @@ def ranking_section(w, meta, agg, run_dir):
             err = f" (**{a['errors']} errors**)" if a["errors"] else ""
             entries = fnum(a["results"], 1) if op != "profile" else "–"
             w(f"| {op} | {name}{err} | {fnum(a['rps'])} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | {fnum(a['p999'], 1)} | "
-              f"{entries} | {fnum(a['ccpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
+              f"{entries} | {fnum(a['bytes'])} | {fnum(a['cpu_us'], 1)} µs | {fnum(a['ccpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
+    w("")
+    w("Server CPU per request: the server's CPU time over the window ÷ the requests answered. scavengerd's includes its "
+      "PostgreSQL backends (`PROFILE` reads the user's totals there) "
+      + ("and the work of the check-ins running meanwhile, so it is above what the reads alone cost."
+         if checkin_conns != "0" else "(no check-ins ran)."))
     w("")
     w("| read | scavengerd ÷ Redis, req/s | p50 scavengerd / Redis | p99 scavengerd / Redis | scavengerd p99 under 2 ms |")
     w("| --- | ---: | ---: | ---: | --- |")
