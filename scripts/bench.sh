@@ -5,7 +5,8 @@
 #   scripts/bench.sh [--pins N] [--seconds S] [--rounds R] [--seed X] [--conns "1 8 32"]
 #                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
 #                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
-#                    [--hunt-players N] [--hunt-stops N] [--only hunts]
+#                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
+#                    [--only hunts|ranking]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -40,6 +41,25 @@
 #     to; a reply other than an accepted check-in is an error), then LEADERBOARD of a hunt of
 #     --hunt-players players (default 10,000): LIMIT 50 (no login) and AROUND (each connection
 #     one of its players), alternating, 8 conns, --rounds rounds;
+#  4c. rankings (issue 28), last in the full run, on a database of its own (bench_scav_ranking:
+#     migrated, the CHECKIN walkers' hunts of scripts/bench/hunts.sql): scavengerd is started with
+#     no ranked users (its resident memory then is the baseline), stopped; --ranking-users ranked
+#     users (default 1,000,000) and 8 more with sessions and totals in the middle of the board are
+#     written (scripts/bench/ranking.sql: users, user_scores, this and last week's
+#     user_week_scores); Redis gets the same scores with ZADD into one sorted set (points and the
+#     time they were reached in one score, so both order ties alike) and each user's profile
+#     fields in a hash, through redis-cli --pipe; scavengerd is started again and timed from exec
+#     to its log's "rankings loaded" and to the first RANKING answered OK, and its memory per
+#     ranked user is (RSS then − the baseline's) ÷ the users its log says it ranked. Then, at 8
+#     connections, alternating Redis → scavengerd, --rounds rounds: RANKING LIMIT 50 against
+#     ZREVRANGE 0 49 WITHSCORES; RANKING AROUND LIMIT 50 (each connection one of the 8 users,
+#     logged in) against ZREVRANK of that user then ZREVRANGE of the page around it (two round
+#     trips, as a client without a script makes them); PROFILE of a random ranked user against
+#     HGETALL of its hash and ZREVRANK, pipelined (one round trip). During every one of those
+#     runs, Redis's too, CHECKIN runs against scavengerd at --ranking-checkin-conns connections
+#     (default 1; fresh walkers per run, as in 4b; every reply must be an accepted check-in), so
+#     check-ins are being accepted throughout, and its rate is reported (0: none, to see what
+#     they cost the reads);
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
@@ -50,6 +70,9 @@
 # daemon; no Redis, PostGIS, pin data or sweep): `--only hunts --seconds 3` takes about a minute
 # once built. --hunt-stops sets how many stops the CHECKIN players may walk (default 1,000 per
 # second of a run and its warm-up, in hunts of 100 stops; a run that needs more fails saying so).
+# --only ranking runs step 4c alone (with Redis and the throwaway cluster; no pins, PostGIS, other
+# steps or sweep): about 4 minutes once built with a million users at the default 3 rounds of
+# 10 s. --hunt-stops also sizes the walk of its check-ins (each walker walks in one run only).
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -83,6 +106,9 @@ ONLY=""
 HUNT_PLAYERS=10000
 HUNT_STOPS=""
 HUNT_CONNS=8
+RANK_CONNS=8
+RANK_USERS=1000000
+RANK_CHECKIN_CONNS=1
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
 SCAV_ARENAS=${MALLOC_ARENA_MAX:-2}
@@ -107,6 +133,8 @@ while (($# > 0)); do
         --sparse-rounds) SPARSE_ROUNDS=$2; shift 2 ;;
         --hunt-players) HUNT_PLAYERS=$2; shift 2 ;;
         --hunt-stops) HUNT_STOPS=$2; shift 2 ;;
+        --ranking-users) RANK_USERS=$2; shift 2 ;;
+        --ranking-checkin-conns) RANK_CHECKIN_CONNS=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -137,9 +165,15 @@ done
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
-[[ -z $ONLY || $ONLY == hunts ]] || die "--only takes one part: hunts"
+[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking ]] || die "--only takes one part: hunts or ranking"
 FULL=1
 [[ -z $ONLY ]] || FULL=0
+RUN_HUNTS=0
+RUN_RANKING=0
+if ((FULL)) || [[ $ONLY == hunts ]]; then RUN_HUNTS=1; fi
+if ((FULL)) || [[ $ONLY == ranking ]]; then RUN_RANKING=1; fi
+[[ $RANK_USERS =~ ^[0-9]+$ ]] && ((RANK_USERS >= 1000 && RANK_USERS <= 9999999)) || die "--ranking-users must be 1000..9999999"
+[[ $RANK_CHECKIN_CONNS =~ ^[0-9]+$ ]] && ((RANK_CHECKIN_CONNS <= 8)) || die "--ranking-checkin-conns must be 0 (none) to 8"
 [[ $HUNT_PLAYERS =~ ^[0-9]+$ ]] && ((HUNT_PLAYERS >= 100 && HUNT_PLAYERS <= 99999)) || die "--hunt-players must be 100..99999"
 # Stops for the CHECKIN players: each walks at most all of them in a run (warm-up included), and
 # none will check in 1,000 times a second. Hunts of 100 stops, as many as the daemon allows by
@@ -180,6 +214,7 @@ DAEMON_PID=""
 REDIS_PID=""
 FLOOR_PID=""
 SWEEP_LOAD_PID=""
+CHECKIN_LOAD_PID=""
 BPG_STARTED=0
 
 # Stop a process we started: SIGTERM, up to $2 seconds, then SIGKILL.
@@ -203,6 +238,8 @@ cleanup() {
     trap - EXIT INT TERM
     stop_pid "$SWEEP_LOAD_PID" 5
     SWEEP_LOAD_PID=""
+    stop_pid "$CHECKIN_LOAD_PID" 5
+    CHECKIN_LOAD_PID=""
     stop_pid "$DAEMON_PID" 30
     DAEMON_PID=""
     stop_pid "$REDIS_PID" 10
@@ -227,9 +264,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A free loopback TCP port not handed out before in this run, outside the kernel's ephemeral
-# range: a client polling a port there while nothing listens can end up connected to itself
-# (TCP simultaneous open) and hold the port, so the server's bind would fail.
+# pick_free_port NAME: sets NAME to a free loopback TCP port not handed out before in this run,
+# outside the kernel's ephemeral range: a client polling a port there while nothing listens can
+# end up connected to itself (TCP simultaneous open) and hold the port, so the server's bind would
+# fail. (A variable, not printed: USED_PORTS must be kept by this shell, not by a subshell, or a
+# port handed out while its server is stopped would be handed out again.)
 USED_PORTS=" "
 pick_free_port() {
     local lo=32768 hi=60999 base i port
@@ -241,7 +280,7 @@ pick_free_port() {
         [[ $USED_PORTS == *" $port "* ]] && continue
         if port_is_free "$port"; then
             USED_PORTS+="$port "
-            printf '%s\n' "$port"
+            printf -v "$1" '%s' "$port"
             return 0
         fi
     done
@@ -253,7 +292,7 @@ pick_free_port() {
 # ---------------------------------------------------------------------------------------------
 
 step "checking packages"
-if ((FULL)); then
+if ((FULL || RUN_RANKING)); then
     SCAVENGER_PACKAGES="$SCAVENGER_PACKAGES redis-server redis-tools gcc libc6-dev libpq-dev util-linux" ensure_packages
 else
     SCAVENGER_PACKAGES="$SCAVENGER_PACKAGES gcc libc6-dev libpq-dev util-linux" ensure_packages
@@ -342,7 +381,7 @@ if [[ $PG_ROOT == "$BENCH_DIR"/* ]]; then
 fi
 pg_prepare_dirs
 pg_cluster_initdb
-PG_PORT=$(pick_free_port)
+pick_free_port PG_PORT
 step "starting PostgreSQL $PG_MAJOR on 127.0.0.1:$PG_PORT ($PG_DATA)"
 # Defaults are kept where they matter for durability (fsync, synchronous_commit, full pages);
 # more shared buffers than the tiny default, and no checkpoint forced by WAL volume mid-run.
@@ -351,7 +390,7 @@ pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" 9>&- \
     >/dev/null || { tail -n 20 "$PG_LOG" >&2; die "cannot start the bench PostgreSQL"; }
 BPG_STARTED=1
 BPG_PID=$(head -n 1 "$PG_DATA/postmaster.pid")
-pg_psql -d postgres -c "CREATE DATABASE bench_scav"
+((FULL || RUN_HUNTS)) && pg_psql -d postgres -c "CREATE DATABASE bench_scav"
 ((FULL)) && pg_psql -d postgres -c "CREATE DATABASE bench_postgis"
 PGIS_CONN="host=127.0.0.1 port=$PG_PORT dbname=bench_postgis user=postgres"
 SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav
@@ -367,13 +406,19 @@ VACUUM ANALYZE pins;
 SQL
 fi
 
+# scavengerd's migrations into the database of SCAV_URL (its log: migrate.log).
+scav_migrate() {
+    MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "$SCAV_URL" >>"$RUN_DIR/migrate.log" 2>&1 \
+        || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
+}
 if ((FULL)); then
     step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
-else
+elif ((RUN_HUNTS)); then
     step "migrating scavengerd's database (no pins)"
 fi
-MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "$SCAV_URL" >"$RUN_DIR/migrate.log" 2>&1 \
-    || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
+if ((FULL || RUN_HUNTS)); then
+    scav_migrate
+fi
 if ((FULL)); then
     bench_load_scav bench_scav "$DATA_DIR"
     pg_psql -d bench_scav <<'SQL'
@@ -395,25 +440,35 @@ fi
 
 # The hunts (step 4b): written before the daemon starts; it reads them from the database.
 HUNT_TAG=$RANDOM$RANDOM
-step "writing the hunts into scavengerd's database: a hunt of $HUNT_PLAYERS players, $HUNT_WALK_HUNTS of 100 stops to walk"
-T_SETUP=$EPOCHREALTIME
-pg_psql -d bench_scav -v lb_players="$HUNT_PLAYERS" -v walkers="$((WRITE_ROUNDS * HUNT_CONNS))" -v around="$HUNT_CONNS" \
-    -v walk_hunts="$HUNT_WALK_HUNTS" -v tag="$HUNT_TAG" -f scripts/bench/hunts.sql >"$RUN_DIR/hunts-setup.log" \
-    || die "writing the hunts failed (scripts/bench/hunts.sql)"
-log "hunts written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
+if ((RUN_HUNTS)); then
+    step "writing the hunts into scavengerd's database: a hunt of $HUNT_PLAYERS players, $HUNT_WALK_HUNTS of 100 stops to walk"
+    T_SETUP=$EPOCHREALTIME
+    pg_psql -d bench_scav -v lb_players="$HUNT_PLAYERS" -v walkers="$((WRITE_ROUNDS * HUNT_CONNS))" -v around="$HUNT_CONNS" \
+        -v walk_hunts="$HUNT_WALK_HUNTS" -v tag="$HUNT_TAG" -f scripts/bench/hunts.sql >"$RUN_DIR/hunts-setup.log" \
+        || die "writing the hunts failed (scripts/bench/hunts.sql)"
+    log "hunts written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
+fi
 
-if ((FULL)); then
-    REDIS_PORT=$(pick_free_port)
-    step "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence) and loading it with GEOADD"
+# redis-server on a free port, no persistence; sets REDIS_PORT and REDIS_PID.
+start_redis() {
+    local i
+    pick_free_port REDIS_PORT
     mkdir -p "$RUN_DIR/redis"
     redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
         --dir "$RUN_DIR/redis" --logfile "$RUN_DIR/redis.log" --protected-mode yes 9>&- &
     REDIS_PID=$!
     for ((i = 0; i < 100; i++)); do
-        [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && break
+        [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]] && return 0
         kill -0 "$REDIS_PID" 2>/dev/null || die "redis-server exited (see $RUN_DIR/redis.log)"
         sleep 0.1
     done
+    die "redis-server did not answer PING within 10 s (see $RUN_DIR/redis.log)"
+}
+
+if ((FULL)); then
+    step "starting redis-server (no persistence) and loading it with GEOADD"
+    start_redis
+    log "redis-server on 127.0.0.1:$REDIS_PORT"
     redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe <"$DATA_DIR/redis.resp" >"$RUN_DIR/redis-load.log" 2>&1 \
         || { tail -n 5 "$RUN_DIR/redis-load.log" >&2; die "loading redis failed"; }
     LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard pins)
@@ -424,15 +479,16 @@ fi
 # CHECKPOINT: the loading's dirty pages are written now, not during the runs.
 pg_psql -d postgres -c "CHECKPOINT"
 
-SCAV_PORT=$(pick_free_port)
+pick_free_port SCAV_PORT
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
 # Start scavengerd; time from exec to a PING and a NEARBY answered (loadgen --op ready).
-# Sets DAEMON_PID and READY (the loadgen's line: ready_s=… ping_s=…).
+# Sets DAEMON_PID, DAEMON_T0 (the exec's time) and READY (the loadgen's line: ready_s=… ping_s=…).
 start_daemon() {
     local name=$1 t0
     t0=$EPOCHREALTIME
+    DAEMON_T0=$t0
     MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
         --idle-timeout 0 --max-connections 1024 "${SCAV_RATE_FLAGS[@]}" "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
     DAEMON_PID=$!
@@ -460,14 +516,16 @@ if ((FULL)); then
     meta start_s "$(kv ready_s "$READY")"
     meta start_ping_s "$(kv ping_s "$READY")"
     log "restart: $READY; $(grep -m1 'feed loaded' "$RUN_DIR/scavengerd-serve.log" || true)"
-else
+elif ((RUN_HUNTS)); then
     step "starting scavengerd on 127.0.0.1:$SCAV_PORT"
     start_daemon serve
     log "started: $READY"
 fi
-sleep 0.2
-meta rss_start_mb "$(rss_mb "$DAEMON_PID")"
-log "scavengerd RSS after start: $(rss_mb "$DAEMON_PID") MB"
+if ((FULL || RUN_HUNTS)); then
+    sleep 0.2
+    meta rss_start_mb "$(rss_mb "$DAEMON_PID")"
+    log "scavengerd RSS after start: $(rss_mb "$DAEMON_PID") MB"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 4. Load
@@ -498,14 +556,14 @@ run_load() {
 }
 
 # Before counting rows: writes the load generator abandoned when its window closed still commit.
-# Gives them a moment to reach the database, then waits (up to 30 s) until no statement of
-# scavengerd's is running.
+# Gives them a moment to reach the database ($1, bench_scav by default), then waits (up to 30 s)
+# until no statement of scavengerd's is running.
 await_scav_writes() {
-    local busy
+    local busy database=${1:-bench_scav}
     sleep 0.5
     for _ in $(seq 150); do
-        busy=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pg_stat_activity
-            WHERE datname = 'bench_scav' AND state <> 'idle' AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        busy=$(pg_psql -d "$database" -Atc "SELECT count(*) FROM pg_stat_activity
+            WHERE datname = '$database' AND state <> 'idle' AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
         ((busy == 0)) && break
         sleep 0.2
     done
@@ -526,7 +584,7 @@ if ((FULL)); then
     run_load redis ping 8 1 --seconds "$PING_SECONDS"
     run_load scav ping 8 1 --seconds "$PING_SECONDS"
     for threads in 1 "$(nproc)"; do
-        FLOOR_PORT=$(pick_free_port)
+        pick_free_port FLOOR_PORT
         "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
         FLOOR_PID=$!
         await_ping "$LOADGEN" "$CENTRES" "$FLOOR_PORT" "$FLOOR_PID" "$RUN_DIR/nio-floor-$threads.log"
@@ -555,83 +613,91 @@ if ((FULL)); then
     meta hwm_end_mb "$(hwm_mb "$DAEMON_PID")"
 fi
 
-# ---------------------------------------------------------------------------------------------
-# 4b. Hunts (issue 27)
-# ---------------------------------------------------------------------------------------------
-
 # The hunts are those of scripts/bench/hunts.sql, written before the daemon started. Hunt number
-# 0 there is the leaderboard's; the others are walked by the CHECKIN players.
+# 0 there is the leaderboard's; the others are walked by the CHECKIN players (of step 4b, and of
+# step 4c's check-ins on a database of its own).
 HUNT_LB=hbenchaaaaaaaaaaaaaaaaaaa
-hunt_token() { printf 'hbt_%s_%s\n' "$HUNT_TAG" "$1"; }
-HUNT_STATS="SELECT count(*), count(*) FILTER (WHERE c.status = 'accepted'), coalesce(sum(c.points), 0)
-    FROM checkins c WHERE c.hunt_id LIKE 'hbench%' AND c.hunt_id <> '$HUNT_LB'"
+# The walk: every walk stop of database $1 once, as "stop lat lon", the fix 3.3 m north of the
+# stop (inside its 50 m).
+hunt_walk() {
+    pg_psql -d "$1" -At -F ' ' -c "SELECT s.id, round((s.lat + 0.00003)::numeric, 6), s.lon FROM hunt_stops s
+        WHERE s.hunt_id LIKE 'hbench%' AND s.hunt_id <> '$HUNT_LB' ORDER BY s.hunt_id, s.n"
+}
 
-# The walk: every walk stop once, as "stop lat lon", the fix 3.3 m north of the stop (inside its
-# 50 m). Connection i of a run starts at line i*lines/conns and takes the next line for each
-# request, so each request is a (player, stop) pair never used before, and no two connections
-# are at one stop at once.
-WALK=$RUN_DIR/hunt-walk.txt
-pg_psql -d bench_scav -At -F ' ' -c "SELECT s.id, round((s.lat + 0.00003)::numeric, 6), s.lon FROM hunt_stops s
-    WHERE s.hunt_id LIKE 'hbench%' AND s.hunt_id <> '$HUNT_LB' ORDER BY s.hunt_id, s.n" >"$WALK"
-((HUNT_WALK_HUNTS * 100 == $(wc -l <"$WALK"))) || die "expected $((HUNT_WALK_HUNTS * 100)) walk stops, found $(wc -l <"$WALK")"
-read -r CHECKINS_BEFORE _ < <(pg_psql -d bench_scav -At -F ' ' -c "$HUNT_STATS")
-((CHECKINS_BEFORE == 0)) || die "the walk hunts already hold $CHECKINS_BEFORE check-ins"
-meta hunt_conns "$HUNT_CONNS"
-meta hunt_walk_hunts "$HUNT_WALK_HUNTS"
-meta hunt_walk_stops "$((HUNT_WALK_HUNTS * 100))"
-meta hunt_players "$HUNT_PLAYERS"
+if ((RUN_HUNTS)); then
+    # ---------------------------------------------------------------------------------------------
+    # 4b. Hunts (issue 27)
+    # ---------------------------------------------------------------------------------------------
 
-# CHECKIN against POST, alternating. Round r's connections are the walkers (r-1)*conns+1 … r*conns,
-# each logged in with AUTH on a connection of its own and already a player of every walk hunt.
-# Only an accepted check-in counts: any other reply (a CONFLICT, TOO_FAR, a flagged check-in) is
-# an error.
-for ((round = 1; round <= WRITE_ROUNDS; round++)); do
-    step "hunts round $round of $WRITE_ROUNDS: CHECKIN vs POST, $HUNT_CONNS connections"
-    WALKERS=$RUN_DIR/hunt-walkers-r$round.txt
-    for ((i = 1; i <= HUNT_CONNS; i++)); do
-        hunt_token "$(printf 'hbw%04d' $(((round - 1) * HUNT_CONNS + i)))"
-    done >"$WALKERS"
-    run_load scav post "$HUNT_CONNS" "hunts$round"
-    run_load scav checkin "$HUNT_CONNS" "hunts$round" --walk "$WALK" --setup 'AUTH {value}' --setup-values "$WALKERS" \
-        --expect '"status":"accepted"'
-done
-# What the check-ins left: every one accepted, and the players' points are their check-ins' sum.
-await_scav_writes
-read -r CHECKINS_WRITTEN CHECKINS_ACCEPTED CHECKIN_POINTS < <(pg_psql -d bench_scav -At -F ' ' -c "$HUNT_STATS")
-PLAYER_POINTS=$(pg_psql -d bench_scav -Atc "SELECT coalesce(sum(p.points), 0) FROM hunt_players p
-    WHERE p.hunt_id LIKE 'hbench%' AND p.hunt_id <> '$HUNT_LB'")
-meta hunt_checkins_written "$CHECKINS_WRITTEN"
-meta hunt_checkins_accepted "$CHECKINS_ACCEPTED"
-meta hunt_checkin_points "$CHECKIN_POINTS"
-meta hunt_player_points "$PLAYER_POINTS"
-log "    $CHECKINS_WRITTEN check-ins written, $CHECKINS_ACCEPTED accepted; $CHECKIN_POINTS points in them, $PLAYER_POINTS in the players' standings"
-((CHECKINS_WRITTEN == CHECKINS_ACCEPTED)) || warn "$((CHECKINS_WRITTEN - CHECKINS_ACCEPTED)) check-ins were not accepted"
-((CHECKIN_POINTS == PLAYER_POINTS)) || warn "the players' points ($PLAYER_POINTS) are not their check-ins' ($CHECKIN_POINTS)"
+    hunt_token() { printf 'hbt_%s_%s\n' "$HUNT_TAG" "$1"; }
+    HUNT_STATS="SELECT count(*), count(*) FILTER (WHERE c.status = 'accepted'), coalesce(sum(c.points), 0)
+        FROM checkins c WHERE c.hunt_id LIKE 'hbench%' AND c.hunt_id <> '$HUNT_LB'"
 
-# LEADERBOARD: the first read loads the board from the players' standings (timed here, once);
-# then LIMIT 50 with no login, and AROUND with each connection logged in as a player spread over
-# the board (players 1, 1 + players/conns, …), alternating, as many rounds as NEARBY.
-AROUND=$RUN_DIR/hunt-around.txt
-for ((i = 0; i < HUNT_CONNS; i++)); do
-    hunt_token "$(printf 'hbp%05d' $((1 + i * HUNT_PLAYERS / HUNT_CONNS)))"
-done >"$AROUND"
-BOARD_REPLY=""
-T_BOARD=$EPOCHREALTIME
-if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
-    printf 'LEADERBOARD %s LIMIT 1\n' "$HUNT_LB" >&8
-    read -r -t 60 BOARD_REPLY <&8 || true
-    exec 8>&-
+    # The walk (hunt_walk). Connection i of a run starts at line i*lines/conns and takes the next
+    # line for each request, so each request is a (player, stop) pair never used before, and no two
+    # connections are at one stop at once.
+    WALK=$RUN_DIR/hunt-walk.txt
+    hunt_walk bench_scav >"$WALK"
+    ((HUNT_WALK_HUNTS * 100 == $(wc -l <"$WALK"))) || die "expected $((HUNT_WALK_HUNTS * 100)) walk stops, found $(wc -l <"$WALK")"
+    read -r CHECKINS_BEFORE _ < <(pg_psql -d bench_scav -At -F ' ' -c "$HUNT_STATS")
+    ((CHECKINS_BEFORE == 0)) || die "the walk hunts already hold $CHECKINS_BEFORE check-ins"
+    meta hunt_conns "$HUNT_CONNS"
+    meta hunt_walk_hunts "$HUNT_WALK_HUNTS"
+    meta hunt_walk_stops "$((HUNT_WALK_HUNTS * 100))"
+    meta hunt_players "$HUNT_PLAYERS"
+
+    # CHECKIN against POST, alternating. Round r's connections are the walkers (r-1)*conns+1 … r*conns,
+    # each logged in with AUTH on a connection of its own and already a player of every walk hunt.
+    # Only an accepted check-in counts: any other reply (a CONFLICT, TOO_FAR, a flagged check-in) is
+    # an error.
+    for ((round = 1; round <= WRITE_ROUNDS; round++)); do
+        step "hunts round $round of $WRITE_ROUNDS: CHECKIN vs POST, $HUNT_CONNS connections"
+        WALKERS=$RUN_DIR/hunt-walkers-r$round.txt
+        for ((i = 1; i <= HUNT_CONNS; i++)); do
+            hunt_token "$(printf 'hbw%04d' $(((round - 1) * HUNT_CONNS + i)))"
+        done >"$WALKERS"
+        run_load scav post "$HUNT_CONNS" "hunts$round"
+        run_load scav checkin "$HUNT_CONNS" "hunts$round" --walk "$WALK" --setup 'AUTH {value}' --setup-values "$WALKERS" \
+            --expect '"status":"accepted"'
+    done
+    # What the check-ins left: every one accepted, and the players' points are their check-ins' sum.
+    await_scav_writes
+    read -r CHECKINS_WRITTEN CHECKINS_ACCEPTED CHECKIN_POINTS < <(pg_psql -d bench_scav -At -F ' ' -c "$HUNT_STATS")
+    PLAYER_POINTS=$(pg_psql -d bench_scav -Atc "SELECT coalesce(sum(p.points), 0) FROM hunt_players p
+        WHERE p.hunt_id LIKE 'hbench%' AND p.hunt_id <> '$HUNT_LB'")
+    meta hunt_checkins_written "$CHECKINS_WRITTEN"
+    meta hunt_checkins_accepted "$CHECKINS_ACCEPTED"
+    meta hunt_checkin_points "$CHECKIN_POINTS"
+    meta hunt_player_points "$PLAYER_POINTS"
+    log "    $CHECKINS_WRITTEN check-ins written, $CHECKINS_ACCEPTED accepted; $CHECKIN_POINTS points in them, $PLAYER_POINTS in the players' standings"
+    ((CHECKINS_WRITTEN == CHECKINS_ACCEPTED)) || warn "$((CHECKINS_WRITTEN - CHECKINS_ACCEPTED)) check-ins were not accepted"
+    ((CHECKIN_POINTS == PLAYER_POINTS)) || warn "the players' points ($PLAYER_POINTS) are not their check-ins' ($CHECKIN_POINTS)"
+
+    # LEADERBOARD: the first read loads the board from the players' standings (timed here, once);
+    # then LIMIT 50 with no login, and AROUND with each connection logged in as a player spread over
+    # the board (players 1, 1 + players/conns, …), alternating, as many rounds as NEARBY.
+    AROUND=$RUN_DIR/hunt-around.txt
+    for ((i = 0; i < HUNT_CONNS; i++)); do
+        hunt_token "$(printf 'hbp%05d' $((1 + i * HUNT_PLAYERS / HUNT_CONNS)))"
+    done >"$AROUND"
+    BOARD_REPLY=""
+    T_BOARD=$EPOCHREALTIME
+    if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
+        printf 'LEADERBOARD %s LIMIT 1\n' "$HUNT_LB" >&8
+        read -r -t 60 BOARD_REPLY <&8 || true
+        exec 8>&-
+    fi
+    BOARD_MS=$(awk -v a="$T_BOARD" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+    [[ $BOARD_REPLY == 'OK {"entries":[{"rank":1,'* ]] || die "LEADERBOARD of the bench hunt: ${BOARD_REPLY:-no reply}"
+    meta hunt_board_load_ms "$BOARD_MS"
+    log "    first LEADERBOARD (loads the board of $HUNT_PLAYERS players): $BOARD_MS ms"
+    for ((round = 1; round <= ROUNDS; round++)); do
+        step "hunts round $round of $ROUNDS: LEADERBOARD of $HUNT_PLAYERS players, LIMIT 50 and AROUND, $HUNT_CONNS connections"
+        run_load scav leaderboard "$HUNT_CONNS" "hunts$round" --hunt "$HUNT_LB" --limit 50
+        run_load scav leaderboard-around "$HUNT_CONNS" "hunts$round" --hunt "$HUNT_LB" --setup 'AUTH {value}' --setup-values "$AROUND"
+    done
+    meta rss_after_hunts_mb "$(rss_mb "$DAEMON_PID")"
 fi
-BOARD_MS=$(awk -v a="$T_BOARD" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
-[[ $BOARD_REPLY == 'OK {"entries":[{"rank":1,'* ]] || die "LEADERBOARD of the bench hunt: ${BOARD_REPLY:-no reply}"
-meta hunt_board_load_ms "$BOARD_MS"
-log "    first LEADERBOARD (loads the board of $HUNT_PLAYERS players): $BOARD_MS ms"
-for ((round = 1; round <= ROUNDS; round++)); do
-    step "hunts round $round of $ROUNDS: LEADERBOARD of $HUNT_PLAYERS players, LIMIT 50 and AROUND, $HUNT_CONNS connections"
-    run_load scav leaderboard "$HUNT_CONNS" "hunts$round" --hunt "$HUNT_LB" --limit 50
-    run_load scav leaderboard-around "$HUNT_CONNS" "hunts$round" --hunt "$HUNT_LB" --setup 'AUTH {value}' --setup-values "$AROUND"
-done
-meta rss_after_hunts_mb "$(rss_mb "$DAEMON_PID")"
 
 # Steps 5 and 5b: the full run only.
 if ((FULL)); then
@@ -804,6 +870,257 @@ SQL
 fi
 
 # ---------------------------------------------------------------------------------------------
+# 4c. Rankings (issue 28): RANKING and PROFILE among --ranking-users ranked users against Redis's
+#     sorted set of the same scores, while check-ins are accepted. Last in the full run, on a
+#     database of its own.
+# ---------------------------------------------------------------------------------------------
+
+if ((RUN_RANKING)); then
+    meta ranking_loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+    RANK_DB=bench_scav_ranking
+    RANK_TAG=$RANDOM$RANDOM
+    # Each measured run (3 reads × 2 servers × the rounds) has check-ins by walkers of its own: a
+    # walker checks in at a stop once.
+    RANK_WALKERS=$((3 * 2 * ROUNDS * RANK_CHECKIN_CONNS))
+    if [[ -n $DAEMON_PID ]]; then
+        stop_pid "$DAEMON_PID" 60
+        DAEMON_PID=""
+    fi
+    step "rankings: a database of their own ($RANK_DB), with the check-ins' hunts ($RANK_WALKERS walkers, $HUNT_WALK_HUNTS of 100 stops)"
+    pg_psql -d postgres -c "CREATE DATABASE $RANK_DB"
+    SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$RANK_DB
+    scav_migrate
+    pg_psql -d "$RANK_DB" -v lb_players=100 -v walkers="$RANK_WALKERS" -v around=1 -v walk_hunts="$HUNT_WALK_HUNTS" \
+        -v tag="$RANK_TAG" -f scripts/bench/hunts.sql >"$RUN_DIR/ranking-hunts-setup.log" \
+        || die "writing the check-ins' hunts failed (scripts/bench/hunts.sql)"
+    pg_psql -d postgres -c "CHECKPOINT"
+
+    rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+    # After start_daemon (NEARBY answered: the pins are loaded, and the feed listener goes on to the
+    # rankings at once): polls RANKING LIMIT 1 until it answers OK. Sets RANK_READY, the loadgen's
+    # line (ready_s: from the exec). It waits 0.3 s first, so that the listener, not the poll, loads
+    # the rankings: a RANKING that comes before the listener gets to them loads them itself, and
+    # the log then has no "rankings loaded" line.
+    rank_ready() {
+        sleep 0.3
+        RANK_READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" --since "$DAEMON_T0" \
+            --timeout 600 --watch-pid "$DAEMON_PID" --ready-request 'RANKING LIMIT 1') \
+            || { tail -n 20 "$RUN_DIR/scavengerd-$1.log" >&2; die "RANKING did not answer (log: $RUN_DIR/scavengerd-$1.log)"; }
+    }
+    # One line to scavengerd, its reply.
+    scav_ask() {
+        local reply=""
+        if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
+            printf '%s\n' "$1" >&8
+            read -r -t 60 reply <&8 || true
+            exec 8>&-
+        fi
+        printf '%s\n' "$reply"
+    }
+    players() { grep -o '"player":"[^"]*"' | cut -d'"' -f4 | tr '\n' ' '; }
+
+    # The baseline: the same daemon on the same database before the ranked users are written.
+    step "rankings: scavengerd with no ranked users (the baseline of its memory)"
+    start_daemon ranking-base
+    rank_ready ranking-base
+    sleep 1
+    RANK_BASE_KB=$(rss_kb "$DAEMON_PID")
+    meta ranking_hwm_base_mb "$(hwm_mb "$DAEMON_PID")"
+    log "    no ranked users: RSS $(rss_mb "$DAEMON_PID") MB"
+    stop_pid "$DAEMON_PID" 60
+    DAEMON_PID=""
+
+    step "rankings: writing $RANK_USERS ranked users and $RANK_CONNS with sessions into $RANK_DB (scripts/bench/ranking.sql)"
+    T_SETUP=$EPOCHREALTIME
+    pg_psql -d "$RANK_DB" -v users="$RANK_USERS" -v around="$RANK_CONNS" -v tag="$RANK_TAG" \
+        -f scripts/bench/ranking.sql >"$RUN_DIR/ranking-setup.log" || die "writing the ranked users failed (scripts/bench/ranking.sql)"
+    pg_psql -d postgres -c "CHECKPOINT"
+    RANK_SETUP_S=$(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    read -r RANK_ALL RANK_WEEK RANK_LASTWEEK RANK_SCORES_DISTINCT RANK_TOP_POINTS RANK_MEDIAN_POINTS < <(pg_psql -d "$RANK_DB" -At -F ' ' -c "
+        SELECT count(*), (SELECT count(*) FROM user_week_scores WHERE week = score_week(now()) AND points > 0),
+               (SELECT count(*) FROM user_week_scores WHERE week = score_week(now()) - 7 AND points > 0),
+               count(DISTINCT points), max(points), percentile_disc(0.5) WITHIN GROUP (ORDER BY points)
+        FROM user_scores WHERE points > 0")
+    ((RANK_ALL == RANK_USERS + RANK_CONNS)) || die "expected $((RANK_USERS + RANK_CONNS)) users with points, found $RANK_ALL"
+    log "ranked users: $RANK_ALL all-time ($RANK_SCORES_DISTINCT distinct scores, median $RANK_MEDIAN_POINTS, top $RANK_TOP_POINTS), $RANK_WEEK this week, $RANK_LASTWEEK last week; written in $RANK_SETUP_S s (not a result)"
+    meta ranking_users "$RANK_ALL"
+    meta ranking_week_users "$RANK_WEEK"
+    meta ranking_lastweek_users "$RANK_LASTWEEK"
+    meta ranking_distinct_points "$RANK_SCORES_DISTINCT"
+    meta ranking_median_points "$RANK_MEDIAN_POINTS"
+    meta ranking_top_points "$RANK_TOP_POINTS"
+    meta ranking_setup_s "$RANK_SETUP_S"
+
+    # Redis: the same scores in one sorted set, and each user's profile fields in a hash of its own.
+    # The score is points × 2^32 + (2^32 − 1 − the second they were reached, since 1970), exact in a
+    # double: more points first, then who reached them first, as the daemon orders a board (to the
+    # second: the daemon breaks ties within one by the microsecond, then by name).
+    if [[ -z $REDIS_PID ]]; then
+        step "starting redis-server (no persistence)"
+        start_redis
+        log "redis-server on 127.0.0.1:$REDIS_PORT"
+    fi
+    step "rankings: loading Redis with the same scores (ZADD into one sorted set) and each user's profile (HSET, a hash per user)"
+    redis_used() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ { print $2 + 0 }'; }
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" del ranking >/dev/null
+    RANK_SCORES=$RUN_DIR/ranking-scores.txt
+    pg_psql -d "$RANK_DB" -At -F ' ' -c "SELECT u.name,
+            s.points::bigint * 4294967296 + (4294967295 - floor(extract(epoch FROM s.points_at))::bigint),
+            s.points, s.found, s.hunts_played, s.hunts_completed
+        FROM user_scores s JOIN users u ON u.id = s.user_id WHERE s.points > 0" >"$RANK_SCORES"
+    REDIS_MEM0=$(redis_used)
+    awk '{ printf "*4\r\n$4\r\nZADD\r\n$7\r\nranking\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length($2), $2, length($1), $1 }' "$RANK_SCORES" \
+        | redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe >>"$RUN_DIR/redis-load.log" 2>&1 || die "loading the scores into redis failed"
+    REDIS_MEM1=$(redis_used)
+    awk '{ printf "*10\r\n$4\r\nHSET\r\n$%d\r\nrkp:%s\r\n$6\r\npoints\r\n$%d\r\n%s\r\n$5\r\nfound\r\n$%d\r\n%s\r\n$12\r\nhunts_played\r\n$%d\r\n%s\r\n$15\r\nhunts_completed\r\n$%d\r\n%s\r\n",
+                 length($1) + 4, $1, length($3), $3, length($4), $4, length($5), $5, length($6), $6 }' "$RANK_SCORES" \
+        | redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe >>"$RUN_DIR/redis-load.log" 2>&1 || die "loading the profiles into redis failed"
+    REDIS_MEM2=$(redis_used)
+    rm -f "$RANK_SCORES"
+    LOADED=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zcard ranking)
+    [[ $LOADED == "$RANK_ALL" ]] || die "expected $RANK_ALL members in redis's ranking, found $LOADED"
+    meta redis_ranking_bytes_per_user "$(((REDIS_MEM1 - REDIS_MEM0) / RANK_ALL))"
+    meta redis_profile_bytes_per_user "$(((REDIS_MEM2 - REDIS_MEM1) / RANK_ALL))"
+    log "    Redis used_memory: +$(((REDIS_MEM1 - REDIS_MEM0) / RANK_ALL)) bytes per user for the sorted set, +$(((REDIS_MEM2 - REDIS_MEM1) / RANK_ALL)) for the hashes"
+
+    step "rankings: starting scavengerd with $RANK_ALL ranked users"
+    start_daemon ranking
+    rank_ready ranking
+    sleep 1
+    RANK_KB=$(rss_kb "$DAEMON_PID")
+    RANK_LOG=$(grep -m1 'rankings loaded' "$RUN_DIR/scavengerd-ranking.log" || true)
+    RANK_LOADED=$(sed -n 's/.*users=\([0-9]*\).*/\1/p' <<<"$RANK_LOG")
+    RANK_LOAD_S=$(sed -n 's/.*seconds=\([0-9.e+-]*\).*/\1/p' <<<"$RANK_LOG")
+    if [[ -z $RANK_LOADED ]]; then
+        warn "no 'rankings loaded' line in $RUN_DIR/scavengerd-ranking.log (the first RANKING loaded them?)"
+        RANK_LOADED=$RANK_ALL
+    fi
+    ((RANK_LOADED == RANK_ALL)) || warn "the daemon ranked $RANK_LOADED users, the database has $RANK_ALL with points"
+    RANK_BYTES=$(((RANK_KB - RANK_BASE_KB) * 1024 / RANK_LOADED))
+    meta ranking_loaded_users "$RANK_LOADED"
+    meta ranking_load_s "$RANK_LOAD_S"
+    meta ranking_ready_s "$(kv ready_s "$RANK_READY")"
+    # exec → PING from start_daemon's poll: the RANKING poll's own PING is that of its last try.
+    meta ranking_ping_s "$(kv ping_s "$READY")"
+    meta ranking_nearby_s "$(kv ready_s "$READY")"
+    meta ranking_rss_base_mb "$(awk -v k="$RANK_BASE_KB" 'BEGIN { printf "%.1f", k / 1024 }')"
+    meta ranking_rss_mb "$(awk -v k="$RANK_KB" 'BEGIN { printf "%.1f", k / 1024 }')"
+    meta ranking_hwm_mb "$(hwm_mb "$DAEMON_PID")"
+    meta ranking_bytes_per_user "$RANK_BYTES"
+    log "    started: exec → PING $(kv ping_s "$READY") s, → NEARBY $(kv ready_s "$READY") s, → RANKING answered $(kv ready_s "$RANK_READY") s; its log: rankings loaded, $RANK_LOADED users in ${RANK_LOAD_S:-?} s"
+    log "    RSS $(rss_mb "$DAEMON_PID") MB (no ranked users: $((RANK_BASE_KB / 1024)) MB): $RANK_BYTES bytes per ranked user"
+
+    # The same board on both: the top 50, and the ranks of the users with sessions.
+    SCAV_TOP=$(scav_ask 'RANKING LIMIT 50' | players)
+    REDIS_TOP=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zrevrange ranking 0 49 | tr '\n' ' ')
+    RANK_SAME=0
+    [[ $SCAV_TOP == "$REDIS_TOP" ]] && RANK_SAME=1
+    ((RANK_SAME)) || warn "the top 50 differ: scavengerd $SCAV_TOP; redis $REDIS_TOP"
+    RANK_AROUND_NAMES=$RUN_DIR/ranking-around-names.txt
+    RANK_AROUND_TOKENS=$RUN_DIR/ranking-around-tokens.txt
+    RANK_AROUND_RANKS=""
+    : >"$RANK_AROUND_NAMES"
+    : >"$RANK_AROUND_TOKENS"
+    for ((i = 1; i <= RANK_CONNS; i++)); do
+        name=$(printf 'rka%04d' "$i")
+        printf '%s\n' "$name" >>"$RANK_AROUND_NAMES"
+        printf 'rkt_%s_%s\n' "$RANK_TAG" "$name" >>"$RANK_AROUND_TOKENS"
+        scav_rank=$(scav_ask "PROFILE $name" | sed -n 's/.*"rank":\([0-9]*\).*/\1/p')
+        redis_rank=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" zrevrank ranking "$name")
+        RANK_AROUND_RANKS+="$scav_rank/$((redis_rank + 1)) "
+        [[ $scav_rank == $((redis_rank + 1)) ]] || RANK_SAME=0
+    done
+    meta ranking_same_board "$RANK_SAME"
+    meta ranking_around_ranks "${RANK_AROUND_RANKS% }"
+    log "    top 50 $( [[ $SCAV_TOP == "$REDIS_TOP" ]] && echo alike || echo DIFFERENT ); ranks of the AROUND users (scavengerd/Redis): $RANK_AROUND_RANKS"
+
+    # CHECKIN in the background during one measured run ($1: the run's number from 0, $2: a label):
+    # walkers of its own, logged in; started first (its window opens once its connections are in
+    # and a short warm-up is over) and stopped (SIGTERM: it prints the window's figures) when the
+    # run is over, so check-ins are accepted throughout the run.
+    RANK_WALK=$RUN_DIR/ranking-walk.txt
+    hunt_walk "$RANK_DB" >"$RANK_WALK"
+    ((HUNT_WALK_HUNTS * 100 == $(wc -l <"$RANK_WALK"))) || die "expected $((HUNT_WALK_HUNTS * 100)) walk stops in $RANK_DB"
+    RANK_CHECKINS=$RUN_DIR/ranking-checkins.txt
+    : >"$RANK_CHECKINS"
+    checkins_start() {
+        ((RANK_CHECKIN_CONNS > 0)) || return 0
+        local walkers=$RUN_DIR/ranking-walkers-$1.txt mark=$RUN_DIR/ranking-checkins.mark i
+        for ((i = 1; i <= RANK_CHECKIN_CONNS; i++)); do
+            printf 'hbt_%s_hbw%04d\n' "$RANK_TAG" $(($1 * RANK_CHECKIN_CONNS + i))
+        done >"$walkers"
+        rm -f "$mark"
+        "$LOADGEN" --target scav --op checkin --conns "$RANK_CHECKIN_CONNS" --port "$SCAV_PORT" --centres "$CENTRES" \
+            --walk "$RANK_WALK" --setup 'AUTH {value}' --setup-values "$walkers" --expect '"status":"accepted"' \
+            --seconds 3600 --warmup 0.2 --label "$2" --mark "$mark" >"$RUN_DIR/ranking-checkins.out" 2>>"$RUN_DIR/loadgen.err" 9>&- &
+        CHECKIN_LOAD_PID=$!
+        for ((i = 0; i < 600; i++)); do
+            [[ -e $mark ]] && return 0
+            kill -0 "$CHECKIN_LOAD_PID" 2>/dev/null || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "the check-in load exited before its window opened"; }
+            sleep 0.05
+        done
+        die "the check-in load's window did not open within 30 s"
+    }
+    checkins_stop() {
+        ((RANK_CHECKIN_CONNS > 0)) || return 0
+        local out rc=0 running=0
+        kill -0 "$CHECKIN_LOAD_PID" 2>/dev/null && running=1
+        kill -TERM "$CHECKIN_LOAD_PID" 2>/dev/null || true
+        wait "$CHECKIN_LOAD_PID" || rc=$?
+        CHECKIN_LOAD_PID=""
+        ((running && rc == 0)) || { tail -n 5 "$RUN_DIR/loadgen.err" >&2; die "the check-in load ended before the run did (exit $rc; out of stops? see --hunt-stops)"; }
+        out=$(cat "$RUN_DIR/ranking-checkins.out")
+        printf '%s\n' "$out" >>"$RANK_CHECKINS"
+        log "          meanwhile CHECKIN at $RANK_CHECKIN_CONNS conns: $(kv rps "$out") accepted/s, p99 $(kv p99_us "$out") µs, errors $(kv errors "$out")"
+        [[ $(kv errors "$out") == 0 ]] || warn "check-ins not accepted: $(tail -n 1 "$RUN_DIR/loadgen.err")"
+    }
+
+    meta ranking_conns "$RANK_CONNS"
+    meta ranking_checkin_conns "$RANK_CHECKIN_CONNS"
+    RANK_RUN=0
+    for ((round = 1; round <= ROUNDS; round++)); do
+        step "rankings round $round of $ROUNDS: RANKING LIMIT 50, RANKING AROUND and PROFILE against Redis, $RANK_CONNS connections; CHECKIN at $RANK_CHECKIN_CONNS"
+        for op in ranking ranking-around profile; do
+            for target in redis scav; do
+                args=(--redis-key ranking --limit 50)
+                case $op/$target in
+                    ranking-around/scav) args+=(--setup 'AUTH {value}' --setup-values "$RANK_AROUND_TOKENS") ;;
+                    ranking-around/redis) args+=(--members "$RANK_AROUND_NAMES") ;;
+                    profile/*) args+=(--users "$RANK_USERS" --user-prefix rk --user-digits 7 --hash-prefix rkp:) ;;
+                esac
+                checkins_start "$RANK_RUN" "ranking$round-$target-$op"
+                run_load "$target" "$op" "$RANK_CONNS" "ranking$round" "${args[@]}"
+                checkins_stop
+                RANK_RUN=$((RANK_RUN + 1))
+            done
+        done
+    done
+    meta rss_after_ranking_mb "$(rss_mb "$DAEMON_PID")"
+
+    # What the check-ins left: every one accepted, the walkers' totals their check-ins' sum, and
+    # the daemon's top 50 (walkers among them now) the database's.
+    await_scav_writes "$RANK_DB"
+    read -r W_WRITTEN W_ACCEPTED W_POINTS < <(pg_psql -d "$RANK_DB" -At -F ' ' -c "
+        SELECT count(*), count(*) FILTER (WHERE status = 'accepted'), coalesce(sum(points) FILTER (WHERE status = 'accepted'), 0)
+        FROM checkins WHERE hunt_id LIKE 'hbench%' AND hunt_id <> '$HUNT_LB'")
+    W_TOTALS=$(pg_psql -d "$RANK_DB" -Atc "SELECT coalesce(sum(s.points), 0) FROM user_scores s JOIN users u ON u.id = s.user_id
+        WHERE u.name LIKE 'hbw%'")
+    DB_TOP=$(pg_psql -d "$RANK_DB" -Atc "SELECT string_agg(name, ' ' ORDER BY points DESC, points_at, name) || ' ' FROM (
+        SELECT u.name, s.points, s.points_at FROM user_scores s JOIN users u ON u.id = s.user_id WHERE s.points > 0
+        ORDER BY s.points DESC, s.points_at, u.name LIMIT 50) t")
+    SCAV_TOP=$(scav_ask 'RANKING LIMIT 50' | players)
+    meta ranking_checkins_written "$W_WRITTEN"
+    meta ranking_checkins_accepted "$W_ACCEPTED"
+    meta ranking_checkin_points "$W_POINTS"
+    meta ranking_walker_points "$W_TOTALS"
+    meta ranking_top_after_same "$([[ $SCAV_TOP == "$DB_TOP" ]] && echo 1 || echo 0)"
+    log "    $W_WRITTEN check-ins written, $W_ACCEPTED accepted; $W_POINTS points in them, $W_TOTALS in the walkers' totals; the daemon's top 50 $([[ $SCAV_TOP == "$DB_TOP" ]] && echo is || echo 'is NOT') the database's"
+    ((W_WRITTEN == W_ACCEPTED)) || warn "$((W_WRITTEN - W_ACCEPTED)) check-ins were not accepted"
+    ((W_POINTS == W_TOTALS)) || warn "the walkers' totals ($W_TOTALS) are not their check-ins' points ($W_POINTS)"
+    meta ranking_loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# ---------------------------------------------------------------------------------------------
 # 6. Report
 # ---------------------------------------------------------------------------------------------
 
@@ -821,8 +1138,10 @@ if exec 8<>"/dev/tcp/127.0.0.1/$SCAV_PORT"; then
 fi
 meta scav_version "$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' <<<"$HELLO")"
 meta pg_version "PostgreSQL $(pg_psql -d postgres -Atc 'SHOW server_version' | awk '{ print $1 }')"
-if ((FULL)); then
+if ((FULL || RUN_RANKING)); then
     meta redis_version "$(redis-server --version | awk '{ print "Redis " substr($3, 3) }')"
+fi
+if ((FULL)); then
     meta postgis_version "$(pg_psql -d bench_postgis -Atc 'SELECT extversion FROM pg_extension WHERE extname = $$postgis$$')"
     meta pins "$PINS"
 else

@@ -13,7 +13,8 @@
  *   --target scav   raw lines:   NEARBY lat lon R LIMIT L | POST lat lon "text" |
  *                                POSTPHOTO lat lon <base64> | PING |
  *                                CHECKIN <a line of --walk> | LEADERBOARD hunt LIMIT L |
- *                                LEADERBOARD hunt AROUND
+ *                                LEADERBOARD hunt AROUND | RANKING LIMIT L |
+ *                                RANKING AROUND LIMIT L | PROFILE <a random --users name>
  *                   (POST/POSTPHOTO: each connection first REGISTERs a user of its own)
  *                   checkin: every request takes the next line of --walk FILE ("stop lat lon"):
  *                           connection i starts at line i*lines/conns and goes round once; a
@@ -25,7 +26,20 @@
  *                           with a session token per line: each connection its own user)
  *                   --expect TEXT: an OK reply without TEXT in it counts as an error too
  *                           (checkin: '"status":"accepted"')
- *   --target redis  raw RESP:    GEOSEARCH key FROMLONLAT lon lat BYRADIUS R m ASC COUNT L WITHDIST
+ *   --target redis  raw RESP:    GEOSEARCH key FROMLONLAT lon lat BYRADIUS R m ASC COUNT L WITHDIST |
+ *                                ranking: ZREVRANGE key 0 L-1 WITHSCORES |
+ *                                ranking-around: ZREVRANK key member, then (once it answers, on the
+ *                                  same connection, in the same request's time) ZREVRANGE key s s+L-1
+ *                                  WITHSCORES with s = max(0, rank - L/2): the page with the member
+ *                                  and up to half of L above it, as RANKING AROUND; the member is
+ *                                  connection i's line of --members FILE |
+ *                                profile: HGETALL <--hash-prefix><name> and ZREVRANK key <name>,
+ *                                  pipelined (sent together, both replies read; one round trip)
+ *   ranking-around, profile: a member missing (a nil ZREVRANK, an empty hash, a PROFILE whose rank
+ *                   is null) counts as an error.
+ *   profile names:  --users N: <--user-prefix><n, --user-digits wide> for n drawn uniformly from 1..N
+ *                   by a generator of its own with a fixed seed, so every run (Redis's and
+ *                   scavengerd's) asks for the same names in the same order.
  *   --target pg     libpq async (PQsendQueryPrepared on non-blocking connections):
  *                   nearby: SELECT id, ST_Distance(geog, $1) d FROM pins
  *                           WHERE ST_DWithin(geog, $1, R) ORDER BY d LIMIT L
@@ -33,6 +47,8 @@
  *                   insert-notify: the same INSERT with a pg_notify of the row in the same
  *                           statement, as scavengerd's POST does
  *   --op ready      (scav) poll until a PING and a NEARBY answer; print seconds since --since.
+ *                   --ready-request LINE: that line instead of NEARBY (e.g. RANKING LIMIT 1); an
+ *                   ERR UNAVAILABLE reply is polled again, as NEARBY's.
  *
  * Output: one line of key=value pairs on stdout (bench.sh parses it); problems on stderr.
  * SIGINT or SIGTERM ends a run early and cleanly: the line is printed for the window measured so
@@ -65,9 +81,9 @@
 
 enum target { T_SCAV, T_REDIS, T_PG };
 enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY, OP_INSERT_NOTIFY, OP_CHECKIN, OP_LEADERBOARD,
-          OP_LEADERBOARD_AROUND };
+          OP_LEADERBOARD_AROUND, OP_RANKING, OP_RANKING_AROUND, OP_PROFILE };
 static const char *op_names[] = {"nearby", "post", "photo", "insert", "ping", "ready", "insert-notify", "checkin",
-                                 "leaderboard", "leaderboard-around"};
+                                 "leaderboard", "leaderboard-around", "ranking", "ranking-around", "profile"};
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -172,6 +188,12 @@ static const char *expect_text = NULL;
 static const char *setup_lines[MAX_SETUP];
 static int nsetup;
 static const char *setup_values_path = NULL;
+static const char *members_path = NULL;
+static long users = 0;
+static const char *user_prefix = "rk";
+static int user_digits = 7;
+static const char *hash_prefix = "rkp:";
+static const char *ready_request = NULL;
 static volatile sig_atomic_t stop_requested = 0;
 
 static void on_stop_signal(int sig) {
@@ -182,12 +204,14 @@ static void on_stop_signal(int sig) {
 static void usage(void) {
     fprintf(stderr,
             "usage: loadgen --target scav|redis|pg\n"
-            "  --op nearby|post|photo|insert|insert-notify|ping|ready|checkin|leaderboard|leaderboard-around\n"
+            "  --op nearby|post|photo|insert|insert-notify|ping|ready|checkin|leaderboard|leaderboard-around|\n"
+            "       ranking|ranking-around|profile\n"
             "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
             "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
             "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
             "  [--label TEXT] [--watch-pid PID] [--mark FILE] [--walk FILE] [--hunt ID]\n"
-            "  [--setup LINE]... [--setup-values FILE] [--expect TEXT]\n"
+            "  [--setup LINE]... [--setup-values FILE] [--expect TEXT] [--members FILE]\n"
+            "  [--users N] [--user-prefix P] [--user-digits D] [--hash-prefix H] [--ready-request LINE]\n"
             "SIGINT/SIGTERM: stop early and print the figures of the window measured so far.\n");
     exit(2);
 }
@@ -213,6 +237,9 @@ static void parse_args(int argc, char **argv) {
             else if (!strcmp(v, "checkin")) op = OP_CHECKIN;
             else if (!strcmp(v, "leaderboard")) op = OP_LEADERBOARD;
             else if (!strcmp(v, "leaderboard-around")) op = OP_LEADERBOARD_AROUND;
+            else if (!strcmp(v, "ranking")) op = OP_RANKING;
+            else if (!strcmp(v, "ranking-around")) op = OP_RANKING_AROUND;
+            else if (!strcmp(v, "profile")) op = OP_PROFILE;
             else usage();
         } else if (!strcmp(a, "--host")) host = v;
         else if (!strcmp(a, "--port")) port = atoi(v);
@@ -236,6 +263,12 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--hunt")) hunt_id = v;
         else if (!strcmp(a, "--expect")) expect_text = v;
         else if (!strcmp(a, "--setup-values")) setup_values_path = v;
+        else if (!strcmp(a, "--members")) members_path = v;
+        else if (!strcmp(a, "--users")) users = atol(v);
+        else if (!strcmp(a, "--user-prefix")) user_prefix = v;
+        else if (!strcmp(a, "--user-digits")) user_digits = atoi(v);
+        else if (!strcmp(a, "--hash-prefix")) hash_prefix = v;
+        else if (!strcmp(a, "--ready-request")) ready_request = v;
         else if (!strcmp(a, "--setup")) {
             if (nsetup == MAX_SETUP) die("at most %d --setup lines", MAX_SETUP);
             setup_lines[nsetup++] = v;
@@ -251,6 +284,12 @@ static void parse_args(int argc, char **argv) {
     if (op == OP_CHECKIN && !walk_path) die("--op checkin needs --walk FILE");
     if ((op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) && !hunt_id) die("--op %s needs --hunt ID", op_names[op]);
     if ((nsetup || setup_values_path || expect_text) && target != T_SCAV) die("--setup, --setup-values and --expect are for --target scav");
+    if ((op == OP_RANKING || op == OP_RANKING_AROUND || op == OP_PROFILE) && target == T_PG)
+        die("--op %s is for --target scav or redis", op_names[op]);
+    if (op == OP_RANKING_AROUND && target == T_REDIS && !members_path) die("--op ranking-around needs --members FILE for redis");
+    if (op == OP_PROFILE && users < 1) die("--op profile needs --users N");
+    if (user_digits < 1 || user_digits > 12 || strlen(user_prefix) > 32) die("bad --user-prefix or --user-digits");
+    if (limit < 1 || limit > 10000) die("--limit must be 1..10000");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -279,6 +318,8 @@ static char **walk;
 static size_t nwalk;
 static char **setup_values;
 static size_t nsetup_values;
+static char **members;
+static size_t nmembers;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Query centres                                                                            */
@@ -413,7 +454,26 @@ static void build_requests(void) {
         return;
     }
     if (target == T_PG) return; /* parameters are formatted per request (cheap) */
-    if (op == OP_CHECKIN) return;  /* formatted per request: each connection walks --walk on its own */
+    if (op == OP_CHECKIN || op == OP_PROFILE) return; /* formatted per request */
+    if (op == OP_RANKING_AROUND && target == T_REDIS) return; /* per connection (its member) */
+    if (op == OP_RANKING || op == OP_RANKING_AROUND) {
+        char *buf;
+        size_t len = 0, cap = 256;
+        if (target == T_SCAV) {
+            int n = op == OP_RANKING ? snprintf(tmp, sizeof tmp, "RANKING LIMIT %d\n", limit)
+                                     : snprintf(tmp, sizeof tmp, "RANKING AROUND LIMIT %d\n", limit);
+            add_req(strndup(tmp, (size_t)n), (size_t)n);
+            return;
+        }
+        char stop[16];
+        snprintf(stop, sizeof stop, "%d", limit - 1);
+        buf = xmalloc(cap);
+        len = (size_t)sprintf(buf, "*5\r\n");
+        const char *args[] = {"ZREVRANGE", redis_key, "0", stop, "WITHSCORES"};
+        for (size_t k = 0; k < 5; k++) resp_arg(&buf, &len, &cap, args[k]);
+        add_req(buf, len);
+        return;
+    }
     if (op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) {
         int n = op == OP_LEADERBOARD ? snprintf(tmp, sizeof tmp, "LEADERBOARD %s LIMIT %d\n", hunt_id, limit)
                                      : snprintf(tmp, sizeof tmp, "LEADERBOARD %s AROUND\n", hunt_id);
@@ -458,6 +518,25 @@ static void build_requests(void) {
             add_req(buf, len);
         }
     }
+}
+
+/* Profile names: a generator of their own, seeded the same in every run, so Redis's runs and
+ * scavengerd's ask for the same users in the same order. */
+static uint64_t name_rng_state = 0x2545f4914f6cdd1dull;
+static long next_user(void) {
+    name_rng_state ^= name_rng_state >> 12;
+    name_rng_state ^= name_rng_state << 25;
+    name_rng_state ^= name_rng_state >> 27;
+    return 1 + (long)((name_rng_state * 0x2545f4914f6cdd1dull >> 11) % (uint64_t)users);
+}
+
+/* Writes one RESP command of argc arguments into buf (cap bytes); returns its length. */
+static size_t resp_command(char *buf, size_t cap, int argc, const char **argv) {
+    size_t len = (size_t)snprintf(buf, cap, "*%d\r\n", argc);
+    for (int k = 0; k < argc && len < cap; k++)
+        len += (size_t)snprintf(buf + len, cap - len, "$%zu\r\n%s\r\n", strlen(argv[k]), argv[k]);
+    if (len >= cap) die("a command is too long");
+    return len;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -606,7 +685,13 @@ struct conn {
     int pg_err;
     char pg_errmsg[200];
     size_t walk_start, walked; /* checkin: the first line of --walk, lines used so far */
-    char line[512];            /* checkin: the request being written */
+    char line[512];            /* checkin, profile, ranking-around: the request being written */
+    int stage;                 /* redis ranking-around: 0 waiting for ZREVRANK, 1 for ZREVRANGE */
+    int replies_left;          /* redis profile: replies still to come for this request */
+    int bad;                   /* redis profile: an earlier reply of this request was wrong */
+    char *member_req;          /* redis ranking-around: this connection's ZREVRANK */
+    size_t member_req_len;
+    const char *member;
 };
 
 static struct conn *conns;
@@ -771,6 +856,14 @@ static void setup_connections(void) {
             }
             for (int k = 0; k < nsetup; k++) setup_line(c->fd, i, setup_lines[k]);
             if (op == OP_CHECKIN) c->walk_start = (size_t)i * nwalk / (size_t)nconns;
+            if (op == OP_RANKING_AROUND && target == T_REDIS) {
+                if ((size_t)i >= nmembers) die("--members has %zu lines for %d connections", nmembers, nconns);
+                const char *args[] = {"ZREVRANK", redis_key, members[i]};
+                char buf[512];
+                c->member = members[i];
+                c->member_req_len = resp_command(buf, sizeof buf, 3, args);
+                c->member_req = strndup(buf, c->member_req_len);
+            }
             set_nonblocking(c->fd);
         }
         c->incap = 64 * 1024;
@@ -844,6 +937,25 @@ static void send_next(struct conn *c) {
         if (n < 0 || (size_t)n >= sizeof c->line) die("a line of --walk is too long");
         c->out = c->line;
         c->outlen = (size_t)n;
+    } else if (op == OP_PROFILE) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%0*ld", user_prefix, user_digits, next_user());
+        if (target == T_SCAV) {
+            c->outlen = (size_t)snprintf(c->line, sizeof c->line, "PROFILE %s\n", name);
+        } else {
+            char key[128];
+            snprintf(key, sizeof key, "%s%s", hash_prefix, name);
+            const char *hget[] = {"HGETALL", key}, *zrank[] = {"ZREVRANK", redis_key, name};
+            size_t n = resp_command(c->line, sizeof c->line, 2, hget);
+            c->outlen = n + resp_command(c->line + n, sizeof c->line - n, 3, zrank);
+            c->replies_left = 2;
+            c->bad = 0;
+        }
+        c->out = c->line;
+    } else if (op == OP_RANKING_AROUND && target == T_REDIS) {
+        c->out = c->member_req;
+        c->outlen = c->member_req_len;
+        c->stage = 0;
     } else {
         struct req *r = &reqs[next_req++ % nreqs];
         c->out = r->data;
@@ -913,8 +1025,17 @@ static void on_readable_sock(struct conn *c) {
                 memcpy(errbuf, c->in, errlen);
             } else if (op == OP_NEARBY) {
                 results = count_distance(c->in, used);
-            } else if (op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND) {
+            } else if (op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND || op == OP_RANKING ||
+                       op == OP_RANKING_AROUND) {
                 results = count_entries(c->in, used);
+            } else if (op == OP_PROFILE) {
+                /* Every name asked for is ranked: a null rank is an error. */
+                results = 1;
+                if (memmem(c->in, used, "\"rank\":null", 11)) {
+                    is_err = 1;
+                    errlen = used < sizeof errbuf ? used : sizeof errbuf;
+                    memcpy(errbuf, c->in, errlen);
+                }
             }
         } else {
             long elements = 0;
@@ -922,11 +1043,55 @@ static void on_readable_sock(struct conn *c) {
             if (n == 0) return;
             if (n < 0) die("malformed RESP reply");
             used = (size_t)n;
-            if (is_err) {
+            if (!c->busy) die("a reply to no request");
+            if (op == OP_RANKING_AROUND && c->stage == 0 && !is_err && c->in[0] == ':') {
+                /* The member's rank: ask for its page, in the same request's time. */
+                long rank = strtol(c->in + 1, NULL, 10), from = rank - limit / 2;
+                char sfrom[24], sto[24];
+                if (from < 0) from = 0;
+                snprintf(sfrom, sizeof sfrom, "%ld", from);
+                snprintf(sto, sizeof sto, "%ld", from + limit - 1);
+                const char *args[] = {"ZREVRANGE", redis_key, sfrom, sto, "WITHSCORES"};
+                memmove(c->in, c->in + used, c->inlen - used);
+                c->inlen -= used;
+                c->outlen = resp_command(c->line, sizeof c->line, 5, args);
+                c->out = c->line;
+                c->outoff = 0;
+                c->stage = 1;
+                sock_flush(c);
+                continue;
+            }
+            if (op == OP_RANKING_AROUND && c->stage == 0 && !is_err) {
+                is_err = 1; /* a nil rank: the member is not in the set */
+                snprintf(errbuf, sizeof errbuf, "ZREVRANK %s: not a member", c->member);
+                errlen = strlen(errbuf);
+            } else if (op == OP_PROFILE && !is_err &&
+                       (c->replies_left == 2 ? elements <= 0 : c->in[0] != ':')) {
+                is_err = 1; /* an empty hash or a nil rank: no such user */
+                snprintf(errbuf, sizeof errbuf, "%s: no such user", c->replies_left == 2 ? "HGETALL" : "ZREVRANK");
+                errlen = strlen(errbuf);
+            } else if (is_err) {
                 errlen = used < sizeof errbuf ? used : sizeof errbuf;
                 memcpy(errbuf, c->in, errlen);
             }
-            results = op == OP_NEARBY ? elements : 0;
+            if (op == OP_PROFILE && --c->replies_left > 0) {
+                /* HGETALL's reply: ZREVRANK's is still to come; a failure is kept for the request. */
+                if (is_err && !c->bad) {
+                    c->bad = 1;
+                    snprintf(c->pg_errmsg, sizeof c->pg_errmsg, "%.*s", (int)errlen, errbuf);
+                }
+                memmove(c->in, c->in + used, c->inlen - used);
+                c->inlen -= used;
+                continue;
+            }
+            if (op == OP_PROFILE && c->bad && !is_err) {
+                is_err = 1;
+                errlen = strlen(c->pg_errmsg);
+                memcpy(errbuf, c->pg_errmsg, errlen);
+            }
+            if (op == OP_NEARBY) results = elements;
+            else if (op == OP_RANKING || op == OP_RANKING_AROUND) results = elements > 0 ? elements / 2 : 0;
+            else if (op == OP_PROFILE) results = 1;
         }
         memmove(c->in, c->in + used, c->inlen - used);
         c->inlen -= used;
@@ -994,7 +1159,8 @@ static int run_ready(void) {
         if (line_roundtrip(fd, "PING\n", reply, sizeof reply) == 0 && strcmp(reply, "OK \"PONG\"") == 0) {
             gettimeofday(&tv, NULL);
             ping_at = (double)tv.tv_sec + tv.tv_usec / 1e6;
-            snprintf(line, sizeof line, "NEARBY %.6f %.6f %d LIMIT %d\n", c_lat[0], c_lon[0], radius, limit);
+            if (ready_request) snprintf(line, sizeof line, "%s\n", ready_request);
+            else snprintf(line, sizeof line, "NEARBY %.6f %.6f %d LIMIT %d\n", c_lat[0], c_lon[0], radius, limit);
             int answered = line_roundtrip(fd, line, reply, sizeof reply) == 0;
             /* The daemon serves at once and loads its feed meanwhile: until then, UNAVAILABLE. */
             if (answered && strncmp(reply, "ERR UNAVAILABLE", 15) == 0) {
@@ -1005,12 +1171,16 @@ static int run_ready(void) {
             if (answered && strncmp(reply, "OK ", 3) == 0) {
                 gettimeofday(&tv, NULL);
                 double done = (double)tv.tv_sec + tv.tv_usec / 1e6;
-                printf("ready_s=%.3f ping_s=%.3f first_nearby_results=%ld\n", done - start, ping_at - start,
-                       count_distance(reply, strlen(reply)));
+                if (ready_request)
+                    printf("ready_s=%.3f ping_s=%.3f first_entries=%ld\n", done - start, ping_at - start,
+                           count_entries(reply, strlen(reply)));
+                else
+                    printf("ready_s=%.3f ping_s=%.3f first_nearby_results=%ld\n", done - start, ping_at - start,
+                           count_distance(reply, strlen(reply)));
                 close(fd);
                 return 0;
             }
-            die("NEARBY did not work: %s", reply);
+            die("%s did not work: %s", ready_request ? ready_request : "NEARBY", reply);
         }
         close(fd);
         usleep(5000);
@@ -1025,6 +1195,7 @@ int main(int argc, char **argv) {
     if (op == OP_READY) return run_ready();
     if (walk_path) walk = read_lines(walk_path, &nwalk);
     if (setup_values_path) setup_values = read_lines(setup_values_path, &nsetup_values);
+    if (members_path) members = read_lines(members_path, &nmembers);
     /* No SA_RESTART: epoll_wait returns EINTR at once and the loop sees the flag. */
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);

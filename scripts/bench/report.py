@@ -4,9 +4,11 @@
 Usage: report.py RUN_DIR   (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
 
 raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data), rsparse<round>
-(the sparse data) or rhunts<round> (the hunts: POST and CHECKIN, LEADERBOARD); meta.txt: key=value lines
+(the sparse data), rhunts<round> (the hunts: POST and CHECKIN, LEADERBOARD) or rranking<round> (the
+rankings: RANKING, RANKING AROUND and PROFILE against Redis); meta.txt: key=value lines
 (machine, versions, start-up times, RSS, the expiry sweep's figures, ...); sweep.txt (if there):
-the two NEARBY runs of the expiry sweep, label=baseline and label=during. Every figure quoted for a set of rounds is the
+the two NEARBY runs of the expiry sweep, label=baseline and label=during; ranking-checkins.txt (if
+there): the background CHECKIN of each ranking run, label=ranking<round>-<server>-<op>. Every figure quoted for a set of rounds is the
 median of that figure over the rounds (each metric on its own); the per-round throughputs are
 listed too so the spread is visible.
 """
@@ -84,7 +86,8 @@ def main():
     groups = defaultdict(list)
     for r in runs:
         label = r.get("label", "")
-        dataset = "sparse" if label.startswith("rsparse") else "hunts" if label.startswith("rhunts") else "dense"
+        dataset = ("sparse" if label.startswith("rsparse") else "hunts" if label.startswith("rhunts")
+                   else "ranking" if label.startswith("rranking") else "dense")
         groups[(dataset, r["target"], r["op"], int(r["conns"]))].append(r)
 
     def agg(target, op, conns, dataset="dense"):
@@ -99,12 +102,14 @@ def main():
             "rps_all": [float(r["rps"]) for r in rs],
             "p50": med(get("p50_us")),
             "p99": med(get("p99_us")),
+            "p999": med(get("p999_us")),
             "results": med(get("mean_results")),
             "ccpu": med(get("client_cpu_pct")),
             "scpu": med(get("server_cpu_pct")),
             "mib": med(get("mib_s")),
             "errors": sum(int(r["errors"]) for r in rs),
             "seconds": med(get("seconds")),
+            "bytes": med([float(r["bytes_in"]) / float(r["requests"]) for r in rs if float(r["requests"]) > 0]),
         }
 
     def short(a):
@@ -124,9 +129,13 @@ def main():
     w(f"Machine: {meta.get('nproc', '?')} cores, {meta.get('cpu', '?')}, {meta.get('mem', '?')} RAM; "
       f"{meta.get('kernel', '')}.  ")
     if only:
+        redis = f"{meta['redis_version']}, " if "redis_version" in meta else ""
         w(f"Versions: scavengerd {meta.get('scav_version', '?')} (release build, commit {meta.get('commit', '?')}), "
-          f"{meta.get('pg_version', '?')}.  ")
-        w(f"Data: no pins (`--only {only}`); POST writes at {int(meta.get('centres', 0)):,} places within about 5 km of the hunts.  ")
+          f"{redis}{meta.get('pg_version', '?')}.  ")
+        if only == "hunts":
+            w(f"Data: no pins (`--only {only}`); POST writes at {int(meta.get('centres', 0)):,} places within about 5 km of the hunts.  ")
+        else:
+            w(f"Data: no pins (`--only {only}`).  ")
     else:
         w(f"Versions: scavengerd {meta.get('scav_version', '?')} (release build, commit {meta.get('commit', '?')}), "
           f"{meta.get('redis_version', '?')}, {meta.get('pg_version', '?')} with PostGIS {meta.get('postgis_version', '?')}.  ")
@@ -268,19 +277,16 @@ def main():
     if any(d == "hunts" for (d, t, o, c) in groups):
         hunts_section(w, meta, agg)
 
-    w("## Start-up and memory")
-    w("")
-    w("| what | figure |")
-    w("| --- | ---: |")
+    if any(d == "ranking" for (d, t, o, c) in groups):
+        ranking_section(w, meta, agg, run_dir)
+
     pins = int(meta.get("pins", 0))
-    for key, name in [
+    starts = [
         ("first_start_s", f"first start, cell backfill of {pins:,} pins (exec → PING and NEARBY answer)"),
         ("start_s", f"start to serving with {pins:,} pins (exec → PING and NEARBY answer)"),
         ("start_ping_s", "  of which: exec → first PING answered"),
-    ]:
-        if key in meta:
-            w(f"| {name} | {float(meta[key]):.2f} s |")
-    for key, name in [
+    ]
+    memories = [
         ("rss_start_mb", "scavengerd RSS after start (idle)"),
         ("rss_after_nearby_mb", "scavengerd RSS after the NEARBY runs"),
         ("rss_end_mb", "scavengerd RSS at the end (after the writes)"),
@@ -289,10 +295,20 @@ def main():
         ("rss_after_sweep_mb", "scavengerd RSS after the expiry sweep"),
         ("redis_mem_mb", "Redis used_memory (for comparison)"),
         ("postgis_table_mb", "PostGIS table + indexes (for comparison)"),
-    ]:
-        if key in meta:
-            w(f"| {name} | {float(meta[key]):,.1f} MB |")
-    w("")
+    ]
+    # (`--only ranking` has figures of its own, in its section, and none of these.)
+    if any(key in meta for key, _ in starts + memories):
+        w("## Start-up and memory")
+        w("")
+        w("| what | figure |")
+        w("| --- | ---: |")
+        for key, name in starts:
+            if key in meta:
+                w(f"| {name} | {float(meta[key]):.2f} s |")
+        for key, name in memories:
+            if key in meta:
+                w(f"| {name} | {float(meta[key]):,.1f} MB |")
+        w("")
     targets = []
     if "rss_start_mb" in meta and not only:
         v = float(meta["rss_start_mb"])
@@ -369,6 +385,105 @@ def hunts_section(w, meta, agg):
         w(f"AROUND ÷ LIMIT 50: {fnum(ratio(around['rps'], lb['rps']), 2)}× the throughput. The board is in memory, "
           f"but each read looks the hunt up in the database, and AROUND the caller's standing and check-ins too.")
     w("")
+
+
+def ranking_section(w, meta, agg, run_dir):
+    """Issue 28: RANKING and PROFILE among a million ranked users against Redis, with check-ins running."""
+    conns = int(meta.get("ranking_conns", 8))
+    users = int(fmeta(meta, "ranking_users")) if "ranking_users" in meta else 0
+    checkin_conns = meta.get("ranking_checkin_conns", "?")
+    w(f"## Rankings across hunts ({users:,} ranked users)")
+    w("")
+    w(f"{users:,} users with points written straight into a database of its own before the daemon started "
+      f"(scripts/bench/ranking.sql: a log-normal skew, multiples of 5, median {fnum(fmeta(meta, 'ranking_median_points'))} "
+      f"points, top {fnum(fmeta(meta, 'ranking_top_points'))}, {fnum(fmeta(meta, 'ranking_distinct_points'))} distinct scores; "
+      f"{fnum(fmeta(meta, 'ranking_week_users'))} with points this week, {fnum(fmeta(meta, 'ranking_lastweek_users'))} last week). "
+      f"Redis holds the same scores in one sorted set (points and the second they were reached in one score, so ties "
+      f"order alike) and each user's profile fields in a hash. {conns} connections, alternating Redis → scavengerd, "
+      f"{meta.get('rounds', '?')} rounds, medians. "
+      + ("**No check-ins ran** (`--ranking-checkin-conns 0`)." if checkin_conns == "0" else
+         f"During every run, Redis's too, CHECKIN runs against scavengerd at {checkin_conns} connection(s), walkers of "
+         f"its own, every reply an accepted check-in."))
+    w("")
+    w("| read | server | req/s | p50 µs | p99 µs | p99.9 µs | entries/reply | bytes/reply | server CPU per request | client CPU | req/s per round |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    reads = [("ranking", "`RANKING LIMIT 50`", "`ZREVRANGE ranking 0 49 WITHSCORES`"),
+             ("ranking-around", "`RANKING AROUND LIMIT 50` (logged in)", "`ZREVRANK` then `ZREVRANGE` of the page (2 round trips)"),
+             ("profile", "`PROFILE <random user>`", "`HGETALL` + `ZREVRANK`, pipelined (1 round trip)")]
+    for op, scav_name, redis_name in reads:
+        for target, name in (("redis", "Redis " + redis_name), ("scav", "scavengerd " + scav_name)):
+            a = agg(target, op, conns, "ranking")
+            if not a["n"]:
+                continue
+            err = f" (**{a['errors']} errors**)" if a["errors"] else ""
+            entries = fnum(a["results"], 1) if op != "profile" else "–"
+            w(f"| {op} | {name}{err} | {fnum(a['rps'])} | {fnum(a['p50'], 1)} | {fnum(a['p99'], 1)} | {fnum(a['p999'], 1)} | "
+              f"{entries} | {fnum(a['bytes'])} | {fnum(a['cpu_us'], 1)} µs | {fnum(a['ccpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
+    w("")
+    w("Server CPU per request: the server's CPU time over the window ÷ the requests answered. scavengerd's includes its "
+      "PostgreSQL backends (`PROFILE` reads the user's totals there) "
+      + ("and the work of the check-ins running meanwhile, so it is above what the reads alone cost."
+         if checkin_conns != "0" else "(no check-ins ran)."))
+    w("")
+    w("| read | scavengerd ÷ Redis, req/s | p50 scavengerd / Redis | p99 scavengerd / Redis | scavengerd p99 under 2 ms |")
+    w("| --- | ---: | ---: | ---: | --- |")
+    for op, scav_name, _ in reads:
+        s_, r_ = agg("scav", op, conns, "ranking"), agg("redis", op, conns, "ranking")
+        if not s_["n"] or not r_["n"]:
+            continue
+        w(f"| {scav_name} | {fnum(ratio(s_['rps'], r_['rps']), 2)}× | {fnum(ratio(s_['p50'], r_['p50']), 2)}× | "
+          f"{fnum(ratio(s_['p99'], r_['p99']), 2)}× | {'met' if s_['p99'] < 2000 else 'MISSED'} ({fnum(s_['p99'] / 1000, 2)} ms) |")
+    w("")
+    checkins = []
+    try:
+        with open(f"{run_dir}/ranking-checkins.txt", encoding="utf-8") as f:
+            checkins = [parse_kv(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        pass
+    if checkins:
+        rate = lambda rs: med([float(r["rps"]) for r in rs])  # noqa: E731
+        during = {t: [r for r in checkins if f"-{t}-" in r.get("label", "")] for t in ("scav", "redis")}
+        errors = sum(int(r.get("errors", 0)) for r in checkins)
+        w(f"Check-ins meanwhile ({checkin_conns} connection(s), durable): median {fnum(rate(checkins))} accepted/s over the "
+          f"{len(checkins)} runs ({fnum(rate(during['scav']))}/s during scavengerd's reads, {fnum(rate(during['redis']))}/s "
+          f"during Redis's; p99 {fnum(med([float(r['p99_us']) for r in checkins]) / 1000, 1)} ms); "
+          + (f"**{errors} replies were not accepted check-ins**." if errors else "every reply was an accepted check-in."))
+    if "ranking_checkins_written" in meta:
+        written, accepted = fmeta(meta, "ranking_checkins_written"), fmeta(meta, "ranking_checkins_accepted")
+        cp, wp = fmeta(meta, "ranking_checkin_points"), fmeta(meta, "ranking_walker_points")
+        w(f"In the database afterwards: {fnum(written)} check-ins, "
+          f"{'all accepted' if written == accepted else f'**only {fnum(accepted)} accepted**'}; the walkers' totals "
+          f"{'are' if cp == wp else '**are not**'} their check-ins' points ({fnum(wp)} and {fnum(cp)}); the daemon's top 50 "
+          f"after the runs {'is' if meta.get('ranking_top_after_same') == '1' else '**is not**'} the database's (the walkers "
+          f"climb it during the runs; Redis's set does not change).")
+    if "ranking_same_board" in meta:
+        w(f"Before the runs, both held the same board: top 50 and the ranks of the {conns} AROUND users "
+          f"(scavengerd/Redis: {meta.get('ranking_around_ranks', '?')}) "
+          + ("alike." if meta["ranking_same_board"] == "1" else "**not alike** (see the log)."))
+    w("")
+    w("| start-up and memory | figure |")
+    w("| --- | ---: |")
+    loaded = fmeta(meta, "ranking_loaded_users")
+    rows = [("ranking_load_s", f"the rankings' load ({fnum(loaded)} users all-time and both weeks; the daemon's log, `rankings loaded`)", "s", 2),
+            ("ranking_ready_s", "exec → the first `RANKING` answered OK (polled from 0.3 s after the first `NEARBY` answered)", "s", 2),
+            ("ranking_ping_s", "  of which: exec → the first `PING` answered", "s", 2),
+            ("ranking_nearby_s", "exec → the first `NEARBY` answered (no pins; serving while the rankings load)", "s", 2),
+            ("ranking_rss_base_mb", "scavengerd RSS with no ranked users (same database, before they were written)", "MB", 1),
+            ("ranking_rss_mb", "scavengerd RSS with them, after the load", "MB", 1),
+            ("ranking_hwm_base_mb", "  peak RSS (VmHWM) with no ranked users", "MB", 1),
+            ("ranking_hwm_mb", "  peak RSS (VmHWM) with them, the load included", "MB", 1),
+            ("ranking_bytes_per_user", "**memory per ranked user** (RSS difference ÷ users ranked)", "bytes", 0),
+            ("redis_ranking_bytes_per_user", "Redis `used_memory` per user: the sorted set", "bytes", 0),
+            ("redis_profile_bytes_per_user", "Redis `used_memory` per user: the profile hashes on top", "bytes", 0),
+            ("rss_after_ranking_mb", "scavengerd RSS after the runs", "MB", 1)]
+    for key, name, unit, digits in rows:
+        if key in meta and meta[key]:
+            w(f"| {name} | {fnum(fmeta(meta, key), digits)} {unit} |")
+    w("")
+    if "ranking_loadavg_start" in meta:
+        w(f"Load average (1/5/15 min) at the start of this step: {meta['ranking_loadavg_start']}; at its end: "
+          f"{meta.get('ranking_loadavg_end', '?')}.")
+        w("")
 
 
 def expiry_section(w, meta, sweep):
