@@ -10,10 +10,25 @@ extension Board {
     /// this week's or last week's by `now` (UTC), after a cursor, or the page around the caller
     /// (`around`; the first page for a caller without points or without a login). Read from
     /// memory: kept by the change log on every daemon, with this daemon's own writes applied
-    /// before their replies.
+    /// before their replies. Loads the rankings first when nothing has yet.
     public func ranking(
         _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp = .now
     ) async throws(BoardError) -> (entries: [LeaderboardEntry], next: String?) {
+        if let page = try rankingFromMemory(period, limit: limit, cursor: cursor, around: around, viewer: session, now: now) {
+            return page
+        }
+        try await requireRankings()
+        guard let page = try rankingFromMemory(period, limit: limit, cursor: cursor, around: around, viewer: session, now: now) else {
+            throw Self.rankingsLoading
+        }
+        return page
+    }
+
+    /// ``ranking(_:limit:cursor:around:viewer:now:)`` answered at once, without suspending; nil
+    /// when the rankings are not loaded yet. Bad arguments are refused either way.
+    public func rankingFromMemory(
+        _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp = .now
+    ) throws(BoardError) -> (entries: [LeaderboardEntry], next: String?)? {
         try RequestChecks.whole(limit, "LIMIT", in: Self.rankingPageLimits)
         if around, cursor != nil { throw BoardError(.badArgument, "AROUND and CURSOR cannot be combined") }
         let board = period.board(at: now)
@@ -26,7 +41,6 @@ extension Board {
             }
             after = parsed.position
         }
-        try await requireRankings()
         let user = around ? session.user?.name : nil
         let page = feed.hunts.withRankings { rankings in
             if let user {
@@ -35,8 +49,7 @@ extension Board {
                 rankings.page(board, after: after, limit: limit)
             }
         }
-        guard let page else { throw Self.rankingsLoading }
-        return (page.entries, page.next.map { LeaderboardCursor(scope: board.scope, position: $0).encoded })
+        return page.map { ($0.entries, $0.next.map { LeaderboardCursor(scope: board.scope, position: $0).encoded }) }
     }
 
     /// PROFILE: `username`'s totals (the caller's when nil; a login is needed then) and all-time

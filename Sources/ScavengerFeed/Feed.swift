@@ -58,7 +58,7 @@ public final class Feed: Sendable {
         self.regionIndex = Mutex(RegionIndex.empty)
         self.logger = logger
         self.watches = WatchHub()
-        self.hunts = HuntFeed(database: database)
+        self.hunts = HuntFeed(database: database, logger: logger)
         self.expiries = Mutex(ExpiryQueue(announcedThrough: Self.now().microseconds))
     }
 

@@ -72,12 +72,8 @@ public final class FeedListener: Service, Sendable {
                         ])
                     }
                     try await self.feed.catchUp()
-                    let rankingStarted = ContinuousClock.now
-                    if let ranked = try await self.feed.hunts.loadIfNeeded() {
-                        self.logger.info("rankings loaded", metadata: [
-                            "users": "\(ranked)", "seconds": "\(ContinuousClock.now - rankingStarted)",
-                        ])
-                    }
+                    // The rankings (logged by the hunts' feed, whichever task loads them).
+                    _ = try await self.feed.hunts.loadIfNeeded()
                     try await self.feed.hunts.catchUp()
                     if failures > 0 {
                         self.logger.info("feed listener is back; replayed the change log", metadata: [

@@ -1,3 +1,4 @@
+import Logging
 import ScavengerCore
 import ScavengerStore
 import Synchronization
@@ -62,8 +63,11 @@ public final class HuntFeed: Sendable {
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
 
-    public init(database: Database) {
+    private let logger: Logger
+
+    public init(database: Database, logger: Logger = Logger(label: "scavenger.hunts")) {
         self.database = database
+        self.logger = logger
     }
 
     /// Totals read from the database at a time while the rankings load.
@@ -85,6 +89,7 @@ public final class HuntFeed: Sendable {
     /// Returns the users ranked all-time.
     @discardableResult
     public func load(now: Timestamp = .now) async throws(StoreError) -> Int {
+        let started = ContinuousClock.now
         let through = try await database.lastHuntChange()
         var rankings = Rankings()
         var after = 0
@@ -103,17 +108,21 @@ public final class HuntFeed: Sendable {
                 after = last.userID
             }
         }
-        let ranked = rankings.count(.allTime)
-        let watched = state.withLock { state -> [String] in
+        let ranked = rankings.count(.allTime), weeks = rankings.weeksHeld.count
+        let watched = state.withLock { state -> [String]? in
             // A load that finished first from a later place wins (this one would replay changes
             // its watchers have heard).
-            if let applied = state.applied, applied > through { return [] }
+            if let applied = state.applied, applied > through { return nil }
             // Swapped in, not copied: a second reference would make the next change copy it all.
             swap(&state.rankings, &rankings)
             state.applied = through
             state.boards = [:]
             return Array(state.watched.keys)
         }
+        guard let watched else { return ranked }
+        logger.info("rankings loaded", metadata: [
+            "users": "\(ranked)", "weeks": "\(weeks)", "seconds": "\(ContinuousClock.now - started)",
+        ])
         for hunt in watched { try await prepareWatch(of: hunt) }
         return ranked
     }

@@ -21,6 +21,11 @@ enum ScoreCommands {
         var around: Bool
     }
 
+    /// RANKING's reply.
+    static func rankingReply(_ page: (entries: [LeaderboardEntry], next: String?)) -> CommandOutcome {
+        CommandOutcome(.ok(["entries": .array(page.entries.map(JSON.entry)), "next": .optional(page.next)]))
+    }
+
     static let all: [CommandSpec] = [
         CommandSpec(
             "RANKING", arity: 0 ... 6, syntax: "RANKING [WEEK|LASTWEEK] [LIMIT n] [CURSOR c] [AROUND]",
@@ -38,10 +43,16 @@ enum ScoreCommands {
                 }
                 return Ranking(period: period, limit: try Arguments.pageLimit(options["LIMIT"]), cursor: options["CURSOR"]?.text, around: around)
             },
-            execute: { request, context in
-                let page = try await context.board.ranking(
-                    request.period, limit: request.limit, cursor: request.cursor, around: request.around, viewer: context.session)
-                return CommandOutcome(.ok(["entries": .array(page.entries.map(JSON.entry)), "next": .optional(page.next)]))
+            step: { request, context in
+                // From memory at once; only before the rankings are loaded does it wait for them.
+                if let page = try context.board.rankingFromMemory(
+                    request.period, limit: request.limit, cursor: request.cursor, around: request.around, viewer: context.session) {
+                    return .done(rankingReply(page))
+                }
+                return .deferred {
+                    rankingReply(try await context.board.ranking(
+                        request.period, limit: request.limit, cursor: request.cursor, around: request.around, viewer: context.session))
+                }
             }),
         CommandSpec(
             "PROFILE", arity: 0 ... 1, syntax: "PROFILE [username]",

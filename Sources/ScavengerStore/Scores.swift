@@ -10,13 +10,14 @@ public struct RankedTotals: Sendable, Equatable {
 
 extension Database {
     /// Up to `limit` users with points, all-time, after user id `afterUserID`, by id: the
-    /// batches the all-time ranking loads from.
+    /// batches the all-time ranking loads from. Both sides of the join are bounded by the id
+    /// (bounding one only made each batch read `users` from the first id again).
     public func rankedTotals(afterUserID: Int, limit: Int) async throws(StoreError) -> [RankedTotals] {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT s.user_id, u.name, s.points, s.found, (extract(epoch FROM s.points_at) * 1000000)::bigint AS at_us
                 FROM user_scores s JOIN users u ON u.id = s.user_id
-                WHERE s.user_id > \(afterUserID) AND s.points > 0
+                WHERE s.user_id > \(afterUserID) AND u.id > \(afterUserID) AND s.points > 0
                 ORDER BY s.user_id LIMIT \(limit)
                 """)
             return try Self.rankedTotals(rows)
@@ -29,7 +30,8 @@ extension Database {
             let rows = try await pool.query("""
                 SELECT w.user_id, u.name, w.points, w.found, (extract(epoch FROM w.points_at) * 1000000)::bigint AS at_us
                 FROM user_week_scores w JOIN users u ON u.id = w.user_id
-                WHERE w.week = date '1970-01-01' + \(week.mondayDay)::integer AND w.user_id > \(afterUserID) AND w.points > 0
+                WHERE w.week = date '1970-01-01' + \(week.mondayDay)::integer AND w.user_id > \(afterUserID) AND u.id > \(afterUserID)
+                  AND w.points > 0
                 ORDER BY w.user_id LIMIT \(limit)
                 """)
             return try Self.rankedTotals(rows)
