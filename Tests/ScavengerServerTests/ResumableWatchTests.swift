@@ -164,6 +164,27 @@ struct ResumableWatchTests {
         }
     }
 
+    @Test("SINCE with KIND: changes of the other kind are not replayed, deleted ones included")
+    func sinceWithKind() async throws {
+        try await withDatabaseServer(listening: true) { address, _ in
+            try await converse(address) { writer in
+                try await writer.register("alice")
+                let text = try await writer.ok("POST 10 20 words")["pin"]["id"].string
+                let seq = try await converseReturning(address) { try await $0.startWatch("10 20 500 KIND photo").seq }
+                #expect(try await writer.call("DELETE \(text)") == "OK true")
+                _ = try await writer.ok("POST 10 20 more-words")
+                let photo = try await writer.ok("POSTPHOTO 10 20 \(Data(PhotoFixtures.jpeg()).base64EncodedString())")["pin"]["id"].string
+                try await converse(address) { watcher in
+                    let watch = try await watcher.startWatch("10 20 500 KIND photo SINCE \(seq)")
+                    #expect(watch.resumed)
+                    let sentinel = try await writer.ok("POSTPHOTO 10 20 \(Data(PhotoFixtures.jpeg()).base64EncodedString())")["pin"]["id"].string
+                    let events = try await watcher.events(through: isPin(sentinel))
+                    #expect(try events.map(summary) == ["pin \(photo)", "pin \(sentinel)"])
+                }
+            }
+        }
+    }
+
     @Test("SINCE a seq the trimmed log no longer reaches: resumed false, no replay, live events still come")
     func notResumedAfterTrim() async throws {
         try await withDatabaseServer(listening: true) { address, environment in
