@@ -431,6 +431,7 @@ public final class Feed: Sendable {
                 }
             }
             events.append(.ready(watch: id, seq: place))
+            watches.countPublished(events.count)
             held.deliver(events)
             return (id, place)
         }
@@ -467,7 +468,10 @@ public final class Feed: Sendable {
                 guard place <= through else { return nil }
                 let id = watches.add(area, sink: held)
                 let events = replay(changes, after: since, through: place, into: id, area: area)
-                if !events.isEmpty { held.deliver(events) }
+                if !events.isEmpty {
+                    watches.countPublished(events.count)
+                    held.deliver(events)
+                }
                 return StartedWatch(id: id, seq: place, resumed: true, release: held.release)
             }
             if let started { return started }

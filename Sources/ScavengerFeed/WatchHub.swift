@@ -52,6 +52,11 @@ public final class WatchHub: Sendable {
     public var eventsPublished: Int { published.load(ordering: .relaxed) }
     private let published = Atomic<Int>(0)
 
+    /// Counts events a feed handed to a watch itself (a snapshot or a replay).
+    func countPublished(_ events: Int) {
+        published.add(events, ordering: .relaxed)
+    }
+
     /// Starts a watch; returns its id.
     public func add(_ area: WatchArea, sink: any WatchSink) -> String {
         let cover = Grid.cover(lat: area.lat, lon: area.lon, radius: area.radius, maxCells: maximumCells)
