@@ -4,17 +4,48 @@ import ScavengerFeed
 // WATCH and UNWATCH: live events for a circle, from the feed's hub.
 
 extension Board {
-    /// Starts a watch over `area` for the session's connection; returns its id. Beyond the
-    /// per-connection limit, `BAD_ARGUMENT`; `UNAVAILABLE` until the feed is loaded.
-    public func watch(_ area: WatchArea, session: Session) throws(BoardError) -> String {
+    /// Starts a watch over `area` at the feed's place (its reply's `seq`), with the pins inside
+    /// first when `snapshot` (then `ready`). Beyond the per-connection limit, `BAD_ARGUMENT`;
+    /// `UNAVAILABLE` until the feed is loaded. Its events wait until ``StartedWatch/release()``,
+    /// which the front end calls once the reply has gone out.
+    public func startWatch(_ area: WatchArea, snapshot: Bool, session: Session) throws(BoardError) -> StartedWatch {
         try checks.circle(lat: area.lat, lon: area.lon, radius: area.radius)
         try requireLoadedFeed()
-        let limit = rules.feed.maximumWatchesPerConnection
+        try checkRoomForWatch(session)
+        let started = feed.startWatch(area, sink: session.eventSink ?? DiscardingWatchSink.shared, snapshot: snapshot)
+        hold(started, session: session)
+        return started
+    }
+
+    /// `WATCH … SINCE seq`: a watch that first replays the changes inside `area` after `since`
+    /// (``Feed/resumeWatch(_:sink:since:)``); `resumed` is false when the log no longer reaches
+    /// back there. A `since` past the log's end is `BAD_ARGUMENT`.
+    public func resumeWatch(_ area: WatchArea, since: Int64, session: Session) async throws(BoardError) -> StartedWatch {
+        try checks.circle(lat: area.lat, lon: area.lon, radius: area.radius)
+        guard since >= 0 else { throw BoardError(.badArgument, "SINCE must be a seq of 0 or more") }
+        try requireLoadedFeed()
+        try checkRoomForWatch(session)
         let sink = session.eventSink ?? DiscardingWatchSink.shared
-        guard let id = session.addWatch(limit: limit, { feed.watches.add(area, sink: sink) }) else {
+        let started = try await guarded { try await feed.resumeWatch(area, sink: sink, since: since) }
+        guard let started else {
+            throw BoardError(.badArgument, "SINCE \(since) is past the end of the change log")
+        }
+        hold(started, session: session)
+        return started
+    }
+
+    /// The session holds the watch from now on; one whose connection closed meanwhile (while the
+    /// log was read) ends at once, as the close ended the others.
+    private func hold(_ started: StartedWatch, session: Session) {
+        session.insertWatch(started.id)
+        if !session.isConnected { endWatch(started.id, session: session) }
+    }
+
+    private func checkRoomForWatch(_ session: Session) throws(BoardError) {
+        let limit = rules.feed.maximumWatchesPerConnection
+        guard session.hasRoomForWatch(limit: limit) else {
             throw BoardError(.badArgument, "at most \(limit) watches per connection; UNWATCH one first")
         }
-        return id
     }
 
     /// WATCH HUNT: live events of a hunt for its host and players (the hunt's state, hints,

@@ -44,6 +44,13 @@ public final class Session: Sendable {
         }
     }
 
+    /// Whether another watch fits under `limit`.
+    func hasRoomForWatch(limit: Int) -> Bool { watchIDs.withLock { $0.count < limit } }
+
+    /// Records a watch already started (its events are held until its reply is out, so none is
+    /// lost for want of the id here).
+    func insertWatch(_ id: String) { _ = watchIDs.withLock { $0.insert(id) } }
+
     /// Forgets a watch; false when not held.
     func removeWatch(_ id: String) -> Bool { watchIDs.withLock { $0.remove(id) != nil } }
 

@@ -18,10 +18,14 @@ public struct WatchArea: Sendable, Equatable {
 
 /// What a watch reports.
 public enum WatchEvent: Sendable, Equatable {
-    /// A pin became visible inside the watch's circle, at `distance` metres from its centre.
-    case pin(watch: String, pin: Pin, distance: Double)
-    /// A pin that was visible inside the circle is gone (deleted, removed, hidden or expired).
-    case gone(watch: String, id: String)
+    /// A pin became visible inside the watch's circle, at `distance` metres from its centre;
+    /// `seq` is the change log's entry that made it so (for a snapshot, the watch's start).
+    case pin(watch: String, pin: Pin, distance: Double, seq: Int64)
+    /// A pin that was visible inside the circle is gone (deleted, removed, hidden or expired);
+    /// `seq` is the log's entry that removed or hid it, or for an expiry the feed's place then.
+    case gone(watch: String, id: String, seq: Int64)
+    /// A snapshot (`WATCH … SNAPSHOT`) is complete: live events follow, with larger seqs.
+    case ready(watch: String, seq: Int64)
     /// Events for the watch were lost (the feed reloaded from scratch): it ends, and the client
     /// re-reads with NEARBY and watches again, as after its own connection's overflow.
     case overflow(watch: String)
@@ -39,7 +43,7 @@ public enum WatchEvent: Sendable, Equatable {
     /// The watch the event belongs to.
     public var watch: String {
         switch self {
-        case .pin(let watch, _, _), .gone(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
+        case .pin(let watch, _, _, _), .gone(let watch, _, _), .ready(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
              .found(let watch, _, _, _), .score(let watch, _), .reply(let watch, _):
             return watch
         }
@@ -51,4 +55,21 @@ public enum WatchEvent: Sendable, Equatable {
 /// event loop) without blocking and without calling back into the hub.
 public protocol WatchSink: AnyObject, Sendable {
     func deliver(_ events: [WatchEvent])
+}
+
+/// An area watch just started: its id, the change log's place it began at (the reply's `seq`),
+/// whether a `SINCE` replay was possible, and how to let its events go (held until then, so
+/// that the reply naming the watch goes out first; call once the reply is out).
+public struct StartedWatch: Sendable {
+    public var id: String
+    public var seq: Int64
+    public var resumed: Bool
+    public var release: @Sendable () -> Void
+
+    public init(id: String, seq: Int64, resumed: Bool, release: @escaping @Sendable () -> Void) {
+        self.id = id
+        self.seq = seq
+        self.resumed = resumed
+        self.release = release
+    }
 }

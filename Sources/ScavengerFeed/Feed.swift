@@ -128,11 +128,15 @@ public final class Feed: Sendable {
             }
         }
         let count = fresh.count
-        index.write { index in
-            index = fresh
-            expiries.withLock { $0.replaceAll(with: loadedExpiries) }
+        publishing.withLock { _ in
+            index.write { index in
+                index = fresh
+                expiries.withLock { $0.replaceAll(with: loadedExpiries) }
+                // Watches hear `overflow` after a reload: nothing loaded is still to announce.
+                ownPins.withLock { $0.unannounced = [] }
+            }
+            position.withLock { $0 = place }
         }
-        position.withLock { $0 = place }
         return count
     }
 
@@ -167,10 +171,13 @@ public final class Feed: Sendable {
                     for change in page.changes {
                         switch change.subject {
                         case .pin(let id, let now):
-                            ownPins.withLock { own in
+                            let unannounced = ownPins.withLock { own -> Bool in
                                 if !own.pins.isEmpty { own.pins[id] = nil }
+                                return !own.unannounced.isEmpty && own.unannounced.remove(id) != nil
                             }
-                            if let transition = apply(id: id, now, to: index) { transitions.append(transition) }
+                            if let transition = apply(id: id, now, to: index, seq: change.sequence, unannounced: unannounced) {
+                                transitions.append(transition)
+                            }
                         case .region:
                             regionsChanged = true
                         }
@@ -178,10 +185,11 @@ public final class Feed: Sendable {
                     return transitions
                 }
                 watches.publish(transitions)
+                // Under the same lock: a watch starting sees the index and its place agree.
+                position.withLock { $0 = last.sequence }
             }
             if regionsChanged { try await reloadRegions() }
             place = last.sequence
-            position.withLock { $0 = place }
             if page.changes.count < Self.changesPerRead { return }
         }
     }
@@ -200,7 +208,10 @@ public final class Feed: Sendable {
 
     /// Writes a new pin of this daemon's (`write` returns it once committed) and puts it in
     /// the feed straight away, without reading the change log first: the writer's next read sees
-    /// it, and its `OK` does not wait for a round trip to the log.
+    /// it, and its `OK` does not wait for a round trip to the log. Watches hear of it only when
+    /// the catch-up reaches its entry in the log, so that their events carry its `seq` in log
+    /// order (until then it is "not yet announced"); when some watch holds it, a catch-up starts
+    /// at once.
     ///
     /// That is safe because a new pin's id is unknown to every other writer until it is
     /// committed: if the catch-up has applied any change to the pin by then, it has applied the
@@ -220,19 +231,23 @@ public final class Feed: Sendable {
             }
             throw error
         }
-        let reloaded = publishing.withLock { _ -> Bool in
+        let (reloaded, put) = publishing.withLock { _ -> (Bool, Bool) in
             // Checked under the index's write lock, which catch-ups and reloads hold while they
             // apply changes and replace the index.
-            let (reloaded, transition) = index.write { index -> (Bool, PinTransition?) in
+            index.write { index -> (Bool, Bool) in
                 let (sentAfter, reloads) = ownPins.withLock { ($0.pins.removeValue(forKey: id), $0.reloadsBegun) }
-                guard let sentAfter else { return (false, nil) }  // the catch-up has it, as it is now
-                guard sentAfter == reloads else { return (true, nil) }
-                return (false, apply(id: id, IndexedPin(pin), to: index))
+                guard let sentAfter else { return (false, false) }  // the catch-up has it, as it is now
+                guard sentAfter == reloads else { return (true, false) }
+                _ = apply(id: id, IndexedPin(pin), to: index, seq: 0, unannounced: true)
+                ownPins.withLock { _ = $0.unannounced.insert(id) }
+                return (false, true)
             }
-            if let transition { watches.publish([transition]) }
-            return reloaded
         }
-        if reloaded { await applyOwnWrite { $0.upsert(IndexedPin(pin)) } }
+        if reloaded {
+            await applyOwnWrite { $0.upsert(IndexedPin(pin)) }
+        } else if put, watches.count > 0, !watches.watches(holding: pin).isEmpty {
+            Task { try? await self.catchUp() }
+        }
         return pin
     }
 
@@ -314,7 +329,8 @@ public final class Feed: Sendable {
     /// A pin was written or changed.
     public func upsert(_ pin: IndexedPin) {
         publishing.withLock { _ in
-            let transition = index.write { apply(id: pin.id, pin, to: $0) }
+            let seq = appliedChange ?? 0
+            let transition = index.write { apply(id: pin.id, pin, to: $0, seq: seq, unannounced: unannounced(pin.id)) }
             if let transition { watches.publish([transition]) }
         }
     }
@@ -322,14 +338,22 @@ public final class Feed: Sendable {
     /// A pin is gone.
     public func remove(id: String) {
         publishing.withLock { _ in
-            let transition = index.write { apply(id: id, nil, to: $0) }
+            let seq = appliedChange ?? 0
+            let transition = index.write { apply(id: id, nil, to: $0, seq: seq, unannounced: unannounced(id)) }
             if let transition { watches.publish([transition]) }
         }
     }
 
+    /// Whether one of this daemon's new pins is in the index but not yet announced to watches,
+    /// taking that mark off (it is about to be announced).
+    private func unannounced(_ id: String) -> Bool {
+        ownPins.withLock { $0.unannounced.remove(id) != nil }
+    }
+
     /// Puts a pin as it is now (nil: gone) into the index, under its write lock; returns how its
-    /// visibility to watches changed when some watch exists. Every change to a pin goes through here.
-    private func apply(id: String, _ now: IndexedPin?, to index: PinIndex) -> PinTransition? {
+    /// visibility to watches changed when some watch exists, as change `seq` of the log. A pin
+    /// not yet announced counts as unseen before. Every change to a pin goes through here.
+    private func apply(id: String, _ now: IndexedPin?, to index: PinIndex, seq: Int64, unannounced: Bool) -> PinTransition? {
         let before = index.pin(id: id)
         if let now {
             do {
@@ -341,13 +365,14 @@ public final class Feed: Sendable {
         } else {
             guard before != nil else { return nil }
             index.remove(id: id)
+            if unannounced { return nil }
         }
         return expiries.withLock { queue -> PinTransition? in
             if let now, before?.pin.expires != now.pin.expires {
                 if let key = PinKey(id: id) { queue.push(expires: now.pin.expires.microseconds, key: key) }
             }
             guard watches.count > 0 else { return nil }
-            let transition = PinTransition(before: queue.visible(before), after: queue.visible(now))
+            let transition = PinTransition(before: unannounced ? nil : queue.visible(before), after: queue.visible(now), seq: seq)
             return transition.before == nil && transition.after == nil ? nil : transition
         }
     }
@@ -361,20 +386,135 @@ public final class Feed: Sendable {
     }
 
     private func announceExpiries(through now: Int64) -> Int {
+        let seq = appliedChange ?? 0
         let transitions = index.read { index in
-            expiries.withLock { queue -> [PinTransition] in
+            let due = expiries.withLock { queue -> [PinTransition] in
                 var transitions: [PinTransition] = []
                 while let due = queue.popDue(through: now) {
                     guard let pin = index.pin(id: due.key.string), pin.pin.expires.microseconds == due.expires,
                           let seen = queue.visible(pin) else { continue }
-                    transitions.append(PinTransition(before: seen, after: nil))
+                    transitions.append(PinTransition(before: seen, after: nil, seq: seq))
                 }
                 queue.announcedThrough = max(queue.announcedThrough, now)
                 return transitions
             }
+            // Own new pins not yet announced were never seen: no `gone` for them.
+            return ownPins.withLock { own in
+                own.unannounced.isEmpty ? due : due.filter { !own.unannounced.contains($0.before!.id) }
+            }
         }
         watches.publish(transitions)
         return transitions.count
+    }
+
+    // MARK: Starting watches
+
+    /// Starts a watch of `area` at the feed's place, which the watch's events then follow: its
+    /// events go to a sink held until the caller's reply has gone out (``StartedWatch/release``, from ScavengerCore).
+    /// With `snapshot`, the visible pins inside come first as `pin` events carrying that place,
+    /// then `ready`; registering and reading happen under the publishing lock, so every later
+    /// change comes as a live event with a larger `seq`, and no earlier one does.
+    public func startWatch(_ area: WatchArea, sink: any WatchSink, snapshot: Bool) -> StartedWatch {
+        let held = HeldWatchSink(sink)
+        let (id, place) = publishing.withLock { _ -> (String, Int64) in
+            let place = appliedChange ?? 0
+            let id = watches.add(area, sink: held)
+            guard snapshot else { return (id, place) }
+            let announcedThrough = expiries.withLock { $0.announcedThrough }
+            let query = NearbyQuery(lat: area.lat, lon: area.lon, radius: area.radius, limit: Int.max, kind: area.kind)
+            var events = index.read { index -> [WatchEvent] in
+                guard let page = try? index.nearby(query, now: Timestamp(microseconds: announcedThrough)) else { return [] }
+                let unannounced = ownPins.withLock { $0.unannounced }
+                return page.pins.compactMap { found in
+                    // An own new pin not yet announced comes as a live event.
+                    unannounced.contains(found.pin.id) ? nil : .pin(watch: id, pin: found.pin, distance: found.distance, seq: place)
+                }
+            }
+            events.append(.ready(watch: id, seq: place))
+            watches.countPublished(events.count)
+            held.deliver(events)
+            return (id, place)
+        }
+        return StartedWatch(id: id, seq: place, resumed: false, release: held.release)
+    }
+
+    /// Starts a watch of `area` that first replays the changes inside it after change `since`
+    /// (`WATCH … SINCE`): for each pin changed since, in the log order of its last change, `pin`
+    /// when it is visible inside now, `gone` when it was inside and is no longer, with that
+    /// change's `seq`; then live events. The log is read first; then, under the publishing lock,
+    /// the watch is registered and the replay computed from the index up to the feed's place
+    /// (read again when the feed has applied more than was read). Not resumed (a live watch
+    /// only) when the log no longer reaches back to `since`; nil when `since` is past its end.
+    public func resumeWatch(_ area: WatchArea, sink: any WatchSink, since: Int64) async throws(StoreError) -> StartedWatch? {
+        // Pins inside the circle lie within this band of latitudes (the log filters by it).
+        let degrees = area.radius / Geodesy.earthRadius * 180 / .pi + 1e-6
+        let band = max(-90, area.lat - degrees) ... min(90, area.lat + degrees)
+        let log = try await database.pinChanges(after: since, latitudes: band)
+        guard since <= log.latest else { return nil }
+        guard log.trimmedThrough <= since else {
+            // A live watch from the log's end as read (the client reads everything again).
+            if (appliedChange ?? 0) < log.latest { try await catchUp() }
+            return startWatch(area, sink: sink, snapshot: false)
+        }
+        var changes = log.changes
+        var through = log.latest
+        for _ in 0 ..< 50 {
+            // The feed may trail what was read (another daemon's writes, a client's seq from
+            // another daemon): bring it up to there first.
+            if (appliedChange ?? 0) < through { try await catchUp() }
+            let held = HeldWatchSink(sink)
+            let started = publishing.withLock { _ -> StartedWatch? in
+                let place = appliedChange ?? 0
+                guard place <= through else { return nil }
+                let id = watches.add(area, sink: held)
+                let events = replay(changes, after: since, through: place, into: id, area: area)
+                if !events.isEmpty {
+                    watches.countPublished(events.count)
+                    held.deliver(events)
+                }
+                return StartedWatch(id: id, seq: place, resumed: true, release: held.release)
+            }
+            if let started { return started }
+            let more = try await database.pinChanges(after: through, latitudes: band)
+            guard more.trimmedThrough <= through else { return startWatch(area, sink: sink, snapshot: false) }
+            changes += more.changes
+            through = more.latest
+        }
+        throw .unavailable("the change log moves too fast to resume the watch; try again")
+    }
+
+    /// The replay of `changes` in (`since`, `place`] for watch `id` (under the publishing lock).
+    private func replay(_ changes: [LoggedPinChange], after since: Int64, through place: Int64, into id: String, area: WatchArea) -> [WatchEvent] {
+        // Each pin once, at its last change; where it was, from any entry that logged it.
+        var last: [String: (seq: Int64, change: LoggedPinChange)] = [:]
+        for change in changes where change.sequence > since && change.sequence <= place {
+            let known = change.lat != nil ? change : last[change.id]?.change ?? change
+            last[change.id] = (change.sequence, known)
+        }
+        let ordered = last.sorted { $0.value.seq < $1.value.seq }
+        return index.read { index -> [WatchEvent] in
+            expiries.withLock { queue -> [WatchEvent] in
+                var events: [WatchEvent] = []
+                for (pinID, entry) in ordered {
+                    let indexed = index.pin(id: pinID)
+                    if let pin = queue.visible(indexed), let distance = watches.distance(of: pin, from: area) {
+                        events.append(.pin(watch: id, pin: pin, distance: distance, seq: entry.seq))
+                        continue
+                    }
+                    // Was it inside? By where the log says it was (or the index, for old entries
+                    // that did not log it; unknown: say `gone`, which a client that never saw it skips).
+                    let logged = entry.change
+                    var wasInside = true
+                    if let lat = logged.lat, let lon = logged.lon {
+                        wasInside = watches.distance(lat: lat, lon: lon, kind: logged.kind, from: area) != nil
+                    } else if let indexed {
+                        wasInside = watches.distance(of: indexed.pin, from: area) != nil
+                    }
+                    if wasInside { events.append(.gone(watch: id, id: pinID, seq: entry.seq)) }
+                }
+                return events
+            }
+        }
     }
 
     /// A reply was added under a pin.
@@ -441,6 +581,9 @@ private struct OwnPinsInFlight {
     /// Each pin's id, with the number of reloads begun before its insert was sent.
     var pins: [String: Int] = [:]
     var reloadsBegun = 0
+    /// Put in the index but not yet announced to watches: the catch-up announces each when it
+    /// applies its entry in the log, with its `seq`.
+    var unannounced: Set<String> = []
     /// A write failed since the listener last looked.
     var failedWrites = false
 }

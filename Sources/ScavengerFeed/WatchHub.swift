@@ -1,14 +1,17 @@
 import ScavengerCore
 import Synchronization
 
-/// A pin's visibility before and after one change (nil: not visible, for whatever reason).
+/// A pin's visibility before and after one change (nil: not visible, for whatever reason), and
+/// the change log's entry the change is (for an expiry, the feed's place when it was announced).
 public struct PinTransition: Sendable {
     public var before: Pin?
     public var after: Pin?
+    public var seq: Int64
 
-    public init(before: Pin?, after: Pin?) {
+    public init(before: Pin?, after: Pin?, seq: Int64) {
         self.before = before
         self.after = after
+        self.seq = seq
     }
 }
 
@@ -48,6 +51,11 @@ public final class WatchHub: Sendable {
     /// Events handed to connections so far (for metrics).
     public var eventsPublished: Int { published.load(ordering: .relaxed) }
     private let published = Atomic<Int>(0)
+
+    /// Counts events a feed handed to a watch itself (a snapshot or a replay).
+    func countPublished(_ events: Int) {
+        published.add(events, ordering: .relaxed)
+    }
 
     /// Starts a watch; returns its id.
     public func add(_ area: WatchArea, sink: any WatchSink) -> String {
@@ -98,6 +106,18 @@ public final class WatchHub: Sendable {
         return found
     }
 
+    /// The distance of a pin from one watch's centre when the watch's circle (and kind) hold it.
+    public func distance(of pin: Pin, from area: WatchArea) -> Double? {
+        distance(lat: pin.lat, lon: pin.lon, kind: pin.kind, from: area)
+    }
+
+    /// ``distance(of:from:)`` for a pin known by its place and kind (nil kind: any).
+    public func distance(lat: Double, lon: Double, kind: PinKind?, from area: WatchArea) -> Double? {
+        if let wanted = area.kind, let kind, wanted != kind { return nil }
+        let distance = Geodesy.distance(Geodesy.UnitVector(lat: area.lat, lon: area.lon), Geodesy.UnitVector(lat: lat, lon: lon))
+        return distance <= area.radius ? distance : nil
+    }
+
     /// The ids of the watches that hold a pin (for tests and monitoring).
     public func watches(holding pin: Pin) -> [String] {
         state.withLock { matches(pin, in: $0).map(\.id).sorted() }
@@ -138,11 +158,11 @@ public final class WatchHub: Sendable {
                 let before = transition.before.map { matches($0, in: state) } ?? []
                 let after = transition.after.map { matches($0, in: state) } ?? []
                 for (id, _) in before where !after.contains(where: { $0.id == id }) {
-                    add(.gone(watch: id, id: transition.before!.id), for: id)
+                    add(.gone(watch: id, id: transition.before!.id, seq: transition.seq), for: id)
                 }
                 if let pin = transition.after {
                     for (id, distance) in after where !before.contains(where: { $0.id == id }) {
-                        add(.pin(watch: id, pin: pin, distance: distance), for: id)
+                        add(.pin(watch: id, pin: pin, distance: distance, seq: transition.seq), for: id)
                     }
                 }
             }
@@ -151,6 +171,44 @@ public final class WatchHub: Sendable {
                 published.add(batch.events.count, ordering: .relaxed)
                 batch.sink.deliver(batch.events)
             }
+        }
+    }
+}
+
+/// A watch's sink while its `WATCH` reply has not gone out: events (a replay, then live ones)
+/// wait here, in order, until ``release()`` hands them and every later one to the connection's
+/// sink, so the client reads the reply first and the replay before anything live.
+public final class HeldWatchSink: WatchSink {
+    private struct State {
+        var held: [WatchEvent] = []
+        var released = false
+    }
+
+    private let inner: any WatchSink
+    private let state = Mutex(State())
+
+    public init(_ inner: any WatchSink) {
+        self.inner = inner
+    }
+
+    public func deliver(_ events: [WatchEvent]) {
+        state.withLock { state in
+            // Handed on under the lock, so a release in between cannot reorder them.
+            if state.released {
+                inner.deliver(events)
+            } else {
+                state.held += events
+            }
+        }
+    }
+
+    /// Hands what waits to the connection, and every later event at once.
+    public func release() {
+        state.withLock { state in
+            guard !state.released else { return }
+            state.released = true
+            if !state.held.isEmpty { inner.deliver(state.held) }
+            state.held = []
         }
     }
 }

@@ -112,6 +112,8 @@ struct WebSocketSession {
             }
             guard let outcome else { continue }
             try await send(outcome.reply, outbound)
+            // A new watch's events go to the socket's writer only now, behind its reply.
+            outcome.afterReply?()
             if outcome.closesConnection { return }
         }
     }

@@ -15,14 +15,23 @@ public struct CommandContext: Sendable {
     }
 }
 
-/// What a command produced: its reply, and whether the connection ends after it.
+/// What a command produced: its reply, whether the connection ends after it, and what the
+/// front end runs once the reply has gone out (a new watch lets its events go: they must follow
+/// the reply that names it).
 public struct CommandOutcome: Sendable, Equatable {
     public var reply: Reply
     public var closesConnection: Bool
+    public var afterReply: (@Sendable () -> Void)?
 
-    public init(_ reply: Reply, closesConnection: Bool = false) {
+    public init(_ reply: Reply, closesConnection: Bool = false, afterReply: (@Sendable () -> Void)? = nil) {
         self.reply = reply
         self.closesConnection = closesConnection
+        self.afterReply = afterReply
+    }
+
+    /// Outcomes are equal by what the client reads.
+    public static func == (lhs: CommandOutcome, rhs: CommandOutcome) -> Bool {
+        lhs.reply == rhs.reply && lhs.closesConnection == rhs.closesConnection
     }
 }
 
@@ -142,11 +151,15 @@ public struct CommandTable: Sendable {
 
     /// Executes one request line (without its line ending). A blank line gets no reply (nil).
     /// Never throws: every failure becomes an `ERR` reply.
+    /// Whatever follows the reply (a watch's events) is let go as it returns.
     public func execute(line: String, context: CommandContext) async -> CommandOutcome? {
+        let outcome: CommandOutcome?
         switch dispatch(line: line, context: context) {
-        case .reply(let outcome): return outcome
-        case .deferred(let work): return await work()
+        case .reply(let answer): outcome = answer
+        case .deferred(let work): outcome = await work()
         }
+        outcome?.afterReply?()
+        return outcome
     }
 
     /// Tokenizes, parses and, for in-memory commands, answers one line without suspending;

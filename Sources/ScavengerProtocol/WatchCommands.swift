@@ -3,18 +3,33 @@ import ScavengerCore
 
 /// WATCH and UNWATCH, and the `EVENT` lines watches produce.
 enum WatchCommands {
-    static let watchSyntax = "WATCH lat lon radius_m [KIND text|photo] | WATCH HUNT id"
+    static let watchSyntax = "WATCH lat lon radius_m [KIND text|photo] [SNAPSHOT] [SINCE seq] | WATCH HUNT id"
 
     /// What a WATCH asks for.
-    enum Watched: Sendable {
-        case area(WatchArea)
+    enum Watched: Sendable, Equatable {
+        case area(WatchArea, Start)
         case hunt(String)
+    }
+
+    /// How an area watch begins: live only, with the pins inside first, or after a place in
+    /// the change log.
+    enum Start: Sendable, Equatable {
+        case live
+        case snapshot
+        case since(Int64)
+    }
+
+    /// `OK {"watch": id, "seq": n, "resumed": bool}`, letting the watch's events go after it.
+    static func outcome(_ started: StartedWatch) -> CommandOutcome {
+        CommandOutcome(
+            .ok(["watch": .string(started.id), "seq": .int(Int(started.seq)), "resumed": .bool(started.resumed)]),
+            afterReply: started.release)
     }
 
     static let all: [CommandSpec] = [
         CommandSpec(
-            "WATCH", arity: 2 ... 5, syntax: watchSyntax,
-            summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle, or for a hunt you host or play; returns the watch id.",
+            "WATCH", arity: 2 ... 8, syntax: watchSyntax,
+            summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle, each with its `seq` in the change log, or for a hunt you host or play; returns the watch id and the log's `seq`. SNAPSHOT sends the pins inside first, then `ready`; SINCE seq first replays the changes inside since then (`resumed`: false when the log no longer reaches back).",
             parse: { arguments -> Watched in
                 if let first = arguments.peek(), first.text.asciiUppercased == "HUNT" {
                     _ = arguments.next()
@@ -24,14 +39,29 @@ enum WatchCommands {
                     throw CommandError.badArgument("wrong number of arguments for WATCH; usage: \(watchSyntax)")
                 }
                 let (lat, lon, radius) = try arguments.circle()
-                let options = try arguments.options(["KIND"])
-                return .area(WatchArea(lat: lat, lon: lon, radius: radius, kind: try FeedCommands.kind(options["KIND"])))
+                let options = try arguments.options(["KIND", "SINCE"], flags: ["SNAPSHOT"])
+                let area = WatchArea(lat: lat, lon: lon, radius: radius, kind: try FeedCommands.kind(options["KIND"]))
+                switch (options.has("SNAPSHOT"), options["SINCE"]) {
+                case (true, nil):
+                    return .area(area, .snapshot)
+                case (false, nil):
+                    return .area(area, .live)
+                case (false, let since?):
+                    return .area(area, .since(Int64(try Arguments.integer(since, "SINCE", in: 0 ... Int(Int64.max)))))
+                case (true, _?):
+                    throw CommandError.badArgument("SNAPSHOT and SINCE cannot be given together")
+                }
             },
             step: { watched, context in
                 switch watched {
-                case .area(let area):
-                    let id = try context.board.watch(area, session: context.session)
-                    return .done(CommandOutcome(.ok(["watch": .string(id)])))
+                case .area(let area, .live):
+                    return .done(outcome(try context.board.startWatch(area, snapshot: false, session: context.session)))
+                case .area(let area, .snapshot):
+                    return .done(outcome(try context.board.startWatch(area, snapshot: true, session: context.session)))
+                case .area(let area, .since(let seq)):
+                    return .deferred {
+                        outcome(try await context.board.resumeWatch(area, since: seq, session: context.session))
+                    }
                 case .hunt(let hunt):
                     return .deferred {
                         let id = try await context.board.watchHunt(id: hunt, session: context.session)
@@ -62,12 +92,14 @@ public enum EventLine {
         bytes.append(contentsOf: "EVENT {\"watch\":".utf8)
         JSON.encodeString(event.watch, into: &bytes)
         switch event {
-        case .pin(_, let pin, let distance):
-            bytes.append(contentsOf: ",\"type\":\"pin\",\"pin\":".utf8)
+        case .pin(_, let pin, let distance, let seq):
+            bytes.append(contentsOf: ",\"type\":\"pin\",\"seq\":\(seq),\"pin\":".utf8)
             JSON.appendPin(pin, distance: distance, to: &bytes)
-        case .gone(_, let id):
-            bytes.append(contentsOf: ",\"type\":\"gone\",\"id\":".utf8)
+        case .gone(_, let id, let seq):
+            bytes.append(contentsOf: ",\"type\":\"gone\",\"seq\":\(seq),\"id\":".utf8)
             JSON.encodeString(id, into: &bytes)
+        case .ready(_, let seq):
+            bytes.append(contentsOf: ",\"type\":\"ready\",\"seq\":\(seq)".utf8)
         case .overflow:
             break
         case .hunt(_, let hunt):

@@ -348,6 +348,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard outcome.closesConnection else {
             context.write(buffer, promise: nil)
             perform(stateMachine.wrote(bytes))
+            // A new watch's events, now behind its reply (they arrive through the event loop).
+            outcome.afterReply?()
             return
         }
         let close = stateMachine.closingReply()

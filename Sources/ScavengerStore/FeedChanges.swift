@@ -85,6 +85,40 @@ extension Database {
         }
     }
 
+    /// The pin changes after `sequence` whose logged place lies in a latitude band (or is not
+    /// logged: entries older than `db/0016`), oldest first, with the log's trim mark and its
+    /// last entry, all read at one moment: for replaying the changes inside a watch's circle
+    /// (`WATCH … SINCE`). When the log no longer reaches back to `sequence` (the mark is past it),
+    /// no changes are read.
+    public func pinChanges(after sequence: Int64, latitudes: ClosedRange<Double>) async throws(StoreError) -> LoggedPinChanges {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT m.through, m.latest, c.seq, c.subject, c.lat, c.lon, c.pin_kind
+                FROM (
+                    SELECT (SELECT through FROM feed_changes_trimmed) AS through,
+                           (SELECT coalesce(max(seq), 0) FROM feed_changes) AS latest
+                ) m
+                LEFT JOIN LATERAL (
+                    SELECT seq, subject, lat, lon, pin_kind FROM feed_changes
+                    WHERE seq > \(sequence)::bigint AND kind = 'pin' AND m.through <= \(sequence)::bigint
+                      AND (lat IS NULL OR lat BETWEEN \(latitudes.lowerBound) AND \(latitudes.upperBound))
+                ) c ON true
+                ORDER BY c.seq
+                """)
+            var log = LoggedPinChanges(trimmedThrough: 0, latest: 0, changes: [])
+            for row in rows {
+                log.trimmedThrough = Int64(try row.int("through") as Int)
+                log.latest = Int64(try row.int("latest") as Int)
+                guard let seq: Int = try row.int("seq") else { continue }
+                let kind: String? = try row.string("pin_kind")
+                log.changes.append(LoggedPinChange(
+                    sequence: Int64(seq), id: try row.string("subject"), lat: try row.double("lat"), lon: try row.double("lon"),
+                    kind: kind.flatMap(PinKind.init(rawValue:))))
+            }
+            return log
+        }
+    }
+
     /// Deletes log entries older than `keepSeconds`, keeping the newest entry always (a feed's
     /// place must stay findable); returns how many went.
     public func trimFeedChanges(keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
@@ -122,4 +156,31 @@ extension Database {
     static func lockFeedChanges(_ connection: PostgresConnection) throws {
         try connection.query("SELECT pg_advisory_xact_lock(7467, hashtext(current_schema()))")
     }
+}
+
+/// One pin change as the log recorded it: where the pin was and its kind (nil for entries
+/// written before the log recorded them).
+public struct LoggedPinChange: Sendable, Equatable {
+    public var sequence: Int64
+    public var id: String
+    public var lat: Double?
+    public var lon: Double?
+    public var kind: PinKind?
+
+    public init(sequence: Int64, id: String, lat: Double?, lon: Double?, kind: PinKind?) {
+        self.sequence = sequence
+        self.id = id
+        self.lat = lat
+        self.lon = lon
+        self.kind = kind
+    }
+}
+
+/// Pin changes read for a replay, with the log's trim mark and last entry when they were read.
+public struct LoggedPinChanges: Sendable {
+    /// Entries up to this one are gone: a place before it cannot be replayed.
+    public var trimmedThrough: Int64
+    /// The log's last entry (0 when it has none).
+    public var latest: Int64
+    public var changes: [LoggedPinChange]
 }

@@ -21,6 +21,9 @@ enum ServeDefaults {
     static let maxRadius = 50_000.0
     static let maxWatchesPerConnection = 16
     static let maxEventBytes = 1 << 20
+    /// `scavengerd expire --keep-changes`: how long the change logs keep an entry.
+    static let keepChanges = 24 * 3600
+    static let minimumKeepChanges = 3600
     static let reportThreshold = 3
     static let reportMinAccountAge = 24 * 3600
     static let claimSeconds = 15 * 60
@@ -84,6 +87,9 @@ enum LimitsTable {
             Row(what: "watches per connection", value: number(D.maxWatchesPerConnection), flags: ["--max-watches-per-connection"]),
             Row(what: "unsent watch events per connection before an overflow", value: bytes(D.maxEventBytes),
                 flags: ["--max-event-bytes"]),
+            // Not a flag of `serve`: the sweep trims the log.
+            Row(what: "change log kept for `WATCH … SINCE` (`scavengerd expire --keep-changes`)",
+                value: "\(duration(D.keepChanges)), at least \(duration(D.minimumKeepChanges))", flags: []),
             Row(what: "page size (`LIMIT`)", value: "1–200, 50 by default", flags: []),
             Row(what: "reporters that hide an item",
                 value: "\(D.reportThreshold), each account at least \(duration(D.reportMinAccountAge)) old",

@@ -366,14 +366,17 @@ struct Expire: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Rows per transaction: small batches keep locks short while feeds keep answering.")
     var batchSize = 5000
-    @Option(help: "Seconds of the change log to keep: a daemon away from the database longer reloads its feed.")
-    var keepChanges = 24 * 3600
+    @Option(help: "Seconds of the change logs to keep (at least 3600): a daemon away from the database longer reloads its feed, and a WATCH … SINCE from before it answers resumed false.")
+    var keepChanges = ServeDefaults.keepChanges
 
     func validate() throws {
         guard (1 ... 100_000).contains(batchSize) else {
             throw ArgumentParser.ValidationError("--batch-size must be within 1…100000")
         }
-        guard keepChanges >= 60 else { throw ArgumentParser.ValidationError("--keep-changes must be at least 60 seconds") }
+        // Clients resuming a watch are promised an hour of the log at least.
+        guard keepChanges >= ServeDefaults.minimumKeepChanges else {
+            throw ArgumentParser.ValidationError("--keep-changes must be at least \(ServeDefaults.minimumKeepChanges) seconds")
+        }
     }
 
     func run() async throws {

@@ -59,8 +59,39 @@ struct HTTPPortTests {
                     // A request still gets its reply, and events never split it.
                     #expect(try await ws.call("PING") == "OK \"PONG\"")
                     _ = try await tcpCall(tcp, "AUTH \(token)\nDELETE \(pin)", replies: 2)
-                    #expect(try await ws.next() == "EVENT {\"watch\":\"\(id)\",\"type\":\"gone\",\"id\":\"\(pin)\"}")
+                    let gone = try #require(try await ws.next())
+                    #expect(gone.hasPrefix("EVENT {\"watch\":\"\(id)\",\"type\":\"gone\",\"seq\":") && gone.hasSuffix(",\"id\":\"\(pin)\"}"), "\(gone)")
                     #expect(try await ws.call("UNWATCH \(id)") == "OK true")
+                }
+            }
+        }
+    }
+
+    @Test("WATCH … SINCE over a WebSocket: the reply, then the replay of what was missed, then live events")
+    func resumeOverWebSocket() async throws {
+        try await TestEnvironment.make(prefix: "http").use { environment in
+            try await withHTTPServer(board: environment.board) { http, tcp, _ in
+                let token = try #require(WebSocketConversation.field(
+                    "token", in: try await tcpCall(tcp, "REGISTER bob bob@example.org password1")))
+                let saved = Mutex<Int?>(nil)
+                try await withWebSocket(http) { ws in
+                    let reply = try #require(try await ws.call("WATCH 48.85 2.35 500"))
+                    #expect(reply.hasPrefix(#"OK {"watch":"#) && reply.hasSuffix(#""resumed":false}"#), "\(reply)")
+                    let seq = try #require(reply.range(of: #""seq":"#).map { reply[$0.upperBound...].prefix { $0.isNumber } })
+                    saved.withLock { $0 = Int(seq) }
+                }
+                let seq = try #require(saved.withLock { $0 })
+                let missed = try #require(WebSocketConversation.field(
+                    "id", in: try await tcpCall(tcp, "AUTH \(token)\nPOST 48.851 2.351 \"missed\"", replies: 2)))
+                try await withWebSocket(http) { ws in
+                    let reply = try #require(try await ws.call("WATCH 48.85 2.35 500 SINCE \(seq)"))
+                    #expect(reply.hasPrefix(#"OK {"watch":"#) && reply.hasSuffix(#""resumed":true}"#), "\(reply)")
+                    let replayed = try #require(try await ws.next())
+                    #expect(replayed.contains(#""type":"pin""#) && replayed.contains(missed), "\(replayed)")
+                    let live = try #require(WebSocketConversation.field(
+                        "id", in: try await tcpCall(tcp, "AUTH \(token)\nPOST 48.851 2.351 \"live\"", replies: 2)))
+                    let event = try #require(try await ws.next())
+                    #expect(event.contains(#""type":"pin""#) && event.contains(live), "\(event)")
                 }
             }
         }

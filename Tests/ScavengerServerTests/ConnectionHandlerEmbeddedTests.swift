@@ -1,8 +1,10 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOEmbedded
 import Postgres
 import ScavengerBoard
+import ScavengerCore
 import ScavengerFeed
 import ScavengerProtocol
 import ScavengerStore
@@ -300,12 +302,12 @@ struct ConnectionHandlerEmbeddedTests {
     }
 
     /// A real board on an empty feed of its own, whose watch hub the test can reach.
-    static func boardWithHub() -> (Board, WatchHub) {
+    static func boardWithHub(pins: [IndexedPin] = [], place: Int64 = 0) -> (Board, WatchHub) {
         let configuration = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/unreachable?connect_timeout=2")
         var logger = Logger(label: "embedded-board")
         logger.logLevel = .critical
         let feed = Feed(database: Database(pool: PostgresPool(configuration: configuration, maxConnections: 1)), logger: logger)
-        feed.loadOffline([])
+        feed.loadOffline(pins, place: place)
         return (Board(feed: feed, passwords: PasswordHasher(parameters: .minimum)), feed.watches)
     }
 
@@ -314,7 +316,7 @@ struct ConnectionHandlerEmbeddedTests {
         let (board, hub) = Self.boardWithHub()
         let connection = try Connection(board: board)
         try connection.send("WATCH 10 20 1000\n")
-        #expect(try connection.lines() == [#"OK {"watch":"w1"}"#])
+        #expect(try connection.lines() == [#"OK {"watch":"w1","seq":0,"resumed":false}"#])
         connection.writable(false)
         hub.overflowAll()
         connection.loop.run()
@@ -322,10 +324,32 @@ struct ConnectionHandlerEmbeddedTests {
         connection.writable(true)
         #expect(try connection.lines() == [#"EVENT {"watch":"w1","type":"overflow"}"#])
         try connection.send("WATCH 10 20 1000\nQUIT\n")
-        #expect(try connection.lines() == [#"OK {"watch":"w2"}"#, #"OK "BYE""#])
+        #expect(try connection.lines() == [#"OK {"watch":"w2","seq":0,"resumed":false}"#, #"OK "BYE""#])
         hub.overflowAll()
         connection.loop.run()
         #expect(try connection.lines() == [])
+        try connection.end()
+    }
+
+    @Test("WATCH … SNAPSHOT: the OK first, then the pins inside at the reply's seq, then ready; nothing from outside")
+    func snapshotAfterTheReply() throws {
+        let far = Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000) + 3_600_000_000)
+        let inside = "p" + String(repeating: "a", count: 24), outside = "p" + String(repeating: "b", count: 24)
+        let pins = [(inside, 10.0), (outside, 11.0)].map { id, lat in
+            IndexedPin(id: id, lat: lat, lon: 20, kind: .text, text: id, author: "a", created: Timestamp(microseconds: 0), expires: far)
+        }
+        let (board, _) = Self.boardWithHub(pins: pins, place: 7)
+        let connection = try Connection(board: board)
+        try connection.send("WATCH 10 20 1000 SNAPSHOT\n")
+        // The events come through the event loop, after the reply.
+        var lines = try connection.lines()
+        #expect(lines == [#"OK {"watch":"w1","seq":7,"resumed":false}"#])
+        connection.loop.run()
+        lines += try connection.lines()
+        #expect(lines.count == 3)
+        #expect(lines.first == #"OK {"watch":"w1","seq":7,"resumed":false}"#)
+        #expect(lines.dropFirst().first?.hasPrefix(#"EVENT {"watch":"w1","type":"pin","seq":7,"pin":{"id":"\#(inside)""#) == true, "\(lines)")
+        #expect(lines.last == #"EVENT {"watch":"w1","type":"ready","seq":7}"#)
         try connection.end()
     }
 }

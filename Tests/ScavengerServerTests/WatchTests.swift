@@ -185,7 +185,7 @@ struct WatchTests {
         ("WATCH 95 13.4 10", "ERR BAD_ARGUMENT latitude must be within [-90, 90]"),
         ("WATCH 52.5 13.4 10 KIND video", "ERR BAD_ARGUMENT KIND must be text or photo"),
         ("WATCH 52.5 13.4 10 LIMIT 5", nil),
-        ("WATCH 52.5 13.4", "ERR BAD_ARGUMENT wrong number of arguments for WATCH; usage: WATCH lat lon radius_m [KIND text|photo] | WATCH HUNT id"),
+        ("WATCH 52.5 13.4", "ERR BAD_ARGUMENT wrong number of arguments for WATCH; usage: WATCH lat lon radius_m [KIND text|photo] [SNAPSHOT] [SINCE seq] | WATCH HUNT id"),
     ])
     func watchRejects(line: String, expected: String?) async throws {
         try await withDatabaseServer { address, _ in
@@ -322,19 +322,19 @@ struct WatchHubTests {
         let wide = hub.add(WatchArea(lat: 0, lon: 0, radius: 10_000), sink: sink)
         let inside = pin("a", 0.0001, 0)
         let outsideNear = pin("a", 0.01, 0)
-        hub.publish([PinTransition(before: nil, after: inside)])
-        hub.publish([PinTransition(before: inside, after: inside)])
-        hub.publish([PinTransition(before: inside, after: outsideNear)])
-        hub.publish([PinTransition(before: outsideNear, after: nil)])
+        hub.publish([PinTransition(before: nil, after: inside, seq: 1)])
+        hub.publish([PinTransition(before: inside, after: inside, seq: 1)])
+        hub.publish([PinTransition(before: inside, after: outsideNear, seq: 1)])
+        hub.publish([PinTransition(before: outsideNear, after: nil, seq: 1)])
         #expect(hub.remove(id: near))
         #expect(!hub.remove(id: near))
-        hub.publish([PinTransition(before: nil, after: inside)])
+        hub.publish([PinTransition(before: nil, after: inside, seq: 1)])
         let summary = sink.events.map { event -> String in
             switch event {
-            case .pin(let watch, let pin, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") pin \(pin.id)"
-            case .gone(let watch, let id): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") gone \(id)"
+            case .pin(let watch, let pin, _, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") pin \(pin.id)"
+            case .gone(let watch, let id, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") gone \(id)"
             case .overflow(let watch): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") overflow"
-            case .hunt, .hint, .found, .score, .reply: return "a hunt's event"
+            case .ready, .hunt, .hint, .found, .score, .reply: return "another event"
             }
         }
         #expect(summary.sorted() == ["near gone a", "near pin a", "wide gone a", "wide pin a", "wide pin a"].sorted())
