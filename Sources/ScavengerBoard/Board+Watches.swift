@@ -60,11 +60,12 @@ extension Board {
                 throw BoardError(.forbidden, "only the hunt's host and players may watch it")
             }
             try await feed.hunts.prepareWatch(of: huntID)
-            let limit = rules.feed.maximumWatchesPerConnection
-            let sink = session.eventSink ?? DiscardingWatchSink.shared
-            guard let id = session.addWatch(limit: limit, { feed.hunts.addWatch(record, sink: sink) }) else {
-                throw BoardError(.badArgument, "at most \(limit) watches per connection; UNWATCH one first")
-            }
+            try checkRoomForWatch(session)
+            // Started outside the session's lock: delivering an event takes the hunts' lock and
+            // then the session's, so taking them the other way round here could deadlock.
+            let id = feed.hunts.addWatch(record, sink: session.eventSink ?? DiscardingWatchSink.shared)
+            session.insertWatch(id)
+            if !session.isConnected { endWatch(id, session: session) }
             return id
         }
     }

@@ -34,16 +34,6 @@ public final class Session: Sendable {
     /// Whether this connection holds the watch.
     public func holdsWatch(_ id: String) -> Bool { watchIDs.withLock { $0.contains(id) } }
 
-    /// Adds a watch when fewer than `limit` are held; false otherwise.
-    func addWatch(limit: Int, _ start: () -> String) -> String? {
-        watchIDs.withLock { ids in
-            guard ids.count < limit else { return nil }
-            let id = start()
-            ids.insert(id)
-            return id
-        }
-    }
-
     /// Whether another watch fits under `limit`.
     func hasRoomForWatch(limit: Int) -> Bool { watchIDs.withLock { $0.count < limit } }
 
