@@ -8,7 +8,8 @@ ALTER TABLE hunt_changes ADD CONSTRAINT hunt_changes_kind_check
 
 -- The totals a change left, as score_credit and score_debit answer them: the user's name, the
 -- all-time totals and the totals of the week of the check-in (weeks as days since 1970-01-01 of
--- their Monday; times in microseconds since 1970, null at 0 points).
+-- their Monday; times in microseconds since 1970, null at 0 points), the hunts played and
+-- completed, and the user's role (what PROFILE shows, so daemons answer it from memory).
 CREATE TYPE score_totals AS (
     name           text,
     points         integer,
@@ -17,13 +18,16 @@ CREATE TYPE score_totals AS (
     week_day       integer,
     week_points    integer,
     week_found     integer,
-    week_at_us     bigint
+    week_at_us     bigint,
+    hunts_played   integer,
+    hunts_completed integer,
+    role           text
 );
 
 CREATE FUNCTION score_totals_of(p_user bigint, p_week date) RETURNS score_totals LANGUAGE sql STABLE AS $$
     SELECT u.name, s.points, s.found, (extract(epoch FROM s.points_at) * 1000000)::bigint,
            (p_week - date '1970-01-01'), coalesce(w.points, 0), coalesce(w.found, 0),
-           (extract(epoch FROM w.points_at) * 1000000)::bigint
+           (extract(epoch FROM w.points_at) * 1000000)::bigint, s.hunts_played, s.hunts_completed, u.role
     FROM users u JOIN user_scores s ON s.user_id = u.id
     LEFT JOIN user_week_scores w ON w.user_id = u.id AND w.week = p_week
     WHERE u.id = p_user

@@ -53,29 +53,38 @@ extension Board {
     }
 
     /// PROFILE: `username`'s totals (the caller's when nil; a login is needed then) and all-time
-    /// rank. The totals are read from the database; the rank is theirs among the others as this
-    /// daemon's ranking holds them.
+    /// rank. From memory (the rankings hold every user with totals, kept by the change log); a
+    /// user with none is looked up in the database (zeros, or `NOT_FOUND`).
     public func profile(username: String?, viewer session: Session) async throws(BoardError) -> UserProfile {
-        let name: String
-        if let username {
-            try RequestChecks.username(username)
-            name = username
-        } else {
-            guard let user = session.user else { throw BoardError(.unauthorized, "PROFILE without a username needs a login") }
-            name = user.name
-        }
+        if let profile = try profileFromMemory(username: username, viewer: session) { return profile }
+        let name = try profileName(username, session)
         try await requireRankings()
+        if let profile = feed.hunts.withRankings({ $0.profile(named: name) }) ?? nil { return profile }
         return try await guarded {
             guard var profile = try await store.profile(username: name) else {
                 throw BoardError(.notFound, "no user named \(name)")
             }
             let user = profile.user.name
-            guard let rank = feed.hunts.withRankings({ $0.rank(of: user, with: profile.standing, on: .allTime) }) else {
-                throw Self.rankingsLoading
-            }
-            profile.rank = rank
+            profile.rank = feed.hunts.withRankings { $0.rank(of: user, with: profile.standing, on: .allTime) } ?? nil
             return profile
         }
+    }
+
+    /// ``profile(username:viewer:)`` answered at once from memory; nil when the user has no
+    /// totals there (or the rankings are not loaded yet). Bad arguments are refused either way.
+    public func profileFromMemory(username: String?, viewer session: Session) throws(BoardError) -> UserProfile? {
+        let name = try profileName(username, session)
+        return feed.hunts.withRankings { $0.profile(named: name) } ?? nil
+    }
+
+    /// The name PROFILE asks about: the one given (checked), or the caller's.
+    private func profileName(_ username: String?, _ session: Session) throws(BoardError) -> String {
+        if let username {
+            try RequestChecks.username(username)
+            return username
+        }
+        guard let user = session.user else { throw BoardError(.unauthorized, "PROFILE without a username needs a login") }
+        return user.name
     }
 
     private static let rankingsLoading = BoardError(.unavailable, "the rankings are not loaded yet (the database is not reachable); retry")

@@ -53,13 +53,29 @@ public struct UserTotals: Sendable, Equatable {
     public var week: ScoreWeek
     /// Points, stops found and when the points were reached, in ``week``.
     public var weekly: Leaderboard.Standing
+    /// Hunts joined and not left; hunts whose every stop the user found.
+    public var huntsPlayed: Int
+    public var huntsCompleted: Int
+    /// The user's role.
+    public var role: Role
 
     /// Totals from their parts.
-    public init(user: String, allTime: Leaderboard.Standing, week: ScoreWeek, weekly: Leaderboard.Standing) {
+    public init(
+        user: String, allTime: Leaderboard.Standing, week: ScoreWeek, weekly: Leaderboard.Standing,
+        huntsPlayed: Int = 0, huntsCompleted: Int = 0, role: Role = .user
+    ) {
         self.user = user
         self.allTime = allTime
         self.week = week
         self.weekly = weekly
+        self.huntsPlayed = huntsPlayed
+        self.huntsCompleted = huntsCompleted
+        self.role = role
+    }
+
+    /// The profile these totals make (no rank).
+    public var profile: UserProfile {
+        UserProfile(user: User(name: user, role: role), standing: allTime, huntsPlayed: huntsPlayed, huntsCompleted: huntsCompleted, rank: nil)
     }
 }
 
@@ -105,6 +121,9 @@ public enum RankingPeriod: Sendable, Hashable {
 public struct Rankings: Sendable {
     private var allTime = Leaderboard()
     private var weeks: [ScoreWeek: Leaderboard] = [:]
+    /// Every user with totals (points or not: a hunt joined is enough), by ASCII-lowercased
+    /// name: PROFILE from memory.
+    private var profiles: [String: UserProfile] = [:]
 
     /// No one ranked.
     public init() {}
@@ -135,9 +154,31 @@ public struct Rankings: Sendable {
         }
     }
 
-    /// Applies a logged change of `totals`: the all-time board always, the week's board when the
-    /// week is still kept at `now` (this week, the week before, or a later one).
+    /// Sets `profile` (no rank) as the user's, found by their name in any case.
+    public mutating func setProfile(_ profile: UserProfile) {
+        profiles[Self.key(profile.user.name)] = profile
+    }
+
+    /// The profile of the user named `name` (in any case), with their all-time rank; nil when
+    /// they have no totals.
+    public func profile(named name: String) -> UserProfile? {
+        guard var profile = profiles[Self.key(name)] else { return nil }
+        profile.rank = rank(of: profile.user.name, with: profile.standing, on: .allTime)
+        return profile
+    }
+
+    /// Users with a profile.
+    public var profileCount: Int { profiles.count }
+
+    /// A name's key: usernames are ASCII and unique whatever their case.
+    private static func key(_ name: String) -> String {
+        String(decoding: name.utf8.map { (UInt8(ascii: "A") ... UInt8(ascii: "Z")).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Applies a logged change of `totals`: the all-time board and the profile always, the week's
+    /// board when the week is still kept at `now` (this week, the week before, or a later one).
     public mutating func apply(_ totals: UserTotals, now: Timestamp) {
+        setProfile(totals.profile)
         setAllTime(totals.user, totals.allTime)
         let oldest = ScoreWeek(containing: now).previous
         if totals.week >= oldest {

@@ -94,8 +94,11 @@ public final class HuntFeed: Sendable {
         var rankings = Rankings()
         var after = 0
         while true {
-            let batch = try await database.rankedTotals(afterUserID: after, limit: Self.totalsPerRead)
-            for totals in batch { rankings.setAllTime(totals.user, totals.standing) }
+            let batch = try await database.allTotals(afterUserID: after, limit: Self.totalsPerRead)
+            for totals in batch {
+                rankings.setAllTime(totals.user, totals.standing)
+                rankings.setProfile(totals.profile)
+            }
             guard batch.count == Self.totalsPerRead, let last = batch.last else { break }
             after = last.userID
         }

@@ -58,9 +58,14 @@ enum ScoreCommands {
             "PROFILE", arity: 0 ... 1, syntax: "PROFILE [username]",
             summary: "A user's points, stops found, hunts played and completed, and rank (yours without a username; needs a login then).",
             parse: { arguments -> String? in arguments.next()?.text },
-            execute: { username, context in
-                let profile = try await context.board.profile(username: username, viewer: context.session)
-                return CommandOutcome(.ok(JSON.profile(profile)))
+            step: { username, context in
+                // From memory at once; a user without totals is looked up in the database.
+                if let profile = try context.board.profileFromMemory(username: username, viewer: context.session) {
+                    return .done(CommandOutcome(.ok(JSON.profile(profile))))
+                }
+                return .deferred {
+                    CommandOutcome(.ok(JSON.profile(try await context.board.profile(username: username, viewer: context.session))))
+                }
             }),
     ]
 }

@@ -105,12 +105,21 @@ extension Database {
         }
     }
 
-    /// Sets a user's role; false when there is no such user.
+    /// Sets a user's role; false when there is no such user. A user with totals has them logged
+    /// again, so every daemon's profiles (PROFILE, from memory) show the new role.
     public func setRole(username: String, role: Role) async throws(StoreError) -> Bool {
         try await mappingErrors {
-            try await pool.query(
-                "UPDATE users SET role = \(role.rawValue) WHERE lower(name) = lower(\(username))", idempotent: false
-            ).affectedRows > 0
+            try await pool.transaction { connection in
+                let rows = try connection.query("""
+                    UPDATE users SET role = \(role.rawValue) WHERE lower(name) = lower(\(username)) RETURNING id,
+                        EXISTS (SELECT 1 FROM user_scores s WHERE s.user_id = users.id) AS has_totals
+                    """)
+                guard let row = rows.first else { return false }
+                if try row.bool("has_totals") {
+                    try Self.logCurrentTotals(connection, userID: try row.int("id"))
+                }
+                return true
+            }
         }
     }
 

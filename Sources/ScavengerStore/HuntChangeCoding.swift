@@ -32,7 +32,10 @@ enum HuntChangeCoding {
             func standing(_ standing: Leaderboard.Standing) -> [String: Any] {
                 ["points": standing.points, "found": standing.found, "at": standing.at.map { $0.microseconds as Any } ?? NSNull()]
             }
-            object = ["user": totals.user, "all": standing(totals.allTime), "week": totals.week.mondayDay, "weekly": standing(totals.weekly)]
+            object = [
+                "user": totals.user, "all": standing(totals.allTime), "week": totals.week.mondayDay, "weekly": standing(totals.weekly),
+                "played": totals.huntsPlayed, "completed": totals.huntsCompleted, "role": totals.role.rawValue,
+            ]
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return (kind, String(decoding: data, as: UTF8.self))
@@ -72,9 +75,11 @@ enum HuntChangeCoding {
                 return Leaderboard.Standing(points: points, found: found, at: at)
             }
             guard let user = string("user"), let allTime = standing(object["all"]), let weekly = standing(object["weekly"]),
-                  let week = int("week").flatMap(ScoreWeek.init(mondayDay:))
+                  let week = int("week").flatMap(ScoreWeek.init(mondayDay:)), let played = int("played"), let completed = int("completed"),
+                  let role = string("role").flatMap(Role.init(rawValue:))
             else { return nil }
-            return .totals(UserTotals(user: user, allTime: allTime, week: week, weekly: weekly))
+            return .totals(UserTotals(
+                user: user, allTime: allTime, week: week, weekly: weekly, huntsPlayed: played, huntsCompleted: completed, role: role))
         default:
             return nil
         }

@@ -513,6 +513,7 @@ extension Database {
                 INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
                 ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
                 """)
+            try Self.logCurrentTotals(connection, userID: userID)
             try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
             try Self.logHuntChange(connection, hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil), renamedFrom: nil))
             var joined = hunt
@@ -549,12 +550,18 @@ extension Database {
                 try Self.debitTotals(connection, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, log: false)
                 debited.append(acceptedAt)
             }
-            try Self.logTotals(connection, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
             try connection.query("""
                 UPDATE user_scores SET hunts_played = hunts_played - 1,
                     hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
                 WHERE user_id = \(userID)
                 """)
+            // Logged once all is taken, hunts played included (with no check-in taken, for the
+            // profile alone).
+            if debited.isEmpty {
+                try Self.logCurrentTotals(connection, userID: userID)
+            } else {
+                try Self.logTotals(connection, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
+            }
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
             try Self.logHuntChange(connection, hunt: huntID, .left(player: name))
             return true
@@ -666,14 +673,15 @@ extension Database {
             RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
         let standing = try standing(rows[0])
+        // Before the credit, whose answer (the totals logged) includes it.
+        if standing.found == stops {
+            try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
+        }
         let totals = try connection.query("""
             SELECT * FROM score_credit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond')
             """)
         try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
-        if standing.found == stops {
-            try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
-        }
         return standing
     }
 
@@ -686,6 +694,13 @@ extension Database {
                 'epoch'::timestamptz + \(acceptedAt.microseconds)::bigint * interval '1 microsecond')
             """)
         if log { try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0]))) }
+    }
+
+    /// Logs the user's totals as they stand, with this week's (by PostgreSQL's clock): after a
+    /// change of the hunts they play and nothing else.
+    static func logCurrentTotals(_ connection: PostgresConnection, userID: Int) throws {
+        let totals = try connection.query("SELECT * FROM score_totals_of(\(userID)::bigint, score_week(now()))")
+        try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
     }
 
     /// Logs the user's totals as they stand, once for each of `weeks` (each entry with that
@@ -708,9 +723,11 @@ extension Database {
         guard let week = ScoreWeek(mondayDay: try row.int("week_day")) else {
             throw StoreError.unexpected("a week of scores that does not start on a Monday")
         }
+        guard let role = Role(rawValue: try row.string("role")) else { throw StoreError.unexpected("a user with an unknown role") }
         return UserTotals(
             user: try row.string("name"), allTime: try standing("points", "found", "points_at_us"), week: week,
-            weekly: try standing("week_points", "week_found", "week_at_us"))
+            weekly: try standing("week_points", "week_found", "week_at_us"), huntsPlayed: try row.int("hunts_played"),
+            huntsCompleted: try row.int("hunts_completed"), role: role)
     }
 
     static func standing(_ row: PostgresRow) throws -> StandingChange {
@@ -810,12 +827,13 @@ extension Database {
                     RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
                     """)
                 standing = try Self.standing(updated[0])
+                // Before the debit, whose answer (the totals logged) includes it.
+                if player.found == hunt.stops {
+                    try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed - 1 WHERE user_id = \(record.userID)")
+                }
                 if let acceptedUS {
                     try Self.debitTotals(
                         connection, userID: record.userID, points: record.checkIn.points, acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
-                }
-                if player.found == hunt.stops {
-                    try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed - 1 WHERE user_id = \(record.userID)")
                 }
             }
             if let log = decision.logAs {

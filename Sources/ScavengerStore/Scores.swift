@@ -1,26 +1,45 @@
 import Postgres
 import ScavengerCore
 
-/// A ranked user's totals as loaded for the rankings: by user id, so batches follow the key.
+/// A user's totals as loaded for the rankings: by user id, so batches follow the key. The
+/// profile's fields are read for the all-time totals only (zero and `.user` for a week's).
 public struct RankedTotals: Sendable, Equatable {
     public var userID: Int
     public var user: String
     public var standing: Leaderboard.Standing
+    public var huntsPlayed = 0
+    public var huntsCompleted = 0
+    public var role = Role.user
+
+    /// The profile these totals make (no rank).
+    public var profile: UserProfile {
+        UserProfile(user: User(name: user, role: role), standing: standing, huntsPlayed: huntsPlayed, huntsCompleted: huntsCompleted, rank: nil)
+    }
 }
 
 extension Database {
-    /// Up to `limit` users with points, all-time, after user id `afterUserID`, by id: the
-    /// batches the all-time ranking loads from. Both sides of the join are bounded by the id
-    /// (bounding one only made each batch read `users` from the first id again).
-    public func rankedTotals(afterUserID: Int, limit: Int) async throws(StoreError) -> [RankedTotals] {
+    /// Up to `limit` users with totals (with points or not), all-time, after user id
+    /// `afterUserID`, by id, with their profiles' fields: the batches the all-time ranking and
+    /// the profiles load from. Both sides of the join are bounded by the id (bounding one only
+    /// made each batch read `users` from the first id again).
+    public func allTotals(afterUserID: Int, limit: Int) async throws(StoreError) -> [RankedTotals] {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT s.user_id, u.name, s.points, s.found, (extract(epoch FROM s.points_at) * 1000000)::bigint AS at_us
+                SELECT s.user_id, u.name, s.points, s.found, (extract(epoch FROM s.points_at) * 1000000)::bigint AS at_us,
+                    s.hunts_played, s.hunts_completed, u.role
                 FROM user_scores s JOIN users u ON u.id = s.user_id
-                WHERE s.user_id > \(afterUserID) AND u.id > \(afterUserID) AND s.points > 0
+                WHERE s.user_id > \(afterUserID) AND u.id > \(afterUserID)
                 ORDER BY s.user_id LIMIT \(limit)
                 """)
-            return try Self.rankedTotals(rows)
+            var totals = try Self.rankedTotals(rows)
+            let played = try rows.column("hunts_played"), completed = try rows.column("hunts_completed"), role = try rows.column("role")
+            for (index, row) in rows.enumerated() {
+                totals[index].huntsPlayed = try row.int(played)
+                totals[index].huntsCompleted = try row.int(completed)
+                guard let parsed = Role(rawValue: try row.string(role)) else { throw StoreError.unexpected("a user with an unknown role") }
+                totals[index].role = parsed
+            }
+            return totals
         }
     }
 

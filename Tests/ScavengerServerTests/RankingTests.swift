@@ -284,4 +284,34 @@ struct RankingTests {
             }
         }
     }
+
+    @Test("PROFILE is answered from memory on every daemon: a join, a leave and a role set by an operator reach it through the change log")
+    func profilesFollowTheLog() async throws {
+        try await withTwoDaemons { a, b, environment in
+            try await asUsers(["prhost", "pr1"], a, environment) { (users: [Conversation]) async throws in
+                let hunt = try await users[0].makeHunt(stops: [StopPlan(points: 5)])
+                try await converse(b) { (reader: Conversation) async throws in
+                    func profile() async throws -> JSONObject { try await reader.ok("PROFILE pr1") }
+                    #expect(try await profile()["hunts_played"].int == 0)
+                    try await users[1].join(hunt)
+                    try await eventually("B's PROFILE counts the hunt joined on A") { try await profile()["hunts_played"].int == 1 }
+                    try await users[1].checkIn(hunt.stops[0], at: hunt.places[0])
+                    try await eventually("B's PROFILE counts the hunt completed on A") {
+                        let shown = try await profile()
+                        return shown["hunts_completed"].int == 1 && shown["points"].int == 5 && shown["rank"].int == 1
+                    }
+                    #expect(try await environment.database.setRole(username: "PR1", role: .moderator))
+                    try await eventually("B's PROFILE shows the role an operator set") {
+                        try await profile()["user"]["role"].string == "moderator"
+                    }
+                    _ = try await users[1].ok("LEAVE \(hunt.id)")
+                    try await eventually("B's PROFILE drops the hunt left on A") {
+                        let shown = try await profile()
+                        return shown["hunts_played"].int == 0 && shown["hunts_completed"].int == 0 && shown["points"].int == 0
+                            && shown["rank"].isNull
+                    }
+                }
+            }
+        }
+    }
 }
