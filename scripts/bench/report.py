@@ -421,7 +421,7 @@ def ranking_section(w, meta, agg, run_dir):
               f"{entries} | {fnum(a['bytes'])} | {fnum(a['cpu_us'], 1)} µs | {fnum(a['ccpu'])} % | {' / '.join(fnum(x) for x in a['rps_all'])} |")
     w("")
     w("Server CPU per request: the server's CPU time over the window ÷ the requests answered. scavengerd's includes its "
-      "PostgreSQL backends (`PROFILE` reads the user's totals there) "
+      "PostgreSQL backends (the check-ins' statements) "
       + ("and the work of the check-ins running meanwhile, so it is above what the reads alone cost."
          if checkin_conns != "0" else "(no check-ins ran)."))
     w("")
