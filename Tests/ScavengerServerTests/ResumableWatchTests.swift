@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Postgres
 @testable import ScavengerBoard
 import ScavengerCore
@@ -223,44 +222,36 @@ struct ResumableWatchTests {
 
     @Test("two daemons: a watcher on one resumes after writes on the other, and with a seq the other gave")
     func twoDaemons() async throws {
-        try await withDatabaseServer(listening: true) { address, environment in
-            let other = environment.secondDaemon()
-            var logger = Logger(label: "second-daemon")
-            logger.logLevel = .warning
-            let otherListener = FeedListener(feed: other.feed, logger: logger, listening: try await other.feed.startListening())
-            try await withServer(board: other, alongside: [otherListener]) { otherAddress, _ in
-                try await eventually("the second daemon's feed is loaded") { other.feed.isLoaded }
-                try await converse(otherAddress) { writerOnB in
-                    try await writerOnB.register("alice")
-                    let seq = try await converseReturning(address) { try await $0.startWatch("10 20 1000").seq }
-                    // Written through B while the watcher (on A) is away; A is not waited for.
-                    let added = try await writerOnB.ok("POST 10 20 from-b")["pin"]["id"].string
-                    let (farLat, farLon) = north(of: 10, 20, metres: 2000)
-                    _ = try await writerOnB.ok("POST \(farLat) \(farLon) far-from-b")
-                    try await converse(address) { watcher in
-                        let watch = try await watcher.startWatch("10 20 1000 SINCE \(seq)")
-                        #expect(watch.resumed)
-                        let event = try await watcher.event()
-                        #expect(try summary(event) == "pin \(added)")
-                        #expect((event["seq"].int ?? 0) > seq && (event["seq"].int ?? 0) <= watch.seq)
-                    }
-                    // A seq B gave, resumed on A at once (A's feed may trail B's, and B's place
-                    // may still trail B's own new pins, which B announces once its feed reaches
-                    // them): what came after it is replayed, then the next write comes live.
-                    let fromB = try await converseReturning(otherAddress) { try await $0.startWatch("10 20 1000").seq }
-                    try await converse(address) { watcher in
-                        let watch = try await watcher.startWatch("10 20 1000 SINCE \(fromB)")
-                        #expect(watch.resumed && watch.seq >= fromB)
-                        let live = try await writerOnB.ok("POST 10 20 later")["pin"]["id"].string
-                        let events = try await watcher.events(through: isPin(live))
-                        let replay = events.dropLast()
-                        #expect(try replay.allSatisfy { try summary($0) == "pin \(added)" }, "\(events.map(\.value))")
-                        #expect(replay.allSatisfy { ($0["seq"].int ?? 0) > fromB && ($0["seq"].int ?? 0) <= watch.seq })
-                        #expect((events.last?["seq"].int ?? 0) > watch.seq)
-                    }
+        try await withTwoDaemons { address, otherAddress, _ in
+            try await converse(otherAddress) { writerOnB in
+                try await writerOnB.register("alice")
+                let seq = try await converseReturning(address) { try await $0.startWatch("10 20 1000").seq }
+                // Written through B while the watcher (on A) is away; A is not waited for.
+                let added = try await writerOnB.ok("POST 10 20 from-b")["pin"]["id"].string
+                let (farLat, farLon) = north(of: 10, 20, metres: 2000)
+                _ = try await writerOnB.ok("POST \(farLat) \(farLon) far-from-b")
+                try await converse(address) { watcher in
+                    let watch = try await watcher.startWatch("10 20 1000 SINCE \(seq)")
+                    #expect(watch.resumed)
+                    let event = try await watcher.event()
+                    #expect(try summary(event) == "pin \(added)")
+                    #expect((event["seq"].int ?? 0) > seq && (event["seq"].int ?? 0) <= watch.seq)
+                }
+                // A seq B gave, resumed on A at once (A's feed may trail B's, and B's place
+                // may still trail B's own new pins, which B announces once its feed reaches
+                // them): what came after it is replayed, then the next write comes live.
+                let fromB = try await converseReturning(otherAddress) { try await $0.startWatch("10 20 1000").seq }
+                try await converse(address) { watcher in
+                    let watch = try await watcher.startWatch("10 20 1000 SINCE \(fromB)")
+                    #expect(watch.resumed && watch.seq >= fromB)
+                    let live = try await writerOnB.ok("POST 10 20 later")["pin"]["id"].string
+                    let events = try await watcher.events(through: isPin(live))
+                    let replay = events.dropLast()
+                    #expect(try replay.allSatisfy { try summary($0) == "pin \(added)" }, "\(events.map(\.value))")
+                    #expect(replay.allSatisfy { ($0["seq"].int ?? 0) > fromB && ($0["seq"].int ?? 0) <= watch.seq })
+                    #expect((events.last?["seq"].int ?? 0) > watch.seq)
                 }
             }
-            await other.passwords.shutdown()
         }
     }
 }
