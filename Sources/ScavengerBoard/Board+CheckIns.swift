@@ -10,7 +10,11 @@ extension Board {
     /// CHECKIN: the server judges presence (distance on NEARBY's sphere, the fix's accuracy, a
     /// code compared against its hash, a photo), the travel speed, the hunt's state and order and
     /// the one-check-in-per-stop rule, and writes the check-in with its points in one transaction.
-    public func checkIn(_ draft: CheckInDraft, by session: Session) async throws(BoardError) -> CheckInResult {
+    /// The reply's rank is the one the transaction left (as the leaderboard ranks), so that a
+    /// keyed check-in's reply can be stored with it.
+    public func checkIn(
+        _ draft: CheckInDraft, by session: Session, request: RequestKey<CheckInResult>? = nil
+    ) async throws(BoardError) -> CheckInResult {
         try guardedNow {
             try Validation.coordinates(lat: draft.fix.lat, lon: draft.fix.lon)
             try Validation.accuracy(draft.fix.accuracyMeters)
@@ -45,9 +49,13 @@ extension Board {
                 stopID: draft.stopID, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon,
                 accuracyMeters: draft.fix.accuracyMeters, photo: photo)
             let fix = draft.fix
-            let written: (checkIn: CheckIn, standing: StandingChange)?
+            let result: @Sendable (CheckInWrite) -> CheckInResult = { written in
+                CheckInResult(checkIn: written.checkIn, points: written.standing.points, found: written.standing.found, rank: written.rank)
+            }
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (written: CheckInWrite?) in written.map(result) }
+            let written: CheckInWrite?
             do {
-                written = try await store.checkIn(new) { facts in
+                written = try await store.checkIn(new, request: keyed) { facts in
                     try Self.rule {
                         try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
                         return try Self.judge(fix, facts: facts, rules: rules)
@@ -57,10 +65,10 @@ extension Board {
                 throw BoardError(.conflict, "you have already checked in at this stop")
             }
             guard let written else { throw Self.noSuchStop }
-            let board = try await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
-            return CheckInResult(
-                checkIn: written.checkIn, points: written.standing.points, found: written.standing.found,
-                rank: board.rank(of: written.standing.player) ?? board.count)
+            // The hunt's leaderboard here has the check-in before the reply goes (the player's
+            // next LEADERBOARD shows it).
+            _ = try await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
+            return result(written)
         }
     }
 
@@ -171,9 +179,11 @@ extension Board {
     }
 
     /// APPROVE: a pending or flagged check-in is accepted with the stop's points plus `bonus`.
-    public func approve(checkInID: String, bonus: Int, by session: Session) async throws(BoardError) -> CheckIn {
+    public func approve(checkInID: String, bonus: Int, by session: Session, request: RequestKey<CheckIn>? = nil) async throws(BoardError)
+        -> CheckIn
+    {
         try guardedNow { try Validation.bonus(bonus) }
-        return try await review(checkInID: checkInID, by: session) { facts, moderator in
+        return try await review(checkInID: checkInID, by: session, request: request) { facts, moderator in
             switch facts.checkIn.checkIn.status {
             case .pending, .flagged: break
             case .accepted: throw BoardError(.conflict, "the check-in is already accepted")
@@ -185,21 +195,27 @@ extension Board {
     }
 
     /// REJECT: a pending, flagged or accepted check-in is rejected (an accepted one's points leave the score).
-    public func reject(checkInID: String, note: String?, by session: Session) async throws(BoardError) -> CheckIn {
+    public func reject(checkInID: String, note: String?, by session: Session, request: RequestKey<CheckIn>? = nil) async throws(BoardError)
+        -> CheckIn
+    {
         if let note { try checks.note(note) }
-        return try await review(checkInID: checkInID, by: session) { facts, moderator in
+        return try await review(checkInID: checkInID, by: session, request: request) { facts, moderator in
             guard facts.checkIn.checkIn.status != .rejected else { throw BoardError(.conflict, "the check-in is already rejected") }
             return ReviewDecision(status: .rejected, points: 0, logAs: moderator.map { ($0, "reject") }, note: note)
         }
     }
 
     private func review(
-        checkInID: String, by session: Session, _ decide: @escaping @Sendable (ReviewFacts, Int?) throws -> ReviewDecision
+        checkInID: String, by session: Session, request: RequestKey<CheckIn>?,
+        _ decide: @escaping @Sendable (ReviewFacts, Int?) throws -> ReviewDecision
     ) async throws(BoardError) -> CheckIn {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
-            guard let reviewed = try await store.review(checkInID: checkInID, decide: { facts in
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) {
+                (reviewed: (checkIn: CheckIn, standing: StandingChange)?) in reviewed?.checkIn
+            }
+            guard let reviewed = try await store.review(checkInID: checkInID, request: keyed, decide: { facts in
                 try Self.rule {
                     // A stranger to the hunt learns nothing of its check-ins.
                     let moderator: Int?

@@ -160,7 +160,7 @@ extension Board {
     // MARK: The host's calls
 
     /// CREATEHUNT: a new hunt with a fresh join code, counted against the host's `POST` rate.
-    public func createHunt(_ draft: HuntDraft, by session: Session) async throws(BoardError) -> HuntView {
+    public func createHunt(_ draft: HuntDraft, by session: Session, request: RequestKey<HuntView>? = nil) async throws(BoardError) -> HuntView {
         try guardedNow {
             try Validation.huntName(draft.name)
             try Validation.huntDescription(draft.description)
@@ -175,13 +175,15 @@ extension Board {
         return try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.post, for: account.user.role)
+            let made = MadeInTransaction<HuntView>()
+            let keyed = keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord) in Self.hosted(record, at: .now) }
             for _ in 0 ..< Self.joinCodeDraws {
                 let new = NewHunt(
                     hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
                     isPublic: draft.isPublic, schedule: schedule, rate: limit)
                 do {
-                    let record = try await charging(.post, limit) { try await store.createHunt(new) }
-                    return Self.hosted(record, at: .now)
+                    let record = try await charging(.post, limit) { try await store.createHunt(new, request: keyed) }
+                    return made.value { Self.hosted(record, at: .now) }
                 } catch StoreError.conflict(constraint: "hunts_code") {
                     continue
                 }
@@ -196,7 +198,9 @@ extension Board {
     }
 
     /// ADDSTOP: a stop at the end of a scheduled hunt; only its host. A code is stored only hashed.
-    public func addStop(huntID: String, _ draft: StopDraft, by session: Session) async throws(BoardError) -> StopView {
+    public func addStop(
+        huntID: String, _ draft: StopDraft, by session: Session, request: RequestKey<StopView>? = nil
+    ) async throws(BoardError) -> StopView {
         try guardedNow {
             try Validation.coordinates(lat: draft.lat, lon: draft.lon)
             try Validation.stopRadius(draft.radiusMeters)
@@ -216,7 +220,10 @@ extension Board {
                 lat: draft.lat, lon: draft.lon, radiusMeters: draft.radiusMeters, points: draft.points, title: draft.title, clue: draft.clue,
                 proof: draft.proof, codeHash: codeHash, hidden: draft.hidden)
             let maximumStops = rules.hunts
-            guard let record = try await store.addStop(huntID: huntID, new, check: { hunt, now in
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (record: StopRecord?) in
+                record.map { StopView(stop: $0.stop, showsPlace: true) }
+            }
+            guard let record = try await store.addStop(huntID: huntID, new, request: keyed, check: { hunt, now in
                 try Self.rule {
                     try Self.requireHost(hunt, account, "add stops")
                     guard hunt.schedule.state(at: now) == .scheduled else {
@@ -230,11 +237,12 @@ extension Board {
     }
 
     /// REMOVESTOP: only the host, while the hunt is scheduled; later stops move up.
-    public func removeStop(id: String, by session: Session) async throws(BoardError) {
+    public func removeStop(id: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isStop(id) else { throw Self.noSuchStop }
-            let removed = try await store.removeStop(id: id) { hunt, now in
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (removed: Bool) in removed ? () : nil }
+            let removed = try await store.removeStop(id: id, request: keyed) { hunt, now in
                 try Self.rule {
                     try Self.requireHost(hunt, account, "remove stops")
                     guard hunt.schedule.state(at: now) == .scheduled else {
@@ -247,35 +255,42 @@ extension Board {
     }
 
     /// STARTHUNT: the host starts a scheduled hunt now.
-    public func startHunt(id: String, by session: Session) async throws(BoardError) -> HuntView {
-        try await changeSchedule(id: id, by: session, what: "start it") { schedule, now, _ in
+    public func startHunt(id: String, by session: Session, request: RequestKey<HuntView>? = nil) async throws(BoardError) -> HuntView {
+        try await changeSchedule(id: id, by: session, what: "start it", request: request) { schedule, now, _ in
             (try schedule.started(at: now), nil)
         }
     }
 
     /// EXTEND: the host moves the end later (see ``HuntSchedule/extended(bySeconds:at:)``).
-    public func extendHunt(id: String, bySeconds seconds: Int, by session: Session) async throws(BoardError) -> HuntView {
+    public func extendHunt(
+        id: String, bySeconds seconds: Int, by session: Session, request: RequestKey<HuntView>? = nil
+    ) async throws(BoardError) -> HuntView {
         try guardedNow { try Validation.extendSeconds(seconds) }
-        return try await changeSchedule(id: id, by: session, what: "extend it") { schedule, now, _ in
+        return try await changeSchedule(id: id, by: session, what: "extend it", request: request) { schedule, now, _ in
             (try schedule.extended(bySeconds: seconds, at: now), nil)
         }
     }
 
     /// ENDHUNT: the host, or a moderator (logged), ends the hunt now.
-    public func endHunt(id: String, by session: Session) async throws(BoardError) -> HuntView {
-        try await changeSchedule(id: id, by: session, what: "end it", moderatorsToo: true) { schedule, now, moderator in
+    public func endHunt(id: String, by session: Session, request: RequestKey<HuntView>? = nil) async throws(BoardError) -> HuntView {
+        try await changeSchedule(id: id, by: session, what: "end it", moderatorsToo: true, request: request) { schedule, now, moderator in
             (try schedule.ended(at: now), moderator.map { ($0, "endhunt") })
         }
     }
 
     private func changeSchedule(
-        id: String, by session: Session, what: String, moderatorsToo: Bool = false,
+        id: String, by session: Session, what: String, moderatorsToo: Bool = false, request: RequestKey<HuntView>?,
         _ change: @escaping @Sendable (HuntSchedule, Timestamp, Int?) throws -> (HuntSchedule, (moderator: Int, action: String)?)
     ) async throws(BoardError) -> HuntView {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(id) else { throw Self.noSuchHunt }
-            guard let record = try await store.changeSchedule(huntID: id, { hunt, now in
+            let view: @Sendable (HuntRecord, Timestamp) -> HuntView = { record, now in
+                record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
+            }
+            let made = MadeInTransaction<HuntView>()
+            let keyed = keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord?) in record.map { view($0, .now) } }
+            guard let record = try await store.changeSchedule(huntID: id, request: keyed, { hunt, now in
                 try Self.rule {
                     var moderator: Int?
                     if hunt.hostID != account.id {
@@ -290,18 +305,18 @@ extension Board {
                 }
             }) else { throw Self.noSuchHunt }
             await applyOwnHuntWrite()
-            let now = Timestamp.now
-            return record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
+            return made.value { view(record, .now) }
         }
     }
 
     /// HINT: the host sends a hint to a running hunt.
-    public func hint(huntID: String, text: String, by session: Session) async throws(BoardError) {
+    public func hint(huntID: String, text: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
         try checks.text(text)
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            guard try await store.addHint(huntID: huntID, text: text, check: { hunt, now in
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (at: Timestamp?) in at.map { _ in () } }
+            guard try await store.addHint(huntID: huntID, text: text, request: keyed, check: { hunt, now in
                 try Self.rule {
                     try Self.requireHost(hunt, account, "send hints")
                     guard hunt.schedule.state(at: now) == .running else {
@@ -316,7 +331,9 @@ extension Board {
     // MARK: Players
 
     /// JOIN by code or by a public hunt's id, as the username or `name`.
-    public func join(_ codeOrID: String, as name: String?, by session: Session) async throws(BoardError) -> HuntView {
+    public func join(
+        _ codeOrID: String, as name: String?, by session: Session, request: RequestKey<HuntView>? = nil
+    ) async throws(BoardError) -> HuntView {
         if let name {
             try guardedNow { try Validation.playerName(name) }
         }
@@ -338,19 +355,23 @@ extension Board {
                 record = found
             }
             let playerName = name ?? account.user.name
+            let view: @Sendable (Database.JoinOutcome) -> HuntView = { outcome in
+                switch outcome {
+                case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt): HuntView(hunt: hunt.hunt(at: .now), code: nil)
+                }
+            }
+            let made = MadeInTransaction<HuntView>()
+            let keyed = keyedWrite(request, userID: account.id, made: made) { (outcome: Database.JoinOutcome?) in outcome.map(view) }
             do {
-                guard let outcome = try await store.join(huntID: record.id, userID: account.id, name: playerName, check: { hunt, now in
+                guard let outcome = try await store.join(
+                    huntID: record.id, userID: account.id, name: playerName, request: keyed, check: { hunt, now in
                     try Self.rule {
                         guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
                         guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
                     }
                 }) else { throw Self.noSuchHunt }
                 await applyOwnHuntWrite()
-                let now = Timestamp.now
-                switch outcome {
-                case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt):
-                    return HuntView(hunt: hunt.hunt(at: now), code: nil)
-                }
+                return made.value { view(outcome) }
             } catch StoreError.conflict(constraint: "hunt_players_name") {
                 throw BoardError(.conflict, "another player of this hunt is named \(playerName)")
             }
@@ -358,11 +379,12 @@ extension Board {
     }
 
     /// LEAVE: a player leaves a hunt before it ends, with their check-ins and points.
-    public func leave(huntID: String, by session: Session) async throws(BoardError) {
+    public func leave(huntID: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let left = try await store.leave(huntID: huntID, userID: account.id) { hunt, now in
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (left: Bool) in left ? () : nil }
+            let left = try await store.leave(huntID: huntID, userID: account.id, request: keyed) { hunt, now in
                 try Self.rule {
                     guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
                 }
@@ -506,13 +528,15 @@ extension Board {
     static let chatMembersOnly = BoardError(.forbidden, "only the hunt's host and players may use its chat")
 
     /// REPLY on a hunt: a message in its chat, for its host and players.
-    func huntReply(to huntID: String, text: String, by session: Session) async throws(BoardError) -> PinReply {
+    func huntReply(to huntID: String, text: String, by session: Session, request: RequestKey<PinReply>?) async throws(BoardError) -> PinReply {
         try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply?) in reply }
             guard let reply = try await charging(.reply, limit, {
                 try await store.createHuntReply(
-                    huntID: huntID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, check: { hunt, member in
+                    huntID: huntID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed,
+                    check: { hunt, member in
                         try Self.rule {
                             guard !hunt.removed || hunt.hostID == account.id else { throw Self.noSuchHunt }
                             guard member else { throw hunt.isPublic ? Self.chatMembersOnly : Self.noSuchHunt }

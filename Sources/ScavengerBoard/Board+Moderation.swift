@@ -4,13 +4,19 @@ import ScavengerStore
 extension Board {
     /// Reports a pin, a reply (under a pin or in a hunt's chat), a hunt or a stop. When its distinct reporters reach the threshold it is hidden,
     /// in the store and then in the feed.
-    public func report(_ item: String, reason: ReportReason, note: String?, by session: Session) async throws(BoardError) -> FiledReport {
+    public func report(
+        _ item: String, reason: ReportReason, note: String?, by session: Session, request: RequestKey<FiledReport>? = nil
+    ) async throws(BoardError) -> FiledReport {
         try checks.note(note)
         return try await guarded {
             let reporter = try await writer(of: session)
             let limit = rate(.report, for: reporter.user.role)
+            let keyed = keyedWrite(request, userID: reporter.id, made: MadeInTransaction()) { (receipt: ReportReceipt) in
+                FiledReport(id: receipt.reportID, item: receipt.item)
+            }
             let receipt = try await charging(.report, limit) {
-                try await store.report(reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit)
+                try await store.report(
+                    reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit, request: keyed)
             }
             await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
             return FiledReport(id: receipt.reportID, item: receipt.item)
@@ -71,10 +77,15 @@ extension Board {
 
     /// Moderators: claims that item, or the next open one (nil when none is open); never an
     /// item on their own content (`forbidden` when named, skipped otherwise).
-    public func claim(_ item: String?, by session: Session) async throws(BoardError) -> ModerationItem? {
+    public func claim(_ item: String?, by session: Session, request: RequestKey<ModerationItem?>? = nil) async throws(BoardError)
+        -> ModerationItem?
+    {
         return try await guarded {
             let moderator = try await moderator(of: session)
-            return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds)
+            let keyed = keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { (claimed: ModerationItem?) in
+                ModerationItem??.some(claimed)
+            }
+            return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds, request: keyed)
         }
     }
 
@@ -82,14 +93,17 @@ extension Board {
     /// follows (shown again, or gone). A ban without a length lasts the configured default; a
     /// moderator's ban of an author under an admin's ban is `forbidden`.
     public func resolve(
-        _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session
+        _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session,
+        request: RequestKey<ModerationItem>? = nil
     ) async throws(BoardError) -> ModerationItem {
         try checks.note(note)
         try checks.ban(ban)
         return try await guarded {
             let moderator = try await moderator(of: session)
             let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
-            let outcome = try await store.resolve(moderator: moderator, item: item, resolution: resolution, ban: ban, note: note)
+            let keyed = keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { (outcome: ResolveOutcome) in outcome.item }
+            let outcome = try await store.resolve(
+                moderator: moderator, item: item, resolution: resolution, ban: ban, note: note, request: keyed)
             await refreshFeed(gone: outcome.removedPin)
             if Identifier.isHunt(item) { await applyOwnHuntWrite() }
             return outcome.item
@@ -98,12 +112,15 @@ extension Board {
 
     /// Moderators: bans a user by name (`ban` non-nil) or lifts their ban (nil); not themselves,
     /// and a ban an admin set only by an admin.
-    public func setBan(of username: String, to ban: BanLength?, note: String?, by session: Session) async throws(BoardError) {
+    public func setBan(
+        of username: String, to ban: BanLength?, note: String?, by session: Session, request: RequestKey<Void>? = nil
+    ) async throws(BoardError) {
         try checks.note(note)
         try checks.ban(ban)
         try await guarded {
             let moderator = try await moderator(of: session)
-            try await store.setBan(moderator: moderator, username: username, ban: ban, note: note)
+            let keyed = keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { () in () }
+            try await store.setBan(moderator: moderator, username: username, ban: ban, note: note, request: keyed)
         }
     }
 

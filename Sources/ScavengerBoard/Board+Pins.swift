@@ -26,7 +26,8 @@ extension Board {
     /// sees it. The session is checked by the writing statement itself (one round trip, and no
     /// gap between the check and the write); only when it refuses is the account read, to say
     /// why.
-    public func post(_ draft: PinDraft, by session: Session) async throws(BoardError) -> Pin {
+    /// With a `request` key, the pin is written alone with its key and reply in its transaction.
+    public func post(_ draft: PinDraft, by session: Session, request: RequestKey<Pin>? = nil) async throws(BoardError) -> Pin {
         try checks.pin(draft)
         return try await guarded {
             let login = try login(of: session)
@@ -42,8 +43,9 @@ extension Board {
                 rate: rate(action, for: login.user.role))
             return try await feed.writeOwnPin(id: new.id) {
                 try await charging(action, new.rate) {
+                    let made = MadeInTransaction<Pin>()
                     do {
-                        return try await store.createPin(new)
+                        return try await store.createPin(new, request: keyedWrite(request, userID: new.authorID, made: made) { $0 })
                     } catch StoreError.sessionRefused {
                         // Unauthorized or banned, with the reason; if the session checks out by now (a
                         // ban ended in between), the write is tried once more, still checked.
@@ -51,7 +53,7 @@ extension Board {
                         new.authorID = account.id
                         new.authorName = account.user.name
                         new.rate = rate(action, for: account.user.role)
-                        return try await store.createPin(new)
+                        return try await store.createPin(new, request: keyedWrite(request, userID: new.authorID, made: made) { $0 })
                     }
                 }
             }
@@ -90,11 +92,14 @@ extension Board {
     /// Deletes a pin with its replies and photo: only its author or a moderator. Gone from the
     /// feed before this returns. A moderator's delete of someone else's pin is audited (log entry
     /// and evidence snapshot) in the same transaction; an author's own is not.
-    public func delete(pinID id: String, by session: Session) async throws(BoardError) {
+    public func delete(pinID id: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isPin(id) else { throw Self.noSuchPin }
-            switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate) {
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (outcome: DeleteOutcome) in
+                outcome == .deleted ? () : nil
+            }
+            switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate, request: keyed) {
             case .deleted: await feed.applyOwnWrite { $0.remove(id: id) }
             case .notFound: throw Self.noSuchPin
             case .forbidden: throw BoardError(.forbidden, "only the author or a moderator may delete this pin")
@@ -103,16 +108,19 @@ extension Board {
     }
 
     /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.
-    public func reply(to pinID: String, text: String, by session: Session) async throws(BoardError) -> PinReply {
+    public func reply(
+        to pinID: String, text: String, by session: Session, request: RequestKey<PinReply>? = nil
+    ) async throws(BoardError) -> PinReply {
         try checks.text(text)
-        if Identifier.isHunt(pinID) { return try await huntReply(to: pinID, text: text, by: session) }
+        if Identifier.isHunt(pinID) { return try await huntReply(to: pinID, text: text, by: session, request: request) }
         return try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
+            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply) in reply }
             guard Identifier.isPin(pinID),
                   let reply = try await charging(.reply, limit, {
                       try await store.createReply(
-                          pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit)
+                          pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed)
                   })
             else { throw Self.noSuchPin }
             await feed.applyOwnWrite { $0.replyAdded(pinID: pinID) }

@@ -27,14 +27,18 @@ public struct BoardRules: Sendable {
     /// JOINs by a code that finds no hunt, per client address (against guessing codes); default
     /// 20 per 10 minutes. Nil: unlimited.
     public var joinFailureRate: RateLimit?
+    /// How long a write's `REQUEST` key holds its reply, in seconds; default 24 hours.
+    public var requestKeySeconds: Int
 
     public init(
         pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
         sessionTTLSeconds: Int = 30 * 24 * 3600, writeRates: WriteRates = WriteRates(),
         loginThrottle: LoginThrottleRules = LoginThrottleRules(),
         registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64,
-        hunts: HuntRules = HuntRules(), joinFailureRate: RateLimit? = RateLimit(count: 20, seconds: 600)
+        hunts: HuntRules = HuntRules(), joinFailureRate: RateLimit? = RateLimit(count: 20, seconds: 600),
+        requestKeySeconds: Int = 24 * 3600
     ) {
+        self.requestKeySeconds = requestKeySeconds
         self.joinFailureRate = joinFailureRate
         self.pins = pins
         self.feed = feed

@@ -18,6 +18,17 @@ public enum Validation {
         }
     }
 
+    /// A write's `REQUEST` key: 8–64 of `A-Z a-z 0-9 _ -`.
+    public static func requestKey(_ key: String) throws(ValidationError) {
+        let bytes = Array(key.utf8)
+        guard (8 ... 64).contains(bytes.count) else {
+            throw ValidationError("REQUEST key must be 8 to 64 characters long")
+        }
+        for byte in bytes where byte == UInt8(ascii: ".") || !isUsernameByte(byte) {
+            throw ValidationError("REQUEST key may contain only letters A-Z a-z, digits, '_' and '-'")
+        }
+    }
+
     static func isUsernameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"),

@@ -11,12 +11,53 @@ public struct Arguments: Sendable {
     public let checks: RequestChecks
     private let tokens: ArraySlice<Token>
     private var position: Int
+    /// Whether the command is a write that takes `REQUEST key` among its options.
+    public let acceptsRequestKey: Bool
+    /// The `REQUEST` key given, once read.
+    public private(set) var requestKey: String?
+    /// Where the options begin (the positional arguments end), once options are read.
+    private var optionsStart: Int?
+    /// The options read (but `REQUEST`), as `KEYWORD` or `KEYWORD value`, for ``canonicalRequest``.
+    private var optionsRead: [[String]] = []
 
-    public init(command: String, tokens: ArraySlice<Token>, checks: RequestChecks = RequestChecks()) {
+    public init(command: String, tokens: ArraySlice<Token>, checks: RequestChecks = RequestChecks(), acceptsRequestKey: Bool = false) {
         self.command = command
         self.tokens = tokens
         self.position = self.tokens.startIndex
         self.checks = checks
+        self.acceptsRequestKey = acceptsRequestKey
+    }
+
+    /// The request in a canonical form, once every argument is read: the command, its positional
+    /// arguments in order, then its options (not `REQUEST`) sorted by keyword, each token written
+    /// with its length so no two requests share a form. Two requests are the same request (for
+    /// `REQUEST` keys) when their forms are equal.
+    public var canonicalRequest: String {
+        var parts = [command]
+        let positionalEnd = optionsStart ?? tokens.endIndex
+        parts += tokens[tokens.startIndex ..< positionalEnd].map(\.text)
+        parts.append("")
+        for option in optionsRead.sorted(by: { $0[0] < $1[0] }) { parts += option + [""] }
+        return parts.map { "\($0.utf8.count):\($0)" }.joined()
+    }
+
+    /// Whether the next two tokens are `REQUEST key` on a command that takes it (an optional
+    /// positional argument must not take the keyword for its value).
+    public var requestKeyFollows: Bool {
+        guard acceptsRequestKey, remaining == 2, let keyword = peek() else { return false }
+        return keyword.text.asciiUppercased == "REQUEST"
+    }
+
+    /// Reads the value of `REQUEST` (the keyword just read).
+    private mutating func readRequestKey() throws(CommandError) {
+        guard requestKey == nil else { throw .badArgument("option REQUEST given twice") }
+        guard let value = next() else { throw .badArgument("option REQUEST needs a value") }
+        do {
+            try Validation.requestKey(value.text)
+        } catch {
+            throw .badArgument(error.message)
+        }
+        requestKey = value.text
     }
 
     /// How many arguments are left to read.
@@ -41,8 +82,14 @@ public struct Arguments: Sendable {
         return token
     }
 
-    /// Fails when tokens are left over.
-    public func finish() throws(CommandError) {
+    /// Fails when tokens are left over; a write's trailing `REQUEST key` is read here when its
+    /// command takes no other options.
+    public mutating func finish() throws(CommandError) {
+        if acceptsRequestKey, requestKey == nil, let keyword = peek(), keyword.text.asciiUppercased == "REQUEST" {
+            if optionsStart == nil { optionsStart = position }
+            _ = next()
+            try readRequestKey()
+        }
         if let extra = peek() {
             throw .badArgument("unexpected argument \(Reply.echo(extra.text)) for \(command)")
         }
@@ -115,8 +162,13 @@ public struct Arguments: Sendable {
     /// Returns the values by upper-cased keyword.
     public mutating func options(_ allowed: [String]) throws(CommandError) -> Options {
         var found = Options()
+        if optionsStart == nil { optionsStart = position }
         while let keyword = next() {
             let key = keyword.text.asciiUppercased
+            if acceptsRequestKey, key == "REQUEST" {
+                try readRequestKey()
+                continue
+            }
             guard allowed.contains(key) else {
                 let list = allowed.sorted().joined(separator: ", ")
                 throw .badArgument("unknown option \(Reply.echo(keyword.text)) for \(command) (expected \(list))")
@@ -124,6 +176,7 @@ public struct Arguments: Sendable {
             guard found[key] == nil else { throw .badArgument("option \(key) given twice") }
             guard let value = next() else { throw .badArgument("option \(key) needs a value") }
             found.entries.append((key, value))
+            optionsRead.append([key, value.text])
         }
         return found
     }
@@ -132,11 +185,17 @@ public struct Arguments: Sendable {
     /// `flags`; each at most once, case-insensitive.
     public mutating func options(_ valued: [String], flags: [String]) throws(CommandError) -> Options {
         var found = Options()
+        if optionsStart == nil { optionsStart = position }
         while let keyword = next() {
             let key = keyword.text.asciiUppercased
+            if acceptsRequestKey, key == "REQUEST" {
+                try readRequestKey()
+                continue
+            }
             if flags.contains(key) {
                 guard !found.flags.contains(key) else { throw .badArgument("option \(key) given twice") }
                 found.flags.append(key)
+                optionsRead.append([key])
                 continue
             }
             guard valued.contains(key) else {
@@ -146,6 +205,7 @@ public struct Arguments: Sendable {
             guard found[key] == nil else { throw .badArgument("option \(key) given twice") }
             guard let value = next() else { throw .badArgument("option \(key) needs a value") }
             found.entries.append((key, value))
+            optionsRead.append([key, value.text])
         }
         return found
     }

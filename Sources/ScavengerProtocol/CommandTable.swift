@@ -7,11 +7,23 @@ public struct CommandContext: Sendable {
     public var session: Session
     public var board: Board
     public var logger: Logger
+    /// A write's `REQUEST` key and the request's canonical form, when the request gave one.
+    public var requestKey: (key: String, request: String)?
 
     public init(session: Session, board: Board, logger: Logger) {
         self.session = session
         self.board = board
         self.logger = logger
+    }
+}
+
+extension CommandContext {
+    /// The board's side of this request's `REQUEST` key, writing the reply as `render` does (nil
+    /// when the request gave no key): a write hands it to the board, which stores the reply
+    /// with the write.
+    public func keyed<Result>(_ render: @escaping @Sendable (Result) -> JSON) -> RequestKey<Result>? {
+        guard let requestKey else { return nil }
+        return RequestKey(key: requestKey.key, request: requestKey.request) { render($0).encoded }
     }
 }
 
@@ -59,7 +71,15 @@ public struct CommandSpec: Sendable {
     /// e.g. `NEARBY lat lon radius_m [LIMIT n]`.
     public let syntax: String
     public let summary: String
+    /// Whether the command writes and so takes `REQUEST key` (exactly-once retries).
+    public let takesRequestKey: Bool
     let prepare: @Sendable (inout Arguments, CommandContext) throws -> Step
+
+    /// The writes that take `REQUEST key`, as the contract lists them.
+    public static let keyedWrites: Set<String> = [
+        "POST", "POSTPHOTO", "DELETE", "REPLY", "REPORT", "CREATEHUNT", "ADDSTOP", "REMOVESTOP", "JOIN", "LEAVE", "CHECKIN",
+        "APPROVE", "REJECT", "HINT", "STARTHUNT", "EXTEND", "ENDHUNT", "CLAIM", "RESOLVE", "BAN", "UNBAN",
+    ]
 
     /// A parsed request: answered already, or work to await.
     enum Step {
@@ -109,12 +129,17 @@ public struct CommandSpec: Sendable {
         step: @escaping @Sendable (Request, CommandContext) throws -> Step
     ) {
         self.name = name.asciiUppercased
-        self.arity = arity
-        self.syntax = syntax
+        let keyed = Self.keyedWrites.contains(self.name)
+        takesRequestKey = keyed
+        // `REQUEST key` adds two tokens to a write.
+        self.arity = keyed ? arity.lowerBound ... arity.upperBound + 2 : arity
+        self.syntax = keyed ? syntax + " [REQUEST key]" : syntax
         self.summary = summary
         self.prepare = { arguments, context in
             let request = try parse(&arguments)
             try arguments.finish()
+            var context = context
+            if let key = arguments.requestKey { context.requestKey = (key, arguments.canonicalRequest) }
             return try step(request, context)
         }
     }
@@ -188,13 +213,17 @@ public struct CommandTable: Sendable {
             return (.reply(CommandOutcome(.error(.badArgument, "wrong number of arguments for \(spec.name); usage: \(spec.syntax)"))), spec.name)
         }
         var arguments = Arguments(
-            command: spec.name, tokens: tokens.dropFirst(), checks: context.board.checks)
+            command: spec.name, tokens: tokens.dropFirst(), checks: context.board.checks, acceptsRequestKey: spec.takesRequestKey)
         do {
             switch try spec.prepare(&arguments, context) {
             case .done(let outcome):
                 return (.reply(outcome), spec.name)
             case .deferred(let work):
                 let name = spec.name
+                if let key = arguments.requestKey {
+                    let keyed = (key: key, request: arguments.canonicalRequest)
+                    return (.deferred { await Self.runKeyed(work, keyed, command: name, context: context) }, name)
+                }
                 return (.deferred {
                     do {
                         return try await work()
@@ -205,6 +234,32 @@ public struct CommandTable: Sendable {
             }
         } catch {
             return (.reply(Self.outcome(for: error, command: spec.name, logger: context.logger)), spec.name)
+        }
+    }
+
+    /// Runs a write that gave `REQUEST key`: answered from the stored reply when the same request
+    /// already ran (``Board/storedReply(key:request:session:)``), refused when another request
+    /// holds the key, run otherwise. A failed run looks once more: the first run of the request,
+    /// still going when this one began (on this daemon or another), may have committed since,
+    /// which is what made this one fail (its key taken, or the first's effect in its way).
+    private static func runKeyed(
+        _ work: @Sendable () async throws -> CommandOutcome, _ keyed: (key: String, request: String), command: String,
+        context: CommandContext
+    ) async -> CommandOutcome {
+        func stored() async throws -> CommandOutcome? {
+            switch try await context.board.storedReply(key: keyed.key, request: keyed.request, session: context.session) {
+            case .none: return nil
+            case .reply(let payload): return CommandOutcome(.ok(.raw(Array(payload.utf8))))
+            case .conflict:
+                return CommandOutcome(.error(.conflict, "this REQUEST key was used for a different request"))
+            }
+        }
+        do {
+            if let answer = try await stored() { return answer }
+            return try await work()
+        } catch {
+            if let answer = try? await stored() { return answer }
+            return outcome(for: error, command: command, logger: context.logger)
         }
     }
 

@@ -63,8 +63,14 @@ enum HuntCommands {
 
     /// `{"hunt": hunt}`.
     static func huntReply(_ view: HuntView) -> CommandOutcome {
-        CommandOutcome(.ok(["hunt": .hunt(view)]))
+        CommandOutcome(.ok(huntJSON(view)))
     }
+
+    /// `{"hunt": hunt}`, the reply of the writes that answer a hunt.
+    @Sendable static func huntJSON(_ view: HuntView) -> JSON { ["hunt": .hunt(view)] }
+
+    /// `{"checkin": checkin}`, APPROVE's and REJECT's reply.
+    @Sendable static func checkInJSON(_ checkIn: CheckIn) -> JSON { ["checkin": .checkIn(checkIn)] }
 
     struct Hunts: Sendable {
         var mine = false
@@ -98,7 +104,7 @@ enum HuntCommands {
                 return draft
             },
             execute: { draft, context in
-                huntReply(try await context.board.createHunt(draft, by: context.session))
+                huntReply(try await context.board.createHunt(draft, by: context.session, request: context.keyed(huntJSON)))
             }),
         CommandSpec(
             "ADDSTOP", arity: 6 ... 13,
@@ -123,15 +129,16 @@ enum HuntCommands {
                     proof: proof, code: options["CODE"]?.text, hidden: options.has("HIDDEN")))
             },
             execute: { request, context in
-                let stop = try await context.board.addStop(huntID: request.0, request.1, by: context.session)
-                return CommandOutcome(.ok(["stop": .stop(stop)]))
+                let render: @Sendable (StopView) -> JSON = { ["stop": .stop($0)] }
+                let stop = try await context.board.addStop(huntID: request.0, request.1, by: context.session, request: context.keyed(render))
+                return CommandOutcome(.ok(render(stop)))
             }),
         CommandSpec(
             "REMOVESTOP", arity: 1 ... 1, syntax: "REMOVESTOP stop",
             summary: "Removes a stop from a hunt you host, before it starts; later stops move up one place.",
             parse: { arguments in try id(&arguments, "stop id") },
             execute: { stop, context in
-                try await context.board.removeStop(id: stop, by: context.session)
+                try await context.board.removeStop(id: stop, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -143,14 +150,14 @@ enum HuntCommands {
                 return (target, options["AS"]?.text)
             },
             execute: { request, context in
-                huntReply(try await context.board.join(request.0, as: request.1, by: context.session))
+                huntReply(try await context.board.join(request.0, as: request.1, by: context.session, request: context.keyed(huntJSON)))
             }),
         CommandSpec(
             "LEAVE", arity: 1 ... 1, syntax: "LEAVE hunt",
             summary: "Leaves a hunt before it ends; your check-ins and points leave with you.",
             parse: { arguments in try id(&arguments, "hunt id") },
             execute: { hunt, context in
-                try await context.board.leave(huntID: hunt, by: context.session)
+                try await context.board.leave(huntID: hunt, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -198,7 +205,7 @@ enum HuntCommands {
         CommandSpec(
             "STARTHUNT", arity: 1 ... 1, syntax: "STARTHUNT hunt", summary: "Starts a scheduled hunt you host now.",
             parse: { arguments in try id(&arguments, "hunt id") },
-            execute: { hunt, context in huntReply(try await context.board.startHunt(id: hunt, by: context.session)) }),
+            execute: { hunt, context in huntReply(try await context.board.startHunt(id: hunt, by: context.session, request: context.keyed(huntJSON))) }),
         CommandSpec(
             "EXTEND", arity: 2 ... 2, syntax: "EXTEND hunt seconds",
             summary: "Moves the end of a hunt you host later by seconds (a hunt with no end gets one).",
@@ -207,12 +214,12 @@ enum HuntCommands {
                 return (hunt, try Arguments.integer(arguments.required("seconds"), "seconds", in: HuntLimits.extendSeconds))
             },
             execute: { request, context in
-                huntReply(try await context.board.extendHunt(id: request.0, bySeconds: request.1, by: context.session))
+                huntReply(try await context.board.extendHunt(id: request.0, bySeconds: request.1, by: context.session, request: context.keyed(huntJSON)))
             }),
         CommandSpec(
             "ENDHUNT", arity: 1 ... 1, syntax: "ENDHUNT hunt", summary: "Ends a hunt now (its host, or a moderator).",
             parse: { arguments in try id(&arguments, "hunt id") },
-            execute: { hunt, context in huntReply(try await context.board.endHunt(id: hunt, by: context.session)) }),
+            execute: { hunt, context in huntReply(try await context.board.endHunt(id: hunt, by: context.session, request: context.keyed(huntJSON))) }),
         CommandSpec(
             "HINT", arity: 2 ... 2, syntax: "HINT hunt text",
             summary: "Sends a hint (1–500 characters) to the players of a running hunt you host.",
@@ -220,7 +227,7 @@ enum HuntCommands {
                 (try id(&arguments, "hunt id"), try Arguments.text(arguments.required("text")))
             },
             execute: { request, context in
-                try await context.board.hint(huntID: request.0, text: request.1, by: context.session)
+                try await context.board.hint(huntID: request.0, text: request.1, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -237,11 +244,14 @@ enum HuntCommands {
             execute: { request, context in
                 var draft = request.0
                 if let photo = request.1 { draft.photo = try context.board.photo(fromBase64: photo) }
-                let result = try await context.board.checkIn(draft, by: context.session)
-                return CommandOutcome(.ok(.object([
-                    ("checkin", .checkIn(result.checkIn)),
-                    ("score", .object([("points", .int(result.points)), ("found", .int(result.found)), ("rank", .int(result.rank))])),
-                ])))
+                let render: @Sendable (CheckInResult) -> JSON = { result in
+                    .object([
+                        ("checkin", .checkIn(result.checkIn)),
+                        ("score", .object([("points", .int(result.points)), ("found", .int(result.found)), ("rank", .int(result.rank))])),
+                    ])
+                }
+                let result = try await context.board.checkIn(draft, by: context.session, request: context.keyed(render))
+                return CommandOutcome(.ok(render(result)))
             }),
         CommandSpec(
             "REVIEW", arity: 1 ... 5, syntax: "REVIEW hunt [LIMIT n] [CURSOR c]",
@@ -268,8 +278,9 @@ enum HuntCommands {
                 return (checkIn, bonus)
             },
             execute: { request, context in
-                let checkIn = try await context.board.approve(checkInID: request.0, bonus: request.1, by: context.session)
-                return CommandOutcome(.ok(["checkin": .checkIn(checkIn)]))
+                let checkIn = try await context.board.approve(
+                    checkInID: request.0, bonus: request.1, by: context.session, request: context.keyed(checkInJSON))
+                return CommandOutcome(.ok(checkInJSON(checkIn)))
             }),
         CommandSpec(
             "REJECT", arity: 1 ... 3, syntax: "REJECT checkin [NOTE text]",
@@ -280,8 +291,9 @@ enum HuntCommands {
                 return (checkIn, options["NOTE"]?.text)
             },
             execute: { request, context in
-                let checkIn = try await context.board.reject(checkInID: request.0, note: request.1, by: context.session)
-                return CommandOutcome(.ok(["checkin": .checkIn(checkIn)]))
+                let checkIn = try await context.board.reject(
+                    checkInID: request.0, note: request.1, by: context.session, request: context.keyed(checkInJSON))
+                return CommandOutcome(.ok(checkInJSON(checkIn)))
             }),
         CommandSpec(
             "LEADERBOARD", arity: 1 ... 6, syntax: "LEADERBOARD hunt [LIMIT n] [CURSOR c] [AROUND]",

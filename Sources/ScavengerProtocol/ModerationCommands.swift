@@ -66,11 +66,12 @@ enum ModerationCommands {
                 return Report(item: item, reason: reason, note: try note(options["NOTE"]))
             },
             execute: { request, context in
+                let render: @Sendable (FiledReport) -> JSON = { receipt in
+                    ["report": ["id": .string(receipt.id), "item": .string(receipt.item), "status": "open"]]
+                }
                 let receipt = try await context.board.report(
-                    request.item, reason: request.reason, note: request.note, by: context.session)
-                return CommandOutcome(.ok(["report": [
-                    "id": .string(receipt.id), "item": .string(receipt.item), "status": "open",
-                ]]))
+                    request.item, reason: request.reason, note: request.note, by: context.session, request: context.keyed(render))
+                return CommandOutcome(.ok(render(receipt)))
             }),
         CommandSpec(
             "MODQUEUE", arity: 0 ... 4, syntax: "MODQUEUE [LIMIT n] [STATUS open|claimed|resolved|all]",
@@ -97,10 +98,12 @@ enum ModerationCommands {
         CommandSpec(
             "CLAIM", arity: 0 ... 1, syntax: "CLAIM [item]",
             summary: "Moderators: claims that item, or the next open one (null when none), for 15 minutes.",
-            parse: { arguments in arguments.next()?.text },
+            // `CLAIM REQUEST key` names no item.
+            parse: { arguments in arguments.requestKeyFollows ? nil : arguments.next()?.text },
             execute: { item, context in
-                let claimed = try await context.board.claim(item, by: context.session)
-                return CommandOutcome(.ok(claimed.map { ["item": JSON.item($0)] } ?? .null))
+                let render: @Sendable (ModerationItem?) -> JSON = { claimed in claimed.map { ["item": JSON.item($0)] } ?? .null }
+                let claimed = try await context.board.claim(item, by: context.session, request: context.keyed(render))
+                return CommandOutcome(.ok(render(claimed)))
             }),
         CommandSpec(
             "RELEASE", arity: 1 ... 1, syntax: "RELEASE item",
@@ -128,9 +131,11 @@ enum ModerationCommands {
                     note: try note(options["NOTE"]))
             },
             execute: { request, context in
+                let render: @Sendable (ModerationItem) -> JSON = { ["item": .item($0)] }
                 let item = try await context.board.resolve(
-                    request.item, as: request.resolution, ban: request.ban, note: request.note, by: context.session)
-                return CommandOutcome(.ok(["item": .item(item)]))
+                    request.item, as: request.resolution, ban: request.ban, note: request.note, by: context.session,
+                    request: context.keyed(render))
+                return CommandOutcome(.ok(render(item)))
             }),
         CommandSpec(
             "BAN", arity: 2 ... 4, syntax: "BAN username seconds|permanent [NOTE text]",
@@ -142,14 +147,14 @@ enum ModerationCommands {
                 return (name, length, try note(options["NOTE"]))
             },
             execute: { request, context in
-                try await context.board.setBan(of: request.0, to: request.1, note: request.2, by: context.session)
+                try await context.board.setBan(of: request.0, to: request.1, note: request.2, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
             "UNBAN", arity: 1 ... 1, syntax: "UNBAN username", summary: "Moderators: lifts a ban.",
             parse: { arguments in try arguments.required("username").text },
             execute: { name, context in
-                try await context.board.setBan(of: name, to: nil, note: nil, by: context.session)
+                try await context.board.setBan(of: name, to: nil, note: nil, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(

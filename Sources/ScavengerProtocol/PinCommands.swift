@@ -100,7 +100,8 @@ extension JSON {
 enum PinCommands {
     /// Posts a parsed pin and answers it.
     static func post(_ draft: PinDraft, context: CommandContext) async throws -> CommandOutcome {
-        CommandOutcome(.ok(["pin": .pin(try await context.board.post(draft, by: context.session))]))
+        let render: @Sendable (Pin) -> JSON = { ["pin": .pin($0)] }
+        return CommandOutcome(.ok(render(try await context.board.post(draft, by: context.session, request: context.keyed(render)))))
     }
 
     static let all: [CommandSpec] = [
@@ -156,7 +157,7 @@ enum PinCommands {
             summary: "Deletes a pin with its replies and photo; only its author or a moderator.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                try await context.board.delete(pinID: id, by: context.session)
+                try await context.board.delete(pinID: id, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
                 return CommandOutcome(.ok(true))
             }),
     ]
@@ -172,8 +173,9 @@ enum ReplyCommands {
                 (try arguments.required("pin id").text, try Arguments.text(arguments.required("text")))
             },
             execute: { request, context in
-                let reply = try await context.board.reply(to: request.0, text: request.1, by: context.session)
-                return CommandOutcome(.ok(["reply": .reply(reply)]))
+                let render: @Sendable (PinReply) -> JSON = { ["reply": .reply($0)] }
+                let reply = try await context.board.reply(to: request.0, text: request.1, by: context.session, request: context.keyed(render))
+                return CommandOutcome(.ok(render(reply)))
             }),
         CommandSpec(
             "REPLIES", arity: 1 ... 5, syntax: "REPLIES pin-id [LIMIT n] [CURSOR c]",

@@ -8,6 +8,8 @@ public struct ExpiryReport: Sendable, Equatable {
     public var sessions = 0
     /// Change-log entries trimmed.
     public var changes = 0
+    /// `REQUEST` keys past their retention deleted.
+    public var requestKeys = 0
 
     public init() {}
 
@@ -18,6 +20,7 @@ public struct ExpiryReport: Sendable, Equatable {
         sum.photoBytes += rhs.photoBytes
         sum.sessions += rhs.sessions
         sum.changes += rhs.changes
+        sum.requestKeys += rhs.requestKeys
         return sum
     }
 }
@@ -69,8 +72,11 @@ extension Database {
     ///
     /// Then trims the change logs (pins' and hunts') and the wrong codes of code stops to
     /// `keepChangesSeconds` (a daemon that has been away from the database longer than that
-    /// reloads its feed and its hunts' leaderboards instead of replaying).
-    public func expire(batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600) async throws(StoreError) -> ExpiryReport {
+    /// reloads its feed and its hunts' leaderboards instead of replaying), and deletes `REQUEST`
+    /// keys older than `keepRequestKeysSeconds`.
+    public func expire(
+        batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600, keepRequestKeysSeconds: Int = 24 * 3600
+    ) async throws(StoreError) -> ExpiryReport {
         var total = ExpiryReport()
         while true {
             let batch = try await expirePins(limit: batchSize)
@@ -91,6 +97,11 @@ extension Database {
             let changes = try await trimHuntChanges(keepSeconds: keepChangesSeconds, limit: batchSize)
             total.changes += changes
             if changes < batchSize { break }
+        }
+        while true {
+            let keys = try await trimRequestKeys(keepSeconds: keepRequestKeysSeconds, limit: batchSize)
+            total.requestKeys += keys
+            if keys < batchSize { break }
         }
         return total
     }

@@ -138,7 +138,6 @@ extension Database {
     /// (``NewPin/rate``), ``StoreError/rateLimited(retryAfterSeconds:)``. Tokens are taken in
     /// the batch's order, so one author's pins in a group draw from the bucket one by one.
     func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
-        let ids = pins.map(\.id)
         return try await mappingErrors {
             let rows: PostgresRows
             do {
@@ -149,26 +148,55 @@ extension Database {
                 // happened first, from the change log, so such a pin stays deleted.
                 rows = try await pool.query(Self.insertStatement(pins, writerID: writerID, settling: true), idempotent: true)
             }
-            var times: [String: (Int, Int)] = [:]
-            var waits: [String: Double] = [:]
-            let (id, created, expires, wait) = try (
-                rows.column("id"), rows.column("created_us"), rows.column("expires_us"), rows.column("wait"))
-            for row in rows {
-                if let seconds: Double = try row.double(wait) {
-                    waits[try row.string(id)] = seconds
-                } else {
-                    times[try row.string(id)] = (try row.int(created), try row.int(expires))
-                }
+            return try Self.insertedPins(pins, rows: rows)
+        }
+    }
+
+    /// A keyed pin, written alone in a transaction with its `REQUEST` key (``KeyedWrite``). After a
+    /// connection failure it is tried once more, settling as ``insertPins(_:)`` does: if the first
+    /// attempt committed, its key is found taken and the caller answers from it.
+    func insertKeyedPin(_ new: NewPin, request: KeyedWrite<Pin>) async throws(StoreError) -> Pin {
+        let writerID = self.writerID
+        @Sendable func attempt(settling: Bool) async throws -> Pin {
+            try await pool.transaction { connection in
+                let rows = try connection.query(Self.insertStatement([new], writerID: writerID, settling: settling))
+                let pin = try Self.insertedPins([new], rows: rows)[0].get()
+                try request.record(pin, on: connection)
+                return pin
             }
-            return pins.enumerated().map { index, new -> Result<Pin, StoreError> in
-                if let wait = waits[ids[index]] { return .failure(.rateLimited(waiting: wait)) }
-                guard let (created, expires) = times[ids[index]] else { return .failure(.sessionRefused) }
-                return .success(Pin(
-                    id: ids[index], lat: new.lat, lon: new.lon, kind: new.photo == nil ? .text : .photo, text: new.text,
-                    author: new.authorName, created: Timestamp(microseconds: Int64(created)),
-                    expires: Timestamp(microseconds: Int64(expires)), region: new.region,
-                    photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0))
+        }
+        return try await mappingErrors {
+            do {
+                return try await attempt(settling: false)
+            } catch let error as PostgresError where error.code == .connectionFailure {
+                pool.discardIdleConnections()
+                return try await attempt(settling: true)
             }
+        }
+    }
+
+    /// Each pin's outcome from the group insert's rows, in the pins' order.
+    private static func insertedPins(_ pins: [NewPin], rows: PostgresRows) throws -> [Result<Pin, StoreError>] {
+        let ids = pins.map(\.id)
+        var times: [String: (Int, Int)] = [:]
+        var waits: [String: Double] = [:]
+        let (id, created, expires, wait) = try (
+            rows.column("id"), rows.column("created_us"), rows.column("expires_us"), rows.column("wait"))
+        for row in rows {
+            if let seconds: Double = try row.double(wait) {
+                waits[try row.string(id)] = seconds
+            } else {
+                times[try row.string(id)] = (try row.int(created), try row.int(expires))
+            }
+        }
+        return pins.enumerated().map { index, new -> Result<Pin, StoreError> in
+            if let wait = waits[ids[index]] { return .failure(.rateLimited(waiting: wait)) }
+            guard let (created, expires) = times[ids[index]] else { return .failure(.sessionRefused) }
+            return .success(Pin(
+                id: ids[index], lat: new.lat, lon: new.lon, kind: new.photo == nil ? .text : .photo, text: new.text,
+                author: new.authorName, created: Timestamp(microseconds: Int64(created)),
+                expires: Timestamp(microseconds: Int64(expires)), region: new.region,
+                photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0))
         }
     }
 }

@@ -234,6 +234,14 @@ public struct StandingChange: Sendable, Equatable {
     public var at: Timestamp?
 }
 
+/// A written check-in, the player's standing after it and their rank in the hunt then.
+public struct CheckInWrite: Sendable, Equatable {
+    public var checkIn: CheckIn
+    public var standing: StandingChange
+    /// One more than the players strictly ahead, as the transaction left the hunt.
+    public var rank: Int
+}
+
 /// A change of a hunt, as the hunts' change log (`hunt_changes`) carries it to every daemon.
 public enum HuntChange: Sendable, Equatable {
     /// Started, extended or ended by a write; read the hunt again.

@@ -165,10 +165,17 @@ extension Database {
         return try rows[0].int("seq")
     }
 
-    /// Runs `body`, letting a caller's refusal through and rolling back.
-    func huntTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws(StoreError) -> T {
+    /// Runs `body`, letting a caller's refusal through and rolling back. A keyed write's key and
+    /// reply (`request`) are stored last, in the same transaction.
+    func huntTransaction<T: Sendable>(
+        request: KeyedWrite<T>? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws(StoreError) -> T {
         try await mappingErrors {
-            try await pool.transaction(body)
+            try await pool.transaction { connection in
+                let result = try body(connection)
+                try request.record(result, on: connection)
+                return result
+            }
         }
     }
 
@@ -178,8 +185,8 @@ extension Database {
     /// (``StoreError/conflict(constraint:)`` with `hunts_code`: draw another). The code's check
     /// and the insert run under an advisory lock on the code, so two hunts created at once with
     /// the same code cannot both have it. The host's `POST` token is taken in the same transaction.
-    public func createHunt(_ new: NewHunt) async throws(StoreError) -> HuntRecord {
-        try await huntTransaction { connection in
+    public func createHunt(_ new: NewHunt, request: KeyedWrite<HuntRecord>? = nil) async throws(StoreError) -> HuntRecord {
+        try await huntTransaction(request: request) { connection in
             try Self.takeRateToken(connection, userID: new.hostID, action: .post, rate: new.rate)
             try connection.query("SELECT pg_advisory_xact_lock(7469, hashtext(\(new.code.text)))")
             let taken = try connection.query("SELECT 1 FROM hunts h WHERE h.code = \(new.code.text) AND \(unescaped: Self.huntNotEnded)")
@@ -407,9 +414,10 @@ extension Database {
     /// database's clock and returns the new schedule, or throws a refusal. The change is logged
     /// for every daemon. Nil when there is no such hunt.
     public func changeSchedule(
-        huntID: String, _ change: @escaping @Sendable (HuntRecord, Timestamp) throws -> (schedule: HuntSchedule, log: (moderator: Int, action: String)?)
+        huntID: String, request: KeyedWrite<HuntRecord?>? = nil,
+        _ change: @escaping @Sendable (HuntRecord, Timestamp) throws -> (schedule: HuntSchedule, log: (moderator: Int, action: String)?)
     ) async throws(StoreError) -> HuntRecord? {
-        try await huntTransaction { connection in
+        try await huntTransaction(request: request) { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return nil }
             let now = try Self.clock(connection)
             let (schedule, log) = try change(hunt, now)
@@ -433,9 +441,10 @@ extension Database {
     /// Adds a stop at the end of a hunt; `check` (the board's rules) sees the hunt under its row
     /// lock and the clock first. Nil when there is no such hunt.
     public func addStop(
-        huntID: String, _ stop: NewStop, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+        huntID: String, _ stop: NewStop, request: KeyedWrite<StopRecord?>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> StopRecord? {
-        try await huntTransaction { connection in
+        try await huntTransaction(request: request) { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             try connection.query("""
@@ -451,8 +460,10 @@ extension Database {
 
     /// Removes a stop; later stops move up one place. `check` sees the hunt under its row lock.
     /// False when there is no such stop.
-    public func removeStop(id: String, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void) async throws(StoreError) -> Bool {
-        try await huntTransaction { connection in
+    public func removeStop(
+        id: String, request: KeyedWrite<Bool>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> Bool {
+        try await huntTransaction(request: request) { connection in
             let found = try connection.query("SELECT hunt_id, n FROM hunt_stops WHERE id = \(id)")
             guard let row = found.first else { return false }
             let huntID: String = try row.string("hunt_id")
@@ -467,10 +478,10 @@ extension Database {
     }
 
     /// Adds a hint to a hunt; `check` sees the hunt under a share lock. Nil when no such hunt.
-    public func addHint(huntID: String, text: String, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void) async throws(StoreError)
-        -> Timestamp?
-    {
-        try await huntTransaction { connection in
+    public func addHint(
+        huntID: String, text: String, request: KeyedWrite<Timestamp?>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> Timestamp? {
+        try await huntTransaction(request: request) { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             let rows = try connection.query("""
@@ -496,9 +507,10 @@ extension Database {
     /// another player holds is ``StoreError/conflict(constraint:)`` `hunt_players_name`. Nil when
     /// no such hunt.
     public func join(
-        huntID: String, userID: Int, name: String, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+        huntID: String, userID: Int, name: String, request: KeyedWrite<JoinOutcome?>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> JoinOutcome? {
-        try await huntTransaction { connection in
+        try await huntTransaction(request: request) { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
@@ -524,10 +536,10 @@ extension Database {
 
     /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found
     /// drops. `check` sees the hunt under a share lock. False when not a player (or no hunt).
-    public func leave(huntID: String, userID: Int, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void) async throws(StoreError)
-        -> Bool
-    {
-        try await huntTransaction { connection in
+    public func leave(
+        huntID: String, userID: Int, request: KeyedWrite<Bool>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> Bool {
+        try await huntTransaction(request: request) { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return false }
             try check(hunt, try Self.clock(connection))
             let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found")
@@ -597,9 +609,9 @@ extension Database {
     /// A second live check-in at a stop is ``StoreError/conflict(constraint:)`` `checkins_one_live`.
     /// Nil when there is no such stop.
     public func checkIn(
-        _ new: NewCheckIn, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInVerdict
-    ) async throws(StoreError) -> (checkIn: CheckIn, standing: StandingChange)? {
-        try await huntTransaction { connection in
+        _ new: NewCheckIn, request: KeyedWrite<CheckInWrite?>? = nil, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInVerdict
+    ) async throws(StoreError) -> CheckInWrite? {
+        try await huntTransaction(request: request) { connection in
             let stops = try connection.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(new.stopID)")
             guard let stopRow = stops.first else { return nil }
             let stop = try StopColumns(stops).stop(stopRow).stop
@@ -654,7 +666,15 @@ extension Database {
             let checkIn = CheckIn(
                 id: new.id, hunt: hunt.id, stop: stop.id, player: player.name, status: verdict.status, points: verdict.points, at: at,
                 distanceMeters: verdict.distanceMeters, photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) })
-            return (checkIn, standing)
+            // The player's rank as this transaction leaves it (as the leaderboard ranks: one more
+            // than the players strictly ahead), so that the reply can be stored with the write.
+            let ahead = try connection.query("""
+                SELECT count(*) AS ahead FROM hunt_players
+                WHERE hunt_id = \(hunt.id) AND (points > \(standing.points)
+                    OR (\(standing.points) > 0 AND points = \(standing.points)
+                        AND points_at < 'epoch'::timestamptz + \(standing.at?.microseconds)::bigint * interval '1 microsecond'))
+                """)
+            return CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try ahead[0].int("ahead") as Int))
         }
     }
 
@@ -781,9 +801,10 @@ extension Database {
     /// becomes that of their latest remaining check-in that earned points). Nil when no such
     /// check-in.
     public func review(
-        checkInID: String, decide: @escaping @Sendable (ReviewFacts) throws -> ReviewDecision
+        checkInID: String, request: KeyedWrite<(checkIn: CheckIn, standing: StandingChange)?>? = nil,
+        decide: @escaping @Sendable (ReviewFacts) throws -> ReviewDecision
     ) async throws(StoreError) -> (checkIn: CheckIn, standing: StandingChange)? {
-        try await huntTransaction { connection in
+        try await huntTransaction(request: request) { connection in
             let rows = try connection.query("""
                 SELECT \(unescaped: Self.checkInColumns) FROM \(unescaped: Self.checkInFrom) WHERE c.id = \(checkInID) FOR UPDATE OF c
                 """)
@@ -852,11 +873,11 @@ extension Database {
     /// author is its host or a player. With a `rate`, the author's reply bucket gives a token in
     /// the same transaction. Nil when no such hunt.
     public func createHuntReply(
-        huntID: String, authorID: Int, authorName: String, text: String, rate: RateLimit?,
+        huntID: String, authorID: Int, authorName: String, text: String, rate: RateLimit?, request: KeyedWrite<PinReply?>? = nil,
         check: @escaping @Sendable (HuntRecord, Bool) throws -> Void
     ) async throws(StoreError) -> PinReply? {
         let id = Identifier.newReply()
-        return try await huntTransaction { connection in
+        return try await huntTransaction(request: request) { connection in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             let member = try hunt.hostID == authorID
                 || !connection.query("SELECT 1 FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(authorID)").isEmpty

@@ -31,9 +31,15 @@ public struct ResolveOutcome: Sendable, Equatable {
 
 extension Database {
     /// Runs a moderation transaction; a refusal rolls it back and is rethrown as is.
-    func moderation<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    func moderation<T: Sendable>(
+        request: KeyedWrite<T>? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
         do {
-            return try await pool.transaction(body)
+            return try await pool.transaction { connection in
+                let result = try body(connection)
+                try request.record(result, on: connection)
+                return result
+            }
         } catch let refusal as ModerationRefusal {
             throw refusal
         } catch let error as StoreError {
@@ -50,10 +56,11 @@ extension Database {
     /// `rate`, the reporter's bucket must give a token (``StoreError/rateLimited(retryAfterSeconds:)``
     /// otherwise).
     public func report(
-        reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules, rate: RateLimit?
+        reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules, rate: RateLimit?,
+        request: KeyedWrite<ReportReceipt>? = nil
     ) async throws -> ReportReceipt {
         let reportID = Identifier.newReport()
-        return try await moderation { connection in
+        return try await moderation(request: request) { connection in
             try Self.lockFeedChanges(connection)
             // A token for this report, taken under the bucket's row lock: concurrent reports by
             // one user wait in turn, so the limit holds; a report refused below gives it back.
@@ -333,8 +340,10 @@ extension Database {
     /// Claims an item (or the next open one) for `claimSeconds`. Nil when nothing is open.
     /// Two moderators claiming at once never get the same item (`SKIP LOCKED`). Nobody claims
     /// their own content: naming it is `forbidden`, and the next open one skips it.
-    public func claim(moderator: Account, item: String?, claimSeconds: Int) async throws -> ModerationItem? {
-        try await moderation { connection -> ModerationItem? in
+    public func claim(
+        moderator: Account, item: String?, claimSeconds: Int, request: KeyedWrite<ModerationItem?>? = nil
+    ) async throws -> ModerationItem? {
+        try await moderation(request: request) { connection -> ModerationItem? in
             let target: String
             if let item {
                 let rows = try connection.query(Self.claimState(item: item))
@@ -372,9 +381,10 @@ extension Database {
     /// Decides an item. Only the moderator holding its claim, or an admin; nobody decides on
     /// their own content.
     public func resolve(
-        moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?
+        moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?,
+        request: KeyedWrite<ResolveOutcome>? = nil
     ) async throws -> ResolveOutcome {
-        try await moderation { connection in
+        try await moderation(request: request) { connection in
             try Self.lockFeedChanges(connection)
             let rows = try connection.query(Self.claimState(item: item))
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
@@ -507,8 +517,10 @@ extension Database {
     }
 
     /// Bans (`ban` non-nil) or unbans a user by name. Nobody bans or unbans themselves.
-    public func setBan(moderator: Account, username: String, ban: BanLength?, note: String?) async throws {
-        try await moderation { connection in
+    public func setBan(
+        moderator: Account, username: String, ban: BanLength?, note: String?, request: KeyedWrite<Void>? = nil
+    ) async throws {
+        try await moderation(request: request) { connection in
             let rows = try connection.query("SELECT id FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE")
             guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
             let userID: Int = try row.int("id")

@@ -110,8 +110,9 @@ extension Database {
 
     /// Writes a pin (and its photo) in one statement, so both or neither are stored. Text pins
     /// are grouped with other writers' into one transaction; either way the answer comes after
-    /// the commit.
-    public func createPin(_ new: NewPin) async throws(StoreError) -> Pin {
+    /// the commit. A keyed write (`request`) is written alone, with its key in its transaction.
+    public func createPin(_ new: NewPin, request: KeyedWrite<Pin>? = nil) async throws(StoreError) -> Pin {
+        if let request { return try await insertKeyedPin(new, request: request) }
         if new.photo == nil {
             return try await textPinWriter.write(new)
         }
@@ -144,7 +145,9 @@ extension Database {
     /// Deletes a live pin with its replies and photo, if `userID` wrote it or `canModerate`.
     /// A moderator's delete of someone else's pin is audited in the same transaction (evidence
     /// snapshot, resolved queue item, `delete` log entry); an author's own delete is not.
-    public func deletePin(id: String, userID: Int, canModerate: Bool) async throws(StoreError) -> DeleteOutcome {
+    public func deletePin(
+        id: String, userID: Int, canModerate: Bool, request: KeyedWrite<DeleteOutcome>? = nil
+    ) async throws(StoreError) -> DeleteOutcome {
         try await mappingErrors {
             try await pool.transaction { connection in
                 try Self.lockFeedChanges(connection)
@@ -158,6 +161,7 @@ extension Database {
                     try Self.auditDelete(connection, pin: id, moderator: userID, author: authorID)
                 }
                 try connection.query("DELETE FROM pins WHERE id = \(id)")
+                try request.record(DeleteOutcome.deleted, on: connection)
                 return .deleted
             }
         }
@@ -167,7 +171,7 @@ extension Database {
     /// the author's reply bucket must give a token (``StoreError/rateLimited(retryAfterSeconds:)``
     /// otherwise), taken in the same transaction, so a reply that is not written costs none.
     public func createReply(
-        pinID: String, authorID: Int, authorName: String, text: String, rate: RateLimit? = nil
+        pinID: String, authorID: Int, authorName: String, text: String, rate: RateLimit? = nil, request: KeyedWrite<PinReply>? = nil
     ) async throws(StoreError) -> PinReply? {
         let id = Identifier.newReply()
         do {
@@ -186,9 +190,11 @@ extension Database {
                         """)
                     // No live pin: the rollback gives the token back.
                     guard let row = rows.first else { throw StoreError.unexpected(Self.pinNotLive) }
-                    return PinReply(
+                    let reply = PinReply(
                         id: id, pin: pinID, text: text, author: authorName,
                         created: Timestamp(microseconds: Int64(try row.int("created_us") as Int)))
+                    try request.record(reply, on: connection)
+                    return reply
                 }
             }
         } catch .unexpected(Self.pinNotLive) {

@@ -120,6 +120,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Stops one hunt may hold (ADDSTOP beyond it: CONFLICT).") var maxStopsPerHunt = ServeDefaults.maxStopsPerHunt
     @Option(help: "JOINs by a code that finds no hunt, per client address (COUNT/SECONDS or off); beyond, every JOIN by code waits.")
     var joinFailureRate = RateFlag(ServeDefaults.joinFailureRate)
+    @Option(help: "Seconds a write's REQUEST key holds its reply (default 24 hours): a retry with the key within it gets the same reply. Give `expire` the same --request-key-seconds.")
+    var requestKeySeconds = ServeDefaults.requestKeySeconds
     @Option(help: "Wrong codes one player may enter at one code stop within --code-guess-window before its CHECKINs are RATE_LIMITED.")
     var codeGuesses = ServeDefaults.codeGuesses
     @Option(help: "Seconds wrong codes are counted in (default 10 minutes).") var codeGuessWindow = ServeDefaults.codeGuessWindow
@@ -137,6 +139,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxStopsPerHunt >= 1 else { throw ArgumentParser.ValidationError("--max-stops-per-hunt must be at least 1") }
+        guard requestKeySeconds >= 1 else { throw ArgumentParser.ValidationError("--request-key-seconds must be at least 1") }
         guard codeGuesses >= 1, codeGuessWindow >= 1 else {
             throw ArgumentParser.ValidationError("--code-guesses and --code-guess-window must be at least 1")
         }
@@ -293,7 +296,7 @@ struct Serve: AsyncParsableCommand {
                 hunts: HuntRules(
                     maximumStops: maxStopsPerHunt, codeGuesses: codeGuesses, codeGuessWindowSeconds: codeGuessWindow,
                     travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed),
-                joinFailureRate: joinFailureRate.limit), logger: logger)
+                joinFailureRate: joinFailureRate.limit, requestKeySeconds: requestKeySeconds), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.
@@ -368,8 +371,11 @@ struct Expire: AsyncParsableCommand {
     var batchSize = 5000
     @Option(help: "Seconds of the change logs to keep (at least 3600): a daemon away from the database longer reloads its feed, and a WATCH … SINCE from before it answers resumed false.")
     var keepChanges = ServeDefaults.keepChanges
+    @Option(help: "Seconds a write's REQUEST key is kept (the daemons' --request-key-seconds; default 24 hours); older keys are deleted.")
+    var requestKeySeconds = ServeDefaults.requestKeySeconds
 
     func validate() throws {
+        guard requestKeySeconds >= 1 else { throw ArgumentParser.ValidationError("--request-key-seconds must be at least 1") }
         guard (1 ... 100_000).contains(batchSize) else {
             throw ArgumentParser.ValidationError("--batch-size must be within 1…100000")
         }
@@ -384,12 +390,13 @@ struct Expire: AsyncParsableCommand {
             let started = ContinuousClock.now
             var report = ExpiryReport()
             try await RegionCommand.withDatabase(database) { store in
-                report = try await store.expire(batchSize: batchSize, keepChangesSeconds: keepChanges)
+                report = try await store.expire(
+                    batchSize: batchSize, keepChangesSeconds: keepChanges, keepRequestKeysSeconds: requestKeySeconds)
             }
             let elapsed = ContinuousClock.now - started
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             print("expired \(report.pins) pins, \(report.replies) replies, \(report.photoBytes) photo bytes, "
-                + "\(report.sessions) sessions, \(report.changes) change-log entries in \(String(format: "%.3f", seconds)) s")
+                + "\(report.sessions) sessions, \(report.changes) change-log entries, \(report.requestKeys) request keys in \(String(format: "%.3f", seconds)) s")
         }
     }
 }

@@ -1,0 +1,97 @@
+import Postgres
+
+/// A write's `REQUEST` key, handed to the store write that carries it out: the write's own
+/// transaction stores the key, the request's digest and the reply line, so that neither is ever
+/// committed without the other.
+///
+/// The key row goes in last, just before the commit. A second transaction writing the same key
+/// (a retry that came while the first still ran, on this daemon or another) waits there for the
+/// first to end; if the first committed, the second rolls back with
+/// ``StoreError/conflict(constraint:)`` ``requestKeyConstraint``, and its caller answers from
+/// the stored row instead (``Database/requestReply(userID:key:retentionSeconds:)``).
+public struct KeyedWrite<Result>: Sendable {
+    /// The user the key belongs to: keys are per user.
+    public let userID: Int
+    /// The client's key: 8–64 of `A-Z a-z 0-9 _ -`.
+    public let key: String
+    /// A digest of the request (its command, arguments and options), to tell a retry from another
+    /// request under the same key.
+    public let digest: [UInt8]
+    /// How long a key holds, in seconds; a row older than that is replaced by the next write with
+    /// its key.
+    public let retentionSeconds: Int
+    /// The reply line's payload (after `OK `) for the write's result, rendered inside the
+    /// transaction; nil for a result that is a refusal, which records nothing.
+    let reply: @Sendable (Result) throws -> String?
+
+    public init(
+        userID: Int, key: String, digest: [UInt8], retentionSeconds: Int, reply: @escaping @Sendable (Result) throws -> String?
+    ) {
+        self.userID = userID
+        self.key = key
+        self.digest = digest
+        self.retentionSeconds = retentionSeconds
+        self.reply = reply
+    }
+
+    /// The same key for a write whose result is turned into this one's by `transform` (nil: a
+    /// refusal, nothing recorded).
+    public func pulledBack<Other>(_ transform: @escaping @Sendable (Other) throws -> Result?) -> KeyedWrite<Other> {
+        let reply = self.reply
+        return KeyedWrite<Other>(userID: userID, key: key, digest: digest, retentionSeconds: retentionSeconds) { other in
+            try transform(other).flatMap(reply)
+        }
+    }
+
+    /// Stores the key with the reply for `result`, in the caller's transaction; throws the key's
+    /// conflict when a live row holds it (after waiting for a transaction still writing it).
+    func record(_ result: Result, on connection: PostgresConnection) throws {
+        guard let reply = try reply(result) else { return }
+        let rows = try connection.query("""
+            INSERT INTO request_keys AS k (user_id, key, digest, reply) VALUES (\(userID), \(key), \(digest), \(reply))
+            ON CONFLICT (user_id, key) DO UPDATE SET digest = excluded.digest, reply = excluded.reply, created_at = now()
+                WHERE k.created_at <= now() - \(retentionSeconds)::integer * interval '1 second'
+            RETURNING 1 AS recorded
+            """)
+        if rows.isEmpty { throw StoreError.conflict(constraint: requestKeyConstraint) }
+    }
+}
+
+/// The constraint named by the conflict a keyed write meets when its key is taken.
+public let requestKeyConstraint = "request_keys_pkey"
+
+extension Optional {
+    /// Records a keyed write's result in the caller's transaction; nothing without a key.
+    func record<Result>(_ result: Result, on connection: PostgresConnection) throws where Wrapped == KeyedWrite<Result> {
+        try self?.record(result, on: connection)
+    }
+}
+
+extension Database {
+    /// What is stored under `userID`'s `key`, when it was written within the last
+    /// `retentionSeconds`: whether it was stored by the request of `digest`, and its reply.
+    public func requestReply(userID: Int, key: String, digest: [UInt8], retentionSeconds: Int) async throws(StoreError)
+        -> (sameRequest: Bool, reply: String)?
+    {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT digest = \(digest) AS same, reply FROM request_keys
+                WHERE user_id = \(userID) AND key = \(key) AND created_at > now() - \(retentionSeconds)::integer * interval '1 second'
+                """)
+            guard let row = rows.first else { return nil }
+            return (try row.bool(0), try row.string(1))
+        }
+    }
+
+    /// Deletes up to `limit` request keys older than `keepSeconds`, oldest first; returns how many.
+    public func trimRequestKeys(keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
+        try await mappingErrors {
+            try await pool.query("""
+                DELETE FROM request_keys WHERE (user_id, key) IN (
+                    SELECT user_id, key FROM request_keys WHERE created_at <= now() - \(keepSeconds)::integer * interval '1 second'
+                    ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                )
+                """, idempotent: false).affectedRows
+        }
+    }
+}
