@@ -79,7 +79,7 @@ extension Database {
                 WHERE user_id = \(userID) AND key = \(key) AND created_at > now() - \(retentionSeconds)::integer * interval '1 second'
                 """)
             guard let row = rows.first else { return nil }
-            return (try row.bool(0), try row.string(1))
+            return (try row.bool("same"), try row.string("reply"))
         }
     }
 

@@ -97,6 +97,30 @@ struct HTTPPortTests {
         }
     }
 
+    @Test("REQUEST over a WebSocket: a keyed POST retried on a new WebSocket and over TCP answers the same line; one pin is stored")
+    func requestKeyOverWebSocket() async throws {
+        try await TestEnvironment.make(prefix: "http").use { environment in
+            try await withHTTPServer(board: environment.board) { http, tcp, _ in
+                let token = try #require(WebSocketConversation.field(
+                    "token", in: try await tcpCall(tcp, "REGISTER bob bob@example.org password1")))
+                let line = "POST 48.85 2.35 \"keyed\" REQUEST ws-key-0001"
+                let replies = Mutex<[String]>([])
+                for _ in 0 ..< 2 {
+                    try await withWebSocket(http) { ws in
+                        _ = try await ws.call("AUTH \(token)")
+                        let reply = try #require(try await ws.call(line))
+                        replies.withLock { $0.append(reply) }
+                    }
+                }
+                let overTCP = try await tcpCall(tcp, "AUTH \(token)\n\(line)", replies: 2)
+                let seen = replies.withLock { $0 }
+                #expect(seen[0].hasPrefix(#"OK {"pin":"#) && seen[1] == seen[0], "\(seen)")
+                #expect(overTCP == seen[0])
+                #expect(try await environment.pool.query("SELECT count(*) AS n FROM pins")[0].int("n") as Int == 1)
+            }
+        }
+    }
+
     @Test("requests sent back to back are answered in order")
     func pipelinedInOrder() async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in

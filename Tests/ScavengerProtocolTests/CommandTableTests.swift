@@ -32,6 +32,46 @@ struct CommandTableTests {
         #expect(outcome.reply.line == expected)
     }
 
+    @Test("exactly the contract's writes take REQUEST key, and HELP shows it on each")
+    func requestKeyCommands() {
+        let writes = ["POST", "POSTPHOTO", "DELETE", "REPLY", "REPORT", "CREATEHUNT", "ADDSTOP", "REMOVESTOP", "JOIN", "LEAVE", "CHECKIN",
+                      "APPROVE", "REJECT", "HINT", "STARTHUNT", "EXTEND", "ENDHUNT", "CLAIM", "RESOLVE", "BAN", "UNBAN"]
+        let keyed = CommandTable.standard.commands.filter(\.takesRequestKey)
+        #expect(Set(keyed.map(\.name)) == Set(writes))
+        #expect(keyed.allSatisfy { $0.syntax.hasSuffix(" [REQUEST key]") })
+        #expect(CommandTable.standard.commands.filter { !$0.takesRequestKey }.allSatisfy { !$0.syntax.contains("REQUEST") })
+    }
+
+    /// The canonical form `REQUEST` keys compare, for a request line (parsed by its command's
+    /// parser, as dispatch does).
+    func canonical(_ line: String) throws -> (key: String?, form: String) {
+        let tokens = try Tokenizer.tokenize(line, maximumTokens: 64)
+        let spec = try #require(CommandTable.standard.command(named: tokens[0].text))
+        var arguments = Arguments(command: spec.name, tokens: tokens.dropFirst(), acceptsRequestKey: spec.takesRequestKey)
+        _ = try spec.prepare(&arguments, context)
+        return (arguments.requestKey, arguments.canonicalRequest)
+    }
+
+    @Test("one request whatever the order and case of its options and where REQUEST stands; any other value is another request")
+    func canonicalRequests() throws {
+        let base = try canonical("CREATEHUNT \"Old town\" PUBLIC ORDERED DURATION 3600 REQUEST key-0001")
+        #expect(base.key == "key-0001")
+        for same in ["createhunt \"Old town\" request key-0001 duration 3600 ordered public",
+                     "CREATEHUNT \"Old town\" DURATION 3600 REQUEST key-0001 PUBLIC ORDERED"] {
+            #expect(try canonical(same) == (base.key, base.form), "\(same)")
+        }
+        for other in ["CREATEHUNT \"Old town\" PUBLIC DURATION 3600 REQUEST key-0001",
+                      "CREATEHUNT \"Old town\" PUBLIC ORDERED DURATION 3601 REQUEST key-0001",
+                      "CREATEHUNT \"Old Town\" PUBLIC ORDERED DURATION 3600 REQUEST key-0001",
+                      "CREATEHUNT Old PUBLIC ORDERED DURATION 3600 REQUEST key-0001"] {
+            #expect(try canonical(other).form != base.form, "\(other)")
+        }
+        // A command with no options takes REQUEST after its arguments; CLAIM's item is optional.
+        #expect(try canonical("DELETE p1 REQUEST key-0002") == ("key-0002", try canonical("DELETE p1").form))
+        #expect(try canonical("CLAIM REQUEST key-0003") == ("key-0003", try canonical("CLAIM").form))
+        #expect(try canonical("CLAIM item1 REQUEST key-0003").form != canonical("CLAIM").form)
+    }
+
     @Test("blank lines get no reply", arguments: ["", " ", "\t \t"])
     func blank(line: String) async {
         #expect(await run(line) == nil)

@@ -67,7 +67,7 @@ struct PinTests {
         ("POST 0 0 hi TTL 2592001", "ERR BAD_ARGUMENT TTL must be between 1 and 2592000, got 2592001"),
         ("POST 0 0 hi TTL", "ERR BAD_ARGUMENT option TTL needs a value"),
         ("POST 0 0 hi COLOR red", "ERR BAD_ARGUMENT unknown option 'COLOR' for POST (expected TTL)"),
-        ("POST 0 0 hi TTL 5 TTL 6", "ERR BAD_ARGUMENT wrong number of arguments for POST; usage: POST lat lon text [TTL seconds]"),
+        ("POST 0 0 hi TTL 5 TTL 6", "ERR BAD_ARGUMENT option TTL given twice"),
     ])
     func postRejects(line: String, expected: String) async throws {
         try await withDatabaseServer { address, environment in
