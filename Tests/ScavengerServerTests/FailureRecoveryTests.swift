@@ -1,7 +1,10 @@
 import Foundation
+import Logging
 import NIOCore
 import Postgres
+import ScavengerBoard
 import ScavengerCore
+import ScavengerProtocol
 import ScavengerStore
 import ScavengerTestSupport
 import Sodium
@@ -133,6 +136,58 @@ struct FailureRecoveryTests {
                 #expect(try log[0].int("n") as Int == 2, "the insert and the delete, nothing more")
                 #expect(try Int64(log[0].int("first_us") as Int) == answered.created.microseconds, "answered with the time it was written")
                 #expect(answered.expires.microseconds == answered.created.microseconds + 600_000_000)
+            } catch {
+                await side.shutdown()
+                throw error
+            }
+            await side.shutdown()
+        }
+    }
+
+    @Test("a keyed POST whose commit answer was lost, its pin deleted before the retry: the retry answers the first's line and writes nothing")
+    func keyedRetryAfterLostCommit() async throws {
+        let (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "keyedlost")
+        defer { proxy.stop() }
+        var direct = proxied
+        direct.connectionString = try TestDatabase.url()
+        try await TestEnvironment.make(configuration: proxied).use { environment in
+            let side = PostgresPool(configuration: direct, maxConnections: 2)
+            do {
+                let account = try await environment.database.register(
+                    name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
+                let session = Session(connectionID: 1)
+                session.logIn(user: account.user, userID: account.id, tokenHash: Digest.sha256("t"))
+                let context = CommandContext(session: session, board: environment.board, logger: Logger(label: "test"))
+                // The keyed write's COMMIT sleeps (a deferred trigger), so the connection can be
+                // cut after PostgreSQL has the COMMIT and before its answer comes back.
+                try await side.query("""
+                    CREATE FUNCTION slow_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$
+                    """, idempotent: false)
+                try await side.query("""
+                    CREATE CONSTRAINT TRIGGER pins_slow_commit AFTER INSERT ON pins
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_pin_commit()
+                    """, idempotent: false)
+                let line = "POST 1 1 \"lost answer\" REQUEST lost-answer-1"
+                let write = Task { await CommandTable.standard.execute(line: line, context: context) }
+                try await eventually("the keyed insert sleeps in its COMMIT") {
+                    try await side.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep'")[0].int("n") as Int > 0
+                }
+                proxy.blackhole()
+                proxy.cutAll()
+                try await eventually("the first attempt committed, with its key") {
+                    try await side.query("SELECT count(*) AS n FROM request_keys WHERE key = 'lost-answer-1'")[0].int("n") as Int == 1
+                }
+                #expect(try await side.query("SELECT count(*) AS n FROM pins WHERE body = 'lost answer'")[0].int("n") as Int == 1)
+                try await side.query("DELETE FROM pins WHERE body = 'lost answer'", idempotent: false)
+                proxy.resume()
+                let answered = try #require(await write.value).reply.line
+                let stored: String = try await side.query("SELECT reply FROM request_keys WHERE key = 'lost-answer-1'")[0].string("reply")
+                #expect(answered == "OK \(stored)\n", "\(answered)")
+                #expect(answered.contains("lost answer"))
+                #expect(try await side.query("SELECT count(*) AS n FROM pins WHERE body = 'lost answer'")[0].int("n") as Int == 0, "stays deleted")
+                // And a later retry from the client gets the same line.
+                #expect(await CommandTable.standard.execute(line: line, context: context)?.reply.line == answered)
             } catch {
                 await side.shutdown()
                 throw error
