@@ -146,10 +146,14 @@ struct FailureRecoveryTests {
 
     @Test("a keyed POST whose commit answer was lost, its pin deleted before the retry: the retry answers the first's line and writes nothing")
     func keyedRetryAfterLostCommit() async throws {
-        let (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "keyedlost")
+        var (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "keyedlost")
         defer { proxy.stop() }
+        // Tests run side by side on the cluster: this one's COMMIT is known by its name.
+        let applicationName = "keyedlost-\(UInt32.random(in: 0 ... .max))"
+        proxied.applicationName = applicationName
         var direct = proxied
         direct.connectionString = try TestDatabase.url()
+        direct.applicationName = "scavenger-tests"
         try await TestEnvironment.make(configuration: proxied).use { environment in
             let side = PostgresPool(configuration: direct, maxConnections: 2)
             do {
@@ -171,7 +175,10 @@ struct FailureRecoveryTests {
                 let line = "POST 1 1 \"lost answer\" REQUEST lost-answer-1"
                 let write = Task { await CommandTable.standard.execute(line: line, context: context) }
                 try await eventually("the keyed insert sleeps in its COMMIT") {
-                    try await side.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep'")[0].int("n") as Int > 0
+                    try await side.query("""
+                        SELECT count(*) AS n FROM pg_stat_activity
+                        WHERE application_name = \(applicationName) AND wait_event = 'PgSleep' AND query = 'COMMIT'
+                        """)[0].int("n") as Int > 0
                 }
                 proxy.blackhole()
                 proxy.cutAll()
@@ -182,7 +189,8 @@ struct FailureRecoveryTests {
                 try await side.query("DELETE FROM pins WHERE body = 'lost answer'", idempotent: false)
                 proxy.resume()
                 let answered = try #require(await write.value).reply.line
-                let stored: String = try await side.query("SELECT reply FROM request_keys WHERE key = 'lost-answer-1'")[0].string("reply")
+                let keyRow = try #require(try await side.query("SELECT reply FROM request_keys WHERE key = 'lost-answer-1'").first)
+                let stored: String = try keyRow.string("reply")
                 #expect(answered == "OK \(stored)\n", "\(answered)")
                 #expect(answered.contains("lost answer"))
                 #expect(try await side.query("SELECT count(*) AS n FROM pins WHERE body = 'lost answer'")[0].int("n") as Int == 0, "stays deleted")
