@@ -13,11 +13,19 @@
 #     AUTH answer ERR UNAVAILABLE, and once PostgreSQL is started NEARBY answers by itself;
 #  5. two daemons on one database under POST, DELETE and REPORT (each report hides its pin),
 #     then the same with a PostgreSQL restart in the middle.
+# In 1, 2, 3 and 5, watchers follow a circle around one of the area's four places: `WATCH …
+# SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to the new
+# daemon; in 5 a pair on each daemon, through both phases); one of each pair also drops its
+# connection itself every 0.3-1 s.
 # Checks: every POST answered OK is stored exactly once, under its id and with its text, and no
 # text is stored twice (texts are unique, so that catches a retry written under a new id);
 # a DELETE answered OK took effect, a REPORT answered OK hid its pin; writes succeed after the
 # fault; every daemon's NEARBY, read page by page, equals the database's live, visible pins in
 # the scenario's area within 2 s once the load has stopped and the database is reachable.
+# Watchers: the pins their events leave visible equal the database's in the circle (missing 0;
+# how long after the load they came level is reported, the check waits at most 10 s), no pin's
+# `pin` or `gone` event came twice (doubled 0), no seq went down, and no `WATCH … SINCE`
+# answered `resumed: false`. Their counts end the output, one line each, after the summary.
 # How long clients saw ERR UNAVAILABLE, and how long no POST succeeded, are reported, not judged.
 #
 # Load lasts --seconds per scenario (20; --short: 5, the whole run well under two minutes); the
@@ -32,7 +40,8 @@
 # results.txt go to .data/chaos/runs/<UTC time>/.
 # --sabotage checks the checks: in scenarios 1 and 2 it deletes an acknowledged pin, stores
 # another's text again under a new id and hides a third without a change-log entry, behind the
-# daemon's back; both must then FAIL (and the run exit 1).
+# daemon's back, and writes a pin into the watched circle without a change-log entry (the
+# watchers miss it); both must then FAIL (and the run exit 1).
 # Exit code: 0 when every scenario passed, 1 when one failed, other values when the run broke.
 set -euo pipefail
 

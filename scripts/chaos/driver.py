@@ -10,7 +10,10 @@ with the paths it needs; this starts and stops the daemons, drives the load, bre
     same author and text would be a duplicate written under a new id);
   - writes succeed again after the fault;
   - each daemon's NEARBY (every page) equals the database's live, visible pins in the test area
-    within 2 s once the load has stopped and the database is reachable.
+    within 2 s once the load has stopped and the database is reachable;
+  - the watchers (Watcher: SNAPSHOT, then SINCE the last seq after every lost connection) saw
+    each pin's appearance and disappearance in their circle once, and their view equals the
+    database's once they have caught up (waiting at most WATCH_GUARD).
 
 Durations (how long clients saw ERR UNAVAILABLE, how long no POST succeeded) are reported, not
 judged. Exit code 0 when every scenario passed, 1 otherwise.
@@ -40,6 +43,11 @@ PASSWORD = "chaos-password-1"
 REPLY_TIMEOUT = 30.0
 # The time the daemons' NEARBY may lag behind the database once the load has stopped.
 FEED_WINDOW = 2.0
+# Replies a watcher answers by sending its WATCH again; any other ERR is a failure.
+TRANSIENT = {"UNAVAILABLE", "INTERNAL", "TIMEOUT"}
+# A guard, not a measure: how long the check waits for the watchers' view to come level
+# with the database (the time it took is reported, not judged; what differs then is judged).
+WATCH_GUARD = 10.0
 
 
 def now():
@@ -79,6 +87,27 @@ class Client:
                 self.buffer += chunk
         except OSError as error:
             raise Lost(str(error) or type(error).__name__) from error
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode()
+
+    def read_line(self, timeout):
+        """The next line the server sends (an EVENT, say), or None when none comes within
+        `timeout` seconds; Lost when the connection breaks."""
+        deadline = now() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - now()
+            if left <= 0:
+                return None
+            try:
+                self.sock.settimeout(left)
+                chunk = self.sock.recv(1 << 16)
+            except socket.timeout:
+                return None
+            except OSError as error:
+                raise Lost(str(error) or type(error).__name__) from error
+            if not chunk:
+                raise Lost("closed by the server")
+            self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line.decode()
 
@@ -493,6 +522,182 @@ class Reporter:
                 client.close()
 
 
+class Watcher:
+    """A client watching a circle: `WATCH … SNAPSHOT` first; whenever its connection goes (and,
+    when `restless`, every 0.3–1 s by its own choice) it connects again (to `port()`, which may
+    be a new daemon by then) and resumes with `WATCH … SINCE <the last seq it saw>`. A
+    connection lost before the snapshot's `ready` takes the SNAPSHOT again (what it had of it is
+    dropped). It keeps every pin id's `pin` and `gone` events and the pins visible to it; a
+    second `pin` or `gone` event for one id is doubled (in this test no pin in the circle
+    changes but by being written, deleted or hidden), a `pin` after a `gone` reappeared, a seq
+    below one already seen out of order, `resumed: false` a re-snapshot."""
+
+    def __init__(self, name, port, lat, lon, radius_m, restless, seed):
+        self.name, self.port = name, port
+        self.lat, self.lon, self.radius_m = lat, lon, radius_m
+        self.restless = restless
+        self.rng = random.Random(f"{seed}-{name}")
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.lock = threading.Lock()
+        self.visible = set()
+        self.seen_pin = set()
+        self.seen_gone = set()
+        self.doubled = []         # (type, id, seq)
+        self.reappeared = []
+        self.out_of_order = []
+        self.last_seq = None
+        self.events = 0
+        self.connections = 0
+        self.resumed = 0          # WATCH … SINCE answered resumed true
+        self.not_resumed = 0      # … answered resumed false: it had to SNAPSHOT again
+        self.snapshot_retries = 0  # connection gone before the snapshot's ready
+        self.drops = 0            # connections it closed itself
+        self.broken = 0           # connections that broke or went silent
+        self.overflows = 0
+        self.transient = {}       # WATCH answered UNAVAILABLE etc.
+        self.errors = []
+        self.in_snapshot = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def view(self):
+        with self.lock:
+            return set(self.visible)
+
+    def run(self):
+        try:
+            while not self.stop.is_set():
+                try:
+                    client = Client(self.port())
+                except Lost:
+                    time.sleep(0.05)
+                    continue
+                try:
+                    self.session(client)
+                except Lost:
+                    if not self.stop.is_set():
+                        self.broken += 1
+                        if self.in_snapshot:
+                            self.snapshot_retries += 1
+                finally:
+                    client.close()
+                    self.in_snapshot = False
+        except Exception as error:  # noqa: BLE001 - a watcher must not die silently
+            self.errors.append(f"crashed: {error!r}")
+
+    def session(self, client):
+        self.connections += 1
+        since = self.last_seq
+        line = f"WATCH {self.lat} {self.lon} {self.radius_m} " + ("SNAPSHOT" if since is None else f"SINCE {since}")
+        reply = client.request(line)
+        code = error_code(reply)
+        if code != "OK":
+            if code in TRANSIENT:
+                self.transient[code] = self.transient.get(code, 0) + 1
+                time.sleep(0.1)
+            else:
+                self.errors.append(f"{line}: {reply[:200]}")
+                time.sleep(0.5)
+            return
+        answer = ok_json(reply)
+        if since is not None:
+            if answer.get("resumed") is True:
+                self.resumed += 1
+            else:
+                # The log did not reach back: start again from a snapshot (a failure here).
+                self.not_resumed += 1
+                with self.lock:
+                    self.visible.clear()
+                    self.seen_pin.clear()
+                    self.seen_gone.clear()
+                    self.last_seq = None
+                return
+        self.in_snapshot = since is None
+        snapshot = []
+        drop_at = now() + self.rng.uniform(0.3, 1.0) if self.restless else None
+        while not self.stop.is_set():
+            if drop_at is not None and not self.in_snapshot and now() >= drop_at:
+                self.drops += 1
+                return
+            line = client.read_line(0.1)
+            if line is None:
+                continue
+            if not line.startswith("EVENT "):
+                self.errors.append(f"a line that is not an event: {line[:200]}")
+                continue
+            event = json.loads(line[6:])
+            self.events += 1
+            kind = event.get("type")
+            if kind == "overflow":
+                self.overflows += 1
+                return
+            if self.in_snapshot:
+                if kind == "ready":
+                    with self.lock:
+                        for item in snapshot:
+                            self.apply(item)
+                        self.last_seq = max(self.last_seq or 0, event.get("seq", answer["seq"]))
+                    self.in_snapshot = False
+                    self.ready.set()
+                else:
+                    snapshot.append(event)
+                continue
+            with self.lock:
+                self.apply(event)
+
+    def apply(self, event):
+        kind, seq = event.get("type"), event.get("seq")
+        if seq is not None:
+            if self.last_seq is not None and seq < self.last_seq:
+                self.out_of_order.append((kind, seq, self.last_seq))
+            self.last_seq = max(self.last_seq or 0, seq)
+        if kind == "pin":
+            pin = event["pin"]["id"]
+            if pin in self.seen_pin:
+                self.doubled.append(("pin", pin, seq))
+            elif pin in self.seen_gone:
+                self.reappeared.append(pin)
+            self.seen_pin.add(pin)
+            self.visible.add(pin)
+        elif kind == "gone":
+            pin = event["id"]
+            if pin in self.seen_gone:
+                self.doubled.append(("gone", pin, seq))
+            self.seen_gone.add(pin)
+            self.visible.discard(pin)
+        else:
+            self.errors.append(f"an event of an unexpected type: {json.dumps(event)[:200]}")
+
+
+def start_watchers(area, daemons, seed):
+    """Two watchers of the area's first place on each (name, port) of `daemons`: one keeps its
+    connection as long as it lasts, one drops it every 0.3–1 s; returns them once each has its
+    snapshot."""
+    lat, lon = area.places[0]
+    watchers = []
+    for name, port in daemons:
+        for restless in (False, True):
+            watcher = Watcher(f"{name}-{'restless' if restless else 'steady'}", port, lat, lon, area.radius_m,
+                              restless, seed)
+            watcher.start()
+            watchers.append(watcher)
+    for watcher in watchers:
+        if not watcher.ready.wait(30):
+            raise RuntimeError(f"watcher {watcher.name} has no snapshot after 30 s: {watcher.errors[:3]}")
+    return watchers
+
+
+def stop_watchers(watchers):
+    for watcher in watchers:
+        watcher.stop.set()
+    for watcher in watchers:
+        watcher.thread.join()
+
+
+
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
@@ -503,6 +708,7 @@ class Result:
         self.failures = []
         self.figures = []
         self.notes = []
+        self.counts = []
 
     def fail(self, text):
         self.failures.append(text)
@@ -516,6 +722,11 @@ class Result:
         self.notes.append(text)
         say(f"    note: {text}")
 
+    def count(self, text):
+        """A figure that also goes into the run's closing summary of counts."""
+        self.counts.append(text)
+        self.figure(text)
+
     @property
     def passed(self):
         return not self.failures
@@ -523,6 +734,19 @@ class Result:
     def line(self):
         verdict = "PASS" if self.passed else "FAIL"
         return f"{verdict} {self.number} {self.title}: " + "; ".join(self.figures + self.failures)
+
+
+def quote(text):
+    """An SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+# The columns of a pin row the sabotage copies (all but its id, photo and reply count).
+PIN_COLUMNS = "author_id, lat, lon, kind, body, created_at, expires_at, cell, region"
+
+
+def new_pin_id():
+    return "p" + "".join(random.choice("abcdefghijklmnopqrstuvwxyz234567") for _ in range(24))
 
 
 def sample(ids, count=10):
@@ -710,6 +934,83 @@ def check_feeds(cluster, result, daemons, area, since, label="", window=FEED_WIN
                           "REPORTs that got no OK)")
 
 
+def distance_m(lat1, lon1, lat2, lon2):
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
+    return 2 * 6_371_008.8 * math.asin(math.sqrt(a))
+
+
+def circle_visible(cluster, lat, lon, radius_m):
+    """The ids of the live, visible pins in the database within the circle."""
+    dlat = radius_m / 100_000
+    dlon = dlat / math.cos(math.radians(lat))
+    rows = cluster.query(
+        f"SELECT id, lat, lon FROM pins WHERE lat BETWEEN {lat - dlat} AND {lat + dlat} "
+        f"AND lon BETWEEN {lon - dlon} AND {lon + dlon} AND expires_at > now() AND NOT hidden")
+    return {row[0] for row in rows if distance_m(lat, lon, float(row[1]), float(row[2])) <= radius_m}
+
+
+def check_watchers(cluster, result, watchers, since, label=""):
+    """Each watcher's view (the pins its events left visible) equals the database's live, visible
+    pins in its circle (waiting up to WATCH_GUARD for it to come level; how long after `since`,
+    when the load stopped, is reported), and it saw each pin's `pin` and `gone` at most once,
+    nothing out of order, and never had to SNAPSHOT again."""
+    if not watchers:
+        return
+    first = watchers[0]
+    deadline = now() + WATCH_GUARD
+    while True:
+        stored = circle_visible(cluster, first.lat, first.lon, first.radius_m)
+        behind = [watcher for watcher in watchers if watcher.view() != stored]
+        if not behind or now() > deadline:
+            break
+        time.sleep(0.1)
+    if not behind:
+        result.figure(f"{label}every watcher's view = database ({len(stored)} pins in the circle) "
+                      f"{now() - since:.2f} s after the load stopped")
+    totals = {"events": 0, "resumed": 0, "missing": 0, "doubled": 0, "not_resumed": 0}
+    for watcher in watchers:
+        with watcher.lock:
+            view = set(watcher.visible)
+            seen = len(watcher.seen_pin)
+            doubled = list(watcher.doubled)
+            reappeared = list(watcher.reappeared)
+            out_of_order = list(watcher.out_of_order)
+        missing = stored - view
+        stale = view - stored
+        totals["events"] += watcher.events
+        totals["resumed"] += watcher.resumed
+        totals["missing"] += len(missing)
+        totals["doubled"] += len(doubled)
+        totals["not_resumed"] += watcher.not_resumed
+        extra = [f"{what} {n}" for what, n in (("dropped by itself", watcher.drops), ("broken", watcher.broken),
+                                              ("snapshot taken again", watcher.snapshot_retries),
+                                              ("overflow", watcher.overflows)) if n]
+        extra += [f"WATCH answered {code} {n}" for code, n in sorted(watcher.transient.items())]
+        result.figure(
+            f"{label}watcher {watcher.name}: {watcher.events} events over {watcher.connections} connections "
+            f"(resumed with SINCE {watcher.resumed}{', ' + ', '.join(extra) if extra else ''}), pins seen {seen}; "
+            f"missing {len(missing)}, doubled {len(doubled)}, not gone {len(stale)}, re-snapshots {watcher.not_resumed}")
+        name = f"{label}watcher {watcher.name}"
+        if missing:
+            result.fail(f"{name} lacks {len(missing)} visible pins of its circle: {sample(missing, 5)}")
+        if stale:
+            result.fail(f"{name} still shows {len(stale)} pins the database does not: {sample(stale, 5)}")
+        if doubled:
+            result.fail(f"{name} got {len(doubled)} events twice: {doubled[:5]}")
+        if reappeared:
+            result.fail(f"{name} got a pin again after its gone for {len(reappeared)} pins: {sample(reappeared, 5)}")
+        if out_of_order:
+            result.fail(f"{name} got {len(out_of_order)} events with a seq below one it had seen: {out_of_order[:5]}")
+        if watcher.not_resumed:
+            result.fail(f"{name} got resumed false {watcher.not_resumed} times (the log should reach back)")
+        if watcher.errors:
+            result.fail(f"{name}: {len(watcher.errors)} unexpected replies or events, e.g. {watcher.errors[:3]}")
+    result.count(f"{label}resumed watchers: {len(watchers)}, events {totals['events']}, resumed with SINCE "
+                 f"{totals['resumed']}, re-snapshots {totals['not_resumed']}; missing {totals['missing']}, "
+                 f"doubled {totals['doubled']}")
+
+
 # ---------------------------------------------------------------------------------------------
 # Scenarios
 # ---------------------------------------------------------------------------------------------
@@ -745,17 +1046,22 @@ class Chaos:
     def restart_under_load(self, result, number, mode):
         area = Area(10.0 * number, 10.0 * number)
         daemon = Daemon(self.args, f"s{number}-daemon")
+        watchers = []
         try:
             daemon.wait_loaded()
             users = register(daemon.port, self.names(f"c{number}", self.connections))
             load = Load(f"chaos-{number}", area, users, lambda k: daemon.port, self.args.seed)
+            watchers = start_watchers(area, [(f"s{number}", lambda: daemon.port)], self.args.seed)
             fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode))
             fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
             if self.args.sabotage:
                 self.sabotage(result, load)
+                self.sabotage_watchers(result, watchers)
             check_feeds(self.cluster, result, [daemon], area, load.ended)
             check_writes(self.cluster, result, load)
+            check_watchers(self.cluster, result, watchers, load.ended)
         finally:
+            stop_watchers(watchers)
             self.stop_daemon(result, daemon)
         self.log_excerpt(result, daemon)
 
@@ -771,10 +1077,13 @@ class Chaos:
         first = Daemon(self.args, "s3-daemon-1")
         current = {"daemon": first}
         replacement = None
+        watchers = []
         try:
             first.wait_loaded()
             users = register(first.port, self.names("c3", self.connections))
             load = Load("chaos-3", area, users, lambda k: current["daemon"].port, self.args.seed)
+            # The watchers follow the daemon: to the new one once the first is killed.
+            watchers = start_watchers(area, [("s3", lambda: current["daemon"].port)], self.args.seed)
 
             def kill_and_replace():
                 nonlocal replacement
@@ -787,9 +1096,11 @@ class Chaos:
             fault_figures(result, load, fault_start, fault_end, "kill -9 and a new daemon")
             check_feeds(self.cluster, result, [replacement], area, load.ended)
             check_writes(self.cluster, result, load)
+            check_watchers(self.cluster, result, watchers, load.ended)
             if "listening" not in first.stderr():
                 result.fail("the first daemon never listened")
         finally:
+            stop_watchers(watchers)
             if replacement is not None:
                 self.stop_daemon(result, replacement)
             if first.process.poll() is None:
@@ -901,6 +1212,7 @@ class Chaos:
         a = Daemon(self.args, "s5-daemon-A")
         b = Daemon(self.args, "s5-daemon-B")
         daemons = [a, b]
+        watchers = []
         try:
             for daemon in daemons:
                 daemon.wait_loaded()
@@ -909,6 +1221,9 @@ class Chaos:
             # written through B and the one on B pins written through A.
             def ports(k):
                 return daemons[k % 2].port
+
+            # Watchers on each daemon, through both phases: they see the writes of both.
+            watchers = start_watchers(area, [("s5-A", lambda: a.port), ("s5-B", lambda: b.port)], self.args.seed)
 
             phases = [("first", None), ("second", "fast")]
             hidden, hidden_unknown = set(), set()
@@ -945,6 +1260,7 @@ class Chaos:
                 if mode is not None:
                     fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
                 check_writes(self.cluster, result, load, label=f"{label} phase: ")
+                check_watchers(self.cluster, result, watchers, load.ended, label=f"{label} phase: ")
                 rows = self.cluster.query("SELECT id, hidden FROM pins WHERE " + area.box_sql())
                 stored = {row[0] for row in rows}
                 stored_hidden = {row[0] for row in rows if row[1] == "t"}
@@ -969,6 +1285,7 @@ class Chaos:
                         result.note(f"{label} phase: {len(errs)} {what}s answered ERR took effect anyway "
                                     f"(the README says a failed command changes nothing): {sample(errs, 5)}")
         finally:
+            stop_watchers(watchers)
             for daemon in daemons:
                 self.stop_daemon(result, daemon)
         for daemon in daemons:
@@ -989,6 +1306,19 @@ class Chaos:
         self.cluster.query(
             f"SET session_replication_role = replica; UPDATE pins SET hidden = true WHERE id = '{hidden}'")
         result.note(f"sabotage: deleted {lost}, copied {copied} as {fresh}, hid {hidden} silently; this scenario must FAIL")
+
+    def sabotage_watchers(self, result, watchers):
+        """Checks the watchers' checks (--sabotage): writes a pin into their circle without a
+        change-log entry (a copy of one there, under a new id and text), so no daemon hears of
+        it; every watcher must then miss it."""
+        first = watchers[0]
+        inside = sorted(circle_visible(self.cluster, first.lat, first.lon, first.radius_m))
+        silent = new_pin_id()
+        self.cluster.query(
+            "SET session_replication_role = replica; "
+            f"INSERT INTO pins (id, {PIN_COLUMNS}) SELECT '{silent}', "
+            f"{PIN_COLUMNS.replace('body', quote('chaos sabotage: unannounced'))} FROM pins WHERE id = '{inside[0]}'")
+        result.note(f"sabotage: wrote {silent} into the watched circle silently; this scenario must FAIL")
 
     def expect_ok(self, client, line):
         reply = client.request(line)
@@ -1084,6 +1414,12 @@ def main():
     say("==> chaos summary")
     for result in results:
         say(result.line())
+    counted = [(result, text) for result in results for text in result.counts]
+    if counted:
+        say("")
+        say("==> resumed watchers (missing and doubled must be 0)")
+        for result, text in counted:
+            say(f"{'PASS' if result.passed else 'FAIL'} {result.number}: {text}")
     with open(os.path.join(args.run_dir, "results.txt"), "w") as file:
         for result in results:
             file.write(result.line() + "\n")
