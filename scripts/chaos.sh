@@ -17,6 +17,17 @@
 # SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to the new
 # daemon; in 5 a pair on each daemon, through both phases); one of each pair also drops its
 # connection itself every 0.3-1 s.
+# Beside the load there, 4 retrying clients (in 5, in each phase) send every write with
+# `REQUEST <key>` (a new uuid each): POSTs into the watched circle, and side pins outside it that
+# they REPLY to or DELETE. A write that gets no answer (connection broken, or no reply within
+# 3 s) or ERR UNAVAILABLE/INTERNAL/TIMEOUT is sent again, the very same line, reconnecting
+# (AUTH, one time in ten LOGIN) when the connection went, until OK or a definitive ERR. One
+# write in eight is abandoned at its first send (its connection closed 0-5 ms after, the reply
+# unread), so retries meet first attempts that committed unanswered or still run under every
+# fault. Every fifth POST's line, and every REPLY's and DELETE's, is sent again after its OK on
+# a new connection (through the other daemon in 5), every eleventh POST's key with another
+# text. How many retried writes were answered from their key (an earlier send had committed) is
+# reported.
 # Checks: every POST answered OK is stored exactly once, under its id and with its text, and no
 # text is stored twice (texts are unique, so that catches a retry written under a new id);
 # a DELETE answered OK took effect, a REPORT answered OK hid its pin; writes succeed after the
@@ -25,7 +36,13 @@
 # Watchers: the pins their events leave visible equal the database's in the circle (missing 0;
 # how long after the load they came level is reported, the check waits at most 10 s), no pin's
 # `pin` or `gone` event came twice (doubled 0), no seq went down, and no `WATCH … SINCE`
-# answered `resumed: false`. Their counts end the output, one line each, after the summary.
+# answered `resumed: false`. Retrying clients: lost (a write answered OK whose POST or REPLY is
+# not stored under its id, or whose DELETE did not take effect) and doubled (a keyed text stored
+# twice) must be 0; every OK line got for one key is the same line (a DELETE sent again gets
+# `OK true` again, not NOT_FOUND); a key used with another text gets ERR CONFLICT and stores
+# nothing; every write ends OK (a definitive ERR fails, as does one still unanswered 30 s after
+# the load stopped, a hang guard). The watchers' and the retrying clients' counts end the
+# output, one line each, after the summary.
 # How long clients saw ERR UNAVAILABLE, and how long no POST succeeded, are reported, not judged.
 #
 # Load lasts --seconds per scenario (20; --short: 5, the whole run well under two minutes); the
@@ -40,8 +57,10 @@
 # results.txt go to .data/chaos/runs/<UTC time>/.
 # --sabotage checks the checks: in scenarios 1 and 2 it deletes an acknowledged pin, stores
 # another's text again under a new id and hides a third without a change-log entry, behind the
-# daemon's back, and writes a pin into the watched circle without a change-log entry (the
-# watchers miss it); both must then FAIL (and the run exit 1).
+# daemon's back, does the first two to the retrying clients' pins too (lost 1, doubled 1),
+# changes the reply stored under one of their keys and sends that write again (two lines for
+# one key), and writes a pin into the watched circle without a change-log entry (the watchers
+# miss it); both must then FAIL (and the run exit 1).
 # Exit code: 0 when every scenario passed, 1 when one failed, other values when the run broke.
 set -euo pipefail
 

@@ -11,6 +11,9 @@ with the paths it needs; this starts and stops the daemons, drives the load, bre
   - writes succeed again after the fault;
   - each daemon's NEARBY (every page) equals the database's live, visible pins in the test area
     within 2 s once the load has stopped and the database is reachable;
+  - the retrying clients (RetryingClients: every write sent with `REQUEST <key>` and sent again,
+    the same line, until OK) lost no write and doubled none, every OK line for one key is the
+    same line, a used key with another text is ERR CONFLICT, and every write ended OK;
   - the watchers (Watcher: SNAPSHOT, then SINCE the last seq after every lost connection) saw
     each pin's appearance and disappearance in their circle once, and their view equals the
     database's once they have caught up (waiting at most WATCH_GUARD).
@@ -31,11 +34,13 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 
-# Flags every daemon gets: no per-user or per-address limits in the way of the load, and one
-# report by anyone hides a pin (scenario 5 hides pins that way).
+# Flags every daemon gets: no per-user or per-address limits in the way of the load (the
+# retrying clients REPLY too), and one report by anyone hides a pin (scenario 5 hides pins that
+# way).
 DAEMON_FLAGS = [
-    "--post-rate", "off", "--register-rate", "off", "--report-rate", "off",
+    "--post-rate", "off", "--register-rate", "off", "--report-rate", "off", "--reply-rate", "off",
     "--report-min-account-age", "0", "--report-threshold", "1",
 ]
 PASSWORD = "chaos-password-1"
@@ -43,8 +48,23 @@ PASSWORD = "chaos-password-1"
 REPLY_TIMEOUT = 30.0
 # The time the daemons' NEARBY may lag behind the database once the load has stopped.
 FEED_WINDOW = 2.0
-# Replies a watcher answers by sending its WATCH again; any other ERR is a failure.
+# Retrying clients per scenario (scenario 5: per phase), each as its own user.
+RETRYING_CLIENTS = 4
+# How long a retrying client waits for one reply before it counts the request as unanswered,
+# reconnects and sends it again: short, so that some retries meet a first attempt still running.
+RETRY_REPLY_TIMEOUT = 3.0
+# One write in this many is abandoned at its first send (see RetryingClients).
+ABANDON_ONE_IN = 8
+# One retrying client's login in this many is a LOGIN (a password hash: CPU the daemon then
+# lacks for the load), the others AUTH.
+LOGIN_ONE_IN = 10
+# Replies a retrying client answers by sending the same line again (the request did not run, or
+# its outcome is remembered under its key), and a watcher by sending its WATCH again; any other
+# ERR is definitive, and a failure here.
 TRANSIENT = {"UNAVAILABLE", "INTERNAL", "TIMEOUT"}
+# A guard against hangs, not a measure: a retrying client's last write not answered OK (or a
+# definitive ERR) this long after the load stopped, with the database up, counts as unresolved.
+SETTLE_GUARD = 30.0
 # A guard, not a measure: how long the check waits for the watchers' view to come level
 # with the database (the time it took is reported, not judged; what differs then is judged).
 WATCH_GUARD = 10.0
@@ -89,6 +109,13 @@ class Client:
             raise Lost(str(error) or type(error).__name__) from error
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line.decode()
+
+    def send_only(self, line):
+        """Sends a request line without waiting for its reply."""
+        try:
+            self.sock.sendall(line.encode() + b"\n")
+        except OSError as error:
+            raise Lost(str(error) or type(error).__name__) from error
 
     def read_line(self, timeout):
         """The next line the server sends (an EVENT, say), or None when none comes within
@@ -287,8 +314,9 @@ class Area:
         step = 0.1 / math.cos(math.radians(lat))
         self.places = [(lat + dlat, lon + dlon) for dlat in (-0.1, 0.1) for dlon in (-step, step)]
 
-    def point(self, rng):
-        lat, lon = rng.choice(self.places)
+    def point(self, rng, place=None):
+        """A random point near a random place, or near places[place]."""
+        lat, lon = rng.choice(self.places) if place is None else self.places[place]
         dlat = rng.uniform(-self.spread, self.spread)
         dlon = rng.uniform(-self.spread, self.spread) / math.cos(math.radians(lat))
         return round(lat + dlat, 6), round(lon + dlon, 6)
@@ -520,6 +548,246 @@ class Reporter:
         finally:
             if client is not None:
                 client.close()
+
+
+class KeyedWrite:
+    """One write sent with `REQUEST key` until it is answered OK or a definitive ERR."""
+
+    def __init__(self, kind, key, line, text=None, target=None):
+        self.kind, self.key, self.line, self.text, self.target = kind, key, line, text, target
+        self.sends = 0
+        self.sent_at = []    # the wall-clock time of each send
+        self.causes = []     # why each send after the first: "no reply", "dropped", "abandoned", "UNAVAILABLE", …
+        self.oks = []        # the OK line (a replay of the key adds its own to its write's)
+        self.outcome = None  # "OK", the definitive ERR's code, or "UNRESOLVED"
+        self.reply = None    # the last reply line
+        self.result_id = None  # the pin's or reply's id an OK answered
+        self.owner = None    # (k, user) of the client that sent it
+
+
+class RetrySession:
+    """A retrying client's connection, logged in again whenever it has to be replaced: with
+    AUTH and its token, or one time in LOGIN_ONE_IN (counted over all the clients) with LOGIN
+    and its password, a new session (keys are the user's, not the session's)."""
+
+    def __init__(self, clients, k, user, port):
+        self.clients, self.k, self.user, self.port = clients, k, user, port
+        self.client = None
+
+    def get(self):
+        """A logged-in connection, or None once the clients give up."""
+        while self.client is None:
+            if self.clients.give_up.is_set():
+                return None
+            try:
+                client = Client(self.port(), timeout=RETRY_REPLY_TIMEOUT)
+            except Lost:
+                time.sleep(0.05)
+                continue
+            with self.clients.lock:
+                self.clients.connects += 1
+                login = self.clients.connects % LOGIN_ONE_IN == 0
+            line = f"LOGIN {self.user.name} {PASSWORD}" if login else f"AUTH {self.user.token}"
+            try:
+                while not self.clients.give_up.is_set():
+                    reply = client.request(line)
+                    code = error_code(reply)
+                    if code == "OK":
+                        self.client = client
+                        self.clients.logins[line.split()[0]] += 1
+                        break
+                    if code not in TRANSIENT:
+                        raise RuntimeError(f"{line.split()[0]} {self.user.name}: {reply}")
+                    time.sleep(0.05)
+            except Lost:
+                pass
+            if self.client is None:
+                client.close()
+                time.sleep(0.05)
+        return self.client
+
+    def drop(self):
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+class RetryingClients:
+    """Clients that send every write with `REQUEST <key>` (a fresh uuid each) and, when it goes
+    unanswered (the connection broke, or no reply came within RETRY_REPLY_TIMEOUT) or is answered
+    ERR UNAVAILABLE, INTERNAL or TIMEOUT, reconnect when they must (AUTH, or now and then
+    LOGIN) and send the very same line again, until it is answered OK or a definitive ERR (a
+    failure here).
+
+    Each one, in a loop: POSTs a unique text near the area's first place (the watchers' circle);
+    every third time also POSTs a side pin near the second place (outside the circle) and either
+    REPLYs to it or DELETEs it, both keyed; every fifth time sends its last POST's line (same
+    key) again on a new connection, through the other daemon when there are two, and so every
+    REPLY's and DELETE's once answered OK: the reply must be the very same line (for a DELETE
+    whose pin is gone by then, `OK true` again, not NOT_FOUND); every eleventh time sends that key with another text: ERR CONFLICT,
+    and nothing stored. One write in ABANDON_ONE_IN is abandoned at its first send (the
+    connection closed 0-5 ms after it, the reply unread), so that retries meet first attempts
+    that committed unanswered, or still run, under every fault and not only when the daemon dies.
+    `ports(k)` gives the port client k talks to now, `other_ports(k)` the one its repeats go to.
+    """
+
+    def __init__(self, tag, area, users, ports, other_ports=None):
+        self.tag, self.area, self.users, self.ports = tag, area, users, ports
+        self.other_ports = other_ports or ports
+        self.stop = threading.Event()      # start no new write
+        self.give_up = threading.Event()   # stop retrying (SETTLE_GUARD passed)
+        self.writes = []      # KeyedWrite: POST, REPLY, DELETE
+        self.repeats = []     # KeyedWrite: an answered write's line sent again
+        self.conflicts = []   # KeyedWrite: a used key with another text
+        self.unexpected = []
+        self.logins = {"AUTH": 0, "LOGIN": 0}
+        self.connects = 0
+        self.lock = threading.Lock()
+        self.threads = []
+        self.ended = None
+
+    def start(self):
+        for k, user in enumerate(self.users):
+            thread = threading.Thread(target=self.worker, args=(k, user), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def finish(self):
+        """Lets each client finish the write it is on (retrying it as long as it takes, up to
+        SETTLE_GUARD), then stops them."""
+        self.stop.set()
+        deadline = now() + SETTLE_GUARD
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - now()))
+        if any(thread.is_alive() for thread in self.threads):
+            self.give_up.set()
+            for thread in self.threads:
+                thread.join()
+        self.ended = now()
+
+    def send(self, session, write, abandon=None):
+        """Sends write.line until OK or a definitive ERR; the reply, or None once given up. With
+        `abandon` (seconds), the first send's connection is closed that long after it, its reply
+        unread, as if it had broken: the write is then unanswered, sent or not, run or not."""
+        cause = None
+        while True:
+            client = session.get()
+            if client is None:
+                return None
+            if cause is not None:
+                write.causes.append(cause)
+            write.sends += 1
+            write.sent_at.append(time.time())
+            if abandon is not None and write.sends == 1:
+                try:
+                    client.send_only(write.line)
+                    time.sleep(abandon)
+                except Lost:
+                    pass
+                cause = "abandoned"
+                session.drop()
+                continue
+            try:
+                reply = client.request(write.line)
+            except Lost as error:
+                cause = "no reply" if "timed out" in str(error) else "dropped"
+                session.drop()
+                time.sleep(0.02)
+                continue
+            write.reply = reply
+            code = error_code(reply)
+            if code in TRANSIENT:
+                cause = code
+                time.sleep(0.05)
+                continue
+            return reply
+
+    def write(self, session, kind, request, text=None, target=None, abandon=None):
+        key = uuid.uuid4().hex
+        write = KeyedWrite(kind, key, f"{request} REQUEST {key}", text, target)
+        write.owner = (session.k, session.user)
+        self.writes.append(write)
+        reply = self.send(session, write, abandon)
+        if reply is None:
+            write.outcome = "UNRESOLVED"
+            return write
+        write.outcome = error_code(reply)
+        if write.outcome != "OK":
+            self.unexpected.append(f"{write.line}: {reply}")
+            return write
+        write.oks.append(reply)
+        answer = ok_json(reply)
+        if kind == "POST":
+            write.result_id = answer["pin"]["id"]
+        elif kind == "REPLY":
+            write.result_id = answer["reply"]["id"]
+        elif answer is not True:
+            self.unexpected.append(f"{write.line}: {reply}")
+        return write
+
+    def repeat(self, k, user, write):
+        """The answered write's line again, on a new connection (to the other daemon if any)."""
+        again = KeyedWrite(write.kind, write.key, write.line, write.text, write.target)
+        self.repeats.append(again)
+        session = RetrySession(self, k, user, lambda: self.other_ports(k))
+        try:
+            reply = self.send(session, again)
+        finally:
+            session.drop()
+        again.outcome = "UNRESOLVED" if reply is None else error_code(reply)
+        if again.outcome == "OK":
+            again.oks.append(reply)
+        elif again.outcome != "UNRESOLVED":
+            self.unexpected.append(f"{again.line} (sent again): {reply}")
+
+    def conflict(self, session, rng, write, i):
+        lat, lon = self.area.point(rng, 0)
+        text = f"{self.tag} {write.text.split(' ')[1]} conflict #{i}"
+        probe = KeyedWrite("CONFLICT", write.key, f"POST {lat} {lon} {json.dumps(text)} REQUEST {write.key}", text)
+        self.conflicts.append(probe)
+        reply = self.send(session, probe)
+        probe.outcome = "UNRESOLVED" if reply is None else error_code(reply)
+
+    def worker(self, k, user):
+        rng = random.Random(f"{self.tag}-{k}")
+        session = RetrySession(self, k, user, lambda: self.ports(k))
+
+        def abandon():
+            return rng.uniform(0, 0.005) if rng.randrange(ABANDON_ONE_IN) == 0 else None
+
+        i = 0
+        try:
+            while not self.stop.is_set() and not self.give_up.is_set():
+                i += 1
+                lat, lon = self.area.point(rng, 0)
+                text = f"{self.tag} {user.name} #{i}"
+                post = self.write(session, "POST", f"POST {lat} {lon} {json.dumps(text)}", text=text, abandon=abandon())
+                if post.outcome != "OK":
+                    time.sleep(0.05)
+                    continue
+                if i % 3 == 0:
+                    lat, lon = self.area.point(rng, 1)
+                    side_text = f"{self.tag} {user.name} side #{i}"
+                    side = self.write(session, "POST", f"POST {lat} {lon} {json.dumps(side_text)}", text=side_text,
+                                      abandon=abandon())
+                    if side.outcome == "OK":
+                        if i % 2 == 0:
+                            reply_text = f"{self.tag} {user.name} reply #{i}"
+                            done = self.write(session, "REPLY", f"REPLY {side.result_id} {json.dumps(reply_text)}",
+                                              text=reply_text, target=side.result_id, abandon=abandon())
+                        else:
+                            done = self.write(session, "DELETE", f"DELETE {side.result_id}", target=side.result_id,
+                                              abandon=abandon())
+                        if done.outcome == "OK":
+                            self.repeat(k, user, done)
+                if i % 5 == 0:
+                    self.repeat(k, user, post)
+                if i % 11 == 0:
+                    self.conflict(session, rng, post, i)
+        except Exception as error:  # noqa: BLE001 - a client must not die silently
+            self.unexpected.append(f"retrying client {k} crashed: {error!r}")
+        finally:
+            session.drop()
 
 
 class Watcher:
@@ -934,6 +1202,100 @@ def check_feeds(cluster, result, daemons, area, since, label="", window=FEED_WIN
                           "REPORTs that got no OK)")
 
 
+def check_keyed(cluster, result, clients, label=""):
+    """The retrying clients' writes: every POST answered OK is stored once, under the id it was
+    answered with (unless a DELETE answered OK removed it), every REPLY answered OK once under its
+    id, and a DELETE answered OK took effect; no text is stored twice (lost and doubled must be
+    0); all the OK lines got for one key are the same line; a used key with another text is
+    ERR CONFLICT and stores nothing; every write ends OK (no definitive ERR, none unresolved)."""
+    tag = clients.tag
+    pins = {}
+    for pin, body in cluster.query(f"SELECT id, body FROM pins WHERE starts_with(body, '{tag} ')"):
+        pins.setdefault(body, []).append(pin)
+    stored_ids = {pin for ids in pins.values() for pin in ids}
+    replies = {}
+    for reply, body in cluster.query(f"SELECT id, body FROM replies WHERE starts_with(body, '{tag} ')"):
+        replies.setdefault(body, []).append(reply)
+    writes = list(clients.writes)
+    deleted = {write.target for write in writes if write.kind == "DELETE" and write.outcome == "OK"}
+    lost, doubled, elsewhere = [], [], []
+    kinds, outcomes, causes = {}, {}, {}
+    for write in writes:
+        kinds[write.kind] = kinds.get(write.kind, 0) + 1
+        outcomes[write.outcome] = outcomes.get(write.outcome, 0) + 1
+        for cause in write.causes:
+            causes[cause] = causes.get(cause, 0) + 1
+        if write.kind in ("POST", "REPLY"):
+            ids = (pins if write.kind == "POST" else replies).get(write.text, [])
+            if len(ids) > 1:
+                doubled.append(f"{write.kind} {write.text!r} stored as {', '.join(ids)}")
+            if write.outcome != "OK" or write.result_id in deleted:
+                continue
+            if not ids:
+                lost.append(f"{write.kind} {write.text!r} answered {write.result_id}, not stored")
+            elif write.result_id not in ids:
+                elsewhere.append(f"{write.kind} {write.text!r} answered {write.result_id}, stored as {', '.join(ids)}")
+        elif write.kind == "DELETE" and write.outcome == "OK" and write.target in stored_ids:
+            lost.append(f"DELETE {write.target} answered OK, the pin is still stored")
+    # Every OK line got for one key, whichever daemon or connection answered: one line.
+    lines = {}
+    for write in writes + clients.repeats:
+        for line in write.oks:
+            lines.setdefault(write.key, set()).add(line)
+    differing = {key: sorted(got) for key, got in lines.items() if len(got) > 1}
+    repeats = list(clients.repeats)
+    repeated_same = sum(1 for again in repeats if again.outcome == "OK" and len(lines.get(again.key, ())) == 1)
+    conflicts = list(clients.conflicts)
+    conflict_errs = sum(1 for probe in conflicts if probe.outcome == "CONFLICT")
+    conflict_other = [f"{probe.line}: {probe.reply}" for probe in conflicts if probe.outcome not in ("CONFLICT", "UNRESOLVED")]
+    conflict_stored = [probe.text for probe in conflicts if probe.text in pins]
+    unresolved = [write for write in writes + repeats + conflicts if write.outcome == "UNRESOLVED"]
+    retries = sum(len(write.causes) for write in writes)
+    retried = [write for write in writes if write.causes and write.outcome == "OK"]
+    # A retried write whose key row was written (by its transaction, which began after its
+    # send) before its last send: an earlier send had committed, and the last was answered from
+    # the key. Reported, not judged.
+    from_key = {}
+    for first in range(0, len(retried), 500):
+        batch = {write.key: write for write in retried[first:first + 500]}
+        rows = cluster.query("SELECT key, extract(epoch FROM created_at) FROM request_keys WHERE key IN ("
+                             + ",".join(quote(key) for key in batch) + ")")
+        for key, created in rows:
+            if float(created) < batch[key].sent_at[-1]:
+                from_key[batch[key].kind] = from_key.get(batch[key].kind, 0) + 1
+    repeat_retries = sum(len(write.causes) for write in repeats + conflicts)
+    summary = (f"{label}retrying clients: writes {len(writes)} ("
+               + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+               + f"), OK {outcomes.get('OK', 0)}; retries {retries} for {len(retried)} writes"
+               + (f" ({', '.join(f'{cause} {n}' for cause, n in sorted(causes.items()))})" if causes else "")
+               + f", {sum(from_key.values())} of them answered from their key"
+               + (f" ({', '.join(f'{kind} {n}' for kind, n in sorted(from_key.items()))})" if from_key else "")
+               + f"; logins AUTH {clients.logins['AUTH']}, LOGIN {clients.logins['LOGIN']}"
+               + f"; a key sent again after its OK {len(repeats)} (same line {repeated_same}"
+               + (f", {repeat_retries} retries" if repeat_retries else "") + ")"
+               + f", a key with another text {len(conflicts)} (ERR CONFLICT {conflict_errs})"
+               + f"; lost {len(lost)}, doubled {len(doubled)}")
+    result.count(summary)
+    if lost:
+        result.fail(f"{label}{len(lost)} writes answered OK are lost: {'; '.join(lost[:5])}")
+    if doubled:
+        result.fail(f"{label}{len(doubled)} keyed writes are stored more than once: {'; '.join(doubled[:5])}")
+    if elsewhere:
+        result.fail(f"{label}{len(elsewhere)} keyed writes are stored under another id than their OK's: {'; '.join(elsewhere[:5])}")
+    if differing:
+        shown = "; ".join(f"{key}: {' ≠ '.join(repr(line[:120]) for line in got)}" for key, got in list(differing.items())[:3])
+        result.fail(f"{label}{len(differing)} keys were answered OK with different lines: {shown}")
+    if conflict_other:
+        result.fail(f"{label}{len(conflict_other)} used keys sent with another text were not answered ERR CONFLICT: {conflict_other[:3]}")
+    if conflict_stored:
+        result.fail(f"{label}{len(conflict_stored)} texts sent under a used key were stored: {conflict_stored[:3]}")
+    if unresolved:
+        result.fail(f"{label}{len(unresolved)} keyed requests got neither OK nor a definitive ERR within "
+                    f"{SETTLE_GUARD:.0f} s of the load's end: {[(w.line[:100], w.reply) for w in unresolved[:3]]}")
+    if clients.unexpected:
+        result.fail(f"{label}{len(clients.unexpected)} unexpected replies to retrying clients, e.g. {clients.unexpected[:3]}")
+
+
 def distance_m(lat1, lon1, lat2, lon2):
     p1, p2 = math.radians(lat1), math.radians(lat2)
     a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
@@ -1026,10 +1388,13 @@ class Chaos:
     def names(self, prefix, count):
         return [f"{prefix}w{k}" for k in range(count)]
 
-    def run_load(self, load, fault, fault_at=None):
-        """Runs `load` for the scenario's seconds with `fault()` at 40 % of them (or `fault_at`),
-        and at least self.after seconds past the fault's end. Returns (fault_start, fault_end)."""
+    def run_load(self, load, fault, fault_at=None, also=()):
+        """Runs `load` (and the retrying clients `also`) for the scenario's seconds with `fault()`
+        at 40 % of them (or `fault_at`), and at least self.after seconds past the fault's end.
+        Returns (fault_start, fault_end)."""
         load.start()
+        for other in also:
+            other.start()
         time.sleep(self.seconds * 0.4 if fault_at is None else fault_at)
         fault_start = now()
         try:
@@ -1039,8 +1404,19 @@ class Chaos:
             remaining = max(load.started + self.seconds, fault_end + self.after) - now()
             if remaining > 0:
                 time.sleep(remaining)
+            load.stop.set()
+            for other in also:
+                other.stop.set()
             load.finish()
+            for other in also:
+                other.finish()
         return fault_start, fault_end
+
+    def retrying(self, prefix, area, port, ports, other_ports=None):
+        """RETRYING_CLIENTS retrying clients, users `<prefix>k0`… registered through `port`,
+        whose texts begin `chaos-<prefix>k `."""
+        users = register(port, [f"c{prefix}k{k}" for k in range(RETRYING_CLIENTS)])
+        return RetryingClients(f"chaos-{prefix}k", area, users, ports, other_ports)
 
     # 1 and 2 -------------------------------------------------------------------------------
     def restart_under_load(self, result, number, mode):
@@ -1051,15 +1427,18 @@ class Chaos:
             daemon.wait_loaded()
             users = register(daemon.port, self.names(f"c{number}", self.connections))
             load = Load(f"chaos-{number}", area, users, lambda k: daemon.port, self.args.seed)
+            keyed = self.retrying(str(number), area, daemon.port, lambda k: daemon.port)
             watchers = start_watchers(area, [(f"s{number}", lambda: daemon.port)], self.args.seed)
-            fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode))
+            fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode), also=[keyed])
             fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
             if self.args.sabotage:
                 self.sabotage(result, load)
+                self.sabotage_keyed(result, keyed)
                 self.sabotage_watchers(result, watchers)
-            check_feeds(self.cluster, result, [daemon], area, load.ended)
+            check_feeds(self.cluster, result, [daemon], area, keyed.ended)
             check_writes(self.cluster, result, load)
-            check_watchers(self.cluster, result, watchers, load.ended)
+            check_keyed(self.cluster, result, keyed)
+            check_watchers(self.cluster, result, watchers, keyed.ended)
         finally:
             stop_watchers(watchers)
             self.stop_daemon(result, daemon)
@@ -1082,6 +1461,7 @@ class Chaos:
             first.wait_loaded()
             users = register(first.port, self.names("c3", self.connections))
             load = Load("chaos-3", area, users, lambda k: current["daemon"].port, self.args.seed)
+            keyed = self.retrying("3", area, first.port, lambda k: current["daemon"].port)
             # The watchers follow the daemon: to the new one once the first is killed.
             watchers = start_watchers(area, [("s3", lambda: current["daemon"].port)], self.args.seed)
 
@@ -1092,11 +1472,12 @@ class Chaos:
                 current["daemon"] = replacement
                 result.figure(f"the new daemon listened {replacement.listening_after:.2f} s after its start")
 
-            fault_start, fault_end = self.run_load(load, kill_and_replace)
+            fault_start, fault_end = self.run_load(load, kill_and_replace, also=[keyed])
             fault_figures(result, load, fault_start, fault_end, "kill -9 and a new daemon")
-            check_feeds(self.cluster, result, [replacement], area, load.ended)
+            check_feeds(self.cluster, result, [replacement], area, keyed.ended)
             check_writes(self.cluster, result, load)
-            check_watchers(self.cluster, result, watchers, load.ended)
+            check_keyed(self.cluster, result, keyed)
+            check_watchers(self.cluster, result, watchers, keyed.ended)
             if "listening" not in first.stderr():
                 result.fail("the first daemon never listened")
         finally:
@@ -1218,9 +1599,13 @@ class Chaos:
                 daemon.wait_loaded()
             half = max(1, self.connections // 2)
             # Workers alternate: even ones on A, odd ones on B; the reporter on A reports pins
-            # written through B and the one on B pins written through A.
+            # written through B and the one on B pins written through A. A retrying client sends
+            # a key again through the daemon it does not write through.
             def ports(k):
                 return daemons[k % 2].port
+
+            def other_ports(k):
+                return daemons[(k + 1) % 2].port
 
             # Watchers on each daemon, through both phases: they see the writes of both.
             watchers = start_watchers(area, [("s5-A", lambda: a.port), ("s5-B", lambda: b.port)], self.args.seed)
@@ -1233,6 +1618,7 @@ class Chaos:
                 users = register(a.port, self.names(f"c5{letter}", 2 * half))
                 reporters = register(b.port, [f"c5{letter}ra", f"c5{letter}rb"])
                 load = Load(f"chaos-5{letter}", area, users, ports, self.args.seed, deletes=True)
+                keyed = self.retrying(f"5{letter}", area, b.port, ports, other_ports)
                 reporter_a = Reporter(load, reporters[0], lambda: a.port, pick=lambda k: k % 2 == 1)
                 reporter_b = Reporter(load, reporters[1], lambda: b.port, pick=lambda k: k % 2 == 0)
                 seconds = self.seconds / 2
@@ -1240,12 +1626,16 @@ class Chaos:
                 reporter_b.start()
                 if mode is None:
                     load.start()
+                    keyed.start()
                     time.sleep(seconds)
+                    load.stop.set()
+                    keyed.stop.set()
                     load.finish()
+                    keyed.finish()
                 else:
                     saved, self.seconds = self.seconds, seconds
                     try:
-                        fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode))
+                        fault_start, fault_end = self.run_load(load, lambda: self.cluster.restart(mode), also=[keyed])
                     finally:
                         self.seconds = saved
                 reporter_a.join()
@@ -1254,13 +1644,16 @@ class Chaos:
                 reports_unknown = {**reporter_a.unknown, **reporter_b.unknown}
                 hidden_unknown |= set(reports_unknown)
                 expected_all |= set(load.acked.values()) - load.deleted - set(load.delete_unknown)
+                keyed_deleted = {w.target for w in keyed.writes if w.kind == "DELETE" and w.outcome == "OK"}
+                expected_all |= {w.result_id for w in keyed.writes if w.kind == "POST" and w.outcome == "OK"} - keyed_deleted
                 expected = expected_all - hidden - hidden_unknown
                 say(f"    {label} phase ({seconds:.0f} s on A and B" + (f", PostgreSQL restarted -m {mode}" if mode else "") + "):")
-                check_feeds(self.cluster, result, daemons, area, load.ended, label=f"{label} phase: ", expected=expected)
+                check_feeds(self.cluster, result, daemons, area, keyed.ended, label=f"{label} phase: ", expected=expected)
                 if mode is not None:
                     fault_figures(result, load, fault_start, fault_end, f"pg_ctl restart -m {mode}")
                 check_writes(self.cluster, result, load, label=f"{label} phase: ")
-                check_watchers(self.cluster, result, watchers, load.ended, label=f"{label} phase: ")
+                check_keyed(self.cluster, result, keyed, label=f"{label} phase: ")
+                check_watchers(self.cluster, result, watchers, keyed.ended, label=f"{label} phase: ")
                 rows = self.cluster.query("SELECT id, hidden FROM pins WHERE " + area.box_sql())
                 stored = {row[0] for row in rows}
                 stored_hidden = {row[0] for row in rows if row[1] == "t"}
@@ -1306,6 +1699,22 @@ class Chaos:
         self.cluster.query(
             f"SET session_replication_role = replica; UPDATE pins SET hidden = true WHERE id = '{hidden}'")
         result.note(f"sabotage: deleted {lost}, copied {copied} as {fresh}, hid {hidden} silently; this scenario must FAIL")
+
+    def sabotage_keyed(self, result, clients):
+        """Checks the retrying clients' checks (--sabotage): behind the daemon's back, deletes
+        one keyed POST answered OK, stores another one's text again under a new id, and changes
+        the reply stored under a third one's key, then sends that POST again: lost and doubled
+        must be 1, and that key answered with two different lines."""
+        posts = sorted((w for w in clients.writes if w.kind == "POST" and w.outcome == "OK" and " side " not in w.text),
+                       key=lambda w: w.result_id)
+        lost, copied, changed = posts[0].result_id, posts[1].result_id, posts[2]
+        fresh = new_pin_id()
+        self.cluster.query(f"DELETE FROM pins WHERE id = '{lost}'")
+        self.cluster.query(f"INSERT INTO pins (id, {PIN_COLUMNS}) SELECT '{fresh}', {PIN_COLUMNS} FROM pins WHERE id = '{copied}'")
+        self.cluster.query(f"UPDATE request_keys SET reply = replace(reply, 'chaos-', 'CHAOS-') WHERE key = '{changed.key}'")
+        clients.repeat(*changed.owner, changed)
+        result.note(f"sabotage: deleted keyed {lost}, copied keyed {copied} as {fresh}, changed the reply stored "
+                    f"under {changed.key}; this scenario must FAIL")
 
     def sabotage_watchers(self, result, watchers):
         """Checks the watchers' checks (--sabotage): writes a pin into their circle without a
@@ -1417,7 +1826,7 @@ def main():
     counted = [(result, text) for result in results for text in result.counts]
     if counted:
         say("")
-        say("==> resumed watchers (missing and doubled must be 0)")
+        say("==> retrying clients and resumed watchers (lost, doubled, missing must be 0)")
         for result, text in counted:
             say(f"{'PASS' if result.passed else 'FAIL'} {result.number}: {text}")
     with open(os.path.join(args.run_dir, "results.txt"), "w") as file:
