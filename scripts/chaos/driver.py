@@ -1254,7 +1254,8 @@ def check_keyed(cluster, result, clients, label=""):
     retried = [write for write in writes if write.causes and write.outcome == "OK"]
     # A retried write whose key row was written (by its transaction, which began after its
     # send) before its last send: an earlier send had committed, and the last was answered from
-    # the key. Reported, not judged.
+    # the key. Reported, not judged, by what the first send met (abandoned, dropped, no reply,
+    # or an ERR UNAVAILABLE that had committed all the same).
     from_key = {}
     for first in range(0, len(retried), 500):
         batch = {write.key: write for write in retried[first:first + 500]}
@@ -1262,14 +1263,15 @@ def check_keyed(cluster, result, clients, label=""):
                              + ",".join(quote(key) for key in batch) + ")")
         for key, created in rows:
             if float(created) < batch[key].sent_at[-1]:
-                from_key[batch[key].kind] = from_key.get(batch[key].kind, 0) + 1
+                cause = f"after {batch[key].causes[0]}"
+                from_key[cause] = from_key.get(cause, 0) + 1
     repeat_retries = sum(len(write.causes) for write in repeats + conflicts)
     summary = (f"{label}retrying clients: writes {len(writes)} ("
                + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
                + f"), OK {outcomes.get('OK', 0)}; retries {retries} for {len(retried)} writes"
                + (f" ({', '.join(f'{cause} {n}' for cause, n in sorted(causes.items()))})" if causes else "")
                + f", {sum(from_key.values())} of them answered from their key"
-               + (f" ({', '.join(f'{kind} {n}' for kind, n in sorted(from_key.items()))})" if from_key else "")
+               + (f" ({', '.join(f'{cause} {n}' for cause, n in sorted(from_key.items()))})" if from_key else "")
                + f"; logins AUTH {clients.logins['AUTH']}, LOGIN {clients.logins['LOGIN']}"
                + f"; a key sent again after its OK {len(repeats)} (same line {repeated_same}"
                + (f", {repeat_retries} retries" if repeat_retries else "") + ")"
