@@ -1274,7 +1274,7 @@ def check_keyed(cluster, result, clients, label=""):
                + (f" ({', '.join(f'{cause} {n}' for cause, n in sorted(from_key.items()))})" if from_key else "")
                + f"; logins AUTH {clients.logins['AUTH']}, LOGIN {clients.logins['LOGIN']}"
                + f"; a key sent again after its OK {len(repeats)} (same line {repeated_same}"
-               + (f", {repeat_retries} retries" if repeat_retries else "") + ")"
+               + (f"; retries {repeat_retries}" if repeat_retries else "") + ")"
                + f", a key with another text {len(conflicts)} (ERR CONFLICT {conflict_errs})"
                + f"; lost {len(lost)}, doubled {len(doubled)}")
     result.count(summary)
