@@ -95,17 +95,10 @@ struct FailureRecoveryTests {
                 let database = environment.database
                 let author = try await database.register(
                     name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
-                // The insert's COMMIT sleeps (a deferred trigger), so the connection can be cut
-                // after PostgreSQL has the COMMIT and before its answer comes back. (The group
-                // insert is known by its start: pg_stat_activity keeps only the first 1 kB.)
-                try await side.query("""
-                    CREATE FUNCTION slow_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-                    BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$
-                    """, idempotent: false)
-                try await side.query("""
-                    CREATE CONSTRAINT TRIGGER pins_slow_commit AFTER INSERT ON pins
-                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_pin_commit()
-                    """, idempotent: false)
+                // The insert's COMMIT sleeps, so the connection can be cut after PostgreSQL has the
+                // COMMIT and before its answer comes back. (The group insert is known by its
+                // start: pg_stat_activity keeps only the first 1 kB.)
+                try await Self.slowPinCommits(side)
                 let pin = NewPin(
                     authorID: author.id, authorName: "alice", lat: 1, lon: 1, text: "deleted in between", ttlSeconds: 600, photo: nil,
                     cell: Int64(Grid.cell(lat: 1, lon: 1, level: 0).rawValue), region: nil, sessionTokenHash: Digest.sha256("t"), rate: nil)
@@ -144,6 +137,19 @@ struct FailureRecoveryTests {
         }
     }
 
+    /// Makes every COMMIT that inserted pins sleep half a second (a deferred constraint
+    /// trigger), in the schema `pool` works in.
+    static func slowPinCommits(_ pool: PostgresPool) async throws {
+        try await pool.query("""
+            CREATE FUNCTION slow_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$
+            """, idempotent: false)
+        try await pool.query("""
+            CREATE CONSTRAINT TRIGGER pins_slow_commit AFTER INSERT ON pins
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_pin_commit()
+            """, idempotent: false)
+    }
+
     @Test("a keyed POST whose commit answer was lost, its pin deleted before the retry: the retry answers the first's line and writes nothing")
     func keyedRetryAfterLostCommit() async throws {
         var (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "keyedlost")
@@ -162,16 +168,9 @@ struct FailureRecoveryTests {
                 let session = Session(connectionID: 1)
                 session.logIn(user: account.user, userID: account.id, tokenHash: Digest.sha256("t"))
                 let context = CommandContext(session: session, board: environment.board, logger: Logger(label: "test"))
-                // The keyed write's COMMIT sleeps (a deferred trigger), so the connection can be
-                // cut after PostgreSQL has the COMMIT and before its answer comes back.
-                try await side.query("""
-                    CREATE FUNCTION slow_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-                    BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$
-                    """, idempotent: false)
-                try await side.query("""
-                    CREATE CONSTRAINT TRIGGER pins_slow_commit AFTER INSERT ON pins
-                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_pin_commit()
-                    """, idempotent: false)
+                // The keyed write's COMMIT sleeps, so the connection can be cut after PostgreSQL
+                // has the COMMIT and before its answer comes back.
+                try await Self.slowPinCommits(side)
                 let line = "POST 1 1 \"lost answer\" REQUEST lost-answer-1"
                 let write = Task { await CommandTable.standard.execute(line: line, context: context) }
                 try await eventually("the keyed insert sleeps in its COMMIT") {
