@@ -41,6 +41,8 @@ const writes = new Set(WRITE_COMMANDS);
 // unknown and a second one would not be the same (a second REGISTER is CONFLICT, WATCH and
 // UNWATCH belong to the connection, AUTH is sent by the client itself).
 const notResent = new Set(["REGISTER", "LOGOUT", "QUIT", "WATCH", "UNWATCH", "AUTH"]);
+// How many times a request answered UNAVAILABLE is sent again before the error is the answer.
+const UNAVAILABLE_RETRIES = 4;
 
 /** An `ERR` reply, or a request the client could not complete. */
 export class ScavengerError extends Error {
@@ -235,8 +237,7 @@ export class ScavengerClient {
   _scheduleReconnect() {
     if (this._closed || this._timer !== null) return;
     // Capped exponential back-off with jitter: between half and all of min·2^attempt, at most max.
-    const ceiling = Math.min(this.maxDelay, this.minDelay * 2 ** this._attempt);
-    const delay = ceiling / 2 + Math.random() * ceiling / 2;
+    const delay = this._delay(this._attempt);
     this._attempt = Math.min(this._attempt + 1, 30);
     this._timer = setTimeout(() => { this._timer = null; this.connect(); }, delay);
   }
@@ -283,8 +284,27 @@ export class ScavengerClient {
       if (request.onOK) request.onOK(value);
       request.resolve(value);
     } else {
-      request.reject(ScavengerError.fromLine(line));
+      const error = ScavengerError.fromLine(line);
+      // UNAVAILABLE changed nothing (the database is away, the daemon saturated or still
+      // loading): a request that may be sent again is, after a while, a few times.
+      if (error.code === "UNAVAILABLE" && request.resend && (request.retries || 0) < UNAVAILABLE_RETRIES) this._retryLater(request);
+      else request.reject(error);
     }
+  }
+
+  // The delay before attempt n (1, 2, …): between half and all of min·2^n, at most max.
+  _delay(n) {
+    const ceiling = Math.min(this.maxDelay, this.minDelay * 2 ** n);
+    return ceiling / 2 + Math.random() * ceiling / 2;
+  }
+
+  _retryLater(request) {
+    request.retries = (request.retries || 0) + 1;
+    setTimeout(() => {
+      if (this._closed) request.reject(new ScavengerError("CLOSED", "the client was closed"));
+      else if (this._ready) this._transmit(request);
+      else this._queue.push(request);
+    }, this._delay(request.retries));
   }
 
   // LOGIN and REGISTER start a session (kept for AUTH after a reconnection), LOGOUT ends it.
@@ -521,6 +541,12 @@ export class Watch {
       await this.client._send(line, { resend: false, onOK: (answer) => this._began(answer, generation, resuming, reason) });
     } catch (error) {
       if (generation !== this._generation || error.code === "CONNECTION_LOST" || error.code === "CLOSED") return;
+      if (error.code === "UNAVAILABLE") {
+        // The daemon cannot start it yet (its feed still loading, the database away): again later.
+        this._retries = (this._retries || 0) + 1;
+        setTimeout(() => { if (generation === this._generation && this.client.connected) this._start(reason); }, this.client._delay(this._retries));
+        return;
+      }
       if (!this._started) { this._rejectReady(error); this._finish(); return; }
       this._emit({ type: "error", error });
       this._finish();
@@ -534,6 +560,7 @@ export class Watch {
       if (this.closed && this.client.connected) this.client._send(`UNWATCH ${answer.watch}`, { resend: false }).catch(() => {});
       return;
     }
+    this._retries = 0;
     this.id = answer.watch;
     this.client._byID.set(this.id, this);
     const first = !this._started;

@@ -323,7 +323,7 @@ import { Hunts } from "/hunts.js";
       await readHunt(id);
       const board = await request(`LEADERBOARD ${id} LIMIT 100`);
       leaderboard.reset(board.entries);
-      if (!watch || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
+      if (!watch || watch.closed || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
       localStorage.setItem(HUNT_KEY, id);
       document.getElementById("hunt-section").hidden = false;
       map.invalidateSize();
@@ -684,7 +684,7 @@ import { Hunts } from "/hunts.js";
     try {
       await readHunt(id);
       leaderboard.reset((await request(`LEADERBOARD ${id} LIMIT 100`)).entries);
-      if (!watch || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
+      if (!watch || watch.closed || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
       localStorage.setItem(HUNT_KEY, id);
       field("hunt-section").hidden = false;
       map.invalidateSize();
