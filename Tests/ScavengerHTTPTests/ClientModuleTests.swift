@@ -27,7 +27,7 @@ struct ClientModuleTests {
                 #expect(module.body.contains(export), "missing \(export)")
             }
             // The typed helpers the pages use.
-            for helper in ["call(line", "nearby(", "post(", "watch(lat", "watchHunt(", "checkin(", "leaderboard(", "login(", "auth("] {
+            for helper in ["call(line", "nearby(", "post(", "watch(lat", "watchHunt(", "checkin(", "leaderboard(", "login(", "async auth("] {
                 #expect(module.body.contains("  " + helper), "missing \(helper)")
             }
             // Text is never parsed as markup, nothing is evaluated.
@@ -58,8 +58,8 @@ struct ClientModuleTests {
         let listed = script[start.upperBound..<end.lowerBound]
             .split(separator: ",")
             .map { $0.filter { $0 != "\"" && !$0.isWhitespace } }
-        #expect(Set(listed) == CommandTable.keyedWrites)
-        #expect(listed.count == CommandTable.keyedWrites.count)
+        #expect(Set(listed) == CommandSpec.keyedWrites)
+        #expect(listed.count == CommandSpec.keyedWrites.count)
     }
 
     @Test("the demo page and the hunt pages load their scripts as modules importing /client.js")
