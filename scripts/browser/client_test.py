@@ -19,6 +19,10 @@ recording every event it gets. Then:
    that carries the reply to a POST instead of passing it on: the write ran, its reply was lost.
    The client reconnects, resumes its session with AUTH, sends the very same line (same
    REQUEST key) again and gets the stored reply; the pin is stored once (counted over TCP).
+3. The player's page (/play) across a restart: joined to a running hunt, it shows a hint sent
+   through daemon B while A is down (the client re-issues WATCH HUNT and the page reads the hunt
+   again on its `resync`) and one sent after the restart (live), each once, still signed in,
+   without a reload.
 
 Every wait is for a state; the long timeouts only guard against a hang. Exit 0 when every check
 passed. Screenshots go to OUTPUT_DIR.
@@ -136,13 +140,23 @@ window.__probe.client.post(lat, lon, text).then(
 """
 
 
+def texts(driver, selector):
+    """The texts of the elements SELECTOR finds, read at one instant (a list the page rebuilds
+    is never read half old, half new)."""
+    return driver.execute_script("return [...document.querySelectorAll(arguments[0])].map((e) => e.textContent)", selector)
+
+
 def pin_texts(driver):
-    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#pins li .pin-text")]
+    return texts(driver, "#pins li .pin-text")
 
 
 def probe_pin_ids(driver):
     return driver.execute_script(
         "return window.__probe.events.filter((e) => e.type === 'pin').map((e) => e.pin.id)")
+
+
+def hint_texts(driver):
+    return texts(driver, "#hints .hint-text")
 
 
 def count_stored(line, text):
@@ -278,6 +292,50 @@ def main():
             "return window.__probe.events.filter((e) => e.type === 'pin' && e.pin.text === arguments[0]).length", lost)
         check(n == 1, f"the probe's watch got the retried pin {n} times")
         driver.save_screenshot(os.path.join(output, "client-retry.png"))
+        proxy.close()
+        proxy = None
+
+        # ---- 3. The player's page (/play) across a restart: its WATCH HUNT is re-issued and the
+        # hunt read again, so a hint sent while the daemon was down shows, and one sent after.
+        host = Line(port)
+        host.ok("REGISTER hostess hostess@example.org password1")
+        hunt = host.ok('CREATEHUNT "Across a restart"')["hunt"]
+        host.ok(f'ADDSTOP {hunt["id"]} {LAT} {LON} 40 10 "The kiosk"')
+        host.ok(f'STARTHUNT {hunt["id"]}')
+        driver.get(f"http://127.0.0.1:{http_port}/play")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "Connected"))
+        driver.find_element(By.ID, "login-name").send_keys("wanderer")
+        driver.find_element(By.ID, "login-password").send_keys("password2")
+        driver.find_element(By.ID, "login-button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "who"), "Signed in as wanderer"))
+        driver.find_element(By.ID, "join-code").send_keys(hunt["code"])
+        driver.find_element(By.ID, "join-button").click()
+        wait.until(lambda d: d.find_element(By.ID, "hunt-name").text == "Across a restart")
+        host.ok(f'HINT {hunt["id"]} "Before the restart"')
+        wait.until(lambda d: "Before the restart" in hint_texts(d))
+        driver.execute_script("window.__notReloaded = true")
+        daemon.kill()
+        daemon.wait()
+        log.close()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "reconnecting"))
+        second, second_port, _, second_log = start_daemon(daemon_path, database_url, output, *flags)
+        host_b = Line(second_port)
+        host_b.ok("LOGIN hostess password1")
+        host_b.ok(f'HINT {hunt["id"]} "While the daemon was down"')
+        stop_daemon(second, second_log)
+        second = None
+        daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, *flags, ports=(port, http_port))
+        wait.until(lambda d: "While the daemon was down" in hint_texts(d))
+        host = Line(port)
+        host.ok("LOGIN hostess password1")
+        host.ok(f'HINT {hunt["id"]} "After the restart"')
+        wait.until(lambda d: "After the restart" in hint_texts(d))
+        hints = hint_texts(driver)
+        for text in ("Before the restart", "While the daemon was down", "After the restart"):
+            check(hints.count(text) == 1, f"the player's page shows the hint {text!r} {hints.count(text)} times: {hints}")
+        check(driver.execute_script("return window.__notReloaded === true"), "the player's page was reloaded")
+        check(driver.find_element(By.ID, "who").text == "Signed in as wanderer", "the player's session was not resumed")
+        driver.save_screenshot(os.path.join(output, "client-play-restart.png"))
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
         failures.append(f"{type(error).__name__}: {error}")
         if driver is not None:
@@ -296,7 +354,8 @@ def main():
     if not failures:
         print("PASS client module: a watch goes on across a daemon restart (pins posted while it was down, "
               "queued meanwhile and after it each arrive once, no reload); a write whose reply was lost is "
-              "resent with its key and stored once")
+              "resent with its key and stored once; the player's page "
+              "follows its hunt across a restart")
     return 1 if failures else 0
 
 
