@@ -148,6 +148,14 @@ export class ScavengerClient {
     this._watches = new Set();
     this._byID = new Map();   // the daemon's watch id on this socket → its Watch
     this._listeners = new Map();
+    // When the browser says the network is back, try at once rather than at the end of the delay.
+    this._online = () => {
+      if (this._timer === null || this._closed) return;
+      clearTimeout(this._timer);
+      this._timer = null;
+      this.connect();
+    };
+    if (typeof globalThis.addEventListener === "function") globalThis.addEventListener("online", this._online);
     if (connect) this.connect();
   }
 
@@ -191,6 +199,7 @@ export class ScavengerClient {
   /** Closes for good: pending requests fail with CLOSED, watches end. */
   close() {
     this._closed = true;
+    if (typeof globalThis.removeEventListener === "function") globalThis.removeEventListener("online", this._online);
     if (this._timer !== null) { clearTimeout(this._timer); this._timer = null; }
     const socket = this._socket;
     this._socket = null;
