@@ -23,7 +23,8 @@
 # (scripts/fuzz.sh, 20 s after a build of its own in .build-fuzz; SCAVENGER_SKIP_FUZZ=1 skips
 # it); after them, the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
 # cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); then the demo page, the moderators'
-# console and the hunt pages in headless Chromium (scripts/browser/{demo,console,hunt}_test.py,
+# console, the hunt pages and the client module (scavenger.js across a daemon restart and a lost
+# reply) in headless Chromium (scripts/browser/{demo,console,hunt,client}_test.py,
 # after installing chromium, chromium-driver and selenium into .data/venv;
 # SCAVENGER_SKIP_BROWSER=1 skips them).
 # Each phase is logged with `==>` and its wall time. The exit code is swift test's when it
@@ -134,8 +135,8 @@ else
     if ((status == 0)); then status=$chaos_status; fi
 fi
 
-# The demo page, the moderators' console and the hunt pages in headless Chromium, each against a
-# daemon of its own on a database of its own.
+# The demo page, the moderators' console, the hunt pages and the client module in headless
+# Chromium, each against a daemon of its own on a database of its own.
 if [[ ${SCAVENGER_SKIP_BROWSER:-0} == 1 ]]; then
     log "skipping the browser tests (SCAVENGER_SKIP_BROWSER=1)"
 elif [[ ${LOCAL_CLUSTER:-0} != 1 ]]; then
@@ -145,7 +146,7 @@ else
     browser_phase_status=0
     ensure_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
-    for browser_test in demo console hunt; do
+    for browser_test in demo console hunt client; do
         browser_status=0
         pg_recreate_database "scavenger_browser_$browser_test"
         browser_url=$(pg_database_url "scavenger_browser_$browser_test")

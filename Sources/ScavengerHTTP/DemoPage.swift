@@ -1,8 +1,9 @@
-/// The demo web client served at `/` on the HTTP port: a page that logs in, asks `NEARBY` for a
-/// point (typed or from the browser's location), lists the pins with their distances, posts a
-/// pin, and shows new pins arriving through `WATCH` — plain HTML and JavaScript over the `/ws`
-/// WebSocket, nothing fetched from elsewhere, so it works offline. For app developers, to see
-/// the protocol in use.
+/// The demo web client served at `/` on the HTTP port: a page that logs in, lists the pins near a
+/// point (typed or from the browser's location) with their distances through one
+/// `WATCH … SNAPSHOT`, posts a pin, and shows new pins arriving — plain HTML and JavaScript over
+/// the `/ws` WebSocket through scavenger.js (`/client.js`), which reconnects and resumes the
+/// watch by itself; nothing fetched from elsewhere, so it works offline. For app developers, to
+/// see the protocol in use.
 enum DemoPage {
     static let html = #"""
 <!doctype html>
@@ -52,51 +53,35 @@ enum DemoPage {
   <ul id="pins"></ul>
 </section>
 
-<script src="/demo.js"></script>
+<script type="module" src="/demo.js"></script>
 </body>
 </html>
 """#
 
-    /// The page's script, served as `/demo.js`: the page has no inline script, so its CSP can
-    /// forbid inline script altogether.
+    /// The page's script, served as `/demo.js`, an ES module over `/client.js` (scavenger.js):
+    /// the page has no inline script, so its CSP can forbid inline script altogether.
     static let script = #"""
-"use strict";
-// One WebSocket; requests are answered in order, so a queue of callbacks matches replies to
-// requests. EVENT lines are not replies: they go to the watch handler.
+// The demo, over scavenger.js (/client.js): the client keeps one WebSocket open across drops,
+// answers each request with a promise, resumes the session and the watch after reconnecting,
+// and sends each write with a REQUEST key so that a retried one is done once.
+import { ScavengerClient } from "/client.js";
+
 const statusLine = document.getElementById("status");
 const pinsList = document.getElementById("pins");
-let socket, waiting = [], watchID = null, shown = new Map();
+const client = new ScavengerClient();
+let watch = null;
+let live = false;          // the watch's snapshot is in: new pins go on top
+const shown = new Map();   // pin id → its list item
 
 function say(text, isError) {
   statusLine.textContent = text;
   statusLine.className = isError ? "error" : "";
 }
 
-function quote(text) { return JSON.stringify(text); }
-
-function connect() {
-  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  socket = new WebSocket(scheme + "//" + location.host + "/ws");
-  socket.onopen = () => say("Connected.");
-  socket.onclose = () => { say("Disconnected; reload to reconnect.", true); waiting = []; };
-  socket.onmessage = (message) => {
-    const line = message.data;
-    if (line.startsWith("EVENT ")) { onEvent(JSON.parse(line.slice(6))); return; }
-    const next = waiting.shift();
-    if (next) next(line);
-  };
-}
-
-// Sends a request line; resolves with the JSON of OK, rejects with the ERR line.
-function request(line) {
-  return new Promise((resolve, reject) => {
-    waiting.push((reply) => {
-      if (reply.startsWith("OK ")) resolve(JSON.parse(reply.slice(3)));
-      else reject(new Error(reply));
-    });
-    socket.send(line);
-  });
-}
+client.on("status", (status) => {
+  if (status === "connected") say("Connected.");
+  else if (status === "disconnected") say("Disconnected; reconnecting…", true);
+});
 
 function place() {
   return [document.getElementById("lat").value, document.getElementById("lon").value, document.getElementById("radius").value];
@@ -105,6 +90,7 @@ function place() {
 function renderPin(pin, isNew) {
   const item = document.createElement("li");
   item.dataset.id = pin.id;
+  item.dataset.distance = pin.distance_m === undefined ? "" : String(pin.distance_m);
   if (isNew) item.className = "new";
   const text = document.createElement("div");
   text.className = "pin-text";
@@ -119,35 +105,60 @@ function renderPin(pin, isNew) {
 
 function updateCount() { document.getElementById("count").textContent = "(" + shown.size + ")"; }
 
+// Shows a pin: a changed one in its place; during the snapshot in order of distance; later on top.
+function showPin(pin, isNew) {
+  const item = renderPin(pin, isNew);
+  const old = shown.get(pin.id);
+  if (old) old.replaceWith(item);
+  else if (isNew) pinsList.prepend(item);
+  else {
+    const after = [...pinsList.children].find((other) => other.dataset.distance !== "" && Number(other.dataset.distance) > pin.distance_m);
+    pinsList.insertBefore(item, after || null);
+  }
+  shown.set(pin.id, item);
+  updateCount();
+}
+
+function clearPins() {
+  pinsList.replaceChildren();
+  shown.clear();
+  updateCount();
+}
+
+// One WATCH … SNAPSHOT lists the pins inside the circle and then follows it: nothing written
+// between the listing and the watch is missed or shown twice.
 async function showNearby() {
   const [lat, lon, radius] = place();
+  if (watch) watch.close();
+  clearPins();
+  live = false;
   try {
-    const page = await request(`NEARBY ${lat} ${lon} ${radius} LIMIT 50`);
-    pinsList.replaceChildren();
-    shown = new Map();
-    for (const pin of page.pins) { shown.set(pin.id, true); pinsList.append(renderPin(pin, false)); }
-    updateCount();
-    if (watchID) { await request(`UNWATCH ${watchID}`).catch(() => {}); watchID = null; }
-    const watch = await request(`WATCH ${lat} ${lon} ${radius}`);
-    watchID = watch.watch;
-    say(`Showing ${page.pins.length} pins; new ones appear as they are posted.`);
+    watch = client.watch(lat, lon, radius, { onEvent });
+    await watch.ready;
   } catch (error) { say(error.message, true); }
 }
 
 function onEvent(event) {
-  if (event.watch !== watchID) return;
-  if (event.type === "pin" && !shown.has(event.pin.id)) {
-    shown.set(event.pin.id, true);
-    pinsList.prepend(renderPin(event.pin, true));
-    updateCount();
-  } else if (event.type === "gone") {
-    const item = pinsList.querySelector(`li[data-id="${CSS.escape(event.id)}"]`);
-    if (item) item.remove();
-    shown.delete(event.id);
-    updateCount();
-  } else if (event.type === "overflow") {
-    watchID = null;
-    showNearby();
+  switch (event.type) {
+  case "pin":
+    showPin(event.pin, live);
+    break;
+  case "gone": {
+    const item = shown.get(event.id);
+    if (item) { item.remove(); shown.delete(event.id); updateCount(); }
+    break;
+  }
+  case "ready":
+    live = true;
+    say(`Showing ${shown.size} pins; new ones appear as they are posted.`);
+    break;
+  case "reset":    // the watch could not resume: a new snapshot follows
+    clearPins();
+    live = false;
+    break;
+  case "resumed":
+    say("Reconnected; caught up with what changed meanwhile.");
+    break;
   }
 }
 
@@ -156,7 +167,7 @@ document.getElementById("login-form").addEventListener("submit", async (submit) 
   const name = document.getElementById("login-name").value;
   const password = document.getElementById("login-password").value;
   try {
-    const answer = await request(`LOGIN ${quote(name)} ${quote(password)}`);
+    const answer = await client.login(name, password);
     document.getElementById("who").textContent = "Logged in as " + answer.user.name;
     say("Logged in.");
     await showNearby();
@@ -179,18 +190,15 @@ document.getElementById("post-form").addEventListener("submit", async (submit) =
   const [lat, lon] = place();
   const input = document.getElementById("post-text");
   try {
-    const answer = await request(`POST ${lat} ${lon} ${quote(input.value)}`);
+    const answer = await client.post(lat, lon, input.value);
     input.value = "";
     say("Posted.");
-    if (!shown.has(answer.pin.id)) {
-      shown.set(answer.pin.id, true);
-      pinsList.prepend(renderPin(answer.pin, true));
-      updateCount();
-    }
+    if (!shown.has(answer.pin.id)) showPin(answer.pin, true);
   } catch (error) { say(error.message, true); }
 });
 
-connect();
+// For scripts and tests driving the page: its client and its current watch.
+window.scavengerDemo = { client, get watch() { return watch; } };
 """#
 
     /// The page's style sheet, served as `/demo.css`.

@@ -1,77 +1,32 @@
 /// The hunt pages' scripts: `/hunts.js` (shared), `/play.js` and `/host.js`.
 extension HuntPages {
-    /// `/hunts.js`: the WebSocket, the session, the leaderboard, the map (tiles or grid).
+    /// `/hunts.js`, an ES module: the client (scavenger.js from `/client.js`), the session, the
+    /// leaderboard, the map (tiles or grid).
     static let commonScript = #"""
-"use strict";
-// Shared by the player's page (/play) and the host's view (/host): one WebSocket speaking the
-// line protocol, the signed-in session, the map, and small helpers that build elements. Every
-// text that came from the server is put in the page with textContent, never as markup.
-const Hunts = (() => {
+// Shared by the player's page (/play) and the host's view (/host), an ES module: the client of
+// the line protocol (scavenger.js, /client.js: one WebSocket kept open across drops, the session
+// resumed with AUTH, writes sent with REQUEST keys, watches re-issued), the signed-in session, the
+// map, and small helpers that build elements. Every text that came from the server is put in the
+// page with textContent, never as markup.
+import { ScavengerClient, ScavengerError, quote } from "/client.js";
+
+export const Hunts = (() => {
   const statusLine = document.getElementById("status");
   const TOKEN_KEY = "scavenger.token";
-  let socket = null;
-  let waiting = [];
-  let eventHandler = () => {};
-  let retryDelay = 1000;
+  const client = new ScavengerClient({ token: localStorage.getItem(TOKEN_KEY), connect: false });
 
   function say(text, kind) {
     statusLine.textContent = text;
     statusLine.className = kind || "";
   }
 
-  // A JSON string literal is a quoted token of the protocol.
-  function quote(text) { return JSON.stringify(String(text)); }
+  // Sends one request line: resolves with the JSON of OK, rejects with a ScavengerError (its
+  // `code`, `detail`: the rest of the line, `retryAfter` for RATE_LIMITED). Writes carry a
+  // REQUEST key, and a request whose connection dropped is sent again once it is back.
+  function request(line) { return client.call(line); }
 
-  // An ERR reply: its code, and the rest of the line.
-  class ProtocolError extends Error {
-    constructor(line) {
-      super(line);
-      const match = /^ERR (\S+) ?(.*)$/.exec(line);
-      this.code = match ? match[1] : "INTERNAL";
-      this.detail = match ? match[2] : line;
-    }
-  }
-
-  function connect() {
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    socket = new WebSocket(scheme + "//" + location.host + "/ws");
-    socket.onopen = async () => {
-      retryDelay = 1000;
-      say("Connected.");
-      try { await resume(); } catch (error) { say(error.message, "error"); }
-    };
-    socket.onclose = () => {
-      for (const next of waiting) next("ERR UNAVAILABLE the connection closed");
-      waiting = [];
-      say("Disconnected; reconnecting…", "error");
-      setTimeout(connect, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 30000);
-    };
-    // Replies come in the order of the requests; EVENT lines are not replies.
-    socket.onmessage = (message) => {
-      const line = message.data;
-      if (line.startsWith("EVENT ")) { eventHandler(JSON.parse(line.slice(6))); return; }
-      const next = waiting.shift();
-      if (next) next(line);
-    };
-  }
-
-  // Sends one request line: resolves with the JSON of OK, rejects with a ProtocolError.
-  function request(line) {
-    return new Promise((resolve, reject) => {
-      if (!socket || socket.readyState !== WebSocket.OPEN) {
-        reject(new ProtocolError("ERR UNAVAILABLE not connected; retrying"));
-        return;
-      }
-      waiting.push((reply) => {
-        if (reply.startsWith("OK ")) resolve(JSON.parse(reply.slice(3)));
-        else reject(new ProtocolError(reply));
-      });
-      socket.send(line);
-    });
-  }
-
-  // ---- the session: signed in with LOGIN or REGISTER, resumed with AUTH on a new connection.
+  // ---- the session: signed in with LOGIN or REGISTER, or resumed with AUTH by the client with
+  // the token kept in localStorage (again after each reconnection, without bothering the page).
   let user = null;
   const signedInHandlers = [];
 
@@ -84,23 +39,23 @@ const Hunts = (() => {
 
   async function signedIn(answer) {
     user = answer.user;
-    if (answer.token) localStorage.setItem(TOKEN_KEY, answer.token);
     showUser();
     for (const handler of signedInHandlers) await handler(user);
   }
 
-  async function resume() {
-    const token = localStorage.getItem(TOKEN_KEY);
-    if (!token) { showUser(); return; }
-    try {
-      await signedIn(await request("AUTH " + quote(token)));
-    } catch (error) {
-      if (error.code === "UNAUTHORIZED") localStorage.removeItem(TOKEN_KEY);
-      user = null;
-      showUser();
-      if (error.code !== "UNAUTHORIZED") throw error;
-    }
-  }
+  client.on("status", (status) => {
+    if (status === "connected") say("Connected.");
+    else if (status === "disconnected") say("Disconnected; reconnecting…", "error");
+  });
+
+  client.on("session", ({ user: sessionUser, token, automatic, restored }) => {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+    // The token resumed on the first connection signs the page in; after a reconnection the
+    // session simply goes on (the watches are re-issued by the client).
+    if (sessionUser && automatic && !restored && !user) signedIn({ user: sessionUser }).catch((error) => say(error.detail || error.message, "error"));
+    if (!sessionUser) { user = null; showUser(); }
+  });
 
   function formValue(id) { return document.getElementById(id).value; }
 
@@ -255,19 +210,28 @@ const Hunts = (() => {
   // A tooltip's content as an element: Leaflet would take a string as HTML.
   function label(text) { return element("span", null, text); }
 
-  // Starts the page: `onEvent` gets every EVENT, `onSignedIn` runs after each sign-in (and after
-  // each reconnection that resumed the session).
-  function start({ onEvent, onSignedIn }) {
-    eventHandler = onEvent;
+  // Starts the page: `onSignedIn` runs after each sign-in, and once for the session the stored
+  // token resumed when the page opened (a reconnection resumes it without running it again).
+  function start({ onSignedIn }) {
     if (onSignedIn) signedInHandlers.push(onSignedIn);
     setUpAccountForms();
     showUser();
-    connect();
+    client.connect();
+  }
+
+  // Watches a hunt (WATCH HUNT), closing the watch `previous`: the client routes the hunt's
+  // events to `onEvent`, and after a reconnection re-issues the watch and sends
+  // `{type: "resync"}`, for the page to read the hunt again (events may have been missed).
+  async function watchHunt(id, previous, onEvent) {
+    if (previous) previous.close();
+    const watch = client.watchHunt(id, { onEvent });
+    await watch.ready;
+    return watch;
   }
 
   return {
-    say, quote, request, start, element, button, when, huntState, Leaderboard, makeMap, label,
-    ProtocolError, myName: null,
+    say, quote, request, start, watchHunt, element, button, when, huntState, Leaderboard, makeMap, label,
+    client, ProtocolError: ScavengerError, myName: null,
     get user() { return user; },
   };
 })();
@@ -275,7 +239,7 @@ const Hunts = (() => {
 
     /// `/play.js`: the player's page.
     static let playScript = #"""
-"use strict";
+import { Hunts } from "/hunts.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
 // browser says you are, follow the leaderboard and the hints as they come.
 (() => {
@@ -290,7 +254,8 @@ const Hunts = (() => {
   let hunt = null;          // the hunt shown
   let stops = new Map();    // its stops the player may see, by id
   let found = new Set();    // the stops the player has found
-  let watchID = null;
+  let watch = null;         // the hunt's WATCH HUNT (scavenger.js re-issues it after a drop)
+  let watchedHunt = null;
   let fitted = false;
 
   function show(kind, text) {
@@ -358,8 +323,7 @@ const Hunts = (() => {
       await readHunt(id);
       const board = await request(`LEADERBOARD ${id} LIMIT 100`);
       leaderboard.reset(board.entries);
-      if (watchID) await request(`UNWATCH ${watchID}`).catch(() => {});
-      watchID = (await request(`WATCH HUNT ${id}`)).watch;
+      if (!watch || watch.closed || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
       localStorage.setItem(HUNT_KEY, id);
       document.getElementById("hunt-section").hidden = false;
       map.invalidateSize();
@@ -590,7 +554,7 @@ const Hunts = (() => {
 
   // ---- live: the hunt's events.
   function onEvent(event) {
-    if (!hunt || event.watch !== watchID) return;
+    if (!hunt) return;
     switch (event.type) {
     case "score":
       leaderboard.update(event.entry);
@@ -623,7 +587,7 @@ const Hunts = (() => {
       }
       break;
     }
-    case "overflow":
+    case "resync":   // the watch was re-issued (a reconnection, an overflow): read the hunt again
       openHunt(hunt.id);
       break;
     }
@@ -651,7 +615,7 @@ const Hunts = (() => {
 
     /// `/host.js`: the host's view.
     static let hostScript = #"""
-"use strict";
+import { Hunts } from "/hunts.js";
 // The host's view: create a hunt, place its stops by clicking the map, start it, send hints,
 // review photo and flagged check-ins, and print the QR codes of its code stops.
 //
@@ -667,7 +631,8 @@ const Hunts = (() => {
   const leaderboard = new Hunts.Leaderboard(document.getElementById("leaderboard-rows"));
   let hunt = null;
   let stops = [];
-  let watchID = null;
+  let watch = null;         // the hunt's WATCH HUNT (scavenger.js re-issues it after a drop)
+  let watchedHunt = null;
   let located = false;
 
   function field(id) { return document.getElementById(id); }
@@ -719,8 +684,7 @@ const Hunts = (() => {
     try {
       await readHunt(id);
       leaderboard.reset((await request(`LEADERBOARD ${id} LIMIT 100`)).entries);
-      if (watchID) await request(`UNWATCH ${watchID}`).catch(() => {});
-      watchID = (await request(`WATCH HUNT ${id}`)).watch;
+      if (!watch || watch.closed || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
       localStorage.setItem(HUNT_KEY, id);
       field("hunt-section").hidden = false;
       map.invalidateSize();
@@ -980,13 +944,13 @@ const Hunts = (() => {
 
   // ---- live: the hunt's events.
   function onEvent(event) {
-    if (!hunt || event.watch !== watchID) return;
+    if (!hunt) return;
     if (event.type === "score") leaderboard.update(event.entry);
     else if (event.type === "found") {
       const stop = stops.find((item) => item.id === event.stop);
       if (stop) { stop.found_by += 1; renderStops(); }
     } else if (event.type === "hunt" && event.hunt.state !== hunt.state) readHunt(hunt.id).catch((error) => say(error.message, "error"));
-    else if (event.type === "overflow") openHunt(hunt.id);
+    else if (event.type === "resync") openHunt(hunt.id);  // re-issued after a drop: read again
   }
 
   Hunts.start({

@@ -1,6 +1,7 @@
 /// The hunt pages on the HTTP port: the player's page (`/play`) and the host's view (`/host`),
 /// plain HTML over the `/ws` WebSocket, with their script and style sheet served by the daemon
-/// (`/hunts.js`, `/play.js`, `/host.js`, `/hunts.css`) and Leaflet from the system's files
+/// (`/play.js`, `/host.js`: ES modules importing `/hunts.js`, which imports scavenger.js from
+/// `/client.js`; `/hunts.css`) and Leaflet from the system's files
 /// (`/vendor/leaflet/`): no inline script or style, nothing from a CDN. Only the map's tiles may
 /// come from OpenStreetMap, when it can be reached; otherwise the map is a grid drawn on canvas.
 enum HuntPages {
@@ -118,8 +119,7 @@ enum HuntPages {
 </div>
 </section>
 <script src="/vendor/leaflet/leaflet.js"></script>
-<script src="/hunts.js"></script>
-<script src="/play.js"></script>
+<script type="module" src="/play.js"></script>
 </body>
 </html>
 """#
@@ -222,8 +222,7 @@ enum HuntPages {
 </section>
 </section>
 <script src="/vendor/leaflet/leaflet.js"></script>
-<script src="/hunts.js"></script>
-<script src="/host.js"></script>
+<script type="module" src="/host.js"></script>
 </body>
 </html>
 """#

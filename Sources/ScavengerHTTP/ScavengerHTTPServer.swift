@@ -89,6 +89,23 @@ public final class ScavengerHTTPServer: Service, Sendable {
             response.headers[.contentType] = "text/css; charset=utf-8"
             return response
         }
+        // scavenger.js, the browser's client module the pages import: revalidated by its ETag
+        // (`304` while the browser holds this daemon's version).
+        router.get("/client.js") { request, _ -> Response in
+            let headers: HTTPFields = [
+                .contentType: "text/javascript; charset=utf-8", .eTag: ClientModule.etag, .cacheControl: "no-cache",
+            ]
+            if let tags = request.headers[.ifNoneMatch],
+                tags.split(separator: ",").map({ $0.filter { $0 != " " && $0 != "\t" } }).contains(where: { $0 == ClientModule.etag || $0 == "*" })
+            {
+                return Response(status: .notModified, headers: headers)
+            }
+            var response = Self.text(ClientModule.script, status: .ok)
+            response.headers[.contentType] = "text/javascript; charset=utf-8"
+            response.headers[.eTag] = ClientModule.etag
+            response.headers[.cacheControl] = "no-cache"
+            return response
+        }
         // The hunt pages: the player's and the host's, their scripts and style sheet, Leaflet from
         // the system's files, and the QR codes of code stops.
         let mapPolicy = SecurityHeadersMiddleware<HTTPRequestContext>.mapPagePolicy

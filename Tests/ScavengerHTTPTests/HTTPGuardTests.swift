@@ -171,7 +171,7 @@ struct HTTPGuardTests {
         }
     }
 
-    @Test("every page the HTTP port serves sends the security headers", arguments: ["/", "/demo.js", "/healthz", "/metrics", "/nope", "/mod/", "/play", "/host", "/hunts.js", "/vendor/leaflet/nope.js"])
+    @Test("every page the HTTP port serves sends the security headers", arguments: ["/", "/demo.js", "/client.js", "/healthz", "/metrics", "/nope", "/mod/", "/play", "/host", "/hunts.js", "/vendor/leaflet/nope.js"])
     func securityHeaders(path: String) async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
             let response = try await httpRequest(http, "GET", path)
@@ -191,7 +191,7 @@ struct HTTPGuardTests {
     func demoPageScriptIsExternal() async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
             let page = try await httpGet(http, "/")
-            #expect(page.body.contains("<script src=\"/demo.js\"></script>"))
+            #expect(page.body.contains("<script type=\"module\" src=\"/demo.js\"></script>"))
             #expect(!page.body.contains("<script>"))
             let script = try await httpRequest(http, "GET", "/demo.js")
             #expect(script.status == 200)

@@ -20,9 +20,9 @@ struct HuntPagesTests {
             #expect(policy.contains("frame-ancestors 'none'"))
             #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
             #expect(header("x-frame-options", in: page.head) == "DENY")
-            // Leaflet from the daemon, the shared script, the page's own; nothing inline.
-            let scripts = ["/vendor/leaflet/leaflet.js", "/hunts.js", script]
-            #expect(page.body.contains(scripts.map { "<script src=\"\($0)\"></script>" }.joined(separator: "\n")))
+            // Leaflet from the daemon, then the page's own module (which imports /hunts.js and
+            // /client.js); nothing inline.
+            #expect(page.body.contains("<script src=\"/vendor/leaflet/leaflet.js\"></script>\n<script type=\"module\" src=\"\(script)\"></script>"))
             #expect(page.body.contains("<link rel=\"stylesheet\" href=\"/vendor/leaflet/leaflet.css\">"))
             #expect(page.body.contains("<link rel=\"stylesheet\" href=\"/hunts.css\">"))
             #expect(!page.body.contains("<script>") && !page.body.contains("<style") && !page.body.contains(" style="))
@@ -35,6 +35,7 @@ struct HuntPagesTests {
           arguments: [
               ("/hunts.js", "text/javascript; charset=utf-8"), ("/play.js", "text/javascript; charset=utf-8"),
               ("/host.js", "text/javascript; charset=utf-8"), ("/hunts.css", "text/css; charset=utf-8"),
+              ("/client.js", "text/javascript; charset=utf-8"), ("/demo.js", "text/javascript; charset=utf-8"),
           ])
     func assets(path: String, contentType: String) async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in

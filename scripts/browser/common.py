@@ -49,10 +49,11 @@ def wait_for_port(port, process, seconds=30):
     raise RuntimeError(f"nothing listens on {port}")
 
 
-def start_daemon(daemon_path, database_url, output, *flags):
-    """`scavengerd serve` on free ports (line protocol and --http-port), logging into OUTPUT;
-    returns (process, port, http_port, log) once both ports listen and the feed is loaded."""
-    port, http_port = free_port(), free_port()
+def start_daemon(daemon_path, database_url, output, *flags, ports=None):
+    """`scavengerd serve` on free ports (line protocol and --http-port), or on PORTS (a pair),
+    logging into OUTPUT; returns (process, port, http_port, log) once both ports listen and the
+    feed is loaded."""
+    port, http_port = ports or (free_port(), free_port())
     log = open(os.path.join(output, "scavengerd.log"), "a")
     daemon = subprocess.Popen(
         [daemon_path, "serve", "--port", str(port), "--http-port", str(http_port), *flags],
