@@ -10,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "scavengerd", targets: ["scavengerd"]),
+        // The client library for apps and Swift backends, and the command-line client built on it.
+        .library(name: "ScavengerClient", targets: ["ScavengerClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -139,6 +141,16 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // The client library: the line protocol over TCP or TLS, typed calls, reconnects with
+        // REQUEST keys, resumable watches. SwiftNIO only, none of the daemon's modules, so it
+        // builds for Apple platforms too.
+        .target(name: "ScavengerClient", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOFoundationCompat", package: "swift-nio"),
+        ]),
+
         // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board
         // (offline, or on a migrated schema), waits that guard against hangs.
         .target(
@@ -180,6 +192,13 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // The console's pure logic; the console served over HTTP is tested in ScavengerHTTPTests.
+        // The client library against a real daemon process.
+        .testTarget(name: "ScavengerClientTests", dependencies: [
+            "ScavengerClient", "ScavengerTestSupport", "Postgres",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
