@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "scavengerd", targets: ["scavengerd"]),
         // The client library for apps and Swift backends, and the command-line client built on it.
         .library(name: "ScavengerClient", targets: ["ScavengerClient"]),
+        .executable(name: "scavenger", targets: ["scavenger"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -34,6 +35,8 @@ let package = Package(
         .systemLibrary(name: "CB64", providers: [.apt(["libb64-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // GNU readline, for the command-line client's prompt (no .pc file on Debian 12).
+        .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
         .target(name: "Postgres", dependencies: [
@@ -150,6 +153,12 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOFoundationCompat", package: "swift-nio"),
         ]),
+        // The command-line client: one command per run (tables, or --json), or a prompt.
+        .executableTarget(name: "scavenger", dependencies: [
+            "ScavengerClient", "CReadline",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
 
         // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board
         // (offline, or on a migrated schema), waits that guard against hangs.
@@ -192,7 +201,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // The console's pure logic; the console served over HTTP is tested in ScavengerHTTPTests.
-        // The client library against a real daemon process.
+        // The client library and the command-line client against a real daemon process.
         .testTarget(name: "ScavengerClientTests", dependencies: [
             "ScavengerClient", "ScavengerTestSupport", "Postgres",
             .product(name: "NIOCore", package: "swift-nio"),
