@@ -7,7 +7,8 @@ let frontEndSettings: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisi
 
 let package = Package(
     name: "Scavenger",
-    platforms: [.macOS(.v15)],
+    // The Apple versions are ScavengerClient's (Synchronization's Mutex needs them).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "scavengerd", targets: ["scavengerd"]),
         // The client library for apps and Swift backends, and the command-line client built on it.

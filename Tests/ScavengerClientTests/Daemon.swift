@@ -88,17 +88,48 @@ struct Schema: Sendable {
         await pool.shutdown()
     }
 
-    /// Runs `body` on a fresh schema and shuts it down after.
+    /// Runs `body` on a fresh schema and shuts it down after. At most ``Places/count`` of these
+    /// run at once: each holds daemons with PostgreSQL connections of their own, and the whole
+    /// test run shares the cluster's connection limit with every other suite.
     static func with<T>(proxied: Bool = false, _ body: (Schema) async throws -> T) async throws -> T {
-        let schema = try await make(proxied: proxied)
+        await Places.shared.take()
+        let schema: Schema
+        do {
+            schema = try await make(proxied: proxied)
+        } catch {
+            await Places.shared.give()
+            throw error
+        }
         do {
             let value = try await body(schema)
             await schema.shutdown()
+            await Places.shared.give()
             return value
         } catch {
             await schema.shutdown()
+            await Places.shared.give()
             throw error
         }
+    }
+}
+
+/// The schemas (with their daemons) alive at once in this test target.
+actor Places {
+    static let shared = Places()
+    static let count = 3
+    private var free = count
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func take() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
 
@@ -120,7 +151,7 @@ final class Daemon: Sendable {
 
     static let unlimited = [
         "--post-rate", "off", "--photo-rate", "off", "--reply-rate", "off", "--report-rate", "off", "--register-rate", "off",
-        "--join-failure-rate", "off", "--password-threads", "1", "--database-connections", "4", "--log-level", "info",
+        "--join-failure-rate", "off", "--password-threads", "1", "--database-connections", "3", "--log-level", "info",
     ]
 
     init(schema: Schema, _ extra: [String] = []) async throws {
