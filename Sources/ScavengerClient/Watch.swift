@@ -20,6 +20,8 @@ public enum WatchEvent: Sendable, Hashable {
 
 /// What a watch of a hunt delivers.
 public enum HuntEvent: Sendable, Hashable {
+    /// The watch is in place (the server answered `WATCH HUNT`): every event from now on comes.
+    case started
     /// The hunt started, was extended or ended.
     case hunt(Hunt)
     /// The host sent a hint.
@@ -212,7 +214,7 @@ extension ScavengerClient {
                 continue
             }
             failures = 0
-            if !first { output.yield(.reconnected) }
+            output.yield(first ? .started : .reconnected)
             first = false
             await withTaskCancellationHandler {
                 for await text in started.events {

@@ -100,6 +100,7 @@ struct Scavenger: AsyncParsableCommand {
                         emit(["type": "found", "player": .string(player), "stop": .string(stop), "points": .number(Double(points))])
                     case let .score(entry): emit(["type": "score", "entry": value(entry)])
                     case let .reply(reply): emit(["type": "reply", "reply": value(reply)])
+                    case .started: emit(["type": "started"])
                     case .reconnected: emit(["type": "reconnected"])
                     }
                 }
