@@ -78,8 +78,14 @@ struct Tmux {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = (["tmux", "-S", socket] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // CI runs with no terminal and maybe no TERM: tmux needs one to draw its session in.
+        var environment = ProcessInfo.processInfo.environment
+        if (environment["TERM"] ?? "").isEmpty || environment["TERM"] == "dumb" { environment["TERM"] = "xterm-256color" }
+        environment["TMUX"] = nil
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, argv, environ)
+        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, argv, envp)
         guard spawned == 0 else { throw SpawnFailed(errno: spawned) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
