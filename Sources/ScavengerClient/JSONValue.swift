@@ -2,11 +2,17 @@ import Foundation
 
 /// Any JSON value of a reply or an event, for commands and fields the typed API does not cover.
 public enum JSONValue: Sendable, Hashable, Codable, ExpressibleByStringLiteral {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number (whole numbers are written back without a fraction).
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, by member name.
     case object([String: JSONValue])
 
     /// A string value.
