@@ -132,6 +132,10 @@ extension ScavengerClient {
                 started = try await startWatch(line)
             } catch is CancellationError {
                 break
+            } catch let error as ScavengerError where resuming && error.code == .badArgument {
+                // The seq is past the log's end (the database was replaced or restored): start over.
+                complete = false
+                continue
             } catch {
                 output.finish(throwing: error)
                 return

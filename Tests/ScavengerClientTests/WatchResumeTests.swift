@@ -113,4 +113,70 @@ struct WatchResumeTests {
             #expect(try await daemon.schema.count("SELECT count(*) AS n FROM pins") == written.count)
         }
     }
+
+    @Test("when the change log no longer reaches back (resumed: false), the watch says snapshot and sends a fresh one")
+    func logTrimmed() async throws {
+        try await Daemon.with { daemon in
+            let front = try TCPProxy(upstreamHost: "127.0.0.1", upstreamPort: daemon.port)
+            defer { front.stop() }
+            let watcher = try ScavengerClient(ScavengerClient.Configuration(
+                host: "127.0.0.1", port: front.port, maximumBackoff: .milliseconds(500)))
+            let writer = try daemon.client()
+            defer { Task { await watcher.close(); await writer.close() } }
+            _ = try await writer.register(username: "writer", email: "w@example.org", password: "password1")
+            let (events, task) = try await Self.startWatch(watcher)
+            let first = try await writer.post(lat: 52.52, lon: 13.405, text: "first")
+            try await eventually("the first pin arrives") { Self.summary(events.all).pins == [first.id] }
+            // Away: a pin is written, the first deleted, and the log trimmed past all of it (as
+            // `scavengerd expire` trims entries older than --keep-changes).
+            front.blackhole()
+            let second = try await writer.post(lat: 52.5201, lon: 13.405, text: "second")
+            try await writer.delete(first.id)
+            _ = try await daemon.schema.pool.query("UPDATE feed_changes_trimmed SET through = (SELECT max(seq) FROM feed_changes)")
+            // (The newest entry stays, as the sweep leaves it: it marks where the log ends.)
+            _ = try await daemon.schema.pool.query("DELETE FROM feed_changes WHERE seq < (SELECT through FROM feed_changes_trimmed)")
+            front.cutAll()
+            front.resume()
+            try await eventually("a fresh snapshot is complete (\(events.all))") {
+                events.all.filter { if case .ready = $0 { true } else { false } }.count == 2
+            }
+            task.cancel()
+            let all = events.all
+            let again = try #require(all.lastIndex { if case .snapshot = $0 { true } else { false } })
+            let fresh = Self.summary(Array(all[again...]))
+            #expect(fresh.snapshots == 1 && fresh.pins == [second.id] && fresh.gones == [])
+            let seen = Self.summary(all)
+            #expect(seen.snapshots == 2 && seen.resumed == 0 && seen.disconnected == 1)
+        }
+    }
+
+    @Test("a seq past the log's end on resuming (a database replaced meanwhile) starts over with a snapshot")
+    func seqPastTheEnd() async throws {
+        try await Daemon.with { daemon in
+            let front = try TCPProxy(upstreamHost: "127.0.0.1", upstreamPort: daemon.port)
+            defer { front.stop() }
+            let watcher = try ScavengerClient(ScavengerClient.Configuration(
+                host: "127.0.0.1", port: front.port, maximumBackoff: .milliseconds(500)))
+            let writer = try daemon.client()
+            defer { Task { await watcher.close(); await writer.close() } }
+            _ = try await writer.register(username: "writer", email: "w@example.org", password: "password1")
+            let (events, task) = try await Self.startWatch(watcher)
+            let first = try await writer.post(lat: 52.52, lon: 13.405, text: "first")
+            try await eventually("the first pin arrives") { Self.summary(events.all).pins == [first.id] }
+            // The whole log goes: the seq the watch holds is now past its end.
+            front.blackhole()
+            _ = try await daemon.schema.pool.query("UPDATE feed_changes_trimmed SET through = (SELECT max(seq) FROM feed_changes)")
+            _ = try await daemon.schema.pool.query("DELETE FROM feed_changes")
+            front.cutAll()
+            front.resume()
+            try await eventually("a fresh snapshot is complete (\(events.all))") {
+                events.all.filter { if case .ready = $0 { true } else { false } }.count == 2
+            }
+            task.cancel()
+            let all = events.all
+            let again = try #require(all.lastIndex { if case .snapshot = $0 { true } else { false } })
+            #expect(Self.summary(Array(all[again...])).pins == [first.id])
+            #expect(Self.summary(all).snapshots == 2)
+        }
+    }
 }
