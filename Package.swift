@@ -201,7 +201,6 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // The console's pure logic; the console served over HTTP is tested in ScavengerHTTPTests.
         // The client library and the command-line client against a real daemon process.
         .testTarget(name: "ScavengerClientTests", dependencies: [
             "ScavengerClient", "ScavengerTestSupport", "Postgres",
@@ -209,6 +208,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+        // The console's pure logic; the console served over HTTP is tested in ScavengerHTTPTests.
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
