@@ -28,6 +28,11 @@ struct Scavenger: AsyncParsableCommand {
     var words: [String] = []
 
     func run() async throws {
+        // The passthrough takes every word, --help included: answer it here.
+        if let first = words.first, ["--help", "-h"].contains(first) {
+            print(Self.helpMessage())
+            return
+        }
         var configuration = ScavengerClient.Configuration(host: host, port: port, maximumRetries: 4)
         if tls {
             var settings = TLSConfiguration.makeClientConfiguration()

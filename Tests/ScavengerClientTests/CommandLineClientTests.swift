@@ -146,8 +146,15 @@ struct CommandLineClientTests {
             #expect(hunt?["code"] is String)
             let hunts = try cli.run(["hunts"])
             #expect(hunts.stdout.hasPrefix("ID") && hunts.stdout.contains("Museum island"))
-            let board = try cli.run(["leaderboard", try #require(hunt?["id"] as? String)])
+            let huntID = try #require(hunt?["id"] as? String)
+            let board = try cli.run(["leaderboard", huntID])
             #expect(board.status == 0 && board.stdout.hasPrefix("RANK"))
+            _ = try cli.run(["addstop", huntID, "52.5169", "13.4019", "40", "10", "Lustgarten"])
+            let details = try cli.run(["hunt", huntID]).stdout
+            #expect(details.hasPrefix("Museum island (\(huntID)): scheduled, hosted by alice"), "\(details)")
+            #expect(details.contains("join code: ") && details.contains("Lustgarten"))
+            let usage = try cli.run(["--help"])
+            #expect(usage.status == 0 && usage.stdout.contains("--json") && usage.stdout.contains("--tls"))
 
             // LOGOUT forgets the token.
             #expect(try cli.run(["logout"]).status == 0)
