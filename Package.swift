@@ -7,9 +7,13 @@ let frontEndSettings: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisi
 
 let package = Package(
     name: "Scavenger",
-    platforms: [.macOS(.v15)],
+    // The Apple versions are ScavengerClient's (Synchronization's Mutex needs them).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "scavengerd", targets: ["scavengerd"]),
+        // The client library for apps and Swift backends, and the command-line client built on it.
+        .library(name: "ScavengerClient", targets: ["ScavengerClient"]),
+        .executable(name: "scavenger", targets: ["scavenger"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -32,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CB64", providers: [.apt(["libb64-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // GNU readline, for the command-line client's prompt (no .pc file on Debian 12).
+        .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
         .target(name: "Postgres", dependencies: [
@@ -139,6 +145,22 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // The client library: the line protocol over TCP or TLS, typed calls, reconnects with
+        // REQUEST keys, resumable watches. SwiftNIO only, none of the daemon's modules, so it
+        // builds for Apple platforms too.
+        .target(name: "ScavengerClient", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOFoundationCompat", package: "swift-nio"),
+        ]),
+        // The command-line client: one command per run (tables, or --json), or a prompt.
+        .executableTarget(name: "scavenger", dependencies: [
+            "ScavengerClient", "CReadline",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+
         // Shared by the test targets: the real test database, seeded random numbers, fixtures, a real board
         // (offline, or on a migrated schema), waits that guard against hangs.
         .target(
@@ -178,6 +200,13 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // The client library and the command-line client against a real daemon process.
+        .testTarget(name: "ScavengerClientTests", dependencies: [
+            "ScavengerClient", "ScavengerTestSupport", "Postgres",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The console's pure logic; the console served over HTTP is tested in ScavengerHTTPTests.
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),

@@ -16,11 +16,13 @@ PROJECT_ROOT=${PROJECT_ROOT:-$(pwd -P)}
 
 # Debian packages the build, the daemon and the tests need. libjs-leaflet: the map library the
 # hunt pages load from the daemon (/vendor/leaflet/, read from /usr/share/javascript/leaflet).
-SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev libjs-leaflet postgresql postgresql-contrib netcat-openbsd pkg-config"
+# libreadline-dev: the command-line client's prompt (Sources/CReadline).
+SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev libjs-leaflet postgresql postgresql-contrib netcat-openbsd libreadline-dev pkg-config"
 
 # Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
-# QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them).
-SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools"
+# QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them); tmux
+# is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests).
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432

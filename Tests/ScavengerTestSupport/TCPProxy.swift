@@ -9,7 +9,9 @@ import Synchronization
 /// A TCP proxy on 127.0.0.1 in front of one upstream address, for fault tests: it forwards bytes
 /// both ways until told to stop (``blackhole()``: connections stay open and new ones are accepted,
 /// but nothing moves, as in a network partition), to go on (``resume()``), or to cut every
-/// connection at once (``cutAll()``: what clients see when the server restarts).
+/// connection at once (``cutAll()``: what clients see when the server restarts), or to lose what
+/// the upstream answers while still forwarding what clients send (``dropReplies()``: a request
+/// that arrives and runs, its reply lost on the way back).
 ///
 /// Plain blocking sockets on threads of its own (one per connection, polling every 20 ms).
 public final class TCPProxy: Sendable {
@@ -21,6 +23,7 @@ public final class TCPProxy: Sendable {
 
     private struct State {
         var forwarding = true
+        var droppingReplies = false
         var stopped = false
         var nextID = 0
         var accepted = 0
@@ -73,9 +76,17 @@ public final class TCPProxy: Sendable {
         state.withLock { $0.forwarding = false }
     }
 
-    /// Forwards again, what was held back included.
+    /// Forwards again, what was held back included (and replies again after ``dropReplies()``).
     public func resume() {
-        state.withLock { $0.forwarding = true }
+        state.withLock {
+            $0.forwarding = true
+            $0.droppingReplies = false
+        }
+    }
+
+    /// Goes on forwarding what clients send, but throws away what the upstream sends back.
+    public func dropReplies() {
+        state.withLock { $0.droppingReplies = true }
     }
 
     /// Cuts every open connection (both sides see the connection close); later ones are
@@ -159,7 +170,9 @@ public final class TCPProxy: Sendable {
                 let from = index == 0 ? client : upstream
                 let to = index == 0 ? upstream : client
                 let count = buffer.withUnsafeMutableBytes { recv(from, $0.baseAddress, $0.count, 0) }
-                guard count > 0, Self.sendAll(to, buffer, count: count) else { break loop }
+                guard count > 0 else { break loop }
+                if index == 1, state.withLock({ $0.droppingReplies }) { continue }
+                guard Self.sendAll(to, buffer, count: count) else { break loop }
             }
         }
         state.withLock { _ = $0.pairs.removeValue(forKey: id) }

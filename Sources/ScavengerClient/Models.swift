@@ -1,0 +1,326 @@
+import Foundation
+
+// The protocol's objects (README, "Objects", "Hunts", "Scores"). Times are `Date`s (RFC 3339 in
+// UTC on the wire); ids are opaque strings. Decoding ignores fields it does not know, so a newer
+// daemon's additions do not break an older client.
+
+/// A role of a user.
+public enum Role: String, Codable, Sendable, Hashable {
+    case user, moderator, admin
+}
+
+/// A user: `{"name", "role"}`.
+public struct User: Codable, Sendable, Hashable {
+    public var name: String
+    public var role: Role
+}
+
+/// A photo's type and size (never the image itself; ``ScavengerClient/photo(_:)`` reads that).
+public struct PhotoInfo: Codable, Sendable, Hashable {
+    public var mime: String
+    public var bytes: Int
+    /// In a moderation snapshot only: whether a copy of the photo is still held.
+    public var kept: Bool?
+}
+
+/// The kind of a pin.
+public enum PinKind: String, Codable, Sendable, Hashable {
+    case text, photo
+}
+
+/// A pin on the map.
+public struct Pin: Codable, Sendable, Hashable, Identifiable {
+    public var id: String
+    public var lat: Double
+    public var lon: Double
+    public var kind: PinKind
+    /// The message, or a photo pin's caption (may be empty).
+    public var text: String
+    public var author: String
+    public var created: Date
+    public var expires: Date
+    public var region: String?
+    public var photo: PhotoInfo?
+    /// How many visible replies it has.
+    public var replies: Int
+    /// From `NEARBY` and watches only: the distance from the query's centre.
+    public var distanceMeters: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case id, lat, lon, kind, text, author, created, expires, region, photo, replies
+        case distanceMeters = "distance_m"
+    }
+}
+
+/// A message in the chat of a pin or of a hunt (`pin` then holds the hunt's id).
+public struct Reply: Codable, Sendable, Hashable, Identifiable {
+    public var id: String
+    public var pin: String
+    public var text: String
+    public var author: String
+    public var created: Date
+}
+
+/// A page of a list: its items and the cursor of the next page (nil on the last).
+public struct Page<Item: Sendable & Hashable>: Sendable, Hashable {
+    public var items: [Item]
+    public var next: String?
+}
+
+/// A photo's image: `PHOTO id`.
+public struct Photo: Codable, Sendable, Hashable {
+    public var id: String
+    public var mime: String
+    /// The image, decoded from its base64.
+    public var data: Data
+
+    enum CodingKeys: String, CodingKey { case id, mime, data }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        mime = try container.decode(String.self, forKey: .mime)
+        guard let data = Data(base64Encoded: try container.decode(String.self, forKey: .data)) else {
+            throw DecodingError.dataCorruptedError(forKey: .data, in: container, debugDescription: "not base64")
+        }
+        self.data = data
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(mime, forKey: .mime)
+        try container.encode(data.base64EncodedString(), forKey: .data)
+    }
+}
+
+/// `HELLO`: the server, its version, the protocol's and the connection's user.
+public struct ServerInfo: Codable, Sendable, Hashable {
+    public var server: String
+    public var version: String
+    public var `protocol`: Int
+    public var user: User?
+}
+
+/// One command of `HELP`.
+public struct CommandHelp: Codable, Sendable, Hashable {
+    public var command: String
+    public var syntax: String
+    public var summary: String
+}
+
+/// A logged-in session: the user and the token that resumes it (`AUTH`) on another connection.
+public struct Session: Codable, Sendable, Hashable {
+    public var user: User
+    public var token: String
+}
+
+/// A named region and its number of live pins.
+public struct RegionSummary: Codable, Sendable, Hashable {
+    public var name: String
+    public var pins: Int
+}
+
+/// A report's reason.
+public enum ReportReason: String, Codable, Sendable, Hashable, CaseIterable {
+    case spam, harassment, hate, sexual, violence, illegal, other
+}
+
+/// A report, as `REPORT` answers it.
+public struct Report: Codable, Sendable, Hashable, Identifiable {
+    public var id: String
+    public var item: String
+    public var status: String
+}
+
+/// What a reported item looked like at its first report.
+public struct ContentSnapshot: Codable, Sendable, Hashable {
+    public var text: String
+    public var author: String
+    public var lat: Double?
+    public var lon: Double?
+    public var created: Date?
+    public var photo: PhotoInfo?
+    public var kind: String?
+    public var expires: Date?
+    public var pin: String?
+    public var hunt: String?
+}
+
+/// An item of the moderation queue.
+public struct ModerationItem: Codable, Sendable, Hashable {
+    public var item: String
+    /// `pin`, `reply`, `hunt` or `stop`.
+    public var kind: String
+    public var content: ContentSnapshot
+    public var reports: Int
+    public var reasons: [String: Int]
+    /// `open`, `claimed` or `resolved`.
+    public var status: String
+    public var claimedBy: String?
+    public var hidden: Bool
+    public var firstReported: Date
+    public var lastReported: Date?
+    public var resolution: String?
+
+    enum CodingKeys: String, CodingKey {
+        case item, kind, content, reports, reasons, status, hidden, resolution
+        case claimedBy = "claimed_by", firstReported = "first_reported", lastReported = "last_reported"
+    }
+}
+
+/// A moderator's action in `MODLOG`.
+public struct LogEntry: Codable, Sendable, Hashable {
+    public var at: Date
+    public var moderator: String
+    public var action: String
+    public var item: String?
+    public var user: String?
+    public var note: String?
+}
+
+/// How a moderator decides an item.
+public enum Resolution: String, Codable, Sendable, Hashable {
+    case dismiss, remove, ban
+}
+
+/// A hunt's state.
+public enum HuntState: String, Codable, Sendable, Hashable {
+    case scheduled, running, ended
+}
+
+/// A hunt.
+public struct Hunt: Codable, Sendable, Hashable, Identifiable {
+    public var id: String
+    public var name: String
+    public var description: String
+    public var host: String
+    public var state: HuntState
+    public var starts: Date?
+    public var ends: Date?
+    public var ordered: Bool
+    public var `public`: Bool
+    public var stops: Int
+    public var players: Int
+    /// The join code: in replies to the host only.
+    public var code: String?
+}
+
+/// What proves a player was at a stop.
+public enum Proof: String, Codable, Sendable, Hashable {
+    case place, code, photo
+}
+
+/// A stop of a hunt.
+public struct Stop: Codable, Sendable, Hashable, Identifiable {
+    public var id: String
+    public var hunt: String
+    public var n: Int
+    public var title: String
+    public var clue: String
+    /// Nil for a hidden stop the caller has not found.
+    public var lat: Double?
+    public var lon: Double?
+    public var radiusMeters: Double
+    public var points: Int
+    public var proof: Proof
+    public var foundBy: Int
+
+    enum CodingKeys: String, CodingKey {
+        case id, hunt, n, title, clue, lat, lon, points, proof
+        case radiusMeters = "radius_m", foundBy = "found_by"
+    }
+}
+
+/// A check-in's state.
+public enum CheckInStatus: String, Codable, Sendable, Hashable {
+    case accepted, pending, flagged, rejected
+}
+
+/// A check-in at a stop.
+public struct CheckIn: Codable, Sendable, Hashable, Identifiable {
+    public var id: String
+    public var hunt: String
+    public var stop: String
+    public var player: String
+    public var status: CheckInStatus
+    public var points: Int
+    public var at: Date
+    public var distanceMeters: Double
+    public var photo: PhotoInfo?
+
+    enum CodingKeys: String, CodingKey {
+        case id, hunt, stop, player, status, points, at, photo
+        case distanceMeters = "distance_m"
+    }
+}
+
+/// A player's standing in a hunt.
+public struct Score: Codable, Sendable, Hashable {
+    public var points: Int
+    public var found: Int
+    public var rank: Int
+}
+
+/// `CHECKIN`'s answer: the check-in and the player's standing after it.
+public struct CheckInResult: Codable, Sendable, Hashable {
+    public var checkin: CheckIn
+    public var score: Score
+}
+
+/// A row of a leaderboard (`LEADERBOARD`) or of the ranking across hunts (`RANKING`).
+public struct LeaderboardEntry: Codable, Sendable, Hashable {
+    public var rank: Int
+    public var player: String
+    public var points: Int
+    public var found: Int
+    /// When the player reached these points (nil at 0).
+    public var at: Date?
+}
+
+/// A hint of a hunt.
+public struct Hint: Codable, Sendable, Hashable {
+    public var text: String
+    public var at: Date
+}
+
+/// The caller's standing in a hunt they play.
+public struct HuntStanding: Codable, Sendable, Hashable {
+    public var points: Int
+    public var found: [String]
+    public var rank: Int
+}
+
+/// `HUNT id`: the hunt, the stops the caller may see, hints, the caller's standing, winners.
+public struct HuntDetails: Codable, Sendable, Hashable {
+    public var hunt: Hunt
+    public var stops: [Stop]
+    public var hints: [Hint]
+    public var me: HuntStanding?
+    public var winners: [String]
+}
+
+/// A user's totals across hunts: `PROFILE`.
+public struct Profile: Codable, Sendable, Hashable {
+    public var user: User
+    public var points: Int
+    public var stopsFound: Int
+    public var huntsPlayed: Int
+    public var huntsCompleted: Int
+    public var rank: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case user, points, rank
+        case stopsFound = "stops_found", huntsPlayed = "hunts_played", huntsCompleted = "hunts_completed"
+    }
+}
+
+/// A pin kind filter, a `STATUS` of the queue, a `RANKING` period.
+public enum QueueStatus: String, Sendable, Hashable {
+    case open, claimed, resolved, all
+}
+
+/// Which points `RANKING` counts.
+public enum RankingPeriod: String, Sendable, Hashable {
+    case allTime = "", week = "WEEK", lastWeek = "LASTWEEK"
+}

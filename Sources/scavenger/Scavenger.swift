@@ -1,0 +1,180 @@
+import ArgumentParser
+import CReadline
+import Foundation
+import NIOSSL
+import ScavengerClient
+
+/// `scavenger`: a command-line client of scavengerd.
+@main
+struct Scavenger: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scavenger",
+        abstract: "A command-line client of scavengerd.",
+        discussion: """
+            With a command, runs it and prints the reply (a table for lists of pins, hunts and \
+            leaderboards; --json prints the reply's JSON, one value per line, events included). \
+            Any protocol command works: `scavenger nearby 52.52 13.405 500`, `scavenger watch 52.52 13.405 500`, \
+            `scavenger hunt h…`, `scavenger leaderboard h… LIMIT 10`. Without one, opens a prompt \
+            (history, Tab completes command names). login and register keep the session's token in \
+            $XDG_CONFIG_HOME/scavenger/token (or ~/.config/scavenger/token), used on later runs.
+            """)
+
+    @Option(help: "The server's host.") var host = "127.0.0.1"
+    @Option(help: "The server's line port.") var port = 7467
+    @Flag(help: "Connect with TLS.") var tls = false
+    @Option(help: "With --tls: trust the certificates in this PEM file (default: the system's).") var caFile: String?
+    @Flag(help: "Print each reply and event as one line of JSON.") var json = false
+    @Argument(parsing: .captureForPassthrough, help: "A command and its arguments; none opens a prompt.")
+    var words: [String] = []
+
+    func run() async throws {
+        // The passthrough takes every word, --help included: answer it here.
+        if let first = words.first, ["--help", "-h"].contains(first) {
+            print(Self.helpMessage())
+            return
+        }
+        var configuration = ScavengerClient.Configuration(host: host, port: port, maximumRetries: 4)
+        if tls {
+            var settings = TLSConfiguration.makeClientConfiguration()
+            if let caFile { settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) }
+            configuration.tls = settings
+        }
+        let store = TokenStore()
+        let client = try ScavengerClient(configuration, token: store.load())
+        let printer = Printer(json: json)
+        defer { Task { await client.close() } }
+        guard let command = words.first else {
+            try await Prompt(client: client, printer: printer, store: store).run()
+            return
+        }
+        let arguments = Array(words.dropFirst())
+        let status = try await Self.run(command: command, arguments: arguments, client: client, printer: printer, store: store)
+        await client.close()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs one command given as words; answers the exit status.
+    static func run(command: String, arguments: [String], client: ScavengerClient, printer: Printer, store: TokenStore) async throws -> Int32 {
+        let name = command.uppercased()
+        if name == "WATCH" {
+            return try await watch(arguments, client: client, printer: printer)
+        }
+        let line = ([name] + arguments.map(ScavengerClient.token)).joined(separator: " ")
+        return await send(line, client: client, printer: printer, store: store)
+    }
+
+    /// Sends a line, prints its reply, keeps or forgets the token; answers the exit status.
+    static func send(_ line: String, client: ScavengerClient, printer: Printer, store: TokenStore) async -> Int32 {
+        do {
+            let reply = try await client.send(line)
+            let name = line.prefix { $0 != " " }.uppercased()
+            if ["LOGIN", "REGISTER", "AUTH"].contains(name), let token = await client.token {
+                try? store.save(token)
+            } else if name == "LOGOUT" {
+                store.remove()
+            }
+            printer.reply(reply)
+            return 0
+        } catch let error as ScavengerError {
+            if error.code == .unauthorized, line.uppercased().hasPrefix("AUTH") { store.remove() }
+            printer.error(error)
+            return 1
+        } catch {
+            printer.error(ScavengerError(code: .connectionLost, message: "\(error)"))
+            return 1
+        }
+    }
+
+    /// `watch lat lon radius [KIND k]` or `watch hunt id`: prints events until interrupted.
+    static func watch(_ arguments: [String], client: ScavengerClient, printer: Printer) async throws -> Int32 {
+        let encoder = ScavengerClient.makeEncoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        func emit(_ object: [String: JSONValue]) {
+            if let data = try? encoder.encode(object) { print(String(decoding: data, as: UTF8.self)) }
+        }
+        func value<T: Encodable>(_ item: T) -> JSONValue {
+            (try? JSONDecoder().decode(JSONValue.self, from: encoder.encode(item))) ?? .null
+        }
+        do {
+            if arguments.first?.uppercased() == "HUNT", arguments.count == 2 {
+                for try await event in client.watchHunt(arguments[1]) {
+                    switch event {
+                    case let .hunt(hunt): emit(["type": "hunt", "hunt": value(hunt)])
+                    case let .hint(hint): emit(["type": "hint", "text": .string(hint.text), "at": value(hint.at)])
+                    case let .found(player, stop, points):
+                        emit(["type": "found", "player": .string(player), "stop": .string(stop), "points": .number(Double(points))])
+                    case let .score(entry): emit(["type": "score", "entry": value(entry)])
+                    case let .reply(reply): emit(["type": "reply", "reply": value(reply)])
+                    case .started: emit(["type": "started"])
+                    case .reconnected: emit(["type": "reconnected"])
+                    }
+                }
+                return 0
+            }
+            guard arguments.count >= 3, let lat = Double(arguments[0]), let lon = Double(arguments[1]), let radius = Double(arguments[2]) else {
+                printer.error(ScavengerError(code: .badArgument, message: "usage: scavenger watch lat lon radius_m [KIND text|photo] | watch hunt id"))
+                return 2
+            }
+            var kind: PinKind?
+            if arguments.count == 5, arguments[3].uppercased() == "KIND" { kind = PinKind(rawValue: arguments[4].lowercased()) }
+            for try await event in client.watch(lat: lat, lon: lon, radiusMeters: radius, kind: kind) {
+                if printer.json {
+                    switch event {
+                    case let .snapshot(seq): emit(["type": "snapshot", "seq": .number(Double(seq))])
+                    case let .pin(pin, seq): emit(["type": "pin", "seq": .number(Double(seq)), "pin": value(pin)])
+                    case let .gone(id, seq): emit(["type": "gone", "seq": .number(Double(seq)), "id": .string(id)])
+                    case let .ready(seq): emit(["type": "ready", "seq": .number(Double(seq))])
+                    case .disconnected: emit(["type": "disconnected"])
+                    case let .resumed(seq): emit(["type": "resumed", "seq": .number(Double(seq))])
+                    }
+                } else {
+                    switch event {
+                    case .snapshot: print("-- the pins inside now:")
+                    case let .pin(pin, _):
+                        print("+ \(pin.id)  \(pin.distanceMeters.map { String(format: "%.0f m", $0) } ?? "")  \(pin.author): \(pin.text)")
+                    case let .gone(id, _): print("- \(id)")
+                    case .ready: print("-- live:")
+                    case .disconnected: print("-- disconnected, resuming…")
+                    case .resumed: print("-- resumed")
+                    }
+                }
+                creadline_flush_stdout()
+            }
+            return 0
+        } catch let error as ScavengerError {
+            printer.error(error)
+            return 1
+        }
+    }
+}
+
+/// The session's token in the user's config directory, mode 0600.
+struct TokenStore {
+    var directory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let base = environment["XDG_CONFIG_HOME"], !base.isEmpty {
+            return URL(fileURLWithPath: base).appendingPathComponent("scavenger")
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config/scavenger")
+    }
+
+    var file: URL { directory.appendingPathComponent("token") }
+
+    func load() -> String? {
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return token.isEmpty ? nil : token
+    }
+
+    func save(_ token: String) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        remove()
+        guard FileManager.default.createFile(atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: file)
+    }
+}
