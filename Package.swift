@@ -154,9 +154,11 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOFoundationCompat", package: "swift-nio"),
         ]),
+        // GNU readline behind a safe API (the only importer of CReadline), for the CLI's prompt.
+        .target(name: "LineEditor", dependencies: ["CReadline"]),
         // The command-line client: one command per run (tables, or --json), or a prompt.
         .executableTarget(name: "scavenger", dependencies: [
-            "ScavengerClient", "CReadline",
+            "ScavengerClient", "LineEditor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),

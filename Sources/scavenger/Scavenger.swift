@@ -1,6 +1,6 @@
 import ArgumentParser
-import CReadline
 import Foundation
+import LineEditor
 import NIOSSL
 import ScavengerClient
 
@@ -138,7 +138,7 @@ struct Scavenger: AsyncParsableCommand {
                     case .resumed: print("-- resumed")
                     }
                 }
-                creadline_flush_stdout()
+                LineEditor.flushOutput()
             }
             return 0
         } catch let error as ScavengerError {
