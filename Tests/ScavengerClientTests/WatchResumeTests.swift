@@ -114,8 +114,11 @@ struct WatchResumeTests {
         }
     }
 
-    @Test("when the change log no longer reaches back (resumed: false), the watch says snapshot and sends a fresh one")
-    func logTrimmed() async throws {
+    /// A daemon, a watcher reaching it through a proxy (to cut and hold its connection), a
+    /// writer, the watch started and one pin (`first`) seen: what the tests of resuming start from.
+    static func watchingThroughProxy(
+        _ body: (Daemon, TCPProxy, ScavengerClient, Collected<WatchEvent>, Task<Void, any Error>, Pin) async throws -> Void
+    ) async throws {
         try await Daemon.with { daemon in
             let front = try TCPProxy(upstreamHost: "127.0.0.1", upstreamPort: daemon.port)
             defer { front.stop() }
@@ -127,6 +130,13 @@ struct WatchResumeTests {
             let (events, task) = try await Self.startWatch(watcher)
             let first = try await writer.post(lat: 52.52, lon: 13.405, text: "first")
             try await eventually("the first pin arrives") { Self.summary(events.all).pins == [first.id] }
+            try await body(daemon, front, writer, events, task, first)
+        }
+    }
+
+    @Test("when the change log no longer reaches back (resumed: false), the watch says snapshot and sends a fresh one")
+    func logTrimmed() async throws {
+        try await Self.watchingThroughProxy { daemon, front, writer, events, task, first in
             // Away: a pin is written, the first deleted, and the log trimmed past all of it (as
             // `scavengerd expire` trims entries older than --keep-changes).
             front.blackhole()
@@ -152,17 +162,7 @@ struct WatchResumeTests {
 
     @Test("a seq past the log's end on resuming (a database replaced meanwhile) starts over with a snapshot")
     func seqPastTheEnd() async throws {
-        try await Daemon.with { daemon in
-            let front = try TCPProxy(upstreamHost: "127.0.0.1", upstreamPort: daemon.port)
-            defer { front.stop() }
-            let watcher = try ScavengerClient(ScavengerClient.Configuration(
-                host: "127.0.0.1", port: front.port, maximumBackoff: .milliseconds(500)))
-            let writer = try daemon.client()
-            defer { Task { await watcher.close(); await writer.close() } }
-            _ = try await writer.register(username: "writer", email: "w@example.org", password: "password1")
-            let (events, task) = try await Self.startWatch(watcher)
-            let first = try await writer.post(lat: 52.52, lon: 13.405, text: "first")
-            try await eventually("the first pin arrives") { Self.summary(events.all).pins == [first.id] }
+        try await Self.watchingThroughProxy { daemon, front, writer, events, task, first in
             // The whole log goes: the seq the watch holds is now past its end.
             front.blackhole()
             _ = try await daemon.schema.pool.query("UPDATE feed_changes_trimmed SET through = (SELECT max(seq) FROM feed_changes)")
