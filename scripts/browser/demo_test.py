@@ -21,6 +21,14 @@ from selenium.webdriver.support.ui import WebDriverWait
 from common import Line, chromium, start_daemon, stop_daemon
 
 
+def texts(driver, selector):
+    """The text of every element `selector` finds (as rendered, like an element's .text), read in
+    one script: the page rebuilds its list as watch events come, so elements found one call
+    earlier may be gone (stale) by the next."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText.trim())", selector)
+
+
 def main():
     daemon_path, database_url, output = sys.argv[1:4]
     os.makedirs(output, exist_ok=True)
@@ -44,10 +52,10 @@ def main():
         driver.find_element(By.ID, "login-button").click()
         wait.until(EC.text_to_be_present_in_element((By.ID, "who"), "Logged in as walker"))
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#pins li")) == 2)
-        texts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#pins li .pin-text")]
-        metas = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#pins li .meta")]
-        if sorted(texts) != ["Free coffee at the blue kiosk", "Street piano under the bridge"]:
-            failures.append(f"nearby pins listed: {texts}")
+        texts_now = texts(driver, "#pins li .pin-text")
+        metas = texts(driver, "#pins li .meta")
+        if sorted(texts_now) != ["Free coffee at the blue kiosk", "Street piano under the bridge"]:
+            failures.append(f"nearby pins listed: {texts_now}")
         if not all(" m away" in meta for meta in metas):
             failures.append(f"distances missing: {metas}")
         driver.save_screenshot(os.path.join(output, "demo-nearby.png"))
@@ -59,7 +67,7 @@ def main():
         other.ok('POST 52.5201 13.4052 "A kite stuck in the lime tree"')
         try:
             WebDriverWait(driver, 60, poll_frequency=0.05).until(
-                lambda d: "A kite stuck in the lime tree" in [e.text for e in d.find_elements(By.CSS_SELECTOR, "#pins li .pin-text")])
+                lambda d: "A kite stuck in the lime tree" in texts(d, "#pins li .pin-text"))
             print(f"the new pin appeared {time.time() - posted:.2f} s after it was posted")
         except Exception:
             failures.append("a pin posted from another connection never appeared")
@@ -69,7 +77,7 @@ def main():
         payload = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
         other.ok("POST 52.5202 13.4051 " + json.dumps(payload))
         WebDriverWait(driver, 60, poll_frequency=0.05).until(
-            lambda d: payload in [e.text for e in d.find_elements(By.CSS_SELECTOR, "#pins li .pin-text")])
+            lambda d: payload in texts(d, "#pins li .pin-text"))
         if driver.execute_script("return window.__xss === undefined") is not True:
             failures.append("a pin's text ran as script")
         if driver.find_elements(By.CSS_SELECTOR, "#pins li img"):
@@ -78,7 +86,7 @@ def main():
         # And the page posts a pin itself.
         driver.find_element(By.ID, "post-text").send_keys("Posted from the browser")
         driver.find_element(By.ID, "post-button").click()
-        wait.until(lambda d: "Posted from the browser" in [e.text for e in d.find_elements(By.CSS_SELECTOR, "#pins li .pin-text")])
+        wait.until(lambda d: "Posted from the browser" in texts(d, "#pins li .pin-text"))
         if not any(p["text"] == "Posted from the browser" for p in walker.ok("NEARBY 52.52 13.405 1000")["pins"]):
             failures.append("the browser's pin is not in NEARBY")
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check

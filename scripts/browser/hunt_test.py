@@ -70,12 +70,15 @@ def main():
     def locate(lat, lon, accuracy=5):
         driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": lat, "longitude": lon, "accuracy": accuracy})
 
+    # Texts are read in one script inside the page (as rendered, like an element's .text): the
+    # pages redraw their lists as events come, and an element found one call earlier may be gone.
     def text(selector):
-        found = driver.find_elements(By.CSS_SELECTOR, selector)
-        return found[0].text if found else ""
+        return driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : ''", selector)
 
     def texts(selector):
-        return [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+        return driver.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText.trim())", selector)
 
     def table(selector):
         """The cells' texts of a table's rows, read in one step inside the page: the page redraws
