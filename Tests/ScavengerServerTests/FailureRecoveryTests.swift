@@ -95,15 +95,15 @@ struct FailureRecoveryTests {
                 let database = environment.database
                 let author = try await database.register(
                     name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
-                // The insert's COMMIT sleeps, so the connection can be cut after PostgreSQL has the
-                // COMMIT and before its answer comes back. (The group insert is known by its
+                // The insert's COMMIT is held, so the connection can be cut after PostgreSQL has
+                // the COMMIT and before its answer comes back. (The group insert is known by its
                 // start: pg_stat_activity keeps only the first 1 kB.)
-                try await Self.slowPinCommits(side)
+                try await Self.holdPinCommits(side)
                 let pin = NewPin(
                     authorID: author.id, authorName: "alice", lat: 1, lon: 1, text: "deleted in between", ttlSeconds: 600, photo: nil,
                     cell: Int64(Grid.cell(lat: 1, lon: 1, level: 0).rawValue), region: nil, sessionTokenHash: Digest.sha256("t"), rate: nil)
                 let write = Task { try await database.createPin(pin) }
-                try await eventually("the insert sleeps in its COMMIT") {
+                try await eventually("the insert is held in its COMMIT") {
                     let rows = try await side.query("""
                         SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'WITH batch (n, id, author_id,%'
                         """)
@@ -112,6 +112,7 @@ struct FailureRecoveryTests {
                 // The answer is lost, and the retry waits on the stopped connection.
                 proxy.blackhole()
                 proxy.cutAll()
+                try await Self.openCommitGate(side)
                 try await eventually("the first attempt committed") {
                     try await side.query("SELECT count(*) AS n FROM pins WHERE id = \(pin.id)")[0].int("n") as Int == 1
                 }
@@ -130,6 +131,8 @@ struct FailureRecoveryTests {
                 #expect(try Int64(log[0].int("first_us") as Int) == answered.created.microseconds, "answered with the time it was written")
                 #expect(answered.expires.microseconds == answered.created.microseconds + 600_000_000)
             } catch {
+                // A COMMIT still held would hold its locks for ever.
+                try? await Self.openCommitGate(side)
                 await side.shutdown()
                 throw error
             }
@@ -137,17 +140,29 @@ struct FailureRecoveryTests {
         }
     }
 
-    /// Makes every COMMIT that inserted pins sleep half a second (a deferred constraint
-    /// trigger), in the schema `pool` works in.
-    static func slowPinCommits(_ pool: PostgresPool) async throws {
+    /// Holds every COMMIT that inserted pins, in the schema `pool` works in, until
+    /// ``openCommitGate(_:)``: a deferred constraint trigger waits for a row of its own to say
+    /// open. So a test can cut the connection after PostgreSQL has the COMMIT and before its
+    /// answer comes back, however slowly it notices the COMMIT.
+    static func holdPinCommits(_ pool: PostgresPool) async throws {
+        try await pool.query("CREATE TABLE commit_gate (open boolean NOT NULL)", idempotent: false)
+        try await pool.query("INSERT INTO commit_gate VALUES (false)", idempotent: false)
         try await pool.query("""
-            CREATE FUNCTION slow_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$
+            CREATE FUNCTION held_pin_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                WHILE NOT (SELECT open FROM commit_gate) LOOP PERFORM pg_sleep(0.02); END LOOP;
+                RETURN NULL;
+            END $$
             """, idempotent: false)
         try await pool.query("""
-            CREATE CONSTRAINT TRIGGER pins_slow_commit AFTER INSERT ON pins
-            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_pin_commit()
+            CREATE CONSTRAINT TRIGGER pins_held_commit AFTER INSERT ON pins
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION held_pin_commit()
             """, idempotent: false)
+    }
+
+    /// Lets the COMMITs ``holdPinCommits(_:)`` holds go on.
+    static func openCommitGate(_ pool: PostgresPool) async throws {
+        try await pool.query("UPDATE commit_gate SET open = true", idempotent: false)
     }
 
     @Test("a keyed POST whose commit answer was lost, its pin deleted before the retry: the retry answers the first's line and writes nothing")
@@ -168,12 +183,12 @@ struct FailureRecoveryTests {
                 let session = Session(connectionID: 1)
                 session.logIn(user: account.user, userID: account.id, tokenHash: Digest.sha256("t"))
                 let context = CommandContext(session: session, board: environment.board, logger: Logger(label: "test"))
-                // The keyed write's COMMIT sleeps, so the connection can be cut after PostgreSQL
+                // The keyed write's COMMIT is held, so the connection can be cut after PostgreSQL
                 // has the COMMIT and before its answer comes back.
-                try await Self.slowPinCommits(side)
+                try await Self.holdPinCommits(side)
                 let line = "POST 1 1 \"lost answer\" REQUEST lost-answer-1"
                 let write = Task { await CommandTable.standard.execute(line: line, context: context) }
-                try await eventually("the keyed insert sleeps in its COMMIT") {
+                try await eventually("the keyed insert is held in its COMMIT") {
                     try await side.query("""
                         SELECT count(*) AS n FROM pg_stat_activity
                         WHERE application_name = \(applicationName) AND wait_event = 'PgSleep' AND query = 'COMMIT'
@@ -181,6 +196,7 @@ struct FailureRecoveryTests {
                 }
                 proxy.blackhole()
                 proxy.cutAll()
+                try await Self.openCommitGate(side)
                 try await eventually("the first attempt committed, with its key") {
                     try await side.query("SELECT count(*) AS n FROM request_keys WHERE key = 'lost-answer-1'")[0].int("n") as Int == 1
                 }
@@ -196,6 +212,8 @@ struct FailureRecoveryTests {
                 // And a later retry from the client gets the same line.
                 #expect(await CommandTable.standard.execute(line: line, context: context)?.reply.line == answered)
             } catch {
+                // A COMMIT still held would hold its locks for ever.
+                try? await Self.openCommitGate(side)
                 await side.shutdown()
                 throw error
             }
