@@ -21,9 +21,10 @@
  * Its own lag is measured and printed: how late each POST was sent against its schedule
  * (send_lag_p99_ms, send_lag_max_ms) and its CPU (client_cpu_pct). A late client inflates the
  * delays it measures, never deflates them.
- * Expected deliveries are computed here too (each pin against each circle, haversine), so a lost
- * event shows as delivered < expected (pins within 1 m of a circle's edge are not counted either
- * way: the daemon's distance and ours may round differently).
+ * Deliveries are checked pair by pair (each pin against each circle, haversine): missing (inside
+ * a circle by more than 1 m, never delivered to it), stray (delivered to a circle it is outside
+ * of by more than 1 m) and duplicates are counted; pins within 1 m of a circle's edge count
+ * neither way (the daemon's distance and ours may round differently).
  *
  *   fanout --port P --daemon-pid PID [--host 127.0.0.1] [--watchers 10000] [--rate 200]
  *          [--seconds 10] [--posters 4] [--radius 500] [--lat 52.52] [--lon 13.405] [--box-km 10]
@@ -175,7 +176,7 @@ static double *sched_at;   /* post n's scheduled send time */
 static double *plat, *plon;
 static int nposts, posts_cap, posts_ok, post_errors;
 static double *send_lag;
-struct ev { int post; double at; };
+struct ev { int post, watcher; double at; };
 static struct ev *events;
 static size_t nevents, events_cap;
 static long other_events, overflow_events;
@@ -194,6 +195,7 @@ static void on_line(struct conn *c, char *line, size_t len, double t) {
             if (!events) die("out of memory");
         }
         events[nevents].post = n;
+        events[nevents].watcher = (int)(c - conns);
         events[nevents].at = t;
         nevents++;
         return;
@@ -318,6 +320,12 @@ static double haversine_m(double la1, double lo1, double la2, double lo2) {
     double r = M_PI / 180, dla = (la2 - la1) * r, dlo = (lo2 - lo1) * r;
     double a = sin(dla / 2) * sin(dla / 2) + cos(la1 * r) * cos(la2 * r) * sin(dlo / 2) * sin(dlo / 2);
     return 2 * 6371008.8 * asin(sqrt(a));
+}
+
+static int cmp_ev(const void *a, const void *b) {
+    const struct ev *x = a, *y = b;
+    if (x->post != y->post) return x->post < y->post ? -1 : 1;
+    return x->watcher < y->watcher ? -1 : x->watcher > y->watcher;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -470,28 +478,41 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nd; i++) sum += d[i];
     qsort(send_lag, nposts, sizeof *send_lag, cmp_double);
 
-    /* Expected deliveries */
-    long expected = 0, edge = 0;
+    /* Expected deliveries, pair by pair (pin, watcher): missing = inside the circle (by more than
+     * 1 m) and never delivered; stray = delivered to a watcher whose circle it is outside by more
+     * than 1 m (or on a poster's connection); duplicate = delivered twice to one watcher. */
+    long expected = 0, edge = 0, missing = 0, stray = 0, dup = 0;
+    qsort(events, nevents, sizeof *events, cmp_ev);
+    for (size_t i = 0; i < nevents; i++) {
+        struct ev *e = &events[i];
+        if (i > 0 && e->post == e[-1].post && e->watcher == e[-1].watcher) dup++;
+        if (e->post < 0 || e->post >= nposts || e->watcher >= nwatchers) { stray++; continue; }
+        if (haversine_m(plat[e->post], plon[e->post], conns[e->watcher].lat, conns[e->watcher].lon) > radius + 1) stray++;
+    }
     for (int n = 0; n < nposts; n++) {
         if (ok_at[n] == 0) continue;
         for (int w = 0; w < nwatchers; w++) {
             double x = haversine_m(plat[n], plon[n], conns[w].lat, conns[w].lon);
-            if (fabs(x - radius) < 1) edge++;
-            else if (x < radius) expected++;
+            if (fabs(x - radius) <= 1) edge++;
+            else if (x < radius) {
+                expected++;
+                struct ev key = {.post = n, .watcher = w};
+                if (!bsearch(&key, events, nevents, sizeof *events, cmp_ev)) missing++;
+            }
         }
     }
 
     printf("watchers=%d posters=%d rate=%.0f seconds=%.1f radius_m=%.0f box_km=%.1f"
            " connect_s=%.2f watch_s=%.2f rss_before_kb=%ld rss_idle_kb=%ld rss_watch_kb=%ld"
            " idle_conn_bytes=%.0f watch_conn_bytes=%.0f"
-           " posts=%d posts_ok=%d post_errors=%d achieved_rate=%.1f events=%zu expected=%ld edge=%ld"
+           " posts=%d posts_ok=%d post_errors=%d achieved_rate=%.1f events=%zu expected=%ld edge=%ld missing=%ld stray=%ld duplicates=%ld"
            " events_before_ok=%zu events_no_ok=%zu other_events=%ld overflows=%ld"
            " p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f mean_ms=%.2f"
            " daemon_cpu_s=%.2f window_s=%.2f cpu_us_per_event=%.2f daemon_cpu_pct=%.1f"
            " send_lag_p99_ms=%.2f send_lag_max_ms=%.2f client_cpu_pct=%.1f\n",
            nwatchers, nposters, rate, seconds, radius, box_km, conn_s, watch_s, rss0, rss_idle, rss_watch,
            (rss_idle - rss0) * 1024.0 / nwatchers, (rss_watch - rss0) * 1024.0 / nwatchers, nposts, posts_ok,
-           post_errors, posts_ok / seconds, nevents, expected, edge, before_ok, no_ok, other_events, overflow_events,
+           post_errors, posts_ok / seconds, nevents, expected, edge, missing, stray, dup, before_ok, no_ok, other_events, overflow_events,
            pct(d, nd, .5), pct(d, nd, .9), pct(d, nd, .99), pct(d, nd, .999), nd ? d[nd - 1] : 0, nd ? sum / nd : 0,
            cpu1 - cpu0, window, nd ? (cpu1 - cpu0) * 1e6 / nd : 0, (cpu1 - cpu0) * 100 / window,
            pct(send_lag, nposts, .99) * 1000, nposts ? send_lag[nposts - 1] * 1000 : 0, client_cpu * 100 / window);

@@ -571,7 +571,10 @@ def fanout_section(w, meta):
     w("| what | figure |")
     w("| --- | ---: |")
     w(f"| pins posted (OK) / errors | {fnum(g('posts_ok'))} / {fnum(g('post_errors'))} ({fnum(g('achieved_rate'), 1)}/s) |")
-    w(f"| events delivered / expected | {fnum(g('events'))} / {fnum(g('expected'))} (overflows {fnum(g('overflows'))}) |")
+    w(f"| events delivered / expected (± within 1 m of an edge) | {fnum(g('events'))} / {fnum(g('expected'))} (+ up to "
+      f"{fnum(g('edge'))}); missing {fnum(g('missing'))}, stray {fnum(g('stray'))}, twice {fnum(g('duplicates'))}, "
+      f"overflows {fnum(g('overflows'))} |")
+    w(f"| events read before their POST's OK (counted as 0 ms) | {fnum(g('events_before_ok'))} |")
     w(f"| delivery p50 / p90 / p99 / p99.9 / max | {fnum(g('p50_ms'), 1)} / {fnum(g('p90_ms'), 1)} / **{fnum(g('p99_ms'), 1)}** / "
       f"{fnum(g('p999_ms'), 1)} / {fnum(g('max_ms'), 1)} ms |")
     w(f"| daemon CPU per delivered event | {fnum(g('cpu_us_per_event'), 1)} µs ({fnum(g('daemon_cpu_pct'))} % of a core "
