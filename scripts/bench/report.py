@@ -577,7 +577,9 @@ def fanout_section(w, meta):
     w(f"| events read before their POST's OK (counted as 0 ms) | {fnum(g('events_before_ok'))} |")
     w(f"| delivery p50 / p90 / p99 / p99.9 / max | {fnum(g('p50_ms'), 1)} / {fnum(g('p90_ms'), 1)} / **{fnum(g('p99_ms'), 1)}** / "
       f"{fnum(g('p999_ms'), 1)} / {fnum(g('max_ms'), 1)} ms |")
-    w(f"| daemon CPU per delivered event | {fnum(g('cpu_us_per_event'), 1)} µs ({fnum(g('daemon_cpu_pct'))} % of a core "
+    w(f"| POST latency (send → OK) p50 / p99 / max | {fnum(g('post_p50_ms'), 1)} / {fnum(g('post_p99_ms'), 1)} / "
+      f"{fnum(g('post_max_ms'), 1)} ms |")
+    w(f"| daemon CPU per delivered event (the POSTs' included) | {fnum(g('cpu_us_per_event'), 1)} µs ({fnum(g('daemon_cpu_pct'))} % of a core "
       f"over {fnum(g('window_s'), 1)} s) |")
     w(f"| RSS before the connections / idle / watching | {g('rss_before_kb') / 1024:,.1f} / {g('rss_idle_kb') / 1024:,.1f} / "
       f"{g('rss_watch_kb') / 1024:,.1f} MB |")
