@@ -42,9 +42,10 @@
 #     to; a reply other than an accepted check-in is an error), then LEADERBOARD of a hunt of
 #     --hunt-players players (default 10,000): LIMIT 50 (no login) and AROUND (each connection
 #     one of its players), alternating, 8 conns, --rounds rounds;
-#  4c. rankings (issue 28), last in the full run, on a database of its own (bench_scav_ranking:
-#     migrated, the CHECKIN walkers' hunts of scripts/bench/hunts.sql): scavengerd is started with
-#     no ranked users (its resident memory then is the baseline), stopped; --ranking-users ranked
+#  4c. rankings (issue 28), after the sweep in the full run, on a database of its own
+#     (bench_scav_ranking: migrated, the CHECKIN walkers' hunts of scripts/bench/hunts.sql):
+#     scavengerd is started with no ranked users (its resident memory then is the baseline),
+#     stopped; --ranking-users ranked
 #     users (default 1,000,000) and 8 more with sessions and totals in the middle of the board are
 #     written (scripts/bench/ranking.sql: users, user_scores, this and last week's
 #     user_week_scores); Redis gets the same scores with ZADD into one sorted set (points and the
@@ -61,6 +62,25 @@
 #     (default 1; fresh walkers per run, as in 4b; every reply must be an accepted check-in), so
 #     check-ins are being accepted throughout, and its rate is reported (0: none, to see what
 #     they cost the reads);
+#  4d. live fan-out (issue 31), last in the full run, on a database of its own (bench_scav_fanout:
+#     migrated, no pins): scavengerd is started with --max-connections and
+#     --max-connections-per-address raised to fit the watchers (and `ulimit -n` raised for it and
+#     the client); then scripts/bench/fanout.c, one epoll process holding every socket, reads the
+#     daemon's RSS with none of its connections open, opens --fanout-watchers connections (default
+#     10,000; each answers a PING) and reads it again, sends one `WATCH lat lon --fanout-radius`
+#     (default 500 m) on each, a circle centred uniformly in a 10 km square around Berlin (52.52,
+#     13.405), and reads it a third time: memory per idle watching connection = (RSS with the
+#     watches − RSS before the connections) ÷ watchers (target ≤ 16 KB). Then --fanout-posters
+#     connections (default 32, each a user of its own: the daemon runs one connection's POSTs one
+#     after another, so a few connections would cap the rate and measure their own queue) POST
+#     --fanout-rate pins a second in all (default 200; open loop, uniform in the same square) for
+#     --fanout-seconds (default --seconds). Every EVENT of a posted pin is timed from the moment
+#     its POST's OK was read to the moment the EVENT was read, on one monotonic clock (target p99
+#     < 50 ms); the events are checked pair by pair (each pin against each circle: missing,
+#     stray, twice); the daemon's utime+stime (/proc/<pid>/stat) over the posting window and the
+#     drain (until the last OK, then 2 s) ÷ events delivered is its CPU per delivered event (the
+#     POSTs' own cost included). The POSTs' latency (send → OK), the client's CPU and its own lag
+#     (how late it sent each POST against the schedule) are printed beside them;
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
@@ -76,27 +96,8 @@
 # 10 s. --hunt-stops also sizes the walk of its check-ins (each walker walks in one run only).
 # --only fanout runs step 4d alone (the throwaway cluster and the daemon; no Redis, pins, other
 # steps or sweep): `--only fanout --fanout-watchers 1000 --fanout-seconds 5` is the quick mode
-# (about 30 s once built); the default 10,000 watchers at 200 pins/s for --seconds (10 s) takes
-# about a minute and a half.
-#  4d. live fan-out (issue 31), last in the full run, on a database of its own (bench_scav_fanout,
-#     migrated, no pins): scavengerd is started with --max-connections and
-#     --max-connections-per-address raised to fit the watchers (and `ulimit -n` raised for it and
-#     the client), then scripts/bench/fanout.c, one epoll process holding every socket, reads the
-#     daemon's RSS with none of its connections open, opens --fanout-watchers connections (default
-#     10,000; each answers a PING) and reads it again, sends one `WATCH lat lon --fanout-radius`
-#     (default 500 m) on each, a circle whose centre is uniform in a 10 km square around Berlin
-#     (52.52, 13.405), and reads it a third time: memory per idle watching connection = (RSS with
-#     the watches − RSS before the connections) ÷ watchers (target ≤ 16 KB). Then --fanout-posters
-#     connections (default 32, each a user of its own; the daemon runs a connection's POSTs one after
-#     another, so a few connections would cap the rate and measure their queue) POST --fanout-rate pins a second in all
-#     (default 200, open loop, pipelined, uniform in the same square) for --fanout-seconds (default
-#     --seconds); every EVENT of a posted pin is timed from the moment its POST's OK was read to the
-#     moment the EVENT was read, on the same monotonic clock (target p99 < 50 ms); the events are
-#     checked pair by pair (each pin against each circle: missing, stray, twice); the daemon's CPU
-#     (utime+stime of /proc/<pid>/stat) over the posting window and the drain (until the last OK, then 2 s) ÷ events delivered
-#     is its CPU per delivered event (the POSTs' own cost included), and the POSTs' latency (send →
-#     OK) is shown beside it. The client's own lag (how late it sent each POST) and CPU are
-#     printed beside them.
+# (about 20 s once built); the default, 10,000 watchers at 200 pins/s for --seconds (10 s), about
+# 35 s.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -923,8 +924,8 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 # 4c. Rankings (issue 28): RANKING and PROFILE among --ranking-users ranked users against Redis's
-#     sorted set of the same scores, while check-ins are accepted. Last in the full run, on a
-#     database of its own.
+#     sorted set of the same scores, while check-ins are accepted. After the sweep in the full
+#     run, on a database of its own.
 # ---------------------------------------------------------------------------------------------
 
 if ((RUN_RANKING)); then
