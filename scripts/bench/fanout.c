@@ -5,12 +5,14 @@
  * from a POST's OK being read to each EVENT of that pin being read is measured without any clock
  * between machines or processes:
  *
- *   1. reads the daemon's RSS (/proc/<pid>/status) with no connections of ours;
+ *   1. opens the --posters connections, each REGISTERing a user (a password hash each: done
+ *      first, so that neither the memory figures nor the posting window see it), then reads the
+ *      daemon's RSS (/proc/<pid>/status) with no other connections of ours;
  *   2. opens --watchers connections (at most 256 connecting at once), each answering a PING, and
  *      reads the RSS again (idle connections, no watches);
  *   3. sends one `WATCH lat lon radius` on each (a random circle whose centre is uniform in the
  *      --box-km square around --lat/--lon), waits for every OK, reads the RSS again;
- *   4. --posters connections each REGISTER a user, then POST at --rate pins a second in all, open
+ *   4. the posters POST at --rate pins a second in all, open
  *      loop (the n-th at start + n/rate, on the next poster in turn with no POST outstanding, else
  *      the one with fewest: pipelined, so a slow reply does not delay the next send), uniform in
  *      the same square, for --seconds; the text carries the post's number ("fo#<n>#"), found again
@@ -378,6 +380,25 @@ int main(int argc, char **argv) {
     ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0) die("epoll_create1: %s", strerror(errno));
 
+    char line[256];
+    /* Posters first: their REGISTERs (a password hash each, CPU- and memory-hungry) are over
+     * before the baseline RSS is read and long before the posting window. */
+    open_conns(nwatchers, nconns);
+    ready_count = 0;
+    unsigned long stamp = (unsigned long)time(NULL);
+    for (int i = nwatchers; i < nconns; i++) {
+        struct conn *c = &conns[i];
+        c->poster = 1;
+        c->state = ST_REGISTER;
+        c->fcap = 1 << 16;
+        c->fifo = xmalloc(sizeof(int) * c->fcap);
+        int n = snprintf(line, sizeof line, "REGISTER fo%08lx%06x_%d fo%08lx%06x_%d@bench.invalid bench-pass-%d\n", stamp,
+                         getpid() & 0xffffff, i, stamp, getpid() & 0xffffff, i, i);
+        send_line(c, line, n);
+    }
+    wait_ready(nposters, 60, "REGISTER replies");
+
+    ready_count = 0;
     usleep((useconds_t)(settle * 1e6));
     long rss0 = rss_kb(daemon_pid);
     double t_conn = now_s();
@@ -388,7 +409,6 @@ int main(int argc, char **argv) {
 
     ready_count = 0;
     double t_watch = now_s();
-    char line[256];
     for (int i = 0; i < nwatchers; i++) {
         struct conn *c = &conns[i];
         c->lat = clat + (rnd() * 2 - 1) * dlat;
@@ -404,23 +424,6 @@ int main(int argc, char **argv) {
     usleep((useconds_t)(settle * 1e6));
     /* the event queue holds nothing yet: the OKs only */
     long rss_watch = rss_kb(daemon_pid);
-
-    /* Posters */
-    ready_count = 0;
-    open_conns(nwatchers, nconns);
-    ready_count = 0;
-    unsigned long stamp = (unsigned long)time(NULL);
-    for (int i = nwatchers; i < nconns; i++) {
-        struct conn *c = &conns[i];
-        c->poster = 1;
-        c->state = ST_REGISTER;
-        c->fcap = 1 << 16;
-        c->fifo = xmalloc(sizeof(int) * c->fcap);
-        int n = snprintf(line, sizeof line, "REGISTER fo%08lx%06x_%d fo%08lx%06x_%d@bench.invalid bench-pass-%d\n", stamp,
-                         getpid() & 0xffffff, i, stamp, getpid() & 0xffffff, i, i);
-        send_line(c, line, n);
-    }
-    wait_ready(nposters, 60, "REGISTER replies");
 
     posts_cap = (int)(rate * seconds) + 1;
     ok_at = xmalloc(sizeof(double) * posts_cap);
