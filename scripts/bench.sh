@@ -96,8 +96,8 @@
 # 10 s. --hunt-stops also sizes the walk of its check-ins (each walker walks in one run only).
 # --only fanout runs step 4d alone (the throwaway cluster and the daemon; no Redis, pins, other
 # steps or sweep): `--only fanout --fanout-watchers 1000 --fanout-seconds 5` is the quick mode
-# (about 20 s once built); the default, 10,000 watchers at 200 pins/s for --seconds (10 s), about
-# 35 s.
+# (about 25 s once built); the default, 10,000 watchers at 200 pins/s for --seconds (10 s), about
+# 30 s.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
