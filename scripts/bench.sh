@@ -6,7 +6,8 @@
 #                    [--warmup S] [--write-rounds R] [--photo-conns N] [--scavengerd PATH]
 #                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
 #                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
-#                    [--only hunts|ranking]
+#                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
+#                    [--fanout-posters N] [--only hunts|ranking|fanout]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -41,9 +42,10 @@
 #     to; a reply other than an accepted check-in is an error), then LEADERBOARD of a hunt of
 #     --hunt-players players (default 10,000): LIMIT 50 (no login) and AROUND (each connection
 #     one of its players), alternating, 8 conns, --rounds rounds;
-#  4c. rankings (issue 28), last in the full run, on a database of its own (bench_scav_ranking:
-#     migrated, the CHECKIN walkers' hunts of scripts/bench/hunts.sql): scavengerd is started with
-#     no ranked users (its resident memory then is the baseline), stopped; --ranking-users ranked
+#  4c. rankings (issue 28), after the sweep in the full run, on a database of its own
+#     (bench_scav_ranking: migrated, the CHECKIN walkers' hunts of scripts/bench/hunts.sql):
+#     scavengerd is started with no ranked users (its resident memory then is the baseline),
+#     stopped; --ranking-users ranked
 #     users (default 1,000,000) and 8 more with sessions and totals in the middle of the board are
 #     written (scripts/bench/ranking.sql: users, user_scores, this and last week's
 #     user_week_scores); Redis gets the same scores with ZADD into one sorted set (points and the
@@ -60,6 +62,25 @@
 #     (default 1; fresh walkers per run, as in 4b; every reply must be an accepted check-in), so
 #     check-ins are being accepted throughout, and its rate is reported (0: none, to see what
 #     they cost the reads);
+#  4d. live fan-out (issue 31), last in the full run, on a database of its own (bench_scav_fanout:
+#     migrated, no pins): scavengerd is started with --max-connections and
+#     --max-connections-per-address raised to fit the watchers (and `ulimit -n` raised for it and
+#     the client); then scripts/bench/fanout.c, one epoll process holding every socket, reads the
+#     daemon's RSS with none of its connections open, opens --fanout-watchers connections (default
+#     10,000; each answers a PING) and reads it again, sends one `WATCH lat lon --fanout-radius`
+#     (default 500 m) on each, a circle centred uniformly in a 10 km square around Berlin (52.52,
+#     13.405), and reads it a third time: memory per idle watching connection = (RSS with the
+#     watches − RSS before the connections) ÷ watchers (target ≤ 16 KB). Then --fanout-posters
+#     connections (default 32, each a user of its own: the daemon runs one connection's POSTs one
+#     after another, so a few connections would cap the rate and measure their own queue) POST
+#     --fanout-rate pins a second in all (default 200; open loop, uniform in the same square) for
+#     --fanout-seconds (default --seconds). Every EVENT of a posted pin is timed from the moment
+#     its POST's OK was read to the moment the EVENT was read, on one monotonic clock (target p99
+#     < 50 ms); the events are checked pair by pair (each pin against each circle: missing,
+#     stray, twice); the daemon's utime+stime (/proc/<pid>/stat) over the posting window and the
+#     drain (until the last OK, then 2 s) ÷ events delivered is its CPU per delivered event (the
+#     POSTs' own cost included). The POSTs' latency (send → OK), the client's CPU and its own lag
+#     (how late it sent each POST against the schedule) are printed beside them;
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
@@ -73,6 +94,10 @@
 # --only ranking runs step 4c alone (with Redis and the throwaway cluster; no pins, PostGIS, other
 # steps or sweep): about 4 minutes once built with a million users at the default 3 rounds of
 # 10 s. --hunt-stops also sizes the walk of its check-ins (each walker walks in one run only).
+# --only fanout runs step 4d alone (the throwaway cluster and the daemon; no Redis, pins, other
+# steps or sweep): `--only fanout --fanout-watchers 1000 --fanout-seconds 5` is the quick mode
+# (about 25 s once built); the default, 10,000 watchers at 200 pins/s for --seconds (10 s), about
+# 30 s.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -109,6 +134,16 @@ HUNT_CONNS=8
 RANK_CONNS=8
 RANK_USERS=1000000
 RANK_CHECKIN_CONNS=1
+FANOUT_WATCHERS=10000
+FANOUT_RATE=200
+FANOUT_SECONDS=""
+FANOUT_RADIUS=500
+# Posters: the daemon runs one connection's database commands one after another, so 200 POSTs a
+# second need many connections (as many phones would post them), not a few pipelining.
+FANOUT_POSTERS=32
+# start_daemon's connection limits (the fan-out step raises them).
+MAX_CONNS=1024
+MAX_CONNS_PER_ADDR=""
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
 SCAV_ARENAS=${MALLOC_ARENA_MAX:-2}
@@ -135,6 +170,11 @@ while (($# > 0)); do
         --hunt-stops) HUNT_STOPS=$2; shift 2 ;;
         --ranking-users) RANK_USERS=$2; shift 2 ;;
         --ranking-checkin-conns) RANK_CHECKIN_CONNS=$2; shift 2 ;;
+        --fanout-watchers) FANOUT_WATCHERS=$2; shift 2 ;;
+        --fanout-rate) FANOUT_RATE=$2; shift 2 ;;
+        --fanout-seconds) FANOUT_SECONDS=$2; shift 2 ;;
+        --fanout-radius) FANOUT_RADIUS=$2; shift 2 ;;
+        --fanout-posters) FANOUT_POSTERS=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -165,13 +205,21 @@ done
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
-[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking ]] || die "--only takes one part: hunts or ranking"
+[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout ]] || die "--only takes one part: hunts, ranking or fanout"
 FULL=1
 [[ -z $ONLY ]] || FULL=0
 RUN_HUNTS=0
 RUN_RANKING=0
+RUN_FANOUT=0
+if ((FULL)) || [[ $ONLY == fanout ]]; then RUN_FANOUT=1; fi
 if ((FULL)) || [[ $ONLY == hunts ]]; then RUN_HUNTS=1; fi
 if ((FULL)) || [[ $ONLY == ranking ]]; then RUN_RANKING=1; fi
+[[ -n $FANOUT_SECONDS ]] || FANOUT_SECONDS=$RUN_SECONDS
+[[ $FANOUT_WATCHERS =~ ^[0-9]+$ ]] && ((FANOUT_WATCHERS >= 10 && FANOUT_WATCHERS <= 100000)) || die "--fanout-watchers must be 10..100000"
+[[ $FANOUT_RATE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--fanout-rate must be a number (pins a second)"
+[[ $FANOUT_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--fanout-seconds must be a number"
+[[ $FANOUT_RADIUS =~ ^[0-9]+$ ]] && ((FANOUT_RADIUS >= 1 && FANOUT_RADIUS <= 50000)) || die "--fanout-radius must be 1..50000 (metres)"
+[[ $FANOUT_POSTERS =~ ^[0-9]+$ ]] && ((FANOUT_POSTERS >= 1 && FANOUT_POSTERS <= 64)) || die "--fanout-posters must be 1..64"
 [[ $RANK_USERS =~ ^[0-9]+$ ]] && ((RANK_USERS >= 1000 && RANK_USERS <= 9999999)) || die "--ranking-users must be 1000..9999999"
 [[ $RANK_CHECKIN_CONNS =~ ^[0-9]+$ ]] && ((RANK_CHECKIN_CONNS <= 8)) || die "--ranking-checkin-conns must be 0 (none) to 8"
 [[ $HUNT_PLAYERS =~ ^[0-9]+$ ]] && ((HUNT_PLAYERS >= 100 && HUNT_PLAYERS <= 99999)) || die "--hunt-players must be 100..99999"
@@ -338,6 +386,10 @@ fi
 step "building the load generator"
 gcc -O2 -Wall -o "$LOADGEN" scripts/bench/loadgen.c -I"$(pg_config --includedir)" -lpq \
     || die "cannot build scripts/bench/loadgen.c"
+FANOUT=$BENCH_DIR/fanout
+if ((RUN_FANOUT)); then
+    gcc -O2 -Wall -o "$FANOUT" scripts/bench/fanout.c -lm || die "cannot build scripts/bench/fanout.c"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 2. Data
@@ -490,7 +542,8 @@ start_daemon() {
     t0=$EPOCHREALTIME
     DAEMON_T0=$t0
     MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
-        --idle-timeout 0 --max-connections 1024 "${SCAV_RATE_FLAGS[@]}" "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
+        --idle-timeout 0 --max-connections "$MAX_CONNS" ${MAX_CONNS_PER_ADDR:+--max-connections-per-address "$MAX_CONNS_PER_ADDR"} \
+        "${SCAV_RATE_FLAGS[@]}" "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
     DAEMON_PID=$!
     if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
             --since "$t0" --timeout 600 --watch-pid "$DAEMON_PID"); then
@@ -871,8 +924,8 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 # 4c. Rankings (issue 28): RANKING and PROFILE among --ranking-users ranked users against Redis's
-#     sorted set of the same scores, while check-ins are accepted. Last in the full run, on a
-#     database of its own.
+#     sorted set of the same scores, while check-ins are accepted. After the sweep in the full
+#     run, on a database of its own.
 # ---------------------------------------------------------------------------------------------
 
 if ((RUN_RANKING)); then
@@ -1118,6 +1171,68 @@ if ((RUN_RANKING)); then
     ((W_WRITTEN == W_ACCEPTED)) || warn "$((W_WRITTEN - W_ACCEPTED)) check-ins were not accepted"
     ((W_POINTS == W_TOTALS)) || warn "the walkers' totals ($W_TOTALS) are not their check-ins' points ($W_POINTS)"
     meta ranking_loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 4d. Live fan-out (issue 31): --fanout-watchers connections each watching a circle of one city
+#     while --fanout-rate pins a second are POSTed into it; delivery delay from the POST's OK,
+#     memory per idle watching connection, CPU per delivered event. Last in the full run, on a
+#     database of its own.
+# ---------------------------------------------------------------------------------------------
+
+if ((RUN_FANOUT)); then
+    meta fanout_loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+    FANOUT_DB=bench_scav_fanout
+    if [[ -n $DAEMON_PID ]]; then
+        stop_pid "$DAEMON_PID" 60
+        DAEMON_PID=""
+    fi
+    # Sockets: the client holds every watcher and poster; the daemon as many, its database pool and
+    # its files besides.
+    FANOUT_FDS=$((FANOUT_WATCHERS + FANOUT_POSTERS + 1024))
+    if (($(ulimit -n) < FANOUT_FDS)); then
+        if (($(ulimit -Hn) < FANOUT_FDS)) && ! ulimit -Hn "$FANOUT_FDS" 2>/dev/null; then
+            die "--fanout-watchers $FANOUT_WATCHERS needs $FANOUT_FDS open files; the hard limit is $(ulimit -Hn) (raise it, or watch fewer)"
+        fi
+        ulimit -n "$FANOUT_FDS"
+    fi
+    MAX_CONNS=$((FANOUT_WATCHERS + FANOUT_POSTERS + 64))
+    MAX_CONNS_PER_ADDR=$MAX_CONNS
+    step "fan-out: a database of its own ($FANOUT_DB, no pins); scavengerd with --max-connections $MAX_CONNS (ulimit -n $(ulimit -n))"
+    pg_psql -d postgres -c "CREATE DATABASE $FANOUT_DB"
+    SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$FANOUT_DB
+    scav_migrate
+    start_daemon fanout
+    log "    started: $READY"
+    FANOUT_OUT=$RUN_DIR/fanout.txt
+    step "fan-out: $FANOUT_WATCHERS watchers (one WATCH of $FANOUT_RADIUS m each in a 10 km square around Berlin), then $FANOUT_RATE pins/s for $FANOUT_SECONDS s from $FANOUT_POSTERS posters"
+    if ! "$FANOUT" --port "$SCAV_PORT" --daemon-pid "$DAEMON_PID" --watchers "$FANOUT_WATCHERS" --posters "$FANOUT_POSTERS" \
+            --rate "$FANOUT_RATE" --seconds "$FANOUT_SECONDS" --radius "$FANOUT_RADIUS" --seed "$SEED" \
+            >"$FANOUT_OUT" 2>>"$RUN_DIR/fanout.err"; then
+        tail -n 5 "$RUN_DIR/fanout.err" >&2
+        tail -n 10 "$RUN_DIR/scavengerd-fanout.log" >&2
+        die "the fan-out client failed (log: $RUN_DIR/fanout.err)"
+    fi
+    FO=$(cat "$FANOUT_OUT")
+    fo() { kv "$1" "$FO"; }
+    FO_KB=$(awk -v b="$(fo watch_conn_bytes)" 'BEGIN { printf "%.1f", b / 1024 }')
+    FO_IDLE_KB=$(awk -v b="$(fo idle_conn_bytes)" 'BEGIN { printf "%.1f", b / 1024 }')
+    FO_P99_MET=$(awk -v x="$(fo p99_ms)" 'BEGIN { print (x < 50) ? "met" : "missed" }')
+    FO_MEM_MET=$(awk -v x="$FO_KB" 'BEGIN { print (x <= 16) ? "met" : "missed" }')
+    log "    RSS: $(fo rss_before_kb) KB before, $(fo rss_idle_kb) KB with $FANOUT_WATCHERS idle connections ($FO_IDLE_KB KB each), $(fo rss_watch_kb) KB with a watch on each"
+    log "    connecting took $(fo connect_s) s, the WATCHes $(fo watch_s) s"
+    log "    posted $(fo posts_ok) of $(fo posts) ($(fo post_errors) errors; $(fo achieved_rate)/s); events delivered $(fo events): $(fo expected) expected (and $(fo edge) within 1 m of a circle's edge, either way), $(fo missing) missing, $(fo stray) stray, $(fo duplicates) twice; $(fo overflows) overflows; $(fo events_before_ok) read before their POST's OK (counted as 0 ms)"
+    log "    POST (send → OK): p50 $(fo post_p50_ms) ms  p99 $(fo post_p99_ms) ms  max $(fo post_max_ms) ms"
+    log "    delivery from the POST's OK: p50 $(fo p50_ms) ms  p90 $(fo p90_ms) ms  p99 $(fo p99_ms) ms  p99.9 $(fo p999_ms) ms  max $(fo max_ms) ms"
+    log "    daemon CPU $(fo daemon_cpu_s) s over $(fo window_s) s ($(fo daemon_cpu_pct) %): $(fo cpu_us_per_event) µs per delivered event; client: $(fo client_cpu_pct) % CPU, POSTs sent late by p99 $(fo send_lag_p99_ms) ms, max $(fo send_lag_max_ms) ms"
+    log "    fan-out: delivery p99 $(fo p99_ms) ms (target < 50 ms: $FO_P99_MET)"
+    log "    memory per idle watching connection $FO_KB KB (target ≤ 16 KB: $FO_MEM_MET)"
+    (($(fo missing) + $(fo stray) + $(fo duplicates) + $(fo overflows) == 0)) \
+        || warn "events: $(fo missing) missing, $(fo stray) stray, $(fo duplicates) duplicates, $(fo overflows) overflows"
+    ((FANOUT_WATCHERS == 10000)) || log "    (the issue's targets are for 10,000 watchers at 200 pins/s)"
+    meta fanout_line "$FO"
+    meta fanout_hwm_mb "$(hwm_mb "$DAEMON_PID")"
+    meta fanout_loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
 # ---------------------------------------------------------------------------------------------

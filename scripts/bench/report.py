@@ -147,7 +147,9 @@ def main():
     except (KeyError, ValueError, IndexError):
         busy = False
     w(loadavg + (" **The machine was busy with other work: treat the figures with care.**" if busy else "") + "  ")
-    if only:
+    if only == "fanout":
+        w("Runs: one fan-out run (below); server and client on 127.0.0.1 (scripts/bench/fanout.c, 1 thread, epoll).")
+    elif only:
         w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
           f"in flight per connection; medians of the rounds quoted. Server and client on 127.0.0.1 "
           f"(scripts/bench/loadgen.c, 1 thread).")
@@ -279,6 +281,9 @@ def main():
 
     if any(d == "ranking" for (d, t, o, c) in groups):
         ranking_section(w, meta, agg, run_dir)
+
+    if "fanout_line" in meta:
+        fanout_section(w, meta)
 
     pins = int(meta.get("pins", 0))
     starts = [
@@ -545,6 +550,48 @@ def expiry_section(w, meta, sweep):
     w(f"After the sweep: {fnum(live_a)} pins (live before: {fnum(live_b)}, the {int(meta.get('pins', 0)):,} loaded "
       f"and those POSTed in the write runs), {fnum(exp_a)} expired, {fnum(left)} replies or photos of swept pins left "
       f"({'only the expired rows went' if ok else '**NOT as expected**'}).")
+    w("")
+
+
+def fanout_section(w, meta):
+    """Issue 31: WATCHers of one city while pins are POSTed into it; delay, memory, CPU per event."""
+    r = parse_kv(meta["fanout_line"])
+    g = lambda k: float(r.get(k, "nan"))  # noqa: E731
+    watchers = int(g("watchers"))
+    kb = g("watch_conn_bytes") / 1024
+    w(f"## Live fan-out ({watchers:,} watchers, {fnum(g('rate'))} pins/s)")
+    w("")
+    w(f"A database of its own, no pins. {watchers:,} connections, each with one `WATCH` of a {fnum(g('radius_m'))} m circle "
+      f"centred uniformly in a {fnum(g('box_km'))} km square around Berlin; then {int(g('posters'))} posters (users of their "
+      f"own) POST {fnum(g('rate'))} pins/s in all for {g('seconds'):g} s, open loop, uniform in the same square. Each "
+      f"EVENT is timed from the moment its POST's OK was read to the moment the EVENT was read, in one process "
+      f"(scripts/bench/fanout.c) on one monotonic clock. Load average before: {meta.get('fanout_loadavg_start', '?')}; "
+      f"after: {meta.get('fanout_loadavg_end', '?')}.")
+    w("")
+    w("| what | figure |")
+    w("| --- | ---: |")
+    w(f"| pins posted (OK) / errors | {fnum(g('posts_ok'))} / {fnum(g('post_errors'))} ({fnum(g('achieved_rate'), 1)}/s) |")
+    w(f"| events delivered / expected (± within 1 m of an edge) | {fnum(g('events'))} / {fnum(g('expected'))} (+ up to "
+      f"{fnum(g('edge'))}); missing {fnum(g('missing'))}, stray {fnum(g('stray'))}, twice {fnum(g('duplicates'))}, "
+      f"overflows {fnum(g('overflows'))} |")
+    w(f"| events read before their POST's OK (counted as 0 ms) | {fnum(g('events_before_ok'))} |")
+    w(f"| delivery p50 / p90 / p99 / p99.9 / max | {fnum(g('p50_ms'), 1)} / {fnum(g('p90_ms'), 1)} / **{fnum(g('p99_ms'), 1)}** / "
+      f"{fnum(g('p999_ms'), 1)} / {fnum(g('max_ms'), 1)} ms |")
+    w(f"| POST latency (send → OK) p50 / p99 / max | {fnum(g('post_p50_ms'), 1)} / {fnum(g('post_p99_ms'), 1)} / "
+      f"{fnum(g('post_max_ms'), 1)} ms |")
+    w(f"| daemon CPU per delivered event (the POSTs' included) | {fnum(g('cpu_us_per_event'), 1)} µs ({fnum(g('daemon_cpu_pct'))} % of a core "
+      f"over {fnum(g('window_s'), 1)} s) |")
+    w(f"| RSS before the connections / idle / watching | {g('rss_before_kb') / 1024:,.1f} / {g('rss_idle_kb') / 1024:,.1f} / "
+      f"{g('rss_watch_kb') / 1024:,.1f} MB |")
+    w(f"| memory per idle connection / idle watching connection | {g('idle_conn_bytes') / 1024:,.1f} / **{kb:,.1f} KB** |")
+    w(f"| time to connect all / to WATCH on all | {fnum(g('connect_s'), 2)} / {fnum(g('watch_s'), 2)} s |")
+    w(f"| client: CPU, POSTs sent late by p99 / max | {fnum(g('client_cpu_pct'))} %, {fnum(g('send_lag_p99_ms'), 2)} / "
+      f"{fnum(g('send_lag_max_ms'), 2)} ms |")
+    w("")
+    p99 = g("p99_ms")
+    w(f"Targets: delivery p99 {fnum(p99, 1)} ms (target < 50 ms: {'met' if p99 < 50 else 'MISSED'}); memory per idle "
+      f"watching connection {kb:,.1f} KB (target ≤ 16 KB: {'met' if kb <= 16 else 'MISSED'})."
+      + (" (The issue's targets are for 10,000 watchers at 200 pins/s.)" if watchers != 10000 or g("rate") != 200 else ""))
     w("")
 
 
