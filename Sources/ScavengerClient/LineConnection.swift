@@ -77,7 +77,12 @@ final class LineConnection: Sendable {
     /// Sends one request line (without its `\n`) and returns its reply line.
     func send(_ line: String) async throws -> String {
         let promise = channel.eventLoop.makePromise(of: String.self)
-        channel.writeAndFlush(Outgoing(line: line, reply: promise), promise: nil)
+        // A channel already closed has no handlers left: the request never reaches the line
+        // handler, and only the write's own promise says so. (Failing a reply that came is a
+        // no-op: a promise completes once.)
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { _ in promise.fail(ConnectionLost()) }
+        channel.writeAndFlush(Outgoing(line: line, reply: promise), promise: written)
         do {
             return try await promise.futureResult.get()
         } catch {
