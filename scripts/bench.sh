@@ -198,7 +198,8 @@ SCAV_RATE_FLAGS=(--register-rate off --post-rate off --photo-rate off)
 for c in $CONNS_LEVELS; do
     [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512)) || die "--conns takes numbers 1..512"
 done
-# Warm-up: a twentieth of a run, at most 1 s. PING (a reference, not a target) runs a third.
+# Warm-up: a twentieth of a run, at most 1 s. Each PING run is a third of a run (at least 1 s): it
+# has five servers to alternate in each round, and its figure, CPU per request, steadies fast.
 [[ -n $WARMUP ]] || WARMUP=$(awk -v s="$RUN_SECONDS" 'BEGIN { w = s / 20; if (w > 1) w = 1; printf "%.2f", w }')
 [[ -n $WRITE_ROUNDS ]] || WRITE_ROUNDS=$(awk -v s="$RUN_SECONDS" -v r="$ROUNDS" 'BEGIN { print (s < 5 && r > 2) ? 2 : r }')
 [[ $WRITE_ROUNDS =~ ^[0-9]+$ ]] && ((WRITE_ROUNDS >= 1 && WRITE_ROUNDS <= 20)) || die "--write-rounds must be 1..20"
@@ -260,7 +261,8 @@ flock -n 9 || die "another scripts/bench.sh is running (lock: $BENCH_DIR/lock)"
 
 DAEMON_PID=""
 REDIS_PID=""
-FLOOR_PID=""
+SCAV1_PID=""
+declare -A FLOOR_PIDS=() FLOOR_PORTS=()
 SWEEP_LOAD_PID=""
 CHECKIN_LOAD_PID=""
 BPG_STARTED=0
@@ -292,8 +294,12 @@ cleanup() {
     DAEMON_PID=""
     stop_pid "$REDIS_PID" 10
     REDIS_PID=""
-    stop_pid "$FLOOR_PID" 5
-    FLOOR_PID=""
+    stop_pid "$SCAV1_PID" 30
+    SCAV1_PID=""
+    for pid in "${FLOOR_PIDS[@]}"; do
+        stop_pid "$pid" 5
+    done
+    FLOOR_PIDS=()
     rm -rf "$RUN_DIR/redis"
     if ((BPG_STARTED)); then
         pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null 2>&1 \
@@ -458,9 +464,9 @@ VACUUM ANALYZE pins;
 SQL
 fi
 
-# scavengerd's migrations into the database of SCAV_URL (its log: migrate.log).
+# scavengerd's migrations into the database at $1, SCAV_URL's by default (its log: migrate.log).
 scav_migrate() {
-    MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "$SCAV_URL" >>"$RUN_DIR/migrate.log" 2>&1 \
+    MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" migrate --database-url "${1:-$SCAV_URL}" >>"$RUN_DIR/migrate.log" 2>&1 \
         || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
 }
 if ((FULL)); then
@@ -470,6 +476,11 @@ elif ((RUN_HUNTS)); then
 fi
 if ((FULL || RUN_HUNTS)); then
     scav_migrate
+fi
+if ((FULL)); then
+    # The PING step's scavengerd with one I/O thread: a database of its own, migrated, no pins.
+    pg_psql -d postgres -c "CREATE DATABASE bench_scav_ping"
+    scav_migrate "postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_ping"
 fi
 if ((FULL)); then
     bench_load_scav bench_scav "$DATA_DIR"
@@ -535,21 +546,32 @@ pick_free_port SCAV_PORT
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
-# Start scavengerd; time from exec to a PING and a NEARBY answered (loadgen --op ready).
-# Sets DAEMON_PID, DAEMON_T0 (the exec's time) and READY (the loadgen's line: ready_s=… ping_s=…).
-start_daemon() {
-    local name=$1 t0
-    t0=$EPOCHREALTIME
-    DAEMON_T0=$t0
-    MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$SCAV_PORT" --database-url "$SCAV_URL" \
+# spawn_daemon NAME PIDVAR PORT URL [FLAGS…]: starts `scavengerd serve` on PORT for the database at
+# URL, with the flags every daemon here gets and FLAGS (log: scavengerd-NAME.log); stores its pid
+# in the variable PIDVAR at once (so the clean-up stops it whatever comes next), then waits until
+# it answers a PING and a NEARBY (loadgen --op ready). Sets SPAWN_T0 (the exec's time) and
+# SPAWN_READY (the loadgen's line: ready_s=… ping_s=…, timed from the exec).
+spawn_daemon() {
+    local name=$1 pidvar=$2 port=$3 url=$4
+    shift 4
+    SPAWN_T0=$EPOCHREALTIME
+    MALLOC_ARENA_MAX=$SCAV_ARENAS MALLOC_MMAP_THRESHOLD_=$SCAV_MMAP_THRESHOLD "$SCAVENGERD" serve --host 127.0.0.1 --port "$port" --database-url "$url" \
         --idle-timeout 0 --max-connections "$MAX_CONNS" ${MAX_CONNS_PER_ADDR:+--max-connections-per-address "$MAX_CONNS_PER_ADDR"} \
-        "${SCAV_RATE_FLAGS[@]}" "${SCAV_EXTRA_FLAGS[@]}" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
-    DAEMON_PID=$!
-    if ! READY=$("$LOADGEN" --op ready --target scav --port "$SCAV_PORT" --centres "$CENTRES" \
-            --since "$t0" --timeout 600 --watch-pid "$DAEMON_PID"); then
+        "${SCAV_RATE_FLAGS[@]}" "${SCAV_EXTRA_FLAGS[@]}" "$@" >"$RUN_DIR/scavengerd-$name.log" 2>&1 9>&- &
+    printf -v "$pidvar" '%s' "$!"
+    if ! SPAWN_READY=$("$LOADGEN" --op ready --target scav --port "$port" --centres "$CENTRES" \
+            --since "$SPAWN_T0" --timeout 600 --watch-pid "${!pidvar}"); then
         tail -n 20 "$RUN_DIR/scavengerd-$name.log" >&2
         die "scavengerd did not come up (log: $RUN_DIR/scavengerd-$name.log)"
     fi
+}
+
+# Start the daemon the steps measure, on SCAV_PORT for the database of SCAV_URL. Sets DAEMON_PID,
+# DAEMON_T0 (the exec's time) and READY (the loadgen's line: ready_s=… ping_s=…).
+start_daemon() {
+    spawn_daemon "$1" DAEMON_PID "$SCAV_PORT" "$SCAV_URL"
+    DAEMON_T0=$SPAWN_T0
+    READY=$SPAWN_READY
 }
 
 if ((FULL)); then
@@ -593,16 +615,18 @@ run_load() {
     case $target in
         redis) args+=(--port "$REDIS_PORT" --cpu-pids "$REDIS_PID") ;;
         scav) args+=(--port "$SCAV_PORT" --cpu-pids "$DAEMON_PID,$BPG_PID") ;;
+        # scavengerd with --io-threads 1 (the PING step), its server CPU counted as the main one's.
+        scav1) args=(--target scav "${args[@]:2}" --port "$SCAV1_PORT" --cpu-pids "$SCAV1_PID,$BPG_PID") ;;
         pg) args+=(--cpu-pids "$BPG_PID") ;;
-        floor*) args=(--target scav "${args[@]:2}" --port "$FLOOR_PORT" --cpu-pids "$FLOOR_PID") ;;
+        floor*) args=(--target scav "${args[@]:2}" --port "${FLOOR_PORTS[${target#floor}]}" --cpu-pids "${FLOOR_PIDS[${target#floor}]}") ;;
     esac
     if ! out=$("$LOADGEN" "${args[@]}" "$@" 2>>"$RUN_DIR/loadgen.err"); then
         tail -n 5 "$RUN_DIR/loadgen.err" >&2
         die "loadgen failed: $target $op at $conns connections"
     fi
-    [[ $target == floor* ]] && out=${out/target=scav/target=$target}
+    [[ $target == floor* || $target == scav1 ]] && out=${out/target=scav/target=$target}
     printf '%s\n' "$out" >>"$RAW"
-    printf '    %-5s %-6s %3s conns  %9s req/s  p50 %8s µs  p99 %8s µs  results %5s  client cpu %5s %%  errors %s\n' \
+    printf '    %-6s %-6s %3s conns  %9s req/s  p50 %8s µs  p99 %8s µs  results %5s  client cpu %5s %%  errors %s\n' \
         "$target" "$op" "$conns" "$(kv rps "$out")" "$(kv p50_us "$out")" "$(kv p99_us "$out")" \
         "$(kv mean_results "$out")" "$(kv client_cpu_pct "$out")" "$(kv errors "$out")" >&2
     [[ $(kv errors "$out") == 0 ]] || warn "$(tail -n 1 "$RUN_DIR/loadgen.err")"
@@ -633,18 +657,36 @@ if ((FULL)); then
     done
     meta rss_after_nearby_mb "$(rss_mb "$DAEMON_PID")"
 
-    step "PING at 8 connections: Redis, scavengerd, and the SwiftNIO floor with one thread and with one per core"
-    run_load redis ping 8 1 --seconds "$PING_SECONDS"
-    run_load scav ping 8 1 --seconds "$PING_SECONDS"
-    for threads in 1 "$(nproc)"; do
-        pick_free_port FLOOR_PORT
-        "$FLOOR" "$FLOOR_PORT" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 &
-        FLOOR_PID=$!
-        await_ping "$LOADGEN" "$CENTRES" "$FLOOR_PORT" "$FLOOR_PID" "$RUN_DIR/nio-floor-$threads.log"
-        run_load "floor$threads" ping 8 1 --seconds "$PING_SECONDS"
-        stop_pid "$FLOOR_PID" 5
-        FLOOR_PID=""
+    # PING (issue 31: scavengerd's server CPU per request at most 1.15× the SwiftNIO floor's with as
+    # many threads, with one thread and with one per core): scavengerd as started above (one I/O
+    # thread per core), a second scavengerd with --io-threads 1 on a database of its own (no pins)
+    # started for this step only, and the floor with one thread and with one per core, all up for
+    # the whole step; alternating in each of --rounds rounds.
+    FLOOR_THREADS=$(printf '%s\n' 1 "$(nproc)" | sort -un | tr '\n' ' ')
+    step "PING at 8 connections: starting scavengerd --io-threads 1 (bench_scav_ping, no pins) and the SwiftNIO floor (threads: ${FLOOR_THREADS% })"
+    pick_free_port SCAV1_PORT
+    spawn_daemon ping-1thread SCAV1_PID "$SCAV1_PORT" "postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_ping" --io-threads 1
+    for threads in $FLOOR_THREADS; do
+        pick_free_port "FLOOR_PORTS[$threads]"
+        "$FLOOR" "${FLOOR_PORTS[$threads]}" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 9>&- &
+        FLOOR_PIDS[$threads]=$!
+        await_ping "$LOADGEN" "$CENTRES" "${FLOOR_PORTS[$threads]}" "${FLOOR_PIDS[$threads]}" "$RUN_DIR/nio-floor-$threads.log"
     done
+    for ((round = 1; round <= ROUNDS; round++)); do
+        step "PING round $round of $ROUNDS, 8 connections: Redis, scavengerd, scavengerd --io-threads 1, the SwiftNIO floor"
+        run_load redis ping 8 "$round" --seconds "$PING_SECONDS"
+        run_load scav ping 8 "$round" --seconds "$PING_SECONDS"
+        run_load scav1 ping 8 "$round" --seconds "$PING_SECONDS"
+        for threads in $FLOOR_THREADS; do
+            run_load "floor$threads" ping 8 "$round" --seconds "$PING_SECONDS"
+        done
+    done
+    stop_pid "$SCAV1_PID" 30
+    SCAV1_PID=""
+    for threads in $FLOOR_THREADS; do
+        stop_pid "${FLOOR_PIDS[$threads]}" 5
+    done
+    FLOOR_PIDS=()
 
     for ((round = 1; round <= WRITE_ROUNDS; round++)); do
         step "durable writes round $round of $WRITE_ROUNDS: scavengerd POST vs PostgreSQL INSERT, $WRITE_CONNS connections"

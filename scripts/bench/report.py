@@ -18,7 +18,7 @@ import sys
 from collections import defaultdict
 
 TARGET_NAMES = {"redis": "Redis GEOSEARCH", "scav": "scavengerd NEARBY", "pg": "PostGIS ST_DWithin"}
-PING_NAMES = {"redis": "Redis", "scav": "scavengerd"}
+PING_NAMES = {"redis": "Redis", "scav": "scavengerd", "scav1": "scavengerd --io-threads 1"}
 # The SwiftNIO floor servers (scripts/bench/nio-floor) are targets floor<threads> in raw.txt.
 FLOOR = "floor"
 
