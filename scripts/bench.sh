@@ -1304,6 +1304,10 @@ if ((FULL)); then
 else
     meta only "$ONLY"
 fi
+if ((FULL)); then
+    meta conns "$CONNS_LEVELS"
+    ((SPARSE_PINS > 0)) || meta sparse_pins 0
+fi
 meta seed "$SEED"
 meta centres "$(wc -l <"$CENTRES")"
 meta seconds "$RUN_SECONDS"
@@ -1321,3 +1325,5 @@ printf '\n' >&2
 cat "$RESULTS"
 printf '\n' >&2
 step "done: $RESULTS (raw figures and logs: $RUN_DIR)"
+# Last on the console: issue 31's targets, one line each (the report's first section).
+python3 scripts/bench/report.py --summary "$RUN_DIR" >&2
