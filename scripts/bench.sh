@@ -151,8 +151,30 @@ SCAV_MMAP_THRESHOLD=${MALLOC_MMAP_THRESHOLD_:-131072}
 
 usage() { sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
 
+# --quick sets smaller defaults before the options are read, so an option given with it, before
+# or after, overrides its default. (Every option but --quick and --help takes a value.)
+QUICK=0
+ARGS=("$@")
+for ((i = 0; i < ${#ARGS[@]}; i++)); do
+    case ${ARGS[i]} in
+        --quick) QUICK=1 ;;
+        -h|--help) ;;
+        *) i=$((i + 1)) ;;
+    esac
+done
+if ((QUICK)); then
+    PINS=20000
+    RUN_SECONDS=2
+    ROUNDS=1
+    HUNT_PLAYERS=1000
+    RANK_USERS=1000
+    FANOUT_WATCHERS=1000
+    FANOUT_SECONDS=3
+fi
+
 while (($# > 0)); do
     case $1 in
+        --quick) shift ;;
         --pins) PINS=$2; shift 2 ;;
         --seconds) RUN_SECONDS=$2; shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
@@ -1304,6 +1326,7 @@ if ((FULL)); then
 else
     meta only "$ONLY"
 fi
+meta quick "$QUICK"
 if ((FULL)); then
     meta conns "$CONNS_LEVELS"
     ((SPARSE_PINS > 0)) || meta sparse_pins 0
