@@ -7,14 +7,17 @@
 #                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
 #                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
 #                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
-#                    [--fanout-posters N] [--only hunts|ranking|fanout]
+#                    [--fanout-posters N] [--only hunts|ranking|fanout] [--quick]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
-# (1 in quick runs). `--pins 20000 --seconds 3` is the
-# quick check (under 2 minutes once packages and the release build are in place): runs shorter
-# than 5 s default to 2 rounds, and do 2 rounds of the write comparison even when --rounds asks
-# for more (--write-rounds overrides).
+# (1 in runs shorter than 5 s). Runs shorter than 5 s default to 2 rounds, and do 2 rounds of
+# the write comparison even when --rounds asks for more (--write-rounds overrides).
+# --quick runs every step, small and short, so that every target of issue 31 gets a figure:
+# 20,000 pins (so a sparse set of 4,000), 1 round of 2 s, a hunt of 1,000 players, 1,000 ranked
+# users, 1,000 fan-out watchers for 3 s; an option given with it, before or after, overrides its
+# default. About 2 minutes once packages, the release build and the data are in place (105 s on
+# a 2-core VM at load average 1-4); indicative figures, as the report says.
 # The figures are only as good as the machine is quiet: the load average before and after the
 # run is recorded next to them.
 # --scavengerd PATH benchmarks that binary instead of building this checkout (e.g. to compare two
@@ -31,11 +34,18 @@
 #  3. starts throwaway servers on free loopback ports: redis-server (no persistence, loaded with
 #     GEOADD through redis-cli --pipe) and a PostgreSQL cluster of its own under .data/bench/pg
 #     with two databases: bench_postgis (geography(Point) + GiST) and bench_scav (scavengerd's
-#     schema via `scavengerd migrate`, users and pins COPYed in with cell NULL). scavengerd is
-#     started once to time the cell backfill, then restarted to time start-to-serving;
+#     schema via `scavengerd migrate`, users and pins COPYed in with cell NULL), and
+#     bench_scav_ping (migrated, no pins) for step 4's one-thread daemon. scavengerd is started
+#     once to time the cell backfill, then restarted to time start-to-serving;
 #  4. runs the closed-loop load generator against the three at each connection count, alternating
-#     redis → scavengerd → PostGIS, for --rounds rounds; then PING, POST vs INSERT (8 conns,
-#     alternating; and INSERT + pg_notify as a reference) and POSTPHOTO;
+#     redis → scavengerd → PostGIS, for --rounds rounds; then PING at 8 connections: a second
+#     scavengerd with --io-threads 1 (the same flags otherwise, on bench_scav_ping) and the
+#     SwiftNIO floor (scripts/bench/nio-floor) with one thread and with one per core are started
+#     for the step, and Redis → scavengerd → scavengerd --io-threads 1 → floor with 1 thread →
+#     floor with one per core alternate in each of --rounds rounds (runs of a third of --seconds,
+#     at least 1 s; in raw.txt the one-thread daemon is target scav1, the floors floor<threads>);
+#     then POST vs INSERT (8 conns, alternating; and INSERT + pg_notify as a reference) and
+#     POSTPHOTO;
 #  4b. hunts (issue 27), on hunts written into bench_scav before the daemon starts
 #     (scripts/bench/hunts.sql): CHECKIN vs POST (8 conns, --write-rounds alternating rounds; each
 #     connection a player of its own, logged in with AUTH, checking in at stops it has not been
@@ -85,8 +95,10 @@
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
 #     started first and stopped when the sweep exits), and checks that only the expired rows went;
-#  6. prints the table (scripts/bench/report.py) and writes it to .data/bench/results-<date>.md,
-#     with the raw figures and logs in .data/bench/runs/<date>/.
+#  6. prints the report (scripts/bench/report.py; it opens with issue 31's targets, each met,
+#     MISSED or not measured and why) and writes it to .data/bench/results-<date>.md, with the raw
+#     figures and logs in .data/bench/runs/<date>/; then, last on the console (stderr), the
+#     targets again one line each (report.py --summary).
 # --only hunts runs step 4b alone (with what it needs: scavengerd's database without pins, the
 # daemon; no Redis, PostGIS, pin data or sweep): `--only hunts --seconds 3` takes about a minute
 # once built. --hunt-stops sets how many stops the CHECKIN players may walk (default 1,000 per
