@@ -9,6 +9,33 @@ public struct PinKey: Hashable, Comparable, Sendable {
         self.low = low
     }
 
+    /// The key of a pin id, or nil when `id` is not one; reads the string's bytes in place.
+    public init?(id: String) {
+        var id = id
+        guard let key = id.withUTF8({ Self(utf8: $0) }) else { return nil }
+        self = key
+    }
+
+    /// The key of a pin id given as UTF-8 bytes, or nil when they are not one.
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count == 25, bytes[0] == UInt8(ascii: "p") else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for index in 1 ..< 25 {
+            let byte = bytes[index]
+            let digit: UInt64
+            switch byte {
+            case UInt8(ascii: "2") ... UInt8(ascii: "7"): digit = UInt64(byte &- UInt8(ascii: "2"))
+            case UInt8(ascii: "a") ... UInt8(ascii: "z"): digit = UInt64(byte &- UInt8(ascii: "a") &+ 6)
+            default: return nil
+            }
+            if index <= 12 { high = high << 5 | digit } else { low = low << 5 | digit }
+        }
+        self.high = high
+        self.low = low
+    }
+
+    /// The key of a pin id given as any string (a substring, say), or nil when it is not one.
     public init?<S: StringProtocol>(id: S) {
         var high: UInt64 = 0
         var low: UInt64 = 0

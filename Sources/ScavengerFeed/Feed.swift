@@ -89,44 +89,29 @@ public final class Feed: Sendable {
     }
 
     /// Loads the regions and every live pin (in bounded batches); returns the number of pins.
-    /// The next batch is fetched while the current one is indexed, so the database's work and
-    /// the daemon's overlap. The place in the change log is read first: every change up to it is
-    /// in what is loaded, and later ones are applied by ``catchUp()``.
+    /// The table is read in ranges of `pagesPerBatch` pages, in the order PostgreSQL stores it,
+    /// and the next range is fetched while the current one is indexed, so the database's work
+    /// and the daemon's overlap. The place in the change log is read first: every change up to it
+    /// is in what is loaded, and later ones are applied by ``catchUp()`` (a pin written during
+    /// the load, read twice or not at all by the ranges, is among them).
     @discardableResult
-    public func load(batchSize: Int = 5000) async throws(StoreError) -> Int {
+    public func load(pagesPerBatch: Int = 256) async throws(StoreError) -> Int {
         // A new pin put in directly from now on might land in the index about to be replaced.
         ownPins.withLock { $0.reloadsBegun += 1 }
         let place = try await database.latestFeedChange()
         try await reloadRegions()
         try await fillMissingCells()
-        let fresh = PinIndex()
-        // Compact keys, not the id strings: holding a million strings here kept the loading
-        // batches' memory from going back while the index was built.
-        var loadedExpiries: [(expires: Int64, key: PinKey)] = []
         let database = self.database
-        var batch = try await database.livePins(after: nil, limit: batchSize)
-        while !batch.isEmpty {
-            let after = batch.count == batchSize ? batch.last?.id : nil
-            let next = Task { () throws(StoreError) -> [IndexedPin] in
-                guard let after else { return [] }
-                return try await database.livePins(after: after, limit: batchSize)
-            }
-            for pin in batch {
-                if let key = PinKey(id: pin.id) { loadedExpiries.append((pin.pin.expires.microseconds, key)) }
-                do {
-                    try fresh.upsert(pin)
-                } catch {
-                    logger.error("a stored pin cannot be indexed; skipping it", metadata: ["id": "\(pin.id)", "error": "\(error)"])
-                }
-            }
-            do {
-                batch = try await next.value
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                throw .unexpected("\(error)")
-            }
+        var size = try await database.pinTableSize()
+        var (fresh, loadedExpiries) = try await loadPages(size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch)
+        // A rewrite of the table (VACUUM FULL, CLUSTER) while the ranges were read moved its rows
+        // to other pages without a change in the log: read it again.
+        while case let after = try await database.pinTableSize(), after.file != size.file {
+            logger.warning("the pins table was rewritten while the feed loaded; loading it again")
+            size = after
+            (fresh, loadedExpiries) = try await loadPages(size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch)
         }
+        fresh.finishBulkLoad()
         let count = fresh.count
         publishing.withLock { _ in
             index.write { index in
@@ -138,6 +123,56 @@ public final class Feed: Sendable {
             position.withLock { $0 = place }
         }
         return count
+    }
+
+    /// Reads `pages` pages of the pins table into a fresh index (cells not yet filled in: see
+    /// ``PinIndex/finishBulkLoad()``), with each new pin's expiry.
+    private func loadPages(
+        _ pages: Int, estimatedRows: Int?, pagesPerBatch: Int
+    ) async throws(StoreError) -> (PinIndex, [ExpiryQueue.Entry]) {
+        let database = self.database
+        let fresh = PinIndex()
+        let step = max(1, pagesPerBatch)
+        // Room for the rows PostgreSQL expects, so a large table's records do not regrow and
+        // copy themselves while it loads (more pins than expected grow them as usual).
+        let expected = min(estimatedRows ?? 0, 50_000_000)
+        if expected > 0 { fresh.reserveCapacity(expected) }
+        // Cells are filled in at the end, sorted (no one reads `fresh` until it is published).
+        fresh.beginBulkLoad(expectedPins: expected)
+        // Compact keys, not the id strings: holding a million strings here kept the loading
+        // batches' memory from going back while the index was built.
+        var loadedExpiries: [ExpiryQueue.Entry] = []
+        loadedExpiries.reserveCapacity(expected)
+        var batch = try await database.livePins(pages: 0 ..< min(step, pages))
+        var nextPage = min(step, pages)
+        while nextPage < pages || !batch.isEmpty {
+            let range = nextPage ..< min(nextPage + step, pages)
+            nextPage = range.upperBound
+            let next = Task { () throws(StoreError) -> [IndexedPin] in
+                try await database.livePins(pages: range)
+            }
+            for pin in batch {
+                let before = fresh.count
+                do {
+                    try fresh.upsert(pin)
+                } catch {
+                    logger.error("a stored pin cannot be indexed; skipping it", metadata: ["id": "\(pin.id)", "error": "\(error)"])
+                    continue
+                }
+                // A pin read twice (moved to a later page while the load went on) has one expiry.
+                if fresh.count > before, let key = PinKey(id: pin.id) {
+                    loadedExpiries.append(ExpiryQueue.Entry(expires: pin.pin.expires.microseconds, key: key))
+                }
+            }
+            do {
+                batch = try await next.value
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .unexpected("\(error)")
+            }
+        }
+        return (fresh, loadedExpiries)
     }
 
     /// Applies every change in the log after the last one applied, in order; returns once it has
@@ -323,6 +358,9 @@ public final class Feed: Sendable {
 
     /// How many pins are in memory (expired ones not yet purged included).
     public var count: Int { index.read { $0.count } }
+
+    /// The pin index's sizes (pins, slots, text bytes, cells per level, memory held).
+    public var indexStatistics: PinIndex.Statistics { index.read { $0.statistics } }
 
     // MARK: Writes (after they commit)
 
@@ -554,8 +592,8 @@ struct ExpiryQueue {
     var count: Int { heap.count }
 
     /// Holds exactly these entries (built in linear time, as after a load).
-    mutating func replaceAll(with entries: [(expires: Int64, key: PinKey)]) {
-        heap = Heap(entries.map { Entry(expires: $0.expires, key: $0.key) })
+    mutating func replaceAll(with entries: consuming [Entry]) {
+        heap = Heap(entries)
     }
 
     /// The pin as watches count it: not hidden and not expired by their clock; nil otherwise.

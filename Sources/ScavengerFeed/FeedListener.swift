@@ -66,8 +66,11 @@ public final class FeedListener: Service, Sendable {
                     if !self.feed.isLoaded {
                         let started = ContinuousClock.now
                         let pins = try await self.feed.load()
+                        let sizes = self.feed.indexStatistics
                         self.logger.info("feed loaded", metadata: [
                             "pins": "\(pins)", "regions": "\(self.feed.regionNames.count)",
+                            "index_mb": "\(sizes.approximateBytes / 1_000_000)", "cells_mb": "\(sizes.cellBytes / 1_000_000)",
+                            "cells": "\(sizes.cells)",
                             "seconds": "\(ContinuousClock.now - started)",
                         ])
                     }

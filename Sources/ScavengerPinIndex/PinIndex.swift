@@ -37,6 +37,8 @@ public final class PinIndex {
 
     /// Per indexed level, cell → slots of the pins in it.
     var buckets: [CellBuckets] = Array(repeating: CellBuckets(), count: PinIndex.levels.count)
+    /// During a bulk load, the cells of the pins added since it began (see ``beginBulkLoad()``).
+    var pendingCells: PendingCells?
 
     /// The grid levels kept: 0 (≈ 435 m) to 3 (≈ 28 km) serve radii up to a few hundred
     /// kilometres in a few dozen cells. Coarser levels would cost memory for every pin and
@@ -76,17 +78,19 @@ public final class PinIndex {
         public var cells: [Int]
         /// A rough total of the memory held, in bytes.
         public var approximateBytes: Int
+        /// Of which the cell buckets (tables and lists), roughly.
+        public var cellBytes: Int
     }
 
     /// Sizes, for monitoring.
     public var statistics: Statistics {
         let records = hot.capacity * MemoryLayout<HotRecord>.stride + cold.capacity * MemoryLayout<ColdRecord>.stride
         let names = names.approximateBytes + regionStates.reduce(0) { $0 + $1.members.capacity * 4 + 48 }
-        let total = records + texts.capacity + ids.approximateBytes + freeSlots.capacity * 4 + names
-            + buckets.reduce(0) { $0 + $1.approximateBytes }
+        let cellBytes = buckets.reduce(0) { $0 + $1.approximateBytes }
+        let total = records + texts.capacity + ids.approximateBytes + freeSlots.capacity * 4 + names + cellBytes
         return Statistics(
             pins: ids.count, slots: hot.count, textBytes: texts.count, garbageBytes: texts.garbage,
-            cells: buckets.map(\.count), approximateBytes: total
+            cells: buckets.map(\.count), approximateBytes: total, cellBytes: cellBytes
         )
     }
 

@@ -6,6 +6,7 @@ extension PinIndex {
     /// Removes the pin; false when there is none with that id.
     @discardableResult
     public func remove(id: String) -> Bool {
+        finishBulkLoad()
         guard let key = PinKey(id: id), let slot = ids.find(key, in: cold) else { return false }
         let record = cold[Int(slot)]
         for level in Self.levels {
@@ -21,6 +22,7 @@ extension PinIndex {
     /// (Reads never show expired pins, whether or not this has run.)
     @discardableResult
     public func removeExpired(now: Timestamp) -> Int {
+        finishBulkLoad()
         let nowMicros = HotRecord.clamp(now.microseconds)
         var expired: [UInt32] = []
         for (slot, record) in hot.buffer.enumerated() where record.flags & HotRecord.occupied != 0 && record.expires <= nowMicros {

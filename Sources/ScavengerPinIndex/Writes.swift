@@ -20,7 +20,7 @@ extension PinIndex {
         if let existing = ids.find(key, in: cold) {
             slot = existing
             let old = cold[Int(slot)]
-            if old.lat != pin.lat || old.lon != pin.lon {
+            if old.lat != pin.lat || old.lon != pin.lon, !movePending(slot, lat: pin.lat, lon: pin.lon) {
                 for level in Self.levels {
                     let before = Grid.cell(lat: old.lat, lon: old.lon, level: level)
                     let after = Grid.cell(lat: pin.lat, lon: pin.lon, level: level)
@@ -68,8 +68,10 @@ extension PinIndex {
                 hot.append(hotRecord)
             }
             ids.insert(slot, key: key, cold: cold)
-            for level in Self.levels {
-                buckets[level].insert(slot, into: Grid.cell(lat: pin.lat, lon: pin.lon, level: level))
+            if !addPending(slot, lat: pin.lat, lon: pin.lon) {
+                for level in Self.levels {
+                    buckets[level].insert(slot, into: Grid.cell(lat: pin.lat, lon: pin.lon, level: level))
+                }
             }
             if region != 0 { addMember(slot, region: region) }
         }

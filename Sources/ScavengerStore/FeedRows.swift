@@ -2,13 +2,39 @@ import Postgres
 import ScavengerCore
 
 extension Database {
-    /// A page of live pins in id order after `afterID`, for loading the feed in bounded batches.
-    public func livePins(after afterID: String?, limit: Int) async throws(StoreError) -> [IndexedPin] {
+    /// The pins table's size now: its pages, about how many rows (PostgreSQL's own estimate,
+    /// scaled to the pages it has now; nil before the table was ever analyzed), and the file that
+    /// holds it. The start-up load reads the table in ranges of pages (``livePins(pages:)``), in
+    /// the order PostgreSQL stores it, instead of fetching rows one by one through the id index;
+    /// a rewrite of the table (`VACUUM FULL`, `CLUSTER`) moves every row and changes the file.
+    public func pinTableSize() async throws(StoreError) -> (pages: Int, estimatedRows: Int?, file: Int) {
         try await mappingErrors {
             let rows = try await pool.query("""
+                SELECT s.pages, pg_relation_filenode(c.oid)::bigint AS file,
+                       CASE WHEN c.relpages > 0 AND c.reltuples >= 0
+                            THEN (c.reltuples / c.relpages * s.pages)::bigint END AS estimated_rows
+                FROM pg_class c,
+                     LATERAL (SELECT (pg_relation_size(c.oid) / current_setting('block_size')::bigint)::bigint AS pages) s
+                WHERE c.oid = 'pins'::regclass
+                """)
+            guard let row = rows.first else { return (0, nil, 0) }
+            return (try row.int("pages") as Int, try row.int("estimated_rows") as Int?, try row.int("file") as Int)
+        }
+    }
+
+    /// The live pins stored in `pages` of the pins table, in no particular order: a bounded
+    /// batch of the start-up load. Not a snapshot across batches: a pin written while the load
+    /// goes on may be read twice or not at all, so the load reads the change log's place first
+    /// and applies every change after it (each with the pin as it is then); a rewrite of the
+    /// table meanwhile moves rows without a change, so the load checks its file at the end.
+    public func livePins(pages: Range<Int>) async throws(StoreError) -> [IndexedPin] {
+        guard !pages.isEmpty else { return [] }
+        let first = "(\(pages.lowerBound),0)"
+        let end = "(\(pages.upperBound),0)"
+        return try await mappingErrors {
+            let rows = try await pool.query("""
                 SELECT \(unescaped: Self.pinColumns) FROM pins p JOIN users u ON u.id = p.author_id
-                WHERE p.expires_at > now() AND p.id > \(afterID ?? "")
-                ORDER BY p.id LIMIT \(limit)
+                WHERE p.ctid >= \(first)::tid AND p.ctid < \(end)::tid AND \(unescaped: Self.livePin)
                 """)
             let columns = try PinColumns(rows)
             return try rows.map(columns.pin)

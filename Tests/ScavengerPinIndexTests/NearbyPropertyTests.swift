@@ -161,6 +161,68 @@ struct NearbyPropertyTests {
         }
     }
 
+    @Test("a bulk load (cells filled in at the end, sorted) answers as pins added one by one", arguments: [false, true])
+    func bulkLoad(removeDuringLoad: Bool) throws {
+        var random = SplitMix64(seed: 0xB01C_10AD + (removeDuringLoad ? 1 : 0))
+        let pins = Self.makePins(&random, count: 4000)
+        let bulk = PinIndex()
+        let oneByOne = PinIndex()
+        // Some pins before the load, which then adds to them.
+        for pin in pins.prefix(300) {
+            try bulk.upsert(pin)
+            try oneByOne.upsert(pin)
+        }
+        var model = Model()
+        for pin in pins.prefix(300) { model.pins[pin.id] = pin }
+        bulk.beginBulkLoad(expectedPins: 3700)
+        for (number, pin) in pins.dropFirst(300).enumerated() {
+            try bulk.upsert(pin)
+            try oneByOne.upsert(pin)
+            model.pins[pin.id] = pin
+            // A pin read twice, the second time moved (or not), as a load by pages can.
+            if random.chance(0.05) {
+                let earlier = try #require(model.pins[pins[random.int(in: 0 ... 299 + number)].id])
+                var again = earlier
+                if random.chance(0.7) {
+                    let point = randomPoint(&random, near: hotSpots[random.int(in: 0 ... hotSpots.count - 1)], spread: 5000)
+                    (again.lat, again.lon) = (point.lat, point.lon)
+                }
+                try bulk.upsert(again)
+                try oneByOne.upsert(again)
+                model.pins[again.id] = again
+            }
+            if removeDuringLoad, number == 2000 {
+                // Removing finishes the bulk load first; the rest go in one by one.
+                let gone = pins[random.int(in: 0 ... 299 + number)].id
+                #expect(bulk.remove(id: gone) == oneByOne.remove(id: gone))
+                model.pins[gone] = nil
+            }
+        }
+        bulk.finishBulkLoad()
+        bulk.finishBulkLoad()  // a second finish changes nothing
+        #expect(bulk.count == model.pins.count)
+        #expect(bulk.statistics.cells == oneByOne.statistics.cells)
+        for _ in 0 ..< 200 {
+            try Self.check(bulk, model, Self.randomQuery(&random, model: model, pins: pins), now: Self.now)
+        }
+        // After the load, the usual paths: moves and removals of bulk-loaded pins.
+        for pin in pins where random.chance(0.1) {
+            if random.chance(0.5) {
+                #expect(bulk.remove(id: pin.id) == (model.pins[pin.id] != nil))
+                model.pins[pin.id] = nil
+            } else if var moved = model.pins[pin.id] {
+                let point = randomPoint(&random, near: hotSpots[random.int(in: 0 ... hotSpots.count - 1)], spread: 20_000)
+                (moved.lat, moved.lon) = (point.lat, point.lon)
+                try bulk.upsert(moved)
+                model.pins[pin.id] = moved
+            }
+        }
+        let remaining = Array(model.pins.values)
+        for _ in 0 ..< 100 {
+            try Self.check(bulk, model, Self.randomQuery(&random, model: model, pins: remaining), now: Self.now)
+        }
+    }
+
     @Test("huge radii: coarse levels and the full scan agree with brute force", arguments: [60_000.0, 300_000, 3_000_000, 20_037_509])
     func hugeRadii(radius: Double) throws {
         var random = SplitMix64(seed: UInt64(radius))

@@ -145,6 +145,30 @@ struct FeedTests {
         }
     }
 
+    @Test("the load reads the table in ranges of pages: every live pin once, whatever the ranges' size", arguments: [1, 2, 1000])
+    func loadByPages(pagesPerBatch: Int) async throws {
+        try await withDatabaseServer { address, environment in
+            try await converse(address) { client in
+                try await client.register("alice")
+                for number in 0 ..< 120 {
+                    _ = try await client.ok("POST \(Double(number) / 1000) 0.5 \(quoted("pin number \(number), with words so that rows fill pages"))")
+                }
+                // Rows moved by updates, dead rows and an expired pin, as a long-lived table has.
+                try await environment.pool.query("UPDATE pins SET reply_count = 1 WHERE lat < 0.03", idempotent: false)
+                try await environment.pool.query("UPDATE pins SET expires_at = created_at + interval '1 microsecond' WHERE lat = 0.1", idempotent: false)
+                try await environment.pool.query("DELETE FROM pins WHERE lat = 0.11", idempotent: false)
+                let pages = try await environment.feed.database.pinTableSize().pages
+                #expect(pages > 2, "the pins take several pages")
+                #expect(try await environment.feed.load(pagesPerBatch: pagesPerBatch) == 118)
+                let page = try await client.ok("NEARBY 0.06 0.5 10000 LIMIT 200")["pins"].array
+                #expect(page.count == 118)
+                #expect(Set(try page.map { try $0["id"].string }).count == 118)
+                let replied = page.filter { $0["replies"].int == 1 }
+                #expect(replied.count == 30)
+            }
+        }
+    }
+
     @Test("the change log: every change to pins and regions is numbered in commit order, and a feed catches up from its place")
     func changeLog() async throws {
         try await withDatabaseServer { address, environment in
