@@ -8,8 +8,8 @@ import ScavengerCore
 struct PendingCells {
     /// The first slot added during the load; slots from here on are in `cells`.
     let firstSlot: Int
-    /// Per level, the cell (`CellKey.rawValue`) of slot `firstSlot + i` at `i`.
-    var cells: [[UInt64]]
+    /// Per level, the cell (its number in the level's buckets) of slot `firstSlot + i` at `i`.
+    var cells: [[UInt32]]
 }
 
 extension PinIndex {
@@ -18,7 +18,7 @@ extension PinIndex {
     /// no one reads yet (a load's fresh index). Removing a pin finishes the load first.
     public func beginBulkLoad(expectedPins: Int = 0) {
         guard pendingCells == nil else { return }
-        var cells = Array(repeating: [UInt64](), count: Self.levels.count)
+        var cells = Array(repeating: [UInt32](), count: Self.levels.count)
         for level in cells.indices { cells[level].reserveCapacity(expectedPins) }
         pendingCells = PendingCells(firstSlot: hot.count, cells: cells)
     }
@@ -29,7 +29,7 @@ extension PinIndex {
         guard let pending = pendingCells else { return }
         pendingCells = nil
         for level in Self.levels {
-            var pairs: [(cell: UInt64, slot: UInt32)] = []
+            var pairs: [(cell: UInt32, slot: UInt32)] = []
             pairs.reserveCapacity(pending.cells[level].count)
             for (offset, cell) in pending.cells[level].enumerated() {
                 pairs.append((cell, UInt32(pending.firstSlot + offset)))
@@ -45,7 +45,7 @@ extension PinIndex {
         guard var pending = pendingCells, Int(slot) == pending.firstSlot + pending.cells[0].count else { return false }
         pendingCells = nil  // no second reference while the arrays grow
         for level in Self.levels {
-            pending.cells[level].append(Grid.cell(lat: lat, lon: lon, level: level).rawValue)
+            pending.cells[level].append(buckets[level].number(Grid.cell(lat: lat, lon: lon, level: level)))
         }
         pendingCells = pending
         return true
@@ -59,7 +59,7 @@ extension PinIndex {
         guard offset < pending.cells[0].count else { return false }
         pendingCells = nil
         for level in Self.levels {
-            pending.cells[level][offset] = Grid.cell(lat: lat, lon: lon, level: level).rawValue
+            pending.cells[level][offset] = buckets[level].number(Grid.cell(lat: lat, lon: lon, level: level))
         }
         pendingCells = pending
         return true

@@ -1,32 +1,49 @@
 import ScavengerCore
 
 /// The slots of the pins in each cell of one grid level, compact for sparse data: a cell with
-/// one or two pins costs one 16-byte table entry and nothing else; larger cells keep their
-/// slots in an overflow list. Open addressing with linear probing, no tombstones.
+/// one or two pins costs one 12-byte table entry and nothing else; larger cells keep their
+/// slots in an overflow list. Open addressing with linear probing, no tombstones; the table may
+/// have any size (a hash is mapped onto it by multiplication), so it can be sized to what it
+/// holds rather than to the next power of two.
 struct CellBuckets {
     struct Entry {
-        /// `CellKey.rawValue`, or `Entry.vacant`.
-        var key: UInt64
+        /// The cell's number within its level (``CellBuckets/number(_:)``), or `Entry.vacant`.
+        var key: UInt32
         /// The first slot, or the overflow list's index when `second == Entry.overflow`.
         var first: UInt32
         /// The second slot, `Entry.none`, or `Entry.overflow`.
         var second: UInt32
 
-        static let vacant = UInt64.max
+        static let vacant = UInt32.max
         static let none = UInt32.max
         static let overflow = UInt32.max - 1
     }
 
+    /// Columns of the level's widest row: a cell's number is `row × widest + column`, below
+    /// 2^32 − 1 at every level (at level 0, 46,080 rows of at most 92,160 columns).
+    private let widest: UInt64
     private(set) var entries: [Entry] = Array(repeating: Entry(key: Entry.vacant, first: 0, second: 0), count: 16)
     private var lists: [[UInt32]] = []
     private var freeLists: [Int] = []
     /// Cells holding at least one slot.
     private(set) var count = 0
 
+    /// Empty buckets for the cells of grid level `level`.
+    init(level: Int) {
+        widest = UInt64((360 / Grid.rowHeight(level: level)).rounded(.up))
+        precondition(UInt64(Grid.rowCount(level: level)) * widest < UInt64(Entry.vacant), "cell numbers must fit 32 bits")
+    }
+
+    /// The cell's number within its level: the table's key.
+    @inline(__always)
+    func number(_ cell: CellKey) -> UInt32 {
+        UInt32(truncatingIfNeeded: UInt64(cell.row) &* widest &+ UInt64(cell.column))
+    }
+
     /// The slots of one cell (in no particular order), for each in turn.
     @inline(__always)
     func forEachSlot(in cell: CellKey, _ body: (UInt32) -> Void) {
-        guard let index = find(cell.rawValue) else { return }
+        guard let index = find(number(cell)) else { return }
         let entry = entries[index]
         if entry.second == Entry.overflow {
             lists[Int(entry.first)].withUnsafeBufferPointer { for slot in $0 { body(slot) } }
@@ -42,10 +59,10 @@ struct CellBuckets {
         var found: [Int] = []
         found.reserveCapacity(cells.count)
         entries.withUnsafeBufferPointer { entries in
-            let mask = entries.count - 1
+            let size = entries.count
             for cell in cells {
-                let key = cell.rawValue
-                var index = Self.home(key, mask: mask)
+                let key = number(cell)
+                var index = Self.home(key, size: size)
                 while true {
                     let stored = entries[index].key
                     if stored == key {
@@ -53,7 +70,8 @@ struct CellBuckets {
                         break
                     }
                     if stored == Entry.vacant { break }
-                    index = (index + 1) & mask
+                    index += 1
+                    if index == size { index = 0 }
                 }
             }
             var overflowing: [Int] = []
@@ -95,22 +113,21 @@ struct CellBuckets {
     }
 
     mutating func insert(_ slot: UInt32, into cell: CellKey) {
-        insert(slot, key: cell.rawValue)
+        insert(slot, key: number(cell))
     }
 
     /// Adds many slots at once, given sorted by cell: each new cell's entry is made once, with
     /// its list (if it needs one) at its final size, and the table grows once beforehand. What a
     /// start-up load of a million pins does, without a million scattered appends.
-    mutating func insertSorted(_ pairs: UnsafeBufferPointer<(cell: UInt64, slot: UInt32)>) {
+    mutating func insertSorted(_ pairs: UnsafeBufferPointer<(cell: UInt32, slot: UInt32)>) {
         var distinct = 0
         var previous = Entry.vacant
         for pair in pairs where pair.cell != previous {
             distinct += 1
             previous = pair.cell
         }
-        var size = entries.count
-        while (count + distinct) * 4 > size * 3 { size *= 2 }
-        if size > entries.count { rehash(size) }
+        // Room for them all at 70 % full, at once.
+        if (count + distinct) * 4 > entries.count * 3 { rehash((count + distinct) * 10 / 7 + 1) }
         var start = 0
         while start < pairs.count {
             let key = pairs[start].cell
@@ -135,17 +152,14 @@ struct CellBuckets {
                     }
                     entry = Entry(key: key, first: UInt32(listIndex), second: Entry.overflow)
                 }
-                let mask = entries.count - 1
-                var index = Self.home(key, mask: mask)
-                while entries[index].key != Entry.vacant { index = (index + 1) & mask }
-                entries[index] = entry
+                place(entry)
                 count += 1
             }
             start = end
         }
     }
 
-    private mutating func insert(_ slot: UInt32, key: UInt64) {
+    private mutating func insert(_ slot: UInt32, key: UInt32) {
         if let index = find(key) {
             let entry = entries[index]
             if entry.second == Entry.overflow {
@@ -168,10 +182,7 @@ struct CellBuckets {
             return
         }
         if (count + 1) * 4 > entries.count * 3 { rehash(entries.count * 2) }
-        let mask = entries.count - 1
-        var index = Self.home(key, mask: mask)
-        while entries[index].key != Entry.vacant { index = (index + 1) & mask }
-        entries[index] = Entry(key: key, first: slot, second: Entry.none)
+        place(Entry(key: key, first: slot, second: Entry.none))
         count += 1
     }
 
@@ -181,7 +192,7 @@ struct CellBuckets {
 
     /// Removes the slots of `cell` for which `shouldRemove` is true.
     mutating func removeAll(from cell: CellKey, where shouldRemove: (UInt32) -> Bool) {
-        guard let index = find(cell.rawValue) else { return }
+        guard let index = find(number(cell)) else { return }
         let entry = entries[index]
         if entry.second == Entry.overflow {
             let listIndex = Int(entry.first)
@@ -212,35 +223,49 @@ struct CellBuckets {
 
     // MARK: - Table
 
+    /// Where a key's probe run starts in a table of `size` entries: its hash scaled to the size.
     @inline(__always)
-    static func home(_ key: UInt64, mask: Int) -> Int {
-        Int(truncatingIfNeeded: FNV1a.mix(key)) & mask
+    static func home(_ key: UInt32, size: Int) -> Int {
+        Int(truncatingIfNeeded: FNV1a.mix(UInt64(key)).multipliedFullWidth(by: UInt64(size)).high)
     }
 
     @inline(__always)
-    private func find(_ key: UInt64) -> Int? {
+    private func find(_ key: UInt32) -> Int? {
         entries.withUnsafeBufferPointer { entries in
-            let mask = entries.count - 1
-            var index = Self.home(key, mask: mask)
+            let size = entries.count
+            var index = Self.home(key, size: size)
             while true {
                 let stored = entries[index].key
                 if stored == key { return index }
                 if stored == Entry.vacant { return nil }
-                index = (index + 1) & mask
+                index += 1
+                if index == size { index = 0 }
             }
         }
     }
 
+    /// Puts an entry whose key the table does not hold at the end of its probe run.
+    private mutating func place(_ entry: Entry) {
+        let size = entries.count
+        var index = Self.home(entry.key, size: size)
+        while entries[index].key != Entry.vacant {
+            index += 1
+            if index == size { index = 0 }
+        }
+        entries[index] = entry
+    }
+
     /// Empties one table entry, shifting later entries of its probe run back.
     private mutating func erase(at start: Int) {
-        let mask = entries.count - 1
+        let size = entries.count
         var hole = start
         var probe = start
         while true {
-            probe = (probe + 1) & mask
+            probe += 1
+            if probe == size { probe = 0 }
             let key = entries[probe].key
             if key == Entry.vacant { break }
-            let home = Self.home(key, mask: mask)
+            let home = Self.home(key, size: size)
             let staysPut = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
             if !staysPut {
                 entries[hole] = entries[probe]
@@ -251,16 +276,11 @@ struct CellBuckets {
         count -= 1
     }
 
-    /// Moves every entry into a table of `size` entries (a power of two).
+    /// Moves every entry into a table of `size` entries.
     private mutating func rehash(_ size: Int) {
         let old = entries
         entries = Array(repeating: Entry(key: Entry.vacant, first: 0, second: 0), count: size)
-        let mask = entries.count - 1
-        for entry in old where entry.key != Entry.vacant {
-            var index = Self.home(entry.key, mask: mask)
-            while entries[index].key != Entry.vacant { index = (index + 1) & mask }
-            entries[index] = entry
-        }
+        for entry in old where entry.key != Entry.vacant { place(entry) }
     }
 
     /// Appends, growing by half rather than doubling: less slack in big cells.

@@ -36,7 +36,7 @@ public final class PinIndex {
     var regionStates: [RegionState] = [RegionState()]
 
     /// Per indexed level, cell → slots of the pins in it.
-    var buckets: [CellBuckets] = Array(repeating: CellBuckets(), count: PinIndex.levels.count)
+    var buckets: [CellBuckets] = PinIndex.levels.map { CellBuckets(level: $0) }
     /// During a bulk load, the cells of the pins added since it began (see ``beginBulkLoad()``).
     var pendingCells: PendingCells?
 

@@ -302,7 +302,7 @@ struct PinIndexTests {
     @Test("cell buckets agree with a dictionary of sets")
     func cellBuckets() {
         var random = SplitMix64(seed: 12)
-        var buckets = CellBuckets()
+        var buckets = CellBuckets(level: 0)
         var model: [CellKey: Set<UInt32>] = [:]
         // Few cells, so they pass through one, two and many slots and back; many cells, so the
         // table grows and probe runs wrap.
