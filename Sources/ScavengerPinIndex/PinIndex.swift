@@ -2,9 +2,10 @@ import ScavengerCore
 
 /// The daemon's in-memory index of pins: NEARBY and REGION feeds without touching the database.
 ///
-/// PostgreSQL stays the source of truth: the daemon loads every live pin at start, in pages in
-/// id order (`Database.livePins`, `ORDER BY p.id`), and applies every write. Ids are random,
-/// so neighbours on the map do not end up next to each other in memory.
+/// PostgreSQL stays the source of truth: the daemon loads every live pin at start, in ranges of
+/// the table's pages (`Database.livePins(pages:)`, a bulk load: ``beginBulkLoad(expectedPins:)``),
+/// and applies every write. Pins are stored in the order they arrive, so neighbours on the map
+/// do not end up next to each other in memory.
 ///
 /// Not thread-safe, and deliberately not `Sendable`: keep it in a `Mutex<PinIndex>` (or behind
 /// a lock of your own). The read methods (`nearby`, `region`, `pin`, `visiblePin`,
