@@ -709,8 +709,10 @@ if ((FULL)); then
     for ((round = 1; round <= ROUNDS; round++)); do
         step "PING round $round of $ROUNDS, 8 connections: Redis, scavengerd, scavengerd --io-threads 1, the SwiftNIO floor"
         run_load redis ping 8 "$round" --seconds "$PING_SECONDS"
-        run_load scav ping 8 "$round" --seconds "$PING_SECONDS"
-        run_load scav1 ping 8 "$round" --seconds "$PING_SECONDS"
+        # The daemons' own CPU only (the last --cpu-pids wins): PING never touches the database,
+        # and the cluster's background work (autovacuum, checkpoints) is not the daemon's.
+        run_load scav ping 8 "$round" --seconds "$PING_SECONDS" --cpu-pids "$DAEMON_PID"
+        run_load scav1 ping 8 "$round" --seconds "$PING_SECONDS" --cpu-pids "$SCAV1_PID"
         for threads in $FLOOR_THREADS; do
             run_load "floor$threads" ping 8 "$round" --seconds "$PING_SECONDS"
         done

@@ -493,8 +493,8 @@ def main():
           f"{rounds} round(s); medians."
           + (" The `--io-threads 1` daemon runs on a database of its own, no pins, started for this step only."
              if any(t == "scav1" for t, a, c in ping) else "")
-          + " scavengerd's server CPU includes its PostgreSQL cluster's processes (as for NEARBY); the floor's and "
-            "Redis's are their own.")
+          + " Every server's CPU is its own process's: `PING` never reaches scavengerd's database, so its cluster's "
+            "processes (which NEARBY's and the writes' figures include) are left out here.")
         w("")
         w("| server | conns | PING/s | p99 µs | server CPU per request | ÷ Redis's | ÷ the floor's with as many threads | req/s per round |")
         w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
