@@ -139,10 +139,6 @@ public final class Feed: Sendable {
         if expected > 0 { fresh.reserveCapacity(expected) }
         // Cells are filled in at the end, sorted (no one reads `fresh` until it is published).
         fresh.beginBulkLoad(expectedPins: expected)
-        // Compact keys, not the id strings: holding a million strings here kept the loading
-        // batches' memory from going back while the index was built.
-        var loadedExpiries: [ExpiryQueue.Entry] = []
-        loadedExpiries.reserveCapacity(expected)
         var batch = try await database.livePins(pages: 0 ..< min(step, pages))
         var nextPage = min(step, pages)
         while nextPage < pages || !batch.isEmpty {
@@ -152,16 +148,10 @@ public final class Feed: Sendable {
                 try await database.livePins(pages: range)
             }
             for pin in batch {
-                let before = fresh.count
                 do {
                     try fresh.upsert(pin)
                 } catch {
                     logger.error("a stored pin cannot be indexed; skipping it", metadata: ["id": "\(pin.id)", "error": "\(error)"])
-                    continue
-                }
-                // A pin read twice (moved to a later page while the load went on) has one expiry.
-                if fresh.count > before, let key = PinKey(id: pin.id) {
-                    loadedExpiries.append(ExpiryQueue.Entry(expires: pin.pin.expires.microseconds, key: key))
                 }
             }
             do {
@@ -172,6 +162,11 @@ public final class Feed: Sendable {
                 throw .unexpected("\(error)")
             }
         }
+        // Each pin's expiry as it was read last (a pin read twice, moved by a change meanwhile,
+        // has the later one), by its compact key, not its id string.
+        var loadedExpiries: [ExpiryQueue.Entry] = []
+        loadedExpiries.reserveCapacity(fresh.count)
+        fresh.forEachExpiry { expires, key in loadedExpiries.append(ExpiryQueue.Entry(expires: expires, key: key)) }
         return (fresh, loadedExpiries)
     }
 

@@ -65,3 +65,18 @@ extension PinIndex {
         return true
     }
 }
+
+extension PinIndex {
+    /// Calls `body` with the expiry (microseconds) and key of every pin held, hidden and expired
+    /// ones included, in slot order: what a load's expiry list is built from, once the pins
+    /// read twice have settled.
+    public func forEachExpiry(_ body: (Int64, PinKey) -> Void) {
+        let hot = hot.buffer
+        let cold = cold.buffer
+        for slot in hot.indices where hot[slot].flags & HotRecord.occupied != 0 {
+            let record = hot[slot]
+            let expires = record.flags & HotRecord.farExpiry != 0 ? farExpiries[UInt32(slot)] ?? record.expires : record.expires
+            body(expires, cold[slot].key)
+        }
+    }
+}

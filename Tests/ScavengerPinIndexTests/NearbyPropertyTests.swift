@@ -187,6 +187,9 @@ struct NearbyPropertyTests {
                     let point = randomPoint(&random, near: hotSpots[random.int(in: 0 ... hotSpots.count - 1)], spread: 5000)
                     (again.lat, again.lon) = (point.lat, point.lon)
                 }
+                if random.chance(0.5) {
+                    again.expires = Timestamp(microseconds: again.expires.microseconds + Int64(random.int(in: 1 ... 1000)))
+                }
                 try bulk.upsert(again)
                 try oneByOne.upsert(again)
                 model.pins[again.id] = again
@@ -202,6 +205,15 @@ struct NearbyPropertyTests {
         bulk.finishBulkLoad()  // a second finish changes nothing
         #expect(bulk.count == model.pins.count)
         #expect(bulk.statistics.cells == oneByOne.statistics.cells)
+        // Every pin's expiry once, as it was written last.
+        var expiries: [PinKey: Int64] = [:]
+        var listed = 0
+        bulk.forEachExpiry { expires, key in
+            expiries[key] = expires
+            listed += 1
+        }
+        #expect(listed == model.pins.count)
+        #expect(expiries == Dictionary(uniqueKeysWithValues: model.pins.values.map { (PinKey(id: $0.id)!, $0.expires.microseconds) }))
         for _ in 0 ..< 200 {
             try Self.check(bulk, model, Self.randomQuery(&random, model: model, pins: pins), now: Self.now)
         }
