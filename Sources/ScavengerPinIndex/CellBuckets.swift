@@ -2,9 +2,9 @@ import ScavengerCore
 
 /// The slots of the pins in each cell of one grid level, compact for sparse data: a cell with
 /// one or two pins costs one 12-byte table entry and nothing else; larger cells keep their
-/// slots in an overflow list. Open addressing with linear probing, no tombstones; the table may
-/// have any size (a hash is mapped onto it by multiplication), so it can be sized to what it
-/// holds rather than to the next power of two.
+/// slots in an overflow list. Open addressing with linear probing in Robin Hood order, no
+/// tombstones; the table may have any size (a hash is mapped onto it by multiplication), so it
+/// can be sized to what it holds rather than to the next power of two.
 struct CellBuckets {
     struct Entry {
         /// The cell's number within its level (``CellBuckets/number(_:)``), or `Entry.vacant`.
@@ -59,20 +59,8 @@ struct CellBuckets {
         var found: [Int] = []
         found.reserveCapacity(cells.count)
         entries.withUnsafeBufferPointer { entries in
-            let size = entries.count
             for cell in cells {
-                let key = number(cell)
-                var index = Self.home(key, size: size)
-                while true {
-                    let stored = entries[index].key
-                    if stored == key {
-                        found.append(index)
-                        break
-                    }
-                    if stored == Entry.vacant { break }
-                    index += 1
-                    if index == size { index = 0 }
-                }
+                if let index = Self.find(number(cell), in: entries) { found.append(index) }
             }
             var overflowing: [Int] = []
             for index in found {
@@ -229,48 +217,76 @@ struct CellBuckets {
         Int(truncatingIfNeeded: FNV1a.mix(UInt64(key)).multipliedFullWidth(by: UInt64(size)).high)
     }
 
+    /// How far `index` is past the home of the key stored there (wrapping around the table).
+    @inline(__always)
+    static func displacement(_ key: UInt32, at index: Int, size: Int) -> Int {
+        let home = Self.home(key, size: size)
+        return index >= home ? index - home : index + size - home
+    }
+
+    // Robin Hood order: along a probe run, entries never sit closer to their home than the entry
+    // before them sits to its own. So a search for a key the table does not hold stops at the
+    // first entry nearer its home than the search has come, not at the next vacant entry: at
+    // 70 % full that is about 2 probes instead of about 6, and most of the cells a NEARBY cover
+    // asks for on sparse data are empty.
+
     @inline(__always)
     private func find(_ key: UInt32) -> Int? {
-        entries.withUnsafeBufferPointer { entries in
-            let size = entries.count
-            var index = Self.home(key, size: size)
-            while true {
-                let stored = entries[index].key
-                if stored == key { return index }
-                if stored == Entry.vacant { return nil }
-                index += 1
-                if index == size { index = 0 }
-            }
-        }
+        entries.withUnsafeBufferPointer { Self.find(key, in: $0) }
     }
 
-    /// Puts an entry whose key the table does not hold at the end of its probe run.
-    private mutating func place(_ entry: Entry) {
+    @inline(__always)
+    static func find(_ key: UInt32, in entries: UnsafeBufferPointer<Entry>) -> Int? {
         let size = entries.count
-        var index = Self.home(entry.key, size: size)
-        while entries[index].key != Entry.vacant {
+        var index = home(key, size: size)
+        var distance = 0
+        while true {
+            let stored = entries[index].key
+            if stored == key { return index }
+            if stored == Entry.vacant || displacement(stored, at: index, size: size) < distance { return nil }
             index += 1
             if index == size { index = 0 }
+            distance += 1
         }
-        entries[index] = entry
     }
 
-    /// Empties one table entry, shifting later entries of its probe run back.
+    /// Puts an entry whose key the table does not hold into its probe run, in Robin Hood order:
+    /// it takes the place of the first entry nearer its own home, which moves on the same way.
+    private mutating func place(_ entry: Entry) {
+        let size = entries.count
+        var carried = entry
+        var index = Self.home(carried.key, size: size)
+        var distance = 0
+        while true {
+            let stored = entries[index]
+            if stored.key == Entry.vacant {
+                entries[index] = carried
+                return
+            }
+            let storedDistance = Self.displacement(stored.key, at: index, size: size)
+            if storedDistance < distance {
+                entries[index] = carried
+                carried = stored
+                distance = storedDistance
+            }
+            index += 1
+            if index == size { index = 0 }
+            distance += 1
+        }
+    }
+
+    /// Empties one table entry, shifting the rest of its probe run back by one (each of those
+    /// entries is past its home), which keeps the Robin Hood order.
     private mutating func erase(at start: Int) {
         let size = entries.count
         var hole = start
-        var probe = start
         while true {
-            probe += 1
-            if probe == size { probe = 0 }
-            let key = entries[probe].key
-            if key == Entry.vacant { break }
-            let home = Self.home(key, size: size)
-            let staysPut = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
-            if !staysPut {
-                entries[hole] = entries[probe]
-                hole = probe
-            }
+            var next = hole + 1
+            if next == size { next = 0 }
+            let key = entries[next].key
+            if key == Entry.vacant || Self.displacement(key, at: next, size: size) == 0 { break }
+            entries[hole] = entries[next]
+            hole = next
         }
         entries[hole].key = Entry.vacant
         count -= 1
