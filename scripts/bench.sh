@@ -1131,7 +1131,7 @@ if ((RUN_RANKING)); then
     meta ranking_loaded_users "$RANK_LOADED"
     meta ranking_load_s "$RANK_LOAD_S"
     meta ranking_ready_s "$(kv ready_s "$RANK_READY")"
-    # exec → PING from start_daemon's poll: the RANKING poll's own PING is that of its last try.
+    # exec → PING from start_daemon's poll: the RANKING poll starts later, so its first PING is no measure.
     meta ranking_ping_s "$(kv ping_s "$READY")"
     meta ranking_nearby_s "$(kv ready_s "$READY")"
     meta ranking_rss_base_mb "$(awk -v k="$RANK_BASE_KB" 'BEGIN { printf "%.1f", k / 1024 }')"

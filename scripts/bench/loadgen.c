@@ -1157,8 +1157,11 @@ static int run_ready(void) {
         struct timeval rt = {.tv_sec = 30};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof rt);
         if (line_roundtrip(fd, "PING\n", reply, sizeof reply) == 0 && strcmp(reply, "OK \"PONG\"") == 0) {
-            gettimeofday(&tv, NULL);
-            ping_at = (double)tv.tv_sec + tv.tv_usec / 1e6;
+            /* The first PING answered: the daemon serves while its feed loads. */
+            if (ping_at == 0) {
+                gettimeofday(&tv, NULL);
+                ping_at = (double)tv.tv_sec + tv.tv_usec / 1e6;
+            }
             if (ready_request) snprintf(line, sizeof line, "%s\n", ready_request);
             else snprintf(line, sizeof line, "NEARBY %.6f %.6f %d LIMIT %d\n", c_lat[0], c_lon[0], radius, limit);
             int answered = line_roundtrip(fd, line, reply, sizeof reply) == 0;
