@@ -96,6 +96,14 @@ public final class Feed: Sendable {
     /// the load, read twice or not at all by the ranges, is among them).
     @discardableResult
     public func load(pagesPerBatch: Int = 256) async throws(StoreError) -> Int {
+        try await load(pagesPerBatch: pagesPerBatch, beforeEachRange: nil)
+    }
+
+    /// ``load(pagesPerBatch:)``, running `beforeEachRange` before each range of pages after the
+    /// first is read: what tests use to change the table while a load goes on.
+    package func load(
+        pagesPerBatch: Int, beforeEachRange: (@Sendable () async -> Void)?
+    ) async throws(StoreError) -> Int {
         // A new pin put in directly from now on might land in the index about to be replaced.
         ownPins.withLock { $0.reloadsBegun += 1 }
         let place = try await database.latestFeedChange()
@@ -103,13 +111,15 @@ public final class Feed: Sendable {
         try await fillMissingCells()
         let database = self.database
         var size = try await database.pinTableSize()
-        var (fresh, loadedExpiries) = try await loadPages(size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch)
+        var (fresh, loadedExpiries) = try await loadPages(
+            size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch, beforeEachRange: beforeEachRange)
         // A rewrite of the table (VACUUM FULL, CLUSTER) while the ranges were read moved its rows
         // to other pages without a change in the log: read it again.
         while case let after = try await database.pinTableSize(), after.file != size.file {
             logger.warning("the pins table was rewritten while the feed loaded; loading it again")
             size = after
-            (fresh, loadedExpiries) = try await loadPages(size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch)
+            (fresh, loadedExpiries) = try await loadPages(
+            size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch, beforeEachRange: beforeEachRange)
         }
         fresh.finishBulkLoad()
         let count = fresh.count
@@ -128,7 +138,7 @@ public final class Feed: Sendable {
     /// Reads `pages` pages of the pins table into a fresh index (cells not yet filled in: see
     /// ``PinIndex/finishBulkLoad()``), with each new pin's expiry.
     private func loadPages(
-        _ pages: Int, estimatedRows: Int?, pagesPerBatch: Int
+        _ pages: Int, estimatedRows: Int?, pagesPerBatch: Int, beforeEachRange: (@Sendable () async -> Void)?
     ) async throws(StoreError) -> (PinIndex, [ExpiryQueue.Entry]) {
         let database = self.database
         let fresh = PinIndex()
@@ -144,6 +154,7 @@ public final class Feed: Sendable {
         while nextPage < pages || !batch.isEmpty {
             let range = nextPage ..< min(nextPage + step, pages)
             nextPage = range.upperBound
+            if let beforeEachRange, !range.isEmpty { await beforeEachRange() }
             let next = Task { () throws(StoreError) -> [IndexedPin] in
                 try await database.livePins(pages: range)
             }

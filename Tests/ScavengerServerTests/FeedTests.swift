@@ -6,6 +6,7 @@ import ScavengerGeography
 @testable import ScavengerStore
 import ScavengerTestSupport
 import Sodium
+import Synchronization
 import Testing
 
 /// A point `metres` north of (lat, lon), on the sphere.
@@ -165,6 +166,36 @@ struct FeedTests {
                 #expect(Set(try page.map { try $0["id"].string }).count == 118)
                 let replied = page.filter { $0["replies"].int == 1 }
                 #expect(replied.count == 30)
+            }
+        }
+    }
+
+    @Test("a rewrite of the pins table (VACUUM FULL) while the feed loads: the load reads it again")
+    func loadDuringRewrite() async throws {
+        try await withDatabaseServer { address, environment in
+            try await converse(address) { client in
+                try await client.register("alice")
+                for number in 0 ..< 120 {
+                    _ = try await client.ok("POST \(Double(number) / 1000) 0.5 \(quoted("pin number \(number), with words so that rows fill pages"))")
+                }
+                // Dead rows in the first pages, so the rewrite moves the live ones forward.
+                try await environment.pool.query("UPDATE pins SET reply_count = 1 WHERE lat < 0.06", idempotent: false)
+                let before = try await environment.feed.database.pinTableSize()
+                let rewritten = Mutex(false)
+                let pool = environment.pool
+                let loaded = try await environment.feed.load(pagesPerBatch: 1) {
+                    guard rewritten.withLock({ done in defer { done = true }; return !done }) else { return }
+                    _ = try? await pool.query("VACUUM FULL pins", idempotent: false)
+                }
+                let after = try await environment.feed.database.pinTableSize()
+                #expect(rewritten.withLock { $0 })
+                #expect(after.file != before.file, "the table was rewritten during the load")
+                #expect(after.pages < before.pages)
+                #expect(loaded == 120)
+                let page = try await client.ok("NEARBY 0.06 0.5 10000 LIMIT 200")["pins"].array
+                #expect(Set(try page.map { try $0["id"].string }).count == 120)
+                let replied = page.filter { $0["replies"].int == 1 }
+                #expect(replied.count == 60)
             }
         }
     }
