@@ -31,11 +31,6 @@ struct IdTable {
         }
     }
 
-    /// Grows until `count` slots fit without growing again.
-    mutating func reserveCapacity(_ count: Int, cold: borrowing RecordArray<ColdRecord>) {
-        while count * 2 > buckets.count { grow(cold) }
-    }
-
     /// Adds a slot whose cold record holds `key`, which the table must not hold yet.
     mutating func insert(_ slot: UInt32, key: PinKey, cold: borrowing RecordArray<ColdRecord>) {
         if (count + 1) * 2 > buckets.count { grow(cold) }

@@ -54,12 +54,14 @@ public final class PinIndex {
         self.maximumCoverCells = max(1, maximumCoverCells)
     }
 
-    /// Makes room for `count` pins in total, so a start-up load does not regrow.
+    /// Makes room for `count` pins in total, so a start-up load does not regrow its records and
+    /// texts. Only address space until pins fill it (the system gives large allocations their
+    /// pages as they are first written), so an estimate above the pins that come costs no
+    /// memory; the id table, whose every entry is written when it is made, grows as pins arrive.
     public func reserveCapacity(_ count: Int) {
         hot.reserveCapacity(count)
         cold.reserveCapacity(count)
         texts.reserveCapacity(count * 48)
-        ids.reserveCapacity(count, cold: cold)
     }
 
     /// Pins held, hidden ones and expired ones not yet removed included.
@@ -85,10 +87,11 @@ public final class PinIndex {
 
     /// Sizes, for monitoring.
     public var statistics: Statistics {
-        let records = hot.capacity * MemoryLayout<HotRecord>.stride + cold.capacity * MemoryLayout<ColdRecord>.stride
+        // Slots in use, not capacity: reserved room is address space until pins fill it.
+        let records = hot.count * MemoryLayout<HotRecord>.stride + cold.count * MemoryLayout<ColdRecord>.stride
         let names = names.approximateBytes + regionStates.reduce(0) { $0 + $1.members.capacity * 4 + 48 }
         let cellBytes = buckets.reduce(0) { $0 + $1.approximateBytes }
-        let total = records + texts.capacity + ids.approximateBytes + freeSlots.capacity * 4 + names + cellBytes
+        let total = records + texts.count + ids.approximateBytes + freeSlots.capacity * 4 + names + cellBytes
         return Statistics(
             pins: ids.count, slots: hot.count, textBytes: texts.count, garbageBytes: texts.garbage,
             cells: buckets.map(\.count), approximateBytes: total, cellBytes: cellBytes
