@@ -37,27 +37,10 @@ public struct PinKey: Hashable, Comparable, Sendable {
 
     /// The key of a pin id given as any string (a substring, say), or nil when it is not one.
     public init?<S: StringProtocol>(id: S) {
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        var index = 0
-        for byte in id.utf8 {
-            if index == 0 {
-                guard byte == UInt8(ascii: "p") else { return nil }
-            } else {
-                guard index <= 24 else { return nil }
-                let digit: UInt64
-                switch byte {
-                case UInt8(ascii: "2") ... UInt8(ascii: "7"): digit = UInt64(byte - UInt8(ascii: "2"))
-                case UInt8(ascii: "a") ... UInt8(ascii: "z"): digit = UInt64(byte - UInt8(ascii: "a") + 6)
-                default: return nil
-                }
-                if index <= 12 { high = high << 5 | digit } else { low = low << 5 | digit }
-            }
-            index += 1
-        }
-        guard index == 25 else { return nil }
-        self.high = high
-        self.low = low
+        let key = id.utf8.withContiguousStorageIfAvailable { Self(utf8: $0) }
+            ?? Array(id.utf8).withUnsafeBufferPointer { Self(utf8: $0) }
+        guard let key else { return nil }
+        self = key
     }
 
     package static let digits = Array("234567abcdefghijklmnopqrstuvwxyz".utf8)

@@ -129,15 +129,7 @@ struct CellBuckets {
                 case 1: entry = Entry(key: key, first: pairs[start].slot, second: Entry.none)
                 case 2: entry = Entry(key: key, first: pairs[start].slot, second: pairs[start + 1].slot)
                 default:
-                    let list = (start ..< end).map { pairs[$0].slot }
-                    let listIndex: Int
-                    if let reused = freeLists.popLast() {
-                        listIndex = reused
-                        lists[listIndex] = list
-                    } else {
-                        listIndex = lists.count
-                        lists.append(list)
-                    }
+                    let listIndex = store((start ..< end).map { pairs[$0].slot })
                     entry = Entry(key: key, first: UInt32(listIndex), second: Entry.overflow)
                 }
                 place(entry)
@@ -155,15 +147,7 @@ struct CellBuckets {
             } else if entry.second == Entry.none {
                 entries[index].second = slot
             } else {
-                let list = [entry.first, entry.second, slot]
-                let listIndex: Int
-                if let reused = freeLists.popLast() {
-                    listIndex = reused
-                    lists[listIndex] = list
-                } else {
-                    listIndex = lists.count
-                    lists.append(list)
-                }
+                let listIndex = store([entry.first, entry.second, slot])
                 entries[index].first = UInt32(listIndex)
                 entries[index].second = Entry.overflow
             }
@@ -290,6 +274,16 @@ struct CellBuckets {
         }
         entries[hole].key = Entry.vacant
         count -= 1
+    }
+
+    /// Keeps an overflow list, in a freed place if there is one; returns its index.
+    private mutating func store(_ list: [UInt32]) -> Int {
+        if let reused = freeLists.popLast() {
+            lists[reused] = list
+            return reused
+        }
+        lists.append(list)
+        return lists.count - 1
     }
 
     /// Moves every entry into a table of `size` entries.
