@@ -134,6 +134,21 @@ public final class PostgresPool: Sendable {
         }
     }
 
+    /// Runs `body` on a leased connection as ``withConnection(retryOnConnectionFailure:_:)`` does
+    /// (same deadline, never retried), without a task waiting for it: `completion` gets the
+    /// outcome on the thread that settles the call, usually the pool thread that ran `body`,
+    /// right after the connection is handed back. So work that follows one call with another
+    /// (the pins' group commit) goes on from that thread, with no hop to an executor in between.
+    /// `completion` must not block; it may submit further calls. If the pool cannot take the
+    /// call (shut down, or the database unreachable a moment ago), `completion` runs before this
+    /// returns.
+    public func submit<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        startCall(body, deadline: configuration.commandTimeout.map { ContinuousClock.now + $0 }, answer: .callback(completion))
+    }
+
     /// How many connections are open (leased or idle) and idle, for diagnostics. A lease whose
     /// caller has timed out counts as open until its thread is back.
     public var statistics: (open: Int, idle: Int) {
@@ -179,14 +194,22 @@ public final class PostgresPool: Sendable {
         _ body: @escaping @Sendable (PostgresConnection) throws -> T, deadline: ContinuousClock.Instant?
     ) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let id = nextCallID.wrappingAdd(1, ordering: .relaxed).newValue
-            let call = PendingCall(id: id, pool: self, body: body, continuation: continuation)
-            perform(machine.withLock { $0.leaseRequested(Call(id: id, pending: call), at: now()) })
-            guard let deadline, configuration.commandTimeout != nil else { return }
-            call.setDeadlineTimer(Self.deadlines.schedule(at: .now() + Self.timeAmount(deadline - .now)) { [self] in
-                perform(machine.withLock { $0.deadlinePassed(id, at: now()) })
-            })
+            startCall(body, deadline: deadline, answer: .continuation(continuation))
         }
+    }
+
+    /// Queues a call for a lease and arms its deadline.
+    private func startCall<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T, deadline: ContinuousClock.Instant?,
+        answer: PendingCall<T>.Answer
+    ) {
+        let id = nextCallID.wrappingAdd(1, ordering: .relaxed).newValue
+        let call = PendingCall(id: id, pool: self, body: body, answer: answer)
+        perform(machine.withLock { $0.leaseRequested(Call(id: id, pending: call), at: now()) })
+        guard let deadline, configuration.commandTimeout != nil else { return }
+        call.setDeadlineTimer(Self.deadlines.schedule(at: .now() + Self.timeAmount(deadline - .now)) { [self] in
+            perform(machine.withLock { $0.deadlinePassed(id, at: now()) })
+        })
     }
 
     private static func timeAmount(_ duration: Duration) -> TimeAmount {
@@ -286,13 +309,19 @@ private protocol PoolCall: AnyObject, Sendable {
     func setInterruptTimer(_ timer: DeadlineTimer.Handle)
 }
 
-/// One call: its work, its caller's continuation and its timers. The continuation is resumed
-/// when the pool's state machine says so, which it does once per call.
+/// One call: its work, how its caller is answered and its timers. The caller is answered when
+/// the pool's state machine says so, which it does once per call.
 private final class PendingCall<T: Sendable>: PoolCall {
+    /// How the caller hears the outcome: an awaiting task, or a callback (``PostgresPool/submit(_:completion:)``).
+    enum Answer: Sendable {
+        case continuation(CheckedContinuation<T, any Error>)
+        case callback(@Sendable (Result<T, any Error>) -> Void)
+    }
+
     let id: Int
     let body: @Sendable (PostgresConnection) throws -> T
     private let pool: PostgresPool
-    private let continuation: CheckedContinuation<T, any Error>
+    private let answerer: Answer
     private let timers = Mutex(Timers())
 
     private struct Timers {
@@ -304,12 +333,12 @@ private final class PendingCall<T: Sendable>: PoolCall {
 
     init(
         id: Int, pool: PostgresPool, body: @escaping @Sendable (PostgresConnection) throws -> T,
-        continuation: CheckedContinuation<T, any Error>
+        answer: Answer
     ) {
         self.id = id
         self.pool = pool
         self.body = body
-        self.continuation = continuation
+        self.answerer = answer
     }
 
     func start() {
@@ -328,7 +357,10 @@ private final class PendingCall<T: Sendable>: PoolCall {
             return timers.deadline
         }
         timer?.cancel()
-        continuation.resume(with: result)
+        switch answerer {
+        case .continuation(let continuation): continuation.resume(with: result)
+        case .callback(let completion): completion(result)
+        }
     }
 
     /// Keeps the deadline's timer, to cancel once the caller is answered (at once if it is).

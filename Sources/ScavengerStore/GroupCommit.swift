@@ -6,22 +6,18 @@ import Synchronization
 /// the next one and are written together (one multi-row INSERT, one commit, one flush). Every
 /// caller still hears back only after the transaction holding its pin has committed.
 ///
-/// A caller that finds a writer's place free leads: it writes its own pin with those waiting,
-/// on its own executor (for a connection, its event loop), answers them, and hands the lead to
-/// the next waiting caller, if any. So a group costs one trip to the database's threads and
-/// back, with no task of its own in between.
+/// A caller that finds a writer's place free starts a chain of groups: its own pin with those
+/// waiting goes to the pool as a callback call (``PostgresPool/submit(_:completion:)``). When a
+/// group's commit returns, the pool thread answers its callers and at once submits the pins that
+/// arrived meanwhile as the next group, until none wait, and then gives the place back. So
+/// between two groups there is no trip to an event loop or a task: the callers' answers and the
+/// next group's statement leave from the same thread.
 ///
 /// A pin's NOTIFY takes a lock until its transaction's commit is flushed, so one transaction
 /// per POST serialized every POST behind every other's flush; grouping shares that cost.
 final class GroupCommit: Sendable {
-    /// What a waiting caller is told: its pin's outcome, or that it leads the next group.
-    enum Turn: Sendable {
-        case written(Pin)
-        case failed(StoreError)
-        case lead
-    }
-
-    typealias Waiter = CheckedContinuation<Turn, Never>
+    typealias Waiter = CheckedContinuation<Result<Pin, StoreError>, Never>
+    private typealias Group = [(pin: NewPin, waiter: Waiter)]
 
     private let database: UnownedDatabase
     private let maximumBatch: Int
@@ -29,7 +25,7 @@ final class GroupCommit: Sendable {
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
-        var pending: [(NewPin, Waiter)] = []
+        var pending: Group = []
         var writers = 0
     }
 
@@ -46,85 +42,101 @@ final class GroupCommit: Sendable {
 
     /// Writes the pin in the next group; returns once that group has committed.
     func write(_ pin: NewPin) async throws(StoreError) -> Pin {
-        // A free writer's place is taken without suspending (a suspension is a trip through
-        // the executor's queue).
-        if state.withLock({ state in takeWriterPlace(&state) }) { return try await lead(with: pin).get() }
-        let turn = await withCheckedContinuation { (waiter: Waiter) in
-            let leads = state.withLock { state -> Bool in
-                if takeWriterPlace(&state) { return true }
+        let outcome = await withCheckedContinuation { (waiter: Waiter) in
+            let group = state.withLock { state -> Group? in
                 state.pending.append((pin, waiter))
-                return false
+                guard state.writers < maximumWriters else { return nil }
+                state.writers += 1
+                return takeGroup(&state)
             }
-            if leads { waiter.resume(returning: .lead) }
+            if let group { start(group) }
         }
-        switch turn {
-        case .written(let written): return written
-        case .failed(let error): throw error
-        case .lead: return try await lead(with: pin).get()
+        return try outcome.get()
+    }
+
+    /// The oldest waiting pins, at most a batch (under the state's lock).
+    private func takeGroup(_ state: inout State) -> Group {
+        let count = min(state.pending.count, maximumBatch)
+        let taken = Array(state.pending.prefix(count))
+        state.pending.removeFirst(count)
+        return taken
+    }
+
+    /// Writes `group` from a pool thread; then answers its callers and goes on with the next.
+    private func start(_ group: Group) {
+        let database = self.database.value
+        let pins = group.map(\.pin)
+        database.submitPinGroup(pins) { [self] result in
+            switch result {
+            case .success(let outcomes):
+                finish(group, outcomes)
+            case .failure(let error):
+                // Rare (the connection broke, the deadline passed, a pin the statement refused):
+                // settled by the awaiting path, from a task of its own.
+                Task { [self] in finish(group, await database.settlePins(pins, after: error)) }
+            }
         }
     }
 
-    /// Takes a writer's place if one is free (under the state's lock).
-    private func takeWriterPlace(_ state: inout State) -> Bool {
-        guard state.writers < maximumWriters else { return false }
-        state.writers += 1
-        return true
-    }
-
-    /// Writes `own` with the pins waiting, answers their callers, passes the lead on and
-    /// returns the outcome for `own`.
-    private func lead(with own: NewPin) async -> Result<Pin, StoreError> {
-        let followers = state.withLock { state -> [(NewPin, Waiter)] in
-            let count = min(state.pending.count, maximumBatch - 1)
-            let taken = Array(state.pending.prefix(count))
-            state.pending.removeFirst(count)
-            return taken
+    /// Answers a written group's callers, then starts the next group, or gives the writer's
+    /// place back if none waits.
+    private func finish(_ group: Group, _ outcomes: [Result<Pin, StoreError>]) {
+        database.value.groupSizes?.record(group.count)
+        for (index, member) in group.enumerated() {
+            member.waiter.resume(returning: outcomes[index])
         }
-        let outcomes = await write([own] + followers.map(\.0))
-        database.value.groupSizes?.record(followers.count + 1)
-        for (index, follower) in followers.enumerated() {
-            switch outcomes[index + 1] {
-            case .success(let pin): follower.1.resume(returning: .written(pin))
-            case .failure(let error): follower.1.resume(returning: .failed(error))
-            }
-        }
-        let next = state.withLock { state -> Waiter? in
+        let next = state.withLock { state -> Group? in
             guard !state.pending.isEmpty else {
                 state.writers -= 1
                 return nil
             }
-            return state.pending.removeFirst().1
+            return takeGroup(&state)
         }
-        next?.resume(returning: .lead)
-        return outcomes[0]
+        if let next { start(next) }
+    }
+}
+
+extension Database {
+    /// Runs a group's statement as a callback call (``PostgresPool/submit(_:completion:)``):
+    /// `completion` gets each pin's outcome, or the error that stopped the statement (then
+    /// ``settlePins(_:after:)`` says what became of each pin).
+    func submitPinGroup(
+        _ pins: [NewPin], completion: @escaping @Sendable (Result<[Result<Pin, StoreError>], any Error>) -> Void
+    ) {
+        let statement = Self.insertStatement(pins, writerID: writerID)
+        pool.submit({ connection in
+            try Self.insertedPins(pins, rows: connection.query(statement))
+        }, completion: completion)
     }
 
-    /// Writes a group in one statement; if that fails, each pin alone, so one bad pin does not
-    /// fail its neighbours. A pin refused by its session check is ``StoreError/sessionRefused``,
-    /// one over its author's rate ``StoreError/rateLimited(retryAfterSeconds:)``. When the
-    /// database cannot be reached the whole group fails at once, not pin by pin.
-    private func write(_ pins: [NewPin]) async -> [Result<Pin, StoreError>] {
-        let database = self.database.value
-        do {
-            return try await database.insertPins(pins)
-        } catch .unavailable(let message) {
-            return pins.map { _ in .failure(.unavailable(message)) }
-        } catch {
-            if pins.count == 1 { return [.failure(error)] }
+    /// Each pin's outcome after the group statement failed with `error`. A broken connection
+    /// may have committed the group: the statement is run again settling (as
+    /// ``insertPins(_:)`` does). When the database cannot be reached the whole group fails at
+    /// once; any other failure is tried pin by pin, so one bad pin does not fail its neighbours.
+    /// A pin refused by its session check is ``StoreError/sessionRefused``, one over its
+    /// author's rate ``StoreError/rateLimited(retryAfterSeconds:)``.
+    func settlePins(_ pins: [NewPin], after error: any Error) async -> [Result<Pin, StoreError>] {
+        var failure = StoreError(mapping: error)
+        if let error = error as? PostgresError, error.code == .connectionFailure {
+            do {
+                return try await mappingErrors { try await insertSettling(pins) }
+            } catch {
+                failure = error
+            }
         }
+        if case .unavailable = failure { return pins.map { _ in .failure(failure) } }
+        if pins.count == 1 { return [.failure(failure)] }
         var outcomes: [Result<Pin, StoreError>] = []
         for pin in pins {
             do {
-                outcomes.append(try await database.insertPins([pin])[0])
+                outcomes.append(try await insertPins([pin])[0])
             } catch {
                 outcomes.append(.failure(error))
             }
         }
         return outcomes
     }
-}
 
-extension Database {
     /// Inserts pins (with their photos) in one statement, so in one transaction; the change log's
     /// trigger records them (and wakes the daemons) in the same transaction.
     ///
@@ -139,17 +151,20 @@ extension Database {
     /// the batch's order, so one author's pins in a group draw from the bucket one by one.
     func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
         return try await mappingErrors {
-            let rows: PostgresRows
             do {
-                rows = try await pool.query(Self.insertStatement(pins, writerID: writerID), idempotent: false)
+                return try Self.insertedPins(pins, rows: try await pool.query(Self.insertStatement(pins, writerID: writerID), idempotent: false))
             } catch let error as PostgresError where error.code == .connectionFailure {
-                // The connection broke before the answer: the group may have committed, and a pin
-                // of it been deleted since (by a moderator, or expiry). The retry settles what
-                // happened first, from the change log, so such a pin stays deleted.
-                rows = try await pool.query(Self.insertStatement(pins, writerID: writerID, settling: true), idempotent: true)
+                return try await insertSettling(pins)
             }
-            return try Self.insertedPins(pins, rows: rows)
         }
+    }
+
+    /// The insert again after a connection broke before its answer: the group may have
+    /// committed, and a pin of it been deleted since (by a moderator, or expiry). This run
+    /// settles what happened first, from the change log, so such a pin stays deleted.
+    private func insertSettling(_ pins: [NewPin]) async throws -> [Result<Pin, StoreError>] {
+        let rows = try await pool.query(Self.insertStatement(pins, writerID: writerID, settling: true), idempotent: true)
+        return try Self.insertedPins(pins, rows: rows)
     }
 
     /// A keyed pin, written alone in a transaction with its `REQUEST` key (``KeyedWrite``). After a

@@ -53,14 +53,21 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 func mappingErrors<T>(_ body: () async throws -> T) async throws(StoreError) -> T {
     do {
         return try await body()
-    } catch let error as StoreError {
-        throw error
-    } catch let error as PostgresError {
-        throw StoreError(error)
-    } catch let refusal as any CallerRefusal {
-        throw .refused(refusal)
     } catch {
-        throw .unexpected(String(describing: error))
+        throw StoreError(mapping: error)
+    }
+}
+
+extension StoreError {
+    /// Any error a store call met, as the store reports it: database client errors mapped, a
+    /// caller's refusal kept, anything else unexpected.
+    init(mapping error: any Error) {
+        switch error {
+        case let error as StoreError: self = error
+        case let error as PostgresError: self.init(error)
+        case let refusal as any CallerRefusal: self = .refused(refusal)
+        default: self = .unexpected(String(describing: error))
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 @testable import Postgres
 import ScavengerTestSupport
 import Testing
@@ -251,6 +252,41 @@ struct PoolTests {
         #expect(transactionError?.code == .poolClosed)
     }
 
+    @Test("submitted calls answer through their completion; a completion may submit the next, which runs on the connection just handed back")
+    func submittedCallsChain() async throws {
+        let pool = try TestDatabase.isolatedPool(maxConnections: 2)
+        let answers = await withCheckedContinuation { (done: CheckedContinuation<[Result<Int, any Error>], Never>) in
+            let collected = Mutex<[Result<Int, any Error>]>([])
+            @Sendable func next(_ round: Int) {
+                pool.submit({ connection in
+                    if round == 3 { throw Abort() }
+                    return connection.backendPID
+                }, completion: { result in
+                    let count = collected.withLock { $0.append(result); return $0.count }
+                    if count < 5 { next(round + 1) } else { done.resume(returning: collected.withLock { $0 }) }
+                })
+            }
+            next(1)
+        }
+        #expect(answers.count == 5)
+        #expect(throws: Abort.self) { try answers[2].get() }
+        let pids = answers.enumerated().filter { $0.offset != 2 }.compactMap { try? $0.element.get() }
+        #expect(pids.count == 4)
+        #expect(Set(pids).count == 1, "one connection, handed back before each completion ran")
+        #expect(pool.statistics.open == 1)
+        await pool.shutdown()
+    }
+
+    @Test("a call submitted to a closed pool is answered before submit returns")
+    func submitToAClosedPool() async throws {
+        let pool = try TestDatabase.isolatedPool()
+        await pool.shutdown()
+        let answer = Mutex<Result<Int, any Error>?>(nil)
+        pool.submit({ $0.backendPID }, completion: { result in answer.withLock { $0 = result } })
+        let error = try #require(answer.withLock { $0 }).error as? PostgresError
+        #expect(error?.code == .poolClosed)
+    }
+
     @Test func shutdownFailsWaitersWhileACallRuns() async throws {
         let (pool, applicationName) = try Self.namedPool(maxConnections: 1)
         let admin = try PostgresConnection.connect(PostgresConfiguration(connectionString: try TestDatabase.url()))
@@ -304,5 +340,13 @@ struct PoolTests {
             #expect(pool.statistics.open == 0)
         }
         await pool.shutdown()
+    }
+}
+
+extension Result {
+    /// The failure, if this is one.
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }
