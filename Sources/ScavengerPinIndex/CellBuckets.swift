@@ -53,29 +53,45 @@ struct CellBuckets {
         }
     }
 
-    /// Appends the slots of all `cells` to `slots`. Looks all cells up before reading any
-    /// overflow list, so the processor can fetch many table entries at once.
+    /// Appends the slots of all `cells` to `slots`.
+    ///
+    /// The table is far larger than the processor's caches, so each lookup's first read is a
+    /// miss. They are made first, for every cell, in a loop that branches on nothing it reads,
+    /// so the processor has many of them in flight at once; each lookup then goes on from what
+    /// its first read found. Overflow lists, elsewhere in memory, are read last for the same
+    /// reason.
     func collectSlots(in cells: [CellKey], into slots: inout [UInt32]) {
-        var found: [Int] = []
-        found.reserveCapacity(cells.count)
         entries.withUnsafeBufferPointer { entries in
-            for cell in cells {
-                if let index = Self.find(number(cell), in: entries) { found.append(index) }
-            }
-            var overflowing: [Int] = []
-            for index in found {
-                let entry = entries[index]
-                if entry.second == Entry.overflow {
-                    overflowing.append(Int(entry.first))
-                } else {
-                    slots.append(entry.first)
-                    if entry.second != Entry.none { slots.append(entry.second) }
+            let size = entries.count
+            withUnsafeTemporaryAllocation(of: Probe.self, capacity: cells.count) { probes in
+                for (position, cell) in cells.enumerated() {
+                    let key = number(cell)
+                    let home = Self.home(key, size: size)
+                    probes.initializeElement(at: position, to: Probe(key: key, home: home, stored: entries[home].key))
+                }
+                var overflowing: [Int] = []
+                for probe in probes {
+                    guard let index = Self.find(probe.key, home: probe.home, stored: probe.stored, in: entries) else { continue }
+                    let entry = entries[index]
+                    if entry.second == Entry.overflow {
+                        overflowing.append(Int(entry.first))
+                    } else {
+                        slots.append(entry.first)
+                        if entry.second != Entry.none { slots.append(entry.second) }
+                    }
+                }
+                lists.withUnsafeBufferPointer { lists in
+                    for list in overflowing { slots.append(contentsOf: lists[list]) }
                 }
             }
-            lists.withUnsafeBufferPointer { lists in
-                for list in overflowing { slots.append(contentsOf: lists[list]) }
-            }
         }
+    }
+
+    /// A lookup's start: the key, its home entry and the key stored there.
+    private struct Probe {
+        var key: UInt32
+        var home: Int
+        var stored: UInt32
     }
 
     /// The slots of one cell.
@@ -221,16 +237,24 @@ struct CellBuckets {
 
     @inline(__always)
     static func find(_ key: UInt32, in entries: UnsafeBufferPointer<Entry>) -> Int? {
+        let home = home(key, size: entries.count)
+        return find(key, home: home, stored: entries[home].key, in: entries)
+    }
+
+    /// The lookup of `key` from its home entry, whose stored key (`stored`) was read already.
+    @inline(__always)
+    static func find(_ key: UInt32, home: Int, stored: UInt32, in entries: UnsafeBufferPointer<Entry>) -> Int? {
         let size = entries.count
-        var index = home(key, size: size)
+        var index = home
+        var stored = stored
         var distance = 0
         while true {
-            let stored = entries[index].key
             if stored == key { return index }
             if stored == Entry.vacant || displacement(stored, at: index, size: size) < distance { return nil }
             index += 1
             if index == size { index = 0 }
             distance += 1
+            stored = entries[index].key
         }
     }
 

@@ -334,6 +334,15 @@ struct PinIndexTests {
         var collected: [UInt32] = []
         buckets.collectSlots(in: cells, into: &collected)
         #expect(collected.count == buckets.slotCount)
+        // Subsets of the cells, with cells never filled among them: each cell's slots, no others.
+        let absent = (0 ..< 50).map { Grid.cell(lat: 10 + Double($0) * 0.01, lon: 0, level: 0) }
+        for _ in 0 ..< 50 {
+            let subset = Array(Set((0 ..< 40).map { _ in (cells + absent)[random.int(in: 0 ... cells.count + absent.count - 1)] }))
+            var some: [UInt32] = [7]
+            buckets.collectSlots(in: subset, into: &some)
+            let expected: [UInt32] = [7] + subset.flatMap { Array(model[$0] ?? []) }
+            #expect(some.first == 7 && some.sorted() == expected.sorted())
+        }
         #expect(buckets.approximateBytes > 0)
     }
 
