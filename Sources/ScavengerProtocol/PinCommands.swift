@@ -1,25 +1,33 @@
 import ScavengerBoard
 import ScavengerCore
 
-/// The fixed parts of the pin object and the feed page. Each is at most 15 bytes of UTF-8, so
-/// Swift keeps it inline: appending one copies bytes and touches no reference count.
+/// The fixed parts of the pin object and the feed page, as static strings: appending one copies
+/// its bytes from the binary in one go, with no string to make or reference to count.
 private enum PinFragments {
-    static let pageOpen = #"{"pins":["#
-    static let pageNext = #"],"next":"#
-    static let id = #"{"id":""#
-    static let lat = #"","lat":"#
-    static let lon = #","lon":"#
-    static let textKind = #","kind":"text""#
-    static let photoKind = #","kind":"photo""#
-    static let text = #","text":"#
-    static let author = #","author":"#
-    static let created = #","created":""#
-    static let expires = #"","expires":""#
-    static let region = #"","region":"#
-    static let photo = #","photo":"#
-    static let replies = #","replies":"#
-    static let distance = #","distance_m":"#
-    static let null = "null"
+    static var pageOpen: StaticString { #"{"pins":["# }
+    static var pageNext: StaticString { #"],"next":"# }
+    static var id: StaticString { #"{"id":""# }
+    static var lat: StaticString { #"","lat":"# }
+    static var lon: StaticString { #","lon":"# }
+    static var textKind: StaticString { #","kind":"text""# }
+    static var photoKind: StaticString { #","kind":"photo""# }
+    static var text: StaticString { #","text":"# }
+    static var author: StaticString { #","author":"# }
+    static var created: StaticString { #","created":""# }
+    static var expires: StaticString { #"","expires":""# }
+    static var region: StaticString { #"","region":"# }
+    static var photo: StaticString { #","photo":"# }
+    static var replies: StaticString { #","replies":"# }
+    static var distance: StaticString { #","distance_m":"# }
+    static var null: StaticString { "null" }
+}
+
+extension [UInt8] {
+    /// Appends a fixed fragment's bytes in one copy from the binary.
+    @inline(__always)
+    fileprivate mutating func append(fragment: StaticString) {
+        fragment.withUTF8Buffer { append(contentsOf: $0) }
+    }
 }
 
 extension JSON {
@@ -38,12 +46,12 @@ extension JSON {
     ) -> JSON {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32 + pins.count * 400)
-        bytes.append(contentsOf: PinFragments.pageOpen.utf8)
+        bytes.append(fragment: PinFragments.pageOpen)
         for (index, pin) in pins.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             encode(pin, &bytes)
         }
-        bytes.append(contentsOf: PinFragments.pageNext.utf8)
+        bytes.append(fragment: PinFragments.pageNext)
         JSON.optional(next).encode(into: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return .raw(bytes)
@@ -51,37 +59,37 @@ extension JSON {
 
     /// Appends the pin object's encoding: the contract's fields, in its order.
     static func appendPin(_ pin: some PinFields, distance: Double?, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: PinFragments.id.utf8)
+        bytes.append(fragment: PinFragments.id)
         pin.appendID(to: &bytes)
-        bytes.append(contentsOf: PinFragments.lat.utf8)
+        bytes.append(fragment: PinFragments.lat)
         appendNumber(pin.lat, to: &bytes)
-        bytes.append(contentsOf: PinFragments.lon.utf8)
+        bytes.append(fragment: PinFragments.lon)
         appendNumber(pin.lon, to: &bytes)
-        bytes.append(contentsOf: (pin.kind == .photo ? PinFragments.photoKind : PinFragments.textKind).utf8)
-        bytes.append(contentsOf: PinFragments.text.utf8)
+        bytes.append(fragment: pin.kind == .photo ? PinFragments.photoKind : PinFragments.textKind)
+        bytes.append(fragment: PinFragments.text)
         encodeString(utf8: pin.textUTF8, into: &bytes)
-        bytes.append(contentsOf: PinFragments.author.utf8)
+        bytes.append(fragment: PinFragments.author)
         encodeString(pin.author, into: &bytes)
-        bytes.append(contentsOf: PinFragments.created.utf8)
+        bytes.append(fragment: PinFragments.created)
         pin.created.appendRFC3339(to: &bytes)
-        bytes.append(contentsOf: PinFragments.expires.utf8)
+        bytes.append(fragment: PinFragments.expires)
         pin.expires.appendRFC3339(to: &bytes)
-        bytes.append(contentsOf: PinFragments.region.utf8)
+        bytes.append(fragment: PinFragments.region)
         if let region = pin.region {
             encodeString(region, into: &bytes)
         } else {
-            bytes.append(contentsOf: PinFragments.null.utf8)
+            bytes.append(fragment: PinFragments.null)
         }
-        bytes.append(contentsOf: PinFragments.photo.utf8)
+        bytes.append(fragment: PinFragments.photo)
         if let photo = pin.photo {
             JSON.object([("mime", .string(photo.mime)), ("bytes", .int(photo.bytes))]).encode(into: &bytes)
         } else {
-            bytes.append(contentsOf: PinFragments.null.utf8)
+            bytes.append(fragment: PinFragments.null)
         }
-        bytes.append(contentsOf: PinFragments.replies.utf8)
+        bytes.append(fragment: PinFragments.replies)
         bytes.append(contentsOf: String(pin.replies).utf8)
         if let distance {
-            bytes.append(contentsOf: PinFragments.distance.utf8)
+            bytes.append(fragment: PinFragments.distance)
             appendNumber(distance, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
