@@ -19,7 +19,7 @@ extension Board {
         }
         try await requireRankings()
         guard let page = try rankingFromMemory(period, limit: limit, cursor: cursor, around: around, viewer: session, now: now) else {
-            throw Self.rankingsLoading
+            throw feed.hunts.isLoading ? Self.rankingsLoading : Self.rankingsUnreachable
         }
         return page
     }
@@ -87,7 +87,8 @@ extension Board {
         return user.name
     }
 
-    private static let rankingsLoading = BoardError(.unavailable, "the rankings are not loaded yet (the database is not reachable); retry")
+    private static let rankingsLoading = BoardError(.unavailable, "the rankings are still loading; retry")
+    private static let rankingsUnreachable = BoardError(.unavailable, "the rankings are not loaded yet (the database is not reachable); retry")
 
     /// Loads the rankings when nothing has yet (the listener loads them at start-up); refused with
     /// `UNAVAILABLE` while they cannot be.
@@ -98,6 +99,6 @@ extension Board {
         } catch {
             throw boardError(for: error, useCase: "loading the rankings")
         }
-        guard feed.hunts.isLoaded else { throw Self.rankingsLoading }
+        guard feed.hunts.isLoaded else { throw feed.hunts.isLoading ? Self.rankingsLoading : Self.rankingsUnreachable }
     }
 }

@@ -79,6 +79,9 @@ public final class HuntFeed: Sendable {
     /// Whether the rankings are loaded and the feed has a place in the log.
     public var isLoaded: Bool { state.withLock { $0.applied != nil } }
 
+    /// Whether a load of the rankings is under way (at start-up, the listener's).
+    public var isLoading: Bool { state.withLock { $0.loading } }
+
     // MARK: Rankings
 
     /// Loads the rankings of all users (all-time, this week's and last week's by `now`) from the

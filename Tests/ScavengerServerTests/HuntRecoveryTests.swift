@@ -417,7 +417,13 @@ struct HuntRecoveryTests {
             let daemon = try await DaemonProcess(environment: environment, ["--register-rate", "off", "--post-rate", "off"])
             let value: T
             do {
-                value = try await body(try daemon.address)
+                // Serving starts before the rankings are loaded (RANKING answers UNAVAILABLE
+                // until then), as the feed's pins load for NEARBY.
+                let address = try daemon.address
+                try await eventually("the daemon's rankings are loaded") {
+                    try await converseReturning(address) { try await $0.call("RANKING LIMIT 1") }.hasPrefix("OK ")
+                }
+                value = try await body(address)
             } catch {
                 _ = try await daemon.terminate()
                 throw error
@@ -432,7 +438,7 @@ struct HuntRecoveryTests {
             do {
                 let listener = FeedListener(feed: board.feed, logger: logger, listening: try await board.feed.startListening())
                 try await withServer(board: board, alongside: [listener]) { address, _ in
-                    try await eventually("the daemon's feed is loaded") { board.feed.isLoaded }
+                    try await eventually("the daemon's feed and rankings are loaded") { board.feed.isLoaded && board.feed.hunts.isLoaded }
                     value = try await body(address)
                 }
             } catch {

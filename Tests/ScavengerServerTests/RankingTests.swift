@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Postgres
+@testable import ScavengerBoard
 import ScavengerCore
 import ScavengerTestSupport
 import Testing
@@ -282,6 +283,30 @@ struct RankingTests {
                 let statistics = environment.board.statistics()
                 #expect(statistics.rankedUsers == 3 && statistics.rankedUsersThisWeek == 3)
             }
+        }
+    }
+
+    @Test("while the rankings load, RANKING answers UNAVAILABLE saying so (not that the database is away); once loaded, OK")
+    func rankingWhileLoading() async throws {
+        try await TestEnvironment.make().use { environment in
+            let board = environment.secondDaemon()
+            // The load reads the users' totals: a side transaction holding their table holds it.
+            let side = try PostgresConnection.connect(environment.configuration)
+            try side.query("BEGIN")
+            try side.query("LOCK TABLE user_scores IN ACCESS EXCLUSIVE MODE")
+            let load = Task { try await board.feed.hunts.loadIfNeeded() }
+            try await eventually("the load is under way") { board.feed.hunts.isLoading }
+            let session = Session(connectionID: 1)
+            let refusal = await #expect(throws: BoardError.self) {
+                _ = try await board.ranking(.allTime, limit: 10, cursor: nil, around: false, viewer: session)
+            }
+            #expect(refusal?.code == .unavailable)
+            #expect(refusal?.message == "the rankings are still loading; retry")
+            try side.query("COMMIT")
+            _ = try await load.value
+            let page = try await board.ranking(.allTime, limit: 10, cursor: nil, around: false, viewer: session)
+            #expect(page.entries.isEmpty && page.next == nil)
+            await board.passwords.shutdown()
         }
     }
 
