@@ -186,7 +186,7 @@ public enum Grid {
 
     /// The cover of one level as row spans; false (spans incomplete) when it needs more than
     /// `maximumCells` cells.
-    static func coverSpans(lat rawLat: Double, lon rawLon: Double, radius: Double, level: Int, maximumCells: Int,
+    package static func coverSpans(lat rawLat: Double, lon rawLon: Double, radius: Double, level: Int, maximumCells: Int,
                            into spans: inout [RowSpan]) -> Bool {
         spans.removeAll(keepingCapacity: true)
         let lat = rawLat.isFinite ? min(90, max(-90, rawLat)) : 0

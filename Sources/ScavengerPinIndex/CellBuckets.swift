@@ -94,6 +94,12 @@ struct CellBuckets {
         var stored: UInt32
     }
 
+    /// Whether `cell` holds at most two slots: one lookup, no overflow list read.
+    func holdsAtMostTwo(_ cell: CellKey) -> Bool {
+        guard let index = find(number(cell)) else { return true }
+        return entries[index].second != Entry.overflow
+    }
+
     /// The slots of one cell.
     func slots(in cell: CellKey) -> [UInt32] {
         var result: [UInt32] = []

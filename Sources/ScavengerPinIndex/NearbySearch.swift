@@ -41,8 +41,22 @@ extension PinIndex {
         var slots: [UInt32] = []
         slots.reserveCapacity(256)
         let hot = hot.buffer
-        if let level = Grid.coverSpans(lat: query.lat, lon: query.lon, radius: radius, maximumCells: maximumCoverCells, levels: Self.levels,
+        if var level = Grid.coverSpans(lat: query.lat, lon: query.lon, radius: radius, maximumCells: maximumCoverCells, levels: Self.levels,
                                        coarsestMaximumCells: Self.fullScanCells, into: &spans) {
+            // Where pins are few, the next level up costs fewer lookups than its extra pins cost
+            // distance checks: each cell looked up is a cache miss, as is each pin checked. Its
+            // cells are 16 times larger (about 6 instead of about 25 for a 1 km circle), so it
+            // pays when the finer cover would hold under about 4 pins; a coarser cell around the
+            // centre with at most two is taken as the sign of that.
+            if level < Self.levels.upperBound,
+               buckets[level + 1].holdsAtMostTwo(Grid.cell(lat: query.lat, lon: query.lon, level: level + 1)) {
+                if Grid.coverSpans(lat: query.lat, lon: query.lon, radius: radius, level: level + 1, maximumCells: maximumCoverCells, into: &spans) {
+                    level += 1
+                } else {
+                    // Never so far (a coarser cover needs fewer cells), but the spans were overwritten.
+                    _ = Grid.coverSpans(lat: query.lat, lon: query.lon, radius: radius, level: level, maximumCells: .max, into: &spans)
+                }
+            }
             buckets[level].collectSlots(in: Grid.cells(of: spans, level: level), into: &slots)
         } else {
             for (slot, record) in hot.enumerated() where record.flags & HotRecord.occupied != 0 { slots.append(UInt32(slot)) }
