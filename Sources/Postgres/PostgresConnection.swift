@@ -33,6 +33,10 @@ public struct PostgresConfiguration: Sendable {
     /// A pooled connection idle longer than this is checked with a round trip before it is
     /// handed out (one idle less long only by a look at its socket); default 10 seconds.
     public var validationIdleTime: Duration
+    /// How many times ``PostgresPool/transaction(_:)`` runs a transaction that the server ended
+    /// with a deadlock or a serialization failure (SQLSTATE 40P01, 40001) before giving the error
+    /// to its caller; each new try waits a short random back-off first. Default 10.
+    public var transactionAttempts: Int
 
     public init(
         connectionString: String,
@@ -44,7 +48,8 @@ public struct PostgresConfiguration: Sendable {
         keepalivesIntervalSeconds: Int = 5,
         keepalivesCount: Int = 3,
         tcpUserTimeoutSeconds: Int = 30,
-        validationIdleTime: Duration = .seconds(10)
+        validationIdleTime: Duration = .seconds(10),
+        transactionAttempts: Int = 10
     ) {
         self.connectionString = connectionString
         self.applicationName = applicationName
@@ -56,6 +61,7 @@ public struct PostgresConfiguration: Sendable {
         self.keepalivesCount = keepalivesCount
         self.tcpUserTimeoutSeconds = tcpUserTimeoutSeconds
         self.validationIdleTime = validationIdleTime
+        self.transactionAttempts = max(1, transactionAttempts)
     }
 
     /// ``commandTimeout`` in whole milliseconds (at least 1), for the server's settings.

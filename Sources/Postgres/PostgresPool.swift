@@ -34,6 +34,9 @@ public final class PostgresPool: Sendable {
     /// always real time.
     private let now: @Sendable () -> ContinuousClock.Instant
     private let nextCallID = Atomic<Int>(0)
+    /// Counted by ``transaction(_:)``: see ``retryStatistics``.
+    private let retried = Atomic<Int>(0)
+    private let exhausted = Atomic<Int>(0)
 
     private typealias Machine = PoolStateMachine<PostgresConnection, Call>
 
@@ -118,12 +121,45 @@ public final class PostgresPool: Sendable {
 
     /// Runs `body` in a transaction on a leased connection: committed when it returns,
     /// rolled back when it throws.
+    ///
+    /// A transaction the server ends with a deadlock or a serialization failure (SQLSTATE 40P01
+    /// or 40001: the server rolled it back, nothing of it is written) is run again, from the
+    /// start and on a fresh lease, up to ``PostgresConfiguration/transactionAttempts`` tries in
+    /// all, each new try after a random wait of up to 2 ms, 4 ms, … 64 ms (full jitter, so the
+    /// transactions that collided do not collide again in step). So `body` must be safe to run
+    /// again: it may only read and write through the connection, and decide from what it read.
+    /// Every new try is counted (``retryStatistics``).
     public func transaction<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
-            try connection.transaction(body)
+        var attempt = 1
+        while true {
+            do {
+                return try await withConnection { connection in
+                    try connection.transaction(body)
+                }
+            } catch let error as PostgresError where error.code == .serializationFailure && attempt < configuration.transactionAttempts {
+                retried.add(1, ordering: .relaxed)
+                let ceiling = Self.retryBackOff(attempt: attempt)
+                attempt += 1
+                try await Task.sleep(for: .microseconds(Int64.random(in: 0 ... ceiling)))
+            } catch let error as PostgresError where error.code == .serializationFailure {
+                exhausted.add(1, ordering: .relaxed)
+                throw error
+            }
         }
+    }
+
+    /// The longest wait, in microseconds, before try `attempt + 1` of a transaction: 2 ms,
+    /// doubling, at most 64 ms.
+    static func retryBackOff(attempt: Int) -> Int64 {
+        2_000 << Int64(min(max(attempt - 1, 0), 5))
+    }
+
+    /// Transactions run again after a deadlock or serialization failure, and those that failed
+    /// every try, since the pool started: for metrics.
+    public var retryStatistics: (retries: Int, exhausted: Int) {
+        (retried.load(ordering: .relaxed), exhausted.load(ordering: .relaxed))
     }
 
     /// Runs one statement; reads are retried once on a fresh connection if the first one broke.

@@ -133,6 +133,55 @@ struct PoolTests {
         await pool.shutdown()
     }
 
+    @Test("a transaction the server ends with a deadlock or a serialization failure runs again from the start, and is counted", arguments: ["40P01", "40001"])
+    func transactionRetriedAfterDeadlock(sqlState: String) async throws {
+        let pool = try TestDatabase.isolatedPool()
+        try await pool.query("CREATE TABLE t (v integer)")
+        let runs = Atomic<Int>(0)
+        let value = try await pool.transaction { connection in
+            let run = runs.add(1, ordering: .relaxed).newValue
+            try connection.query("INSERT INTO t VALUES (\(run))")
+            if run < 3 {
+                try connection.execute(script: "DO $$ BEGIN RAISE EXCEPTION 'made to fail' USING ERRCODE = '\(sqlState)'; END $$")
+            }
+            return run
+        }
+        #expect(value == 3)
+        // Only the last run's row is written: the failed ones rolled back whole.
+        #expect(try await pool.query("SELECT v FROM t").map { try $0.int(0) as Int } == [3])
+        #expect(pool.retryStatistics.retries == 2 && pool.retryStatistics.exhausted == 0)
+        await pool.shutdown()
+    }
+
+    @Test("a transaction that keeps failing is given up after its tries, with the error; other errors are never tried again")
+    func transactionRetriesAreBounded() async throws {
+        var configuration = try TestDatabase.isolatedConfiguration()
+        configuration.transactionAttempts = 4
+        let pool = PostgresPool(configuration: configuration, maxConnections: 2)
+        let runs = Atomic<Int>(0)
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction { connection in
+                runs.add(1, ordering: .relaxed)
+                try connection.execute(script: "DO $$ BEGIN RAISE EXCEPTION 'always' USING ERRCODE = '40P01'; END $$")
+            }
+        }
+        #expect(runs.load(ordering: .relaxed) == 4)
+        #expect(pool.retryStatistics.retries == 3 && pool.retryStatistics.exhausted == 1)
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction { connection in
+                runs.add(1, ordering: .relaxed)
+                try connection.execute(script: "DO $$ BEGIN RAISE EXCEPTION 'unique' USING ERRCODE = '23505'; END $$")
+            }
+        }
+        #expect(runs.load(ordering: .relaxed) == 5)
+        await pool.shutdown()
+    }
+
+    @Test("the back-off before each new try: 2 ms, doubling, at most 64 ms", arguments: [(1, 2_000), (2, 4_000), (3, 8_000), (6, 64_000), (20, 64_000)])
+    func retryBackOff(attempt: Int, ceiling: Int64) {
+        #expect(PostgresPool.retryBackOff(attempt: attempt) == ceiling)
+    }
+
     @Test func aConnectionLeftInATransactionIsNotReused() async throws {
         let pool = try TestDatabase.isolatedPool()
         let leaked = try await pool.withConnection { connection in
