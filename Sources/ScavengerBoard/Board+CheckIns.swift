@@ -67,7 +67,9 @@ extension Board {
             guard let written else { throw Self.noSuchStop }
             // The hunt's leaderboard here has the check-in before the reply goes (the player's
             // next LEADERBOARD shows it).
-            _ = try await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
+            // Committed: the answer is OK whatever happens here (a leaderboard that cannot be
+            // loaded now is loaded by the next read).
+            _ = try? await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
             return result(written)
         }
     }
@@ -91,21 +93,28 @@ extension Board {
     /// A code stop's secret: refused while the player is locked out after wrong codes; a wrong one
     /// is counted and refused. The player and the hunt's state are checked first, so nobody who
     /// could not check in learns anything about the code (and the transaction checks them again).
+    /// The guess is counted before the code is compared, under the player's lock in the
+    /// database, so that however many guesses arrive at once (on one daemon or several) no more
+    /// than the limit are ever compared; a right code's guess is taken back.
     private func checkCode(_ code: String, hash: String, stop: HuntStop, account: Account) async throws {
         guard let hunt = try await store.hunt(id: stop.hunt) else { throw Self.noSuchStop }
         guard try await store.player(huntID: hunt.id, userID: account.id) != nil else { throw Self.notAPlayer }
-        let now = Timestamp.now
-        try Self.requireRunning(hunt, at: now)
+        try Self.requireRunning(hunt, at: Timestamp.now)
         let rules = self.rules.hunts
-        let window = Timestamp(microseconds: now.microseconds - Int64(rules.codeGuessWindowSeconds) * 1_000_000)
-        let wrong = try await store.wrongCodes(stopID: stop.id, userID: account.id, since: window)
-        if let wait = CodeGuesses.lockout(wrongCodesAt: wrong, now: now, rules: rules) {
+        let guess = try await store.takeCodeGuess(stopID: stop.id, userID: account.id, windowSeconds: rules.codeGuessWindowSeconds) {
+            counted, now in
+            try Self.rule { try Self.allowCodeGuess(counted: counted, now: now, rules: rules) }
+        }
+        guard await passwords.verify(code, against: hash) else { throw BoardError(.forbidden, "wrong code") }
+        try await store.returnCodeGuess(id: guess)
+    }
+
+    /// The wrong-code limit: `rateLimited` with the wait while the guesses counted in the window
+    /// (`counted`) have reached it.
+    static func allowCodeGuess(counted: [Timestamp], now: Timestamp, rules: HuntRules) throws(BoardError) {
+        if let wait = CodeGuesses.lockout(wrongCodesAt: counted, now: now, rules: rules) {
             throw BoardError.rateLimited(
                 retryAfter: wait, "too many wrong codes at this stop (at most \(rules.codeGuesses) per \(rules.codeGuessWindowSeconds) s); wait \(wait) s")
-        }
-        guard await passwords.verify(code, against: hash) else {
-            try await store.recordWrongCode(stopID: stop.id, userID: account.id)
-            throw BoardError(.forbidden, "wrong code")
         }
     }
 
@@ -135,6 +144,11 @@ extension Board {
         }
         let verdict = try Presence.judge(fix, at: facts.stop)
         if case .tooFar = verdict {
+            // A hidden stop's place is the player's to find: a refusal tells no distance (-1),
+            // or three refusals from three places would find it without going there.
+            if facts.stop.hidden {
+                throw BoardError.tooFar(meters: -1, "the fix is not within the stop's radius of this hidden stop")
+            }
             let whole = verdict.wholeMeters
             throw BoardError.tooFar(
                 meters: whole, "the fix is \(whole) m from the stop; it must be within \(Presence.plain(facts.stop.radiusMeters)) m")

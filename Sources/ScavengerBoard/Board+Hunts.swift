@@ -346,12 +346,19 @@ extension Board {
                 }
                 record = found
             } else {
-                // Codes cannot be guessed: an address that typed too many that found nothing waits.
-                try joinFailures.check(session.address, action: "JOINs by unknown codes")
-                guard let code = JoinCode(typed: codeOrID), let found = try await store.hunt(code: code) else {
-                    try? joinFailures.take(session.address, action: "JOINs by unknown codes")
-                    throw BoardError(.notFound, "no hunt that has not ended has this code")
+                // Codes cannot be guessed: an address that typed too many that found nothing
+                // waits. The try is charged before the look-up and given back when the code is
+                // found, so that guesses arriving at once cannot all pass before any is charged.
+                try joinFailures.take(session.address, action: "JOINs by unknown codes")
+                let found: HuntRecord?
+                do {
+                    if let code = JoinCode(typed: codeOrID) { found = try await store.hunt(code: code) } else { found = nil }
+                } catch {
+                    joinFailures.refund(session.address)
+                    throw error
                 }
+                guard let found else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
+                joinFailures.refund(session.address)
                 record = found
             }
             let playerName = name ?? account.user.name

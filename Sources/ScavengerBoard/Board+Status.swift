@@ -34,6 +34,10 @@ public struct BoardStatistics: Sendable, Equatable {
     /// Users on the all-time ranking and on this week's (0 until the rankings are loaded).
     public var rankedUsers: Int = 0
     public var rankedUsersThisWeek: Int = 0
+    /// Transactions run again after a deadlock or a serialization failure (never shown to a
+    /// client), and those that still failed after every try, since the daemon started.
+    public var transactionRetries: Int = 0
+    public var transactionRetriesExhausted: Int = 0
 }
 
 extension Board {
@@ -53,10 +57,12 @@ extension Board {
         let waits = store.pool.waitStatistics
         let week = RankingPeriod.thisWeek.board(at: .now)
         let ranked = feed.hunts.withRankings { ($0.count(.allTime), $0.count(week)) } ?? (0, 0)
+        let retries = store.pool.retryStatistics
         return BoardStatistics(
             feedPins: feed.isLoaded ? feed.count : 0, watches: feed.watches.count + feed.hunts.watchCount,
             eventsPublished: feed.watches.eventsPublished, databaseWaiting: waits.waiting, databaseWaits: waits.waits,
-            databaseWaited: waits.waited, rankedUsers: ranked.0, rankedUsersThisWeek: ranked.1)
+            databaseWaited: waits.waited, rankedUsers: ranked.0, rankedUsersThisWeek: ranked.1,
+            transactionRetries: retries.retries, transactionRetriesExhausted: retries.exhausted)
     }
 
     /// Open items in the moderation queue (a count query), or nil when the database does not

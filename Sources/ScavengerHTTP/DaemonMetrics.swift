@@ -26,6 +26,9 @@ public final class DaemonMetrics: Sendable {
     let poolWaitSeconds: MirroredCounter
     /// Calls queued for a database connection now.
     let poolWaiting: CoreMetrics.Gauge
+    /// Transactions run again after a deadlock or serialization failure, and those given up.
+    let transactionRetries: MirroredCounter
+    let transactionRetriesExhausted: MirroredCounter
 
     /// Metrics into `registry`, through a Prometheus factory of its own (tests), or through
     /// `factory` when given (the daemon passes the bootstrapped `MetricsSystem.factory`, which
@@ -44,6 +47,8 @@ public final class DaemonMetrics: Sendable {
         poolWaits = MirroredCounter(label: "scavenger_db_pool_waits_total", factory: factory)
         poolWaitSeconds = MirroredCounter(label: "scavenger_db_pool_wait_seconds_total", factory: factory)
         poolWaiting = CoreMetrics.Gauge(label: "scavenger_db_pool_waiting", factory: factory)
+        transactionRetries = MirroredCounter(label: "scavenger_db_transaction_retries_total", factory: factory)
+        transactionRetriesExhausted = MirroredCounter(label: "scavenger_db_transaction_retries_exhausted_total", factory: factory)
         for gauge in [watches, connections, feedPins, moderationOpenItems, poolWaiting, rankedUsers, rankedUsersThisWeek] { gauge.record(0) }
     }
 
@@ -59,6 +64,8 @@ public final class DaemonMetrics: Sendable {
         let (seconds, attoseconds) = statistics.databaseWaited.components
         poolWaitSeconds.follow(Double(seconds) + Double(attoseconds) / 1e18)
         poolWaiting.record(statistics.databaseWaiting)
+        transactionRetries.follow(Double(statistics.transactionRetries))
+        transactionRetriesExhausted.follow(Double(statistics.transactionRetriesExhausted))
     }
 
     /// Per-request counters for `table`'s commands, in this registry.

@@ -116,7 +116,9 @@ extension Database {
                     """)
                 guard let row = rows.first else { return false }
                 if try row.bool("has_totals") {
-                    try Self.logCurrentTotals(connection, userID: try row.int("id"))
+                    let log = HuntLog()
+                    try Self.logCurrentTotals(connection, log, userID: try row.int("id"))
+                    try log.write(on: connection)
                 }
                 return true
             }

@@ -156,27 +156,38 @@ extension Database {
         return Timestamp(microseconds: Int64(try rows[0].int("now_us") as Int))
     }
 
-    /// Appends a change to the hunts' change log (in the caller's transaction, after its last row
-    /// lock: the log's lock is held to the commit).
-    @discardableResult
-    static func logHuntChange(_ connection: PostgresConnection, hunt: String, _ change: HuntChange) throws -> Int {
-        let (kind, payload) = HuntChangeCoding.encode(change)
-        let rows = try connection.query("SELECT log_hunt_change(\(hunt), \(kind), \(payload)::jsonb) AS seq")
-        return try rows[0].int("seq")
+    /// Appends a change to the hunts' change log at once, in the caller's transaction: for a
+    /// transaction whose last row lock is already taken (a moderator's removal). Hunt writes
+    /// append to their ``HuntLog`` instead, written last.
+    static func logHuntChange(_ connection: PostgresConnection, hunt: String, _ change: HuntChange) throws {
+        let log = HuntLog()
+        log.append(hunt: hunt, change)
+        try log.write(on: connection)
     }
 
-    /// Runs `body`, letting a caller's refusal through and rolling back. A keyed write's key and
-    /// reply (`request`) are stored last, in the same transaction.
+    /// Runs `body` in a hunt write's transaction, letting a caller's refusal through and rolling
+    /// back. A keyed write's key and reply (`request`) are stored after it, and the change-log
+    /// entries `body` appended to its ``HuntLog`` last of all (see ``HuntLog`` for the lock order
+    /// every body keeps). A deadlock or serialization failure runs the whole of it again.
     func huntTransaction<T: Sendable>(
-        request: KeyedWrite<T>? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+        request: KeyedWrite<T>? = nil, _ body: @escaping @Sendable (PostgresConnection, HuntLog) throws -> T
     ) async throws(StoreError) -> T {
         try await mappingErrors {
             try await pool.transaction { connection in
-                let result = try body(connection)
+                let log = HuntLog()
+                let result = try body(connection, log)
                 try request.record(result, on: connection)
+                try log.write(on: connection)
                 return result
             }
         }
+    }
+
+    /// Takes the player's lock (the first of ``HuntLog``'s order) for the rest of the transaction:
+    /// whatever is judged from the player's own history (their last fix, their wrong codes) is
+    /// judged one request after the other, whichever daemon each came to.
+    static func lockPlayer(_ connection: PostgresConnection, userID: Int) throws {
+        try connection.query("SELECT pg_advisory_xact_lock(7470, hashtext(current_schema() || '.' || \(userID)::bigint::text))")
     }
 
     // MARK: Hunts
@@ -186,7 +197,7 @@ extension Database {
     /// and the insert run under an advisory lock on the code, so two hunts created at once with
     /// the same code cannot both have it. The host's `POST` token is taken in the same transaction.
     public func createHunt(_ new: NewHunt, request: KeyedWrite<HuntRecord>? = nil) async throws(StoreError) -> HuntRecord {
-        try await huntTransaction(request: request) { connection in
+        try await huntTransaction(request: request) { connection, log in
             try Self.takeRateToken(connection, userID: new.hostID, action: .post, rate: new.rate)
             try connection.query("SELECT pg_advisory_xact_lock(7469, hashtext(\(new.code.text)))")
             let taken = try connection.query("SELECT 1 FROM hunts h WHERE h.code = \(new.code.text) AND \(unescaped: Self.huntNotEnded)")
@@ -417,10 +428,10 @@ extension Database {
         huntID: String, request: KeyedWrite<HuntRecord?>? = nil,
         _ change: @escaping @Sendable (HuntRecord, Timestamp) throws -> (schedule: HuntSchedule, log: (moderator: Int, action: String)?)
     ) async throws(StoreError) -> HuntRecord? {
-        try await huntTransaction(request: request) { connection in
-            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return nil }
+        try await huntTransaction(request: request) { connection, log in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
             let now = try Self.clock(connection)
-            let (schedule, log) = try change(hunt, now)
+            let (schedule, moderation) = try change(hunt, now)
             try connection.query("""
                 UPDATE hunts SET
                     starts_at = 'epoch'::timestamptz + \(schedule.starts?.microseconds)::bigint * interval '1 microsecond',
@@ -428,10 +439,10 @@ extension Database {
                     duration_s = \(schedule.durationSeconds)::integer
                 WHERE id = \(huntID)
                 """)
-            if let log {
-                try Self.log(connection, moderator: log.moderator, action: log.action, item: huntID, user: hunt.hostID, note: nil)
+            if let moderation {
+                try Self.log(connection, moderator: moderation.moderator, action: moderation.action, item: huntID, user: hunt.hostID, note: nil)
             }
-            try Self.logHuntChange(connection, hunt: huntID, .hunt)
+            log.append(hunt: huntID, .hunt)
             var changed = hunt
             changed.schedule = schedule
             return changed
@@ -444,8 +455,8 @@ extension Database {
         huntID: String, _ stop: NewStop, request: KeyedWrite<StopRecord?>? = nil,
         check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> StopRecord? {
-        try await huntTransaction(request: request) { connection in
-            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return nil }
+        try await huntTransaction(request: request) { connection, log in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             try connection.query("""
                 INSERT INTO hunt_stops (id, hunt_id, n, title, clue, lat, lon, radius_m, points, proof, code_hash, hidden)
@@ -463,11 +474,11 @@ extension Database {
     public func removeStop(
         id: String, request: KeyedWrite<Bool>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> Bool {
-        try await huntTransaction(request: request) { connection in
+        try await huntTransaction(request: request) { connection, log in
             let found = try connection.query("SELECT hunt_id, n FROM hunt_stops WHERE id = \(id)")
             guard let row = found.first else { return false }
             let huntID: String = try row.string("hunt_id")
-            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR UPDATE OF h") else { return false }
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return false }
             try check(hunt, try Self.clock(connection))
             let place: Int = try row.int("n")
             try connection.query("DELETE FROM hunt_stops WHERE id = \(id)")
@@ -481,7 +492,7 @@ extension Database {
     public func addHint(
         huntID: String, text: String, request: KeyedWrite<Timestamp?>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> Timestamp? {
-        try await huntTransaction(request: request) { connection in
+        try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             let rows = try connection.query("""
@@ -489,7 +500,7 @@ extension Database {
                 RETURNING (extract(epoch FROM at) * 1000000)::bigint AS at_us
                 """)
             let at = Timestamp(microseconds: Int64(try rows[0].int("at_us") as Int))
-            try Self.logHuntChange(connection, hunt: huntID, .hint(text: text, at: at))
+            log.append(hunt: huntID, .hint(text: text, at: at))
             return at
         }
     }
@@ -503,20 +514,21 @@ extension Database {
         case renamed(HuntRecord)
     }
 
-    /// Joins (or renames) `userID` as `name`; `check` sees the hunt under a share lock. A name
+    /// Joins (or renames) `userID` as `name`; `check` sees the hunt under its row lock (a join
+    /// changes the hunt's count of players, so joins of one hunt are one after the other). A name
     /// another player holds is ``StoreError/conflict(constraint:)`` `hunt_players_name`. Nil when
     /// no such hunt.
     public func join(
         huntID: String, userID: Int, name: String, request: KeyedWrite<JoinOutcome?>? = nil,
         check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> JoinOutcome? {
-        try await huntTransaction(request: request) { connection in
-            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
+        try await huntTransaction(request: request) { connection, log in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
                 if player.name == name { return .unchanged(hunt) }
                 try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
-                try Self.logHuntChange(connection, hunt: huntID, .standing(
+                log.append(hunt: huntID, .standing(
                     StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt), renamedFrom: player.name))
                 return .renamed(hunt)
             }
@@ -525,9 +537,9 @@ extension Database {
                 INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
                 ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
                 """)
-            try Self.logCurrentTotals(connection, userID: userID)
+            try Self.logCurrentTotals(connection, log, userID: userID)
             try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
-            try Self.logHuntChange(connection, hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil), renamedFrom: nil))
+            log.append(hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil), renamedFrom: nil))
             var joined = hunt
             joined.players += 1
             return .joined(joined)
@@ -535,12 +547,12 @@ extension Database {
     }
 
     /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found
-    /// drops. `check` sees the hunt under a share lock. False when not a player (or no hunt).
+    /// drops. `check` sees the hunt under its row lock. False when not a player (or no hunt).
     public func leave(
         huntID: String, userID: Int, request: KeyedWrite<Bool>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> Bool {
-        try await huntTransaction(request: request) { connection in
-            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return false }
+        try await huntTransaction(request: request) { connection, log in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return false }
             try check(hunt, try Self.clock(connection))
             let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found")
             guard let row = rows.first else { return false }
@@ -559,7 +571,7 @@ extension Database {
             var debited: [Timestamp] = []
             for checkIn in counted where try checkIn.string("status") as String == "accepted" {
                 let acceptedAt = Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))
-                try Self.debitTotals(connection, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, log: false)
+                try Self.debitTotals(connection, log, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, logged: false)
                 debited.append(acceptedAt)
             }
             try connection.query("""
@@ -570,35 +582,51 @@ extension Database {
             // Logged once all is taken, hunts played included (with no check-in taken, for the
             // profile alone).
             if debited.isEmpty {
-                try Self.logCurrentTotals(connection, userID: userID)
+                try Self.logCurrentTotals(connection, log, userID: userID)
             } else {
-                try Self.logTotals(connection, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
+                try Self.logTotals(connection, log, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
             }
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
-            try Self.logHuntChange(connection, hunt: huntID, .left(player: name))
+            log.append(hunt: huntID, .left(player: name))
             return true
         }
     }
 
     // MARK: Check-ins
 
-    /// Wrong codes `userID` entered at `stopID` since `since`, oldest first.
-    public func wrongCodes(stopID: String, userID: Int, since: Timestamp) async throws(StoreError) -> [Timestamp] {
-        try await mappingErrors {
-            let rows = try await pool.query("""
+    /// Counts a guess of `userID`'s at the code of `stopID` before the code is checked, under the
+    /// player's lock (``lockPlayer(_:userID:)``), so that the limit holds however many guesses
+    /// arrive at once: `decide` (the board's rule) sees the times of the guesses counted within
+    /// the last `windowSeconds` and the database's clock, and refuses or lets this one be
+    /// counted. Returns the guess's id, for ``returnCodeGuess(id:)`` when the code was right.
+    public func takeCodeGuess(
+        stopID: String, userID: Int, windowSeconds: Int,
+        decide: @escaping @Sendable (_ counted: [Timestamp], _ now: Timestamp) throws -> Void
+    ) async throws(StoreError) -> Int {
+        try await huntTransaction { connection, _ in
+            try Self.lockPlayer(connection, userID: userID)
+            let now = try Self.clock(connection)
+            let rows = try connection.query("""
                 SELECT (extract(epoch FROM at) * 1000000)::bigint AS at_us FROM code_guesses
                 WHERE stop_id = \(stopID) AND user_id = \(userID)
-                  AND at > 'epoch'::timestamptz + \(since.microseconds)::bigint * interval '1 microsecond'
+                  AND at > 'epoch'::timestamptz + \(now.microseconds - Int64(windowSeconds) * 1_000_000)::bigint * interval '1 microsecond'
                 ORDER BY at
                 """)
-            return try rows.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }
+            try decide(try rows.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }, now)
+            let inserted = try connection.query("""
+                INSERT INTO code_guesses (stop_id, user_id, at)
+                VALUES (\(stopID), \(userID), 'epoch'::timestamptz + \(now.microseconds)::bigint * interval '1 microsecond')
+                RETURNING id
+                """)
+            return try inserted[0].int("id")
         }
     }
 
-    /// Records a wrong code.
-    public func recordWrongCode(stopID: String, userID: Int) async throws(StoreError) {
+    /// Takes back a guess counted by ``takeCodeGuess(stopID:userID:windowSeconds:decide:)``: the
+    /// code was right, and only wrong codes count.
+    public func returnCodeGuess(id: Int) async throws(StoreError) {
         try await mappingErrors {
-            try await pool.query("INSERT INTO code_guesses (stop_id, user_id) VALUES (\(stopID), \(userID))", idempotent: false)
+            try await pool.query("DELETE FROM code_guesses WHERE id = \(id)", idempotent: false)
         }
     }
 
@@ -611,7 +639,8 @@ extension Database {
     public func checkIn(
         _ new: NewCheckIn, request: KeyedWrite<CheckInWrite?>? = nil, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInVerdict
     ) async throws(StoreError) -> CheckInWrite? {
-        try await huntTransaction(request: request) { connection in
+        try await huntTransaction(request: request) { connection, log in
+            try Self.lockPlayer(connection, userID: new.userID)
             let stops = try connection.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(new.stopID)")
             guard let stopRow = stops.first else { return nil }
             let stop = try StopColumns(stops).stop(stopRow).stop
@@ -630,9 +659,11 @@ extension Database {
                     if try row.string("id") as String == stop.id { facts.hasLiveCheckIn = true }
                 }
                 facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
+                // The reference fix: the latest check-in, in any hunt, that stands or may stand
+                // (a flagged jump is no reference for the next one).
                 let previous = try connection.query("""
                     SELECT lat, lon, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM checkins
-                    WHERE user_id = \(new.userID) ORDER BY created_at DESC LIMIT 1
+                    WHERE user_id = \(new.userID) AND status IN ('accepted', 'pending') ORDER BY created_at DESC LIMIT 1
                     """)
                 if let row = previous.first {
                     facts.previous = (try row.double("lat"), try row.double("lon"), Timestamp(microseconds: Int64(try row.int("at_us") as Int)))
@@ -658,10 +689,10 @@ extension Database {
             if accepted {
                 let acceptedAt: Int = try inserted[0].int("accepted_us")
                 standing = try Self.credit(
-                    connection, hunt: hunt.id, stops: hunt.stops, stop: stop.id, userID: new.userID, points: verdict.points,
+                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: stop.id, userID: new.userID, points: verdict.points,
                     at: Timestamp(microseconds: Int64(acceptedAt)))
-                try Self.logHuntChange(connection, hunt: hunt.id, .found(player: player.name, stop: stop.id, points: verdict.points))
-                try Self.logHuntChange(connection, hunt: hunt.id, .standing(standing, renamedFrom: nil))
+                log.append(hunt: hunt.id, .found(player: player.name, stop: stop.id, points: verdict.points))
+                log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
             }
             let checkIn = CheckIn(
                 id: new.id, hunt: hunt.id, stop: stop.id, player: player.name, status: verdict.status, points: verdict.points, at: at,
@@ -683,7 +714,7 @@ extension Database {
     /// to the user's totals (all-time and that week's; a hunt whose every stop they have now found
     /// counts as completed). In the caller's transaction, before its change-log entries.
     static func credit(
-        _ connection: PostgresConnection, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
+        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
     ) throws -> StandingChange {
         try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop)")
         let rows = try connection.query("""
@@ -701,36 +732,36 @@ extension Database {
             SELECT * FROM score_credit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond')
             """)
-        try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
+        log.append(hunt: "", .totals(try userTotals(totals[0])))
         return standing
     }
 
     /// Takes an accepted check-in (accepted at `acceptedAt`, worth `points`, already rejected or
     /// deleted) out of the user's totals, all-time and its week's; logs the totals it left unless
     /// the caller logs them after more (``logTotals(_:userID:weeks:)``).
-    static func debitTotals(_ connection: PostgresConnection, userID: Int, points: Int, acceptedAt: Timestamp, log: Bool = true) throws {
+    static func debitTotals(_ connection: PostgresConnection, _ log: HuntLog, userID: Int, points: Int, acceptedAt: Timestamp, logged: Bool = true) throws {
         let totals = try connection.query("""
             SELECT * FROM score_debit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(acceptedAt.microseconds)::bigint * interval '1 microsecond')
             """)
-        if log { try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0]))) }
+        if logged { log.append(hunt: "", .totals(try userTotals(totals[0]))) }
     }
 
     /// Logs the user's totals as they stand, with this week's (by PostgreSQL's clock): after a
     /// change of the hunts they play and nothing else.
-    static func logCurrentTotals(_ connection: PostgresConnection, userID: Int) throws {
+    static func logCurrentTotals(_ connection: PostgresConnection, _ log: HuntLog, userID: Int) throws {
         let totals = try connection.query("SELECT * FROM score_totals_of(\(userID)::bigint, score_week(now()))")
-        try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
+        log.append(hunt: "", .totals(try userTotals(totals[0])))
     }
 
     /// Logs the user's totals as they stand, once for each of `weeks` (each entry with that
     /// week's totals), in week order.
-    static func logTotals(_ connection: PostgresConnection, userID: Int, weeks: Set<ScoreWeek>) throws {
+    static func logTotals(_ connection: PostgresConnection, _ log: HuntLog, userID: Int, weeks: Set<ScoreWeek>) throws {
         for week in weeks.sorted() {
             let totals = try connection.query("""
                 SELECT * FROM score_totals_of(\(userID)::bigint, date '1970-01-01' + \(week.mondayDay)::integer)
                 """)
-            try logHuntChange(connection, hunt: "", .totals(try userTotals(totals[0])))
+            log.append(hunt: "", .totals(try userTotals(totals[0])))
         }
     }
 
@@ -804,13 +835,18 @@ extension Database {
         checkInID: String, request: KeyedWrite<(checkIn: CheckIn, standing: StandingChange)?>? = nil,
         decide: @escaping @Sendable (ReviewFacts) throws -> ReviewDecision
     ) async throws(StoreError) -> (checkIn: CheckIn, standing: StandingChange)? {
-        try await huntTransaction(request: request) { connection in
+        try await huntTransaction(request: request) { connection, log in
+            // The hunt's row before the check-in's (the order of ``HuntLog``): its hunt is read
+            // first without a lock (a check-in never moves to another hunt).
+            let owner = try connection.query("SELECT hunt_id FROM checkins WHERE id = \(checkInID)")
+            guard let ownerRow = owner.first else { return nil }
+            let huntID: String = try ownerRow.string("hunt_id")
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             let rows = try connection.query("""
                 SELECT \(unescaped: Self.checkInColumns) FROM \(unescaped: Self.checkInFrom) WHERE c.id = \(checkInID) FOR UPDATE OF c
                 """)
             guard let row = rows.first else { return nil }
             let record = try CheckInColumns(rows).checkIn(row)
-            guard let hunt = try Self.hunt(connection, id: record.checkIn.hunt, lock: "FOR SHARE OF h") else { return nil }
             let decision = try decide(ReviewFacts(checkIn: record, hunt: hunt, now: try Self.clock(connection)))
             guard let player = try Self.player(connection, hunt: hunt.id, user: record.userID, forUpdate: true) else {
                 throw StoreError.unexpected("a check-in's player is not in its hunt")
@@ -836,8 +872,8 @@ extension Database {
             checkIn.points = decision.points
             if nowAccepted, !wasAccepted {
                 standing = try Self.credit(
-                    connection, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
-                try Self.logHuntChange(connection, hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
+                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
+                log.append(hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
             } else if wasAccepted, !nowAccepted {
                 try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
                 let updated = try connection.query("""
@@ -854,14 +890,14 @@ extension Database {
                 }
                 if let acceptedUS {
                     try Self.debitTotals(
-                        connection, userID: record.userID, points: record.checkIn.points, acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
+                        connection, log, userID: record.userID, points: record.checkIn.points, acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
                 }
             }
             if let log = decision.logAs {
                 try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)
             }
             if wasAccepted != nowAccepted {
-                try Self.logHuntChange(connection, hunt: hunt.id, .standing(standing, renamedFrom: nil))
+                log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
             }
             return (checkIn, standing)
         }
@@ -877,7 +913,7 @@ extension Database {
         check: @escaping @Sendable (HuntRecord, Bool) throws -> Void
     ) async throws(StoreError) -> PinReply? {
         let id = Identifier.newReply()
-        return try await huntTransaction(request: request) { connection in
+        return try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             let member = try hunt.hostID == authorID
                 || !connection.query("SELECT 1 FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(authorID)").isEmpty
@@ -890,7 +926,7 @@ extension Database {
             let reply = PinReply(
                 id: id, pin: huntID, text: text, author: authorName,
                 created: Timestamp(microseconds: Int64(try rows[0].int("created_us") as Int)))
-            try Self.logHuntChange(connection, hunt: huntID, .reply(reply))
+            log.append(hunt: huntID, .reply(reply))
             return reply
         }
     }

@@ -1,0 +1,59 @@
+import Foundation
+import Postgres
+import ScavengerCore
+
+/// The change-log entries of one hunt write, kept until its last statement.
+///
+/// **The lock order of every hunt write.** A write to hunts, their players, stops, check-ins or
+/// scores takes its locks in this order and never another, so no two writes wait on each other
+/// in a cycle (a crowd arriving at once queues; it does not deadlock):
+/// 1. the player, as a transaction-level advisory lock on the user (`CHECKIN` and the count of
+///    wrong codes): a player's check-ins, in one hunt or two, are judged one after the other;
+/// 2. the hunt's row: `FOR NO KEY UPDATE` when the write changes the row (its schedule, its
+///    counts of stops and players: `JOIN`, `LEAVE`, `ADDSTOP`, `REMOVESTOP`, `STARTHUNT`, …),
+///    `FOR SHARE` otherwise (a check-in, a review, a hint, a chat message): taken first and at its
+///    full strength, never upgraded later;
+/// 3. the check-in's row (a review);
+/// 4. the players' rows (`hunt_players`);
+/// 5. the stops' rows (`found_by`), in id order when there are several;
+/// 6. the users' score rows (`user_scores`, weekly scores), rate buckets, the moderation log and
+///    the request key;
+/// 7. the change log's ordering lock (advisory 7468), taken by the entries this type writes as
+///    the last statement before `COMMIT` and held only for them and the commit.
+///
+/// A lock taken out of this order (a cascade of a deleted account, say) can still meet a
+/// deadlock; the pool runs such a transaction again (``PostgresPool/transaction(_:)``), so a
+/// client never sees it.
+final class HuntLog {
+    private var entries: [(hunt: String, change: HuntChange)] = []
+
+    init() {}
+
+    /// Appends `change` of `hunt` ("" for a user's totals), to be written at the end.
+    func append(hunt: String, _ change: HuntChange) {
+        entries.append((hunt, change))
+    }
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Writes the entries, in the order they were appended, in one statement (see
+    /// `log_hunt_changes`): the caller's last before `COMMIT`.
+    func write(on connection: PostgresConnection) throws {
+        guard !entries.isEmpty else { return }
+        var batch = "["
+        for (index, entry) in entries.enumerated() {
+            let (kind, payload) = HuntChangeCoding.encode(entry.change)
+            if index > 0 { batch += "," }
+            batch += "{\"hunt\":\(Self.jsonString(entry.hunt)),\"kind\":\(Self.jsonString(kind)),\"payload\":\(payload)}"
+        }
+        batch += "]"
+        try connection.query("SELECT log_hunt_changes(\(batch)::jsonb)")
+        entries.removeAll()
+    }
+
+    /// `text` as a JSON string.
+    private static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    }
+}
