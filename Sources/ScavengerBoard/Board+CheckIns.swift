@@ -52,19 +52,30 @@ extension Board {
             let result: @Sendable (CheckInWrite) -> CheckInResult = { written in
                 CheckInResult(checkIn: written.checkIn, points: written.standing.points, found: written.standing.found, rank: written.rank)
             }
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (written: CheckInWrite?) in written.map(result) }
-            let written: CheckInWrite?
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (outcome: CheckInOutcome?) -> CheckInResult? in
+                guard case .written(let written) = outcome else { return nil }
+                return result(written)
+            }
+            let outcome: CheckInOutcome?
+            let photoRate = hasPhoto ? rate(.photo, for: account.user.role) : nil
             do {
-                written = try await store.checkIn(new, request: keyed) { facts in
-                    try Self.rule {
-                        try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
-                        return try Self.judge(fix, facts: facts, rules: rules)
+                outcome = try await charging(.photo, photoRate) {
+                    try await store.checkIn(new, photoRate: photoRate, request: keyed) { facts in
+                        try Self.rule {
+                            try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
+                            return try Self.judge(fix, facts: facts, rules: rules)
+                        }
                     }
                 }
             } catch StoreError.conflict(constraint: "checkins_one_live") {
                 throw BoardError(.conflict, "you have already checked in at this stop")
             }
-            guard let written else { throw Self.noSuchStop }
+            let written: CheckInWrite
+            switch outcome {
+            case nil: throw Self.noSuchStop
+            case .refused(let refusal)?: throw refusal
+            case .written(let write)?: written = write
+            }
             // The hunt's leaderboard here has the check-in before the reply goes (the player's
             // next LEADERBOARD shows it).
             // Committed: the answer is OK whatever happens here (a leaderboard that cannot be
@@ -105,7 +116,12 @@ extension Board {
             counted, now in
             try Self.rule { try Self.allowCodeGuess(counted: counted, now: now, rules: rules) }
         }
-        guard await passwords.verify(code, against: hash) else { throw BoardError(.forbidden, "wrong code") }
+        // Compared as typed once normalized; a stop made before codes were normalized kept the
+        // hash of its code as the host typed it, so that is tried too.
+        let normalized = StopCode.normalized(code)
+        var right = await passwords.verify(normalized, against: hash)
+        if !right, normalized != code { right = await passwords.verify(code, against: hash) }
+        guard right else { throw BoardError(.forbidden, "wrong code") }
         try await store.returnCodeGuess(id: guess)
     }
 
@@ -134,31 +150,44 @@ extension Board {
         }
     }
 
-    /// The rules of a check-in, on the facts read under the transaction's locks.
-    static func judge(_ fix: Fix, facts: CheckInFacts, rules: HuntRules) throws -> CheckInVerdict {
+    /// The rules of a check-in, on the facts read under the transaction's locks: a verdict to
+    /// write, a refusal (thrown), or a `TOO_FAR` refusal that counts as a try at the stop.
+    static func judge(_ fix: Fix, facts: CheckInFacts, rules: HuntRules) throws -> CheckInJudgement {
         guard facts.player != nil else { throw notAPlayer }
         try requireRunning(facts.hunt, at: facts.now)
         guard !facts.hasLiveCheckIn else { throw BoardError(.conflict, "you have already checked in at this stop") }
         if facts.hunt.ordered, let next = facts.nextStop, next != facts.stop.n {
             throw BoardError(.conflict, "this hunt is ordered: your next stop is number \(next)")
         }
+        if let wait = CodeGuesses.lockout(tooFarAt: facts.tooFarTries, now: facts.now, rules: rules) {
+            throw BoardError.rateLimited(
+                retryAfter: wait,
+                "too many check-ins too far from this stop (at most \(rules.tooFarTries) per \(rules.codeGuessWindowSeconds) s); wait \(wait) s")
+        }
         let verdict = try Presence.judge(fix, at: facts.stop)
         if case .tooFar = verdict {
             // A hidden stop's place is the player's to find: a refusal tells no distance (-1),
             // or three refusals from three places would find it without going there.
             if facts.stop.hidden {
-                throw BoardError.tooFar(meters: -1, "the fix is not within the stop's radius of this hidden stop")
+                return .refuseCountingTry(BoardError.tooFar(meters: -1, "the fix is not within the radius of this hidden stop"))
             }
             let whole = verdict.wholeMeters
-            throw BoardError.tooFar(
-                meters: whole, "the fix is \(whole) m from the stop; it must be within \(Presence.plain(facts.stop.radiusMeters)) m")
+            return .refuseCountingTry(BoardError.tooFar(
+                meters: whole, "the fix is \(whole) m from the stop; it must be within \(Presence.plain(facts.stop.radiusMeters)) m"))
         }
         var status: CheckInStatus = facts.stop.proof == .photo ? .pending : .accepted
-        if let previous = facts.previous,
-           TravelSpeed.isImplausible(from: Fix(lat: previous.lat, lon: previous.lon), at: previous.at, to: fix, at: facts.now, rules: rules) {
-            status = .flagged
+        var travel: Travel?
+        if let previous = facts.previous {
+            let from = Fix(lat: previous.lat, lon: previous.lon)
+            if TravelSpeed.isImplausible(from: from, at: previous.at, to: fix, at: facts.now, rules: rules) {
+                status = .flagged
+                travel = Travel(
+                    fromMeters: Geodesy.distance(lat1: from.lat, lon1: from.lon, lat2: fix.lat, lon2: fix.lon),
+                    seconds: Double(max(0, facts.now.microseconds - previous.at.microseconds)) / 1_000_000)
+            }
         }
-        return CheckInVerdict(status: status, points: status == .accepted ? facts.stop.points : 0, distanceMeters: verdict.distanceMeters)
+        return .write(CheckInVerdict(
+            status: status, points: status == .accepted ? facts.stop.points : 0, distanceMeters: verdict.distanceMeters, travel: travel))
     }
 
     // MARK: Review
@@ -179,7 +208,13 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID), let hunt = try await store.hunt(id: huntID) else { throw Self.noSuchHunt }
-            _ = try Self.reviewer(hunt, account)
+            do {
+                _ = try Self.reviewer(hunt, account)
+            } catch {
+                // A player or anyone on a public hunt: FORBIDDEN; a stranger to a private one: NOT_FOUND.
+                let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "review its check-ins")
+                throw refusal.code == .notFound ? refusal : error
+            }
             var after: (at: Timestamp, id: String)?
             if let cursor {
                 guard let parsed = HuntCursors.review(cursor) else { throw BoardError(.badArgument, "CURSOR is not a cursor of this list") }
@@ -219,6 +254,24 @@ extension Board {
         }
     }
 
+    /// Who may review a check-in, then `decide`: no one their own (`FORBIDDEN`, a moderator's
+    /// included: they read it); anyone but the hunt's host or a moderator learns nothing of
+    /// another's check-in (`NOT_FOUND`); a removed hunt's check-ins stay as they were (`CONFLICT`:
+    /// its points have left the rankings).
+    static func reviewDecision(
+        _ facts: ReviewFacts, by account: Account, _ decide: (ReviewFacts, Int?) throws -> ReviewDecision
+    ) throws -> ReviewDecision {
+        if facts.checkIn.userID == account.id { throw BoardError(.forbidden, "no one reviews their own check-in") }
+        let moderator: Int?
+        do {
+            moderator = try reviewer(facts.hunt, account)
+        } catch {
+            throw noSuchCheckIn
+        }
+        if facts.hunt.removed { throw BoardError(.conflict, "the hunt was removed; its check-ins can no longer be reviewed") }
+        return try decide(facts, moderator)
+    }
+
     private func review(
         checkInID: String, by session: Session, request: RequestKey<CheckIn>?,
         _ decide: @escaping @Sendable (ReviewFacts, Int?) throws -> ReviewDecision
@@ -226,21 +279,11 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) {
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) {
                 (reviewed: (checkIn: CheckIn, standing: StandingChange)?) in reviewed?.checkIn
             }
             guard let reviewed = try await store.review(checkInID: checkInID, request: keyed, decide: { facts in
-                try Self.rule {
-                    // A stranger to the hunt learns nothing of its check-ins.
-                    let moderator: Int?
-                    do {
-                        moderator = try Self.reviewer(facts.hunt, account)
-                    } catch {
-                        if facts.checkIn.userID == account.id { throw error }
-                        throw facts.hunt.isPublic ? error : Self.noSuchCheckIn
-                    }
-                    return try decide(facts, moderator)
-                }
+                try Self.rule { try Self.reviewDecision(facts, by: account, decide) }
             }) else { throw Self.noSuchCheckIn }
             await applyOwnHuntWrite()
             return reviewed.checkIn

@@ -176,7 +176,7 @@ extension Board {
             let account = try await writer(of: session)
             let limit = rate(.post, for: account.user.role)
             let made = MadeInTransaction<HuntView>()
-            let keyed = keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord) in Self.hosted(record, at: .now) }
+            let keyed = try keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord) in Self.hosted(record, at: .now) }
             for _ in 0 ..< Self.joinCodeDraws {
                 let new = NewHunt(
                     hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
@@ -192,9 +192,20 @@ extension Board {
         }
     }
 
-    /// Refuses anyone but the host.
-    private static func requireHost(_ hunt: HuntRecord, _ account: Account, _ what: String) throws(BoardError) {
-        guard hunt.hostID == account.id else { throw BoardError(.forbidden, "only the hunt's host may \(what)") }
+    /// Refuses anyone but the host, with `refusal` (``hostOnlyRefusal(huntID:account:what:)``).
+    private static func requireHost(_ hunt: HuntRecord, _ account: Account, _ refusal: BoardError) throws(BoardError) {
+        guard hunt.hostID == account.id else { throw refusal }
+    }
+
+    /// What someone who is not a hunt's host hears when they try its host's command: `FORBIDDEN`
+    /// when they may read the hunt (anyone, for a public hunt; its players), `NOT_FOUND` when
+    /// they may not (so a private hunt does not exist to strangers). Read before the write's
+    /// transaction (which checks the host again under its lock): the answer is a refusal either way.
+    func hostOnlyRefusal(huntID: String, account: Account, what: String) async throws -> BoardError {
+        guard let record = try await store.hunt(id: huntID), record.hostID == account.id || !record.removed else { return Self.noSuchHunt }
+        let forbidden = BoardError(.forbidden, "only the hunt's host may \(what)")
+        if record.isPublic || record.hostID == account.id { return forbidden }
+        return try await store.player(huntID: huntID, userID: account.id) != nil ? forbidden : Self.noSuchHunt
     }
 
     /// ADDSTOP: a stop at the end of a scheduled hunt; only its host. A code is stored only hashed.
@@ -212,20 +223,21 @@ extension Board {
         return try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+            let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "add stops")
             var codeHash: String?
             if let code = draft.code {
-                codeHash = try await passwords.hash(code, parameters: .claimCodes)
+                codeHash = try await passwords.hash(StopCode.normalized(code), parameters: .claimCodes)
             }
             let new = NewStop(
                 lat: draft.lat, lon: draft.lon, radiusMeters: draft.radiusMeters, points: draft.points, title: draft.title, clue: draft.clue,
                 proof: draft.proof, codeHash: codeHash, hidden: draft.hidden)
             let maximumStops = rules.hunts
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (record: StopRecord?) in
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (record: StopRecord?) in
                 record.map { StopView(stop: $0.stop, showsPlace: true) }
             }
             guard let record = try await store.addStop(huntID: huntID, new, request: keyed, check: { hunt, now in
                 try Self.rule {
-                    try Self.requireHost(hunt, account, "add stops")
+                    try Self.requireHost(hunt, account, refusal)
                     guard hunt.schedule.state(at: now) == .scheduled else {
                         throw BoardError(.conflict, "stops can only be added before the hunt starts")
                     }
@@ -240,11 +252,13 @@ extension Board {
     public func removeStop(id: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
         try await guarded {
             let account = try await writer(of: session)
-            guard Identifier.isStop(id) else { throw Self.noSuchStop }
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (removed: Bool) in removed ? () : nil }
+            guard Identifier.isStop(id), let stop = try await store.stop(id: id) else { throw Self.noSuchStop }
+            let found = try await hostOnlyRefusal(huntID: stop.stop.hunt, account: account, what: "remove stops")
+            let refusal = found.code == .notFound ? Self.noSuchStop : found
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (removed: Bool) in removed ? () : nil }
             let removed = try await store.removeStop(id: id, request: keyed) { hunt, now in
                 try Self.rule {
-                    try Self.requireHost(hunt, account, "remove stops")
+                    try Self.requireHost(hunt, account, refusal)
                     guard hunt.schedule.state(at: now) == .scheduled else {
                         throw BoardError(.conflict, "stops can only be removed before the hunt starts")
                     }
@@ -285,19 +299,17 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(id) else { throw Self.noSuchHunt }
+            let refusal = try await hostOnlyRefusal(huntID: id, account: account, what: what)
             let view: @Sendable (HuntRecord, Timestamp) -> HuntView = { record, now in
                 record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
             }
             let made = MadeInTransaction<HuntView>()
-            let keyed = keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord?) in record.map { view($0, .now) } }
+            let keyed = try keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord?) in record.map { view($0, .now) } }
             guard let record = try await store.changeSchedule(huntID: id, request: keyed, { hunt, now in
                 try Self.rule {
                     var moderator: Int?
                     if hunt.hostID != account.id {
-                        guard moderatorsToo, account.user.role.canModerate else {
-                            if !hunt.isPublic { throw Self.noSuchHunt }
-                            throw BoardError(.forbidden, "only the hunt's host may \(what)")
-                        }
+                        guard moderatorsToo, account.user.role.canModerate else { throw refusal }
                         moderator = account.id
                     }
                     let (schedule, log) = try change(hunt.schedule, now, moderator)
@@ -315,15 +327,17 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (at: Timestamp?) in at.map { _ in () } }
-            guard try await store.addHint(huntID: huntID, text: text, request: keyed, check: { hunt, now in
+            let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "send hints")
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (at: Timestamp?) in at.map { _ in () } }
+            let replyRate = rate(.reply, for: account.user.role)
+            guard try await charging(.reply, replyRate, { try await store.addHint(huntID: huntID, text: text, rate: replyRate, request: keyed, check: { hunt, now in
                 try Self.rule {
-                    try Self.requireHost(hunt, account, "send hints")
+                    try Self.requireHost(hunt, account, refusal)
                     guard hunt.schedule.state(at: now) == .running else {
                         throw BoardError(.conflict, "hints can only be sent while the hunt is running")
                     }
                 }
-            }) != nil else { throw Self.noSuchHunt }
+            }) }) != nil else { throw Self.noSuchHunt }
             await applyOwnHuntWrite()
         }
     }
@@ -368,15 +382,16 @@ extension Board {
                 }
             }
             let made = MadeInTransaction<HuntView>()
-            let keyed = keyedWrite(request, userID: account.id, made: made) { (outcome: Database.JoinOutcome?) in outcome.map(view) }
+            let keyed = try keyedWrite(request, userID: account.id, made: made) { (outcome: Database.JoinOutcome?) in outcome.map(view) }
             do {
-                guard let outcome = try await store.join(
-                    huntID: record.id, userID: account.id, name: playerName, request: keyed, check: { hunt, now in
+                let joinRate = rate(.join, for: account.user.role)
+                guard let outcome = try await charging(.join, joinRate, { try await store.join(
+                    huntID: record.id, userID: account.id, name: playerName, rate: joinRate, request: keyed, check: { hunt, now in
                     try Self.rule {
                         guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
                         guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
                     }
-                }) else { throw Self.noSuchHunt }
+                }) }) else { throw Self.noSuchHunt }
                 await applyOwnHuntWrite()
                 return made.value { view(outcome) }
             } catch StoreError.conflict(constraint: "hunt_players_name") {
@@ -390,10 +405,13 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (left: Bool) in left ? () : nil }
-            let left = try await store.leave(huntID: huntID, userID: account.id, request: keyed) { hunt, now in
-                try Self.rule {
-                    guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (left: Bool) in left ? () : nil }
+            let joinRate = rate(.join, for: account.user.role)
+            let left = try await charging(.join, joinRate) {
+                try await store.leave(huntID: huntID, userID: account.id, rate: joinRate, request: keyed) { hunt, now in
+                    try Self.rule {
+                        guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+                    }
                 }
             }
             guard left else { throw BoardError(.notFound, "you are not a player of this hunt") }
@@ -539,7 +557,7 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply?) in reply }
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply?) in reply }
             guard let reply = try await charging(.reply, limit, {
                 try await store.createHuntReply(
                     huntID: huntID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed,

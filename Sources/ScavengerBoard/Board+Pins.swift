@@ -96,7 +96,7 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isPin(id) else { throw Self.noSuchPin }
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (outcome: DeleteOutcome) in
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (outcome: DeleteOutcome) in
                 outcome == .deleted ? () : nil
             }
             switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate, request: keyed) {
@@ -116,7 +116,7 @@ extension Board {
         return try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
-            let keyed = keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply) in reply }
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply) in reply }
             guard Identifier.isPin(pinID),
                   let reply = try await charging(.reply, limit, {
                       try await store.createReply(

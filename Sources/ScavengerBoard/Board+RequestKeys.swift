@@ -47,6 +47,28 @@ final class MadeInTransaction<Value: Sendable>: Sendable {
 }
 
 extension Board {
+    /// A canonical request as stored with its key: an HMAC under the request-key secret, never a
+    /// bare hash (a request may carry a stop's code or a password). Nil until the secret is
+    /// known (``loadRequestKeySecret()``, which every keyed request's ``storedReply(key:request:session:)``
+    /// runs first).
+    func requestDigest(_ request: String) -> [UInt8]? {
+        requestKeySecret.withLock { $0 }.map { Digest.hmacSHA256(key: $0, request) }
+    }
+
+    /// The HMAC key of `REQUEST` keys: the operator's (``BoardRules/requestKeySecret``, the same on
+    /// every daemon, so that a copy of the database tests no guess) or else one made once and kept
+    /// in the database, so that daemons agree without setup. Read once, then kept.
+    func loadRequestKeySecret() async throws {
+        if requestKeySecret.withLock({ $0 }) != nil { return }
+        let secret: [UInt8]
+        if let configured = rules.requestKeySecret, !configured.isEmpty {
+            secret = Digest.sha256(configured)
+        } else {
+            secret = try await store.requestKeySecret(new: SecureRandom.bytes(32))
+        }
+        requestKeySecret.withLock { $0 = secret }
+    }
+
     /// How long a `REQUEST` key holds, in seconds (``BoardRules/requestKeySeconds``).
     var requestKeySeconds: Int { rules.requestKeySeconds }
 
@@ -57,8 +79,10 @@ extension Board {
         try guardedNow { try Validation.requestKey(key) }
         guard let userID = session.login?.userID else { return .none }
         return try await guarded {
+            try await loadRequestKeySecret()
+            guard let digest = requestDigest(request) else { throw BoardError.databaseUnavailable }
             guard let stored = try await store.requestReply(
-                userID: userID, key: key, digest: Digest.sha256(request), retentionSeconds: requestKeySeconds)
+                userID: userID, key: key, digest: digest, retentionSeconds: requestKeySeconds)
             else { return .none }
             return stored.sameRequest ? .reply(stored.reply) : .conflict
         }
@@ -70,11 +94,12 @@ extension Board {
     func keyedWrite<Stored, Result: Sendable>(
         _ request: RequestKey<Result>?, userID: Int, made: MadeInTransaction<Result>,
         _ transform: @escaping @Sendable (Stored) throws -> Result?
-    ) -> KeyedWrite<Stored>? {
+    ) throws(BoardError) -> KeyedWrite<Stored>? {
         guard let request else { return nil }
         let reply = request.reply
+        guard let digest = requestDigest(request.request) else { throw BoardError.databaseUnavailable }
         return KeyedWrite<Stored>(
-            userID: userID, key: request.key, digest: Digest.sha256(request.request), retentionSeconds: requestKeySeconds
+            userID: userID, key: request.key, digest: digest, retentionSeconds: requestKeySeconds
         ) { stored in
             guard let result = try transform(stored) else { return nil }
             made.keep(result)

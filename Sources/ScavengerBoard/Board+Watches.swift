@@ -17,6 +17,20 @@ extension Board {
         return started
     }
 
+    /// Whether a `WATCH … SNAPSHOT` must first wait for ``startSnapshotWatch(_:session:)``: this
+    /// daemon has acknowledged pins its feed has not yet announced.
+    public var snapshotWaitsForOwnPins: Bool { feed.hasUnannouncedOwnPins }
+
+    /// `WATCH … SNAPSHOT` once every pin this daemon acknowledged before it is announced (the
+    /// feed caught up with the log), so that the snapshot holds them all, as a daemon's own
+    /// writes are in its next reply; then as ``startWatch(_:snapshot:session:)``.
+    public func startSnapshotWatch(_ area: WatchArea, session: Session) async throws(BoardError) -> StartedWatch {
+        try checks.circle(lat: area.lat, lon: area.lon, radius: area.radius)
+        try requireLoadedFeed()
+        try await guarded { try await feed.catchUp() }
+        return try startWatch(area, snapshot: true, session: session)
+    }
+
     /// `WATCH … SINCE seq`: a watch that first replays the changes inside `area` after `since`
     /// (``Feed/resumeWatch(_:sink:since:)``); `resumed` is false when the log no longer reaches
     /// back there. A `since` past the log's end is `BAD_ARGUMENT`.
@@ -55,15 +69,20 @@ extension Board {
         guard let login = session.login else { throw BoardError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)") }
         return try await guarded {
             guard Identifier.isHunt(huntID), let record = try await store.hunt(id: huntID) else { throw Self.noSuchHunt }
-            if record.hostID != login.userID, try await store.player(huntID: huntID, userID: login.userID) == nil {
-                guard record.isPublic else { throw Self.noSuchHunt }
-                throw BoardError(.forbidden, "only the hunt's host and players may watch it")
+            var player: String?
+            if record.hostID != login.userID {
+                guard let playing = try await store.player(huntID: huntID, userID: login.userID) else {
+                    guard record.isPublic, !record.removed else { throw Self.noSuchHunt }
+                    throw BoardError(.forbidden, "only the hunt's host and players may watch it")
+                }
+                guard !record.removed else { throw Self.noSuchHunt }
+                player = playing.player.name
             }
             try await feed.hunts.prepareWatch(of: huntID)
             try checkRoomForWatch(session)
             // Started outside the session's lock: delivering an event takes the hunts' lock and
             // then the session's, so taking them the other way round here could deadlock.
-            let id = feed.hunts.addWatch(record, sink: session.eventSink ?? DiscardingWatchSink.shared)
+            let id = feed.hunts.addWatch(record, player: player, sink: session.eventSink ?? DiscardingWatchSink.shared)
             session.insertWatch(id)
             if !session.isConnected { endWatch(id, session: session) }
             return id

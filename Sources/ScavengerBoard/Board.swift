@@ -1,3 +1,4 @@
+import Synchronization
 import Logging
 import ScavengerCore
 import ScavengerFeed
@@ -29,6 +30,10 @@ public struct BoardRules: Sendable {
     public var joinFailureRate: RateLimit?
     /// How long a write's `REQUEST` key holds its reply, in seconds; default 24 hours.
     public var requestKeySeconds: Int
+    /// The operator's secret for the HMAC that stores a `REQUEST` key's request as a digest (so
+    /// no stored digest tests a guessed stop code or password without it); every daemon on one
+    /// database needs the same. Nil: one made once and kept in the database.
+    public var requestKeySecret: String?
 
     public init(
         pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
@@ -36,9 +41,10 @@ public struct BoardRules: Sendable {
         loginThrottle: LoginThrottleRules = LoginThrottleRules(),
         registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64,
         hunts: HuntRules = HuntRules(), joinFailureRate: RateLimit? = RateLimit(count: 20, seconds: 600),
-        requestKeySeconds: Int = 24 * 3600
+        requestKeySeconds: Int = 24 * 3600, requestKeySecret: String? = nil
     ) {
         self.requestKeySeconds = requestKeySeconds
+        self.requestKeySecret = requestKeySecret
         self.joinFailureRate = joinFailureRate
         self.pins = pins
         self.feed = feed
@@ -96,4 +102,7 @@ public final class Board: Sendable {
         registrations = AddressRateLimiter(rate: rules.registrationRate)
         joinFailures = AddressRateLimiter(rate: rules.joinFailureRate)
     }
+
+    /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).
+    let requestKeySecret = Mutex<[UInt8]?>(nil)
 }

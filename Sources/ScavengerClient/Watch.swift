@@ -32,6 +32,9 @@ public enum HuntEvent: Sendable, Hashable {
     case score(LeaderboardEntry)
     /// A message in the hunt's chat.
     case reply(Reply)
+    /// The server ended the watch, and the stream ends after this: the player left the hunt
+    /// (`left`) or moderators removed it (`removed`).
+    case closed(reason: String)
     /// The connection broke and the watch started again: hunt watches cannot resume, so read
     /// the hunt and its leaderboard again (`HUNT`, `LEADERBOARD`) for what changed meanwhile.
     case reconnected
@@ -54,6 +57,7 @@ private struct HuntEventBody: Decodable {
     var points: Int?
     var entry: LeaderboardEntry?
     var reply: Reply?
+    var reason: String?
 }
 
 extension ScavengerClient {
@@ -220,6 +224,7 @@ extension ScavengerClient {
             failures = 0
             output.yield(first ? .started : .reconnected)
             first = false
+            var closedBy: String?
             await withTaskCancellationHandler {
                 for await text in started.events {
                     guard let event = try? Self.decode(HuntEventBody.self, text) else { continue }
@@ -232,11 +237,18 @@ extension ScavengerClient {
                         }
                     case "score": if let entry = event.entry { output.yield(.score(entry)) }
                     case "reply": if let reply = event.reply { output.yield(.reply(reply)) }
+                    case "closed":
+                        closedBy = event.reason ?? "closed"
+                        started.connection.unroute(started.reply.watch)
                     default: continue
                     }
                 }
             } onCancel: {
                 started.connection.unroute(started.reply.watch)
+            }
+            if let closedBy {
+                output.yield(.closed(reason: closedBy))
+                break
             }
             if Task.isCancelled {
                 if started.connection.isActive { _ = try? await started.connection.send("UNWATCH \(started.reply.watch)") }

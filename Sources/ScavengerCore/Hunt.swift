@@ -177,12 +177,15 @@ public struct CheckIn: Sendable, Equatable {
     public var distanceMeters: Double
     /// The photo sent with it, for a photo stop.
     public var photo: PhotoInfo?
+    /// What flagged it for its speed, for reviewers only (nil for a check-in not flagged so).
+    public var travel: Travel?
 
     /// A check-in from its fields.
     public init(
         id: String, hunt: String, stop: String, player: String, status: CheckInStatus, points: Int, at: Timestamp,
-        distanceMeters: Double, photo: PhotoInfo?
+        distanceMeters: Double, photo: PhotoInfo?, travel: Travel? = nil
     ) {
+        self.travel = travel
         self.id = id
         self.hunt = hunt
         self.stop = stop
@@ -192,6 +195,23 @@ public struct CheckIn: Sendable, Equatable {
         self.at = at
         self.distanceMeters = distanceMeters
         self.photo = photo
+    }
+}
+
+/// The travel-speed check's figures for a flagged check-in: how far its fix is from the player's
+/// previous standing fix, the seconds between them, and the speed that implies.
+public struct Travel: Sendable, Equatable {
+    public var fromMeters: Double
+    public var seconds: Double
+
+    public init(fromMeters: Double, seconds: Double) {
+        self.fromMeters = fromMeters
+        self.seconds = seconds
+    }
+
+    /// The speed in km/h (as if a microsecond passed when none did, so it is always a number).
+    public var kmh: Double {
+        TravelSpeed.speedKmh(distanceMeters: fromMeters, elapsedMicroseconds: max(1, Int64((seconds * 1_000_000).rounded())))
     }
 }
 

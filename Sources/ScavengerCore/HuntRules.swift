@@ -14,12 +14,18 @@ public struct HuntRules: Sendable, Equatable {
     /// A fix farther than ``travelCheckMinimumMeters`` from the previous check-in's fix is
     /// flagged when reaching it in the time between would take more than this; default 200 km/h.
     public var maximumTravelSpeedKmh: Double
+    /// Check-ins refused as too far (`TOO_FAR`) one player may make at one stop within
+    /// ``codeGuessWindowSeconds``; default 30. After that many, every check-in of theirs there is
+    /// `RATE_LIMITED` until the window has passed them (so a stop cannot be found by probing).
+    public var tooFarTries: Int
 
     /// Rules with the contract's defaults unless given.
     public init(
         maximumStops: Int = 100, codeGuesses: Int = 5, codeGuessWindowSeconds: Int = 600, travelCheckMinimumMeters: Double = 1000,
-        maximumTravelSpeedKmh: Double = 200
+        maximumTravelSpeedKmh: Double = 200, tooFarTries: Int = 30
     ) {
+        precondition(tooFarTries >= 1, "too-far tries need a count of at least 1")
+        self.tooFarTries = tooFarTries
         precondition(maximumStops >= 1, "a hunt must be able to hold a stop")
         precondition(codeGuesses >= 1 && codeGuessWindowSeconds >= 1, "code guesses need a count and a window of at least 1")
         precondition(travelCheckMinimumMeters >= 0 && travelCheckMinimumMeters.isFinite, "the travel check's distance must be at least 0")

@@ -126,25 +126,32 @@ public struct HuntSchedule: Sendable, Equatable {
     /// - a scheduled hunt with a `DURATION`: the duration grows by `seconds`;
     /// - a scheduled hunt with neither: it ends `seconds` after it starts (a `DURATION` of `seconds`).
     ///
-    /// An ended hunt is a conflict, and so is an end that would pass the last storable instant.
-    public func extended(bySeconds seconds: Int, at now: Timestamp) throws(HuntConflict) -> HuntSchedule {
+    /// An ended hunt is a ``HuntConflict``. Past what a hunt may last is a ``ValidationError``
+    /// (the request asks too much): a scheduled hunt's `DURATION` past 30 days
+    /// (``HuntLimits/durationSeconds``), or any end more than 100 years from now
+    /// (``HuntLimits/farthestEndSeconds``).
+    public func extended(bySeconds seconds: Int, at now: Timestamp) throws -> HuntSchedule {
         precondition(HuntLimits.extendSeconds.contains(seconds), "EXTEND's seconds must be checked first")
         var extended = settled(at: now)
         let state = extended.state(at: now)
-        let tooLate = HuntConflict("the hunt cannot end after 9999-12-31T23:59:59Z")
+        let farthest = Self.time(now, plusSeconds: HuntLimits.farthestEndSeconds) ?? Self.lastStorable
+        let tooFar = ValidationError("the hunt cannot end more than 100 years from now")
         switch (state, extended.ends, extended.durationSeconds) {
         case (.ended, _, _):
             throw HuntConflict("the hunt has ended")
         case (_, let ends?, _):
-            guard let later = Self.time(ends, plusSeconds: seconds) else { throw tooLate }
+            guard let later = Self.time(ends, plusSeconds: seconds), later <= farthest else { throw tooFar }
             extended.ends = later
         case (.running, nil, _):
-            guard let later = Self.time(now, plusSeconds: seconds) else { throw tooLate }
+            guard let later = Self.time(now, plusSeconds: seconds), later <= farthest else { throw tooFar }
             extended.ends = later
         case (.scheduled, nil, let duration):
             let longer = (duration ?? 0) + seconds
+            guard HuntLimits.durationSeconds.contains(longer) else {
+                throw ValidationError("a scheduled hunt's DURATION is at most 30 days (it would be \(longer) s)")
+            }
             // The end is at least this far from now (later if the start is later).
-            guard Self.time(extended.starts.map { max($0, now) } ?? now, plusSeconds: longer) != nil else { throw tooLate }
+            guard let end = Self.time(extended.starts.map { max($0, now) } ?? now, plusSeconds: longer), end <= farthest else { throw tooFar }
             extended.durationSeconds = longer
         }
         return extended

@@ -24,6 +24,22 @@ public enum HuntLimits {
     /// the arithmetic far from overflow; no end it could reach from today is past the year 9999
     /// (``HuntSchedule/extended(bySeconds:at:)`` refuses one that would be).
     public static let extendSeconds: ClosedRange<Int> = 1 ... 100 * 365 * 24 * 3600
+    /// The farthest a hunt's end may be from now after an EXTEND: 100 years.
+    public static let farthestEndSeconds = 100 * 365 * 24 * 3600
+}
+
+/// Stop codes are matched as join codes are: case-insensitively, surrounding spaces ignored (a
+/// phone that capitalises the first letter, or a space typed after the code, spends no guess).
+public enum StopCode {
+    /// The form a stop code is hashed and compared in: without surrounding white space, upper case.
+    public static func normalized(_ code: String) -> String {
+        let scalars = Array(code.unicodeScalars)
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        var trimmed = String.UnicodeScalarView()
+        trimmed.append(contentsOf: scalars[first ... last])
+        return String(trimmed).uppercased()
+    }
 }
 
 extension Validation {
@@ -74,7 +90,7 @@ extension Validation {
         case (.code, nil):
             throw ValidationError("PROOF code needs CODE")
         case (.code, let code?):
-            try stopCode(code)
+            try stopCode(StopCode.normalized(code))
         case (_, nil):
             break
         case (_, .some):

@@ -42,6 +42,8 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
 /// The writes that are rate-limited per user; the raw value names the bucket.
 public enum RateLimitedAction: String, Sendable, CaseIterable {
     case post, photo, reply, report
+    /// `JOIN` and `LEAVE`, one bucket for both.
+    case join
 
     /// The command as clients know it.
     public var command: String {
@@ -50,6 +52,7 @@ public enum RateLimitedAction: String, Sendable, CaseIterable {
         case .photo: "POSTPHOTO"
         case .reply: "REPLY"
         case .report: "REPORT"
+        case .join: "JOIN and LEAVE"
         }
     }
 }
@@ -60,14 +63,17 @@ public struct WriteRates: Sendable, Equatable {
     public var photo: RateLimit?
     public var reply: RateLimit?
     public var report: RateLimit?
+    /// `JOIN` and `LEAVE` together.
+    public var join: RateLimit?
     /// Moderators and admins get this many times the tokens.
     public var staffFactor: Int
 
     public init(
         post: RateLimit? = RateLimit(count: 30, seconds: 600), photo: RateLimit? = RateLimit(count: 10, seconds: 600),
         reply: RateLimit? = RateLimit(count: 60, seconds: 600), report: RateLimit? = RateLimit(count: 20, seconds: 3600),
-        staffFactor: Int = 10
+        join: RateLimit? = RateLimit(count: 60, seconds: 600), staffFactor: Int = 10
     ) {
+        self.join = join
         self.post = post
         self.photo = photo
         self.reply = reply
@@ -76,7 +82,7 @@ public struct WriteRates: Sendable, Equatable {
     }
 
     /// No limits at all.
-    public static let unlimited = WriteRates(post: nil, photo: nil, reply: nil, report: nil)
+    public static let unlimited = WriteRates(post: nil, photo: nil, reply: nil, report: nil, join: nil)
 
     /// The limit of `action` for a user of `role`, or nil when unlimited.
     public func limit(_ action: RateLimitedAction, for role: Role) -> RateLimit? {
@@ -85,6 +91,7 @@ public struct WriteRates: Sendable, Equatable {
         case .photo: photo
         case .reply: reply
         case .report: report
+        case .join: join
         }
         return role.canModerate ? base?.scaled(by: staffFactor) : base
     }

@@ -42,11 +42,22 @@ public enum CodeGuesses {
     /// than the window old (one made exactly a window before `now` no longer does); the order of
     /// `times` does not matter.
     public static func lockout(wrongCodesAt times: some Sequence<Timestamp>, now: Timestamp, rules: HuntRules) -> Int? {
-        let window = Int64(rules.codeGuessWindowSeconds) * 1_000_000
+        lockout(triesAt: times, now: now, limit: rules.codeGuesses, windowSeconds: rules.codeGuessWindowSeconds)
+    }
+
+    /// The same for check-ins refused as too far (``HuntRules/tooFarTries`` in the same window).
+    public static func lockout(tooFarAt times: some Sequence<Timestamp>, now: Timestamp, rules: HuntRules) -> Int? {
+        lockout(triesAt: times, now: now, limit: rules.tooFarTries, windowSeconds: rules.codeGuessWindowSeconds)
+    }
+
+    /// Whole seconds (at least 1) until fewer than `limit` of the tries at `times` are less than
+    /// `windowSeconds` old, or nil when they already are.
+    static func lockout(triesAt times: some Sequence<Timestamp>, now: Timestamp, limit: Int, windowSeconds: Int) -> Int? {
+        let window = Int64(windowSeconds) * 1_000_000
         let recent = times.filter { $0.microseconds > now.microseconds &- window }.sorted()
-        guard recent.count >= rules.codeGuesses else { return nil }
+        guard recent.count >= limit else { return nil }
         // Fewer than the limit remain in the window once this one has left it.
-        let leaving = recent[recent.count - rules.codeGuesses]
+        let leaving = recent[recent.count - limit]
         let wait = leaving.microseconds &+ window &- now.microseconds
         return max(1, Int((wait + 999_999) / 1_000_000))
     }

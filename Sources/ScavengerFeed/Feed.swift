@@ -235,6 +235,11 @@ public final class Feed: Sendable {
         }
     }
 
+    /// Whether some of this daemon's own new pins are in the index but not yet announced to
+    /// watches (their change-log entries not yet applied): a snapshot taken now would leave them
+    /// out (they would come as live events after `ready`).
+    public var hasUnannouncedOwnPins: Bool { ownPins.withLock { !$0.unannounced.isEmpty } }
+
     /// After this daemon's own write committed: brings the feed up to it, so the writer's next
     /// read sees it. If the log cannot be read just now, `fallback` puts the write in directly
     /// (the next catch-up reads it again from the database).

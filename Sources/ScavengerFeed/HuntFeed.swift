@@ -28,9 +28,11 @@ public final class HuntFeed: Sendable {
         var through: Int
     }
 
-    /// A `WATCH HUNT` watch.
+    /// A `WATCH HUNT` watch, and the watching player's name in the hunt (nil for its host): a
+    /// player's watches close when they leave.
     struct Watcher {
         var hunt: String
+        var player: String?
         var sink: any WatchSink
     }
 
@@ -225,6 +227,17 @@ public final class HuntFeed: Sendable {
                     batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(event(id))
                 }
             }
+            /// Ends the hunt's watches that `which` picks, each told why, last: nothing follows.
+            func close(_ hunt: String, reason: String, _ which: (Watcher) -> Bool) {
+                guard var watched = state.watched[hunt] else { return }
+                for id in watched.watchers.sorted() {
+                    guard let watcher = state.watchers[id], which(watcher) else { continue }
+                    batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(.closed(watch: id, reason: reason))
+                    state.watchers[id] = nil
+                    watched.watchers.remove(id)
+                }
+                state.watched[hunt] = watched.watchers.isEmpty ? nil : watched
+            }
             for logged in changes {
                 guard logged.seq > (state.applied ?? 0) else { continue }
                 state.applied = logged.seq
@@ -237,6 +250,8 @@ public final class HuntFeed: Sendable {
                         state.watched[hunt] = watched
                         let view = record.hunt(at: now)
                         tell(hunt) { .hunt(watch: $0, hunt: view) }
+                        // Removed by moderators: it ended (above), and every watch of it closes.
+                        if record.removed { close(hunt, reason: "removed") { _ in true } }
                     }
                 case .hint(let text, let at):
                     tell(hunt) { .hint(watch: $0, text: text, at: at) }
@@ -245,6 +260,9 @@ public final class HuntFeed: Sendable {
                 case .reply(let reply):
                     tell(hunt) { .reply(watch: $0, reply: reply) }
                 case .standing(let standing, let renamedFrom):
+                    if let old = renamedFrom, let watched = state.watched[hunt] {
+                        for id in watched.watchers where state.watchers[id]?.player == old { state.watchers[id]?.player = standing.player }
+                    }
                     // Changed in place: a board copied out and back would be copied whole.
                     guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
                     var changed: [LeaderboardEntry] = []
@@ -257,6 +275,8 @@ public final class HuntFeed: Sendable {
                     state.boards[hunt]!.through = logged.seq
                     for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
                 case .left(let player):
+                    // The player hears nothing of the hunt after their LEAVE.
+                    close(hunt, reason: "left") { $0.player == player }
                     guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
                     let changed = state.boards[hunt]!.board.removeReportingChanges(player)
                     state.boards[hunt]!.through = logged.seq
@@ -316,14 +336,14 @@ public final class HuntFeed: Sendable {
         }
     }
 
-    /// Starts a watch of `record`'s hunt for `sink` (after ``prepareWatch(of:)``); returns its
-    /// id, `h` and a number.
-    public func addWatch(_ record: HuntRecord, sink: any WatchSink) -> String {
+    /// Starts a watch of `record`'s hunt for `sink` (after ``prepareWatch(of:)``), by its host
+    /// (`player` nil) or the player of that name; returns its id, `h` and a number.
+    public func addWatch(_ record: HuntRecord, player: String?, sink: any WatchSink) -> String {
         let now = Timestamp.now
         return state.withLock { state in
             state.counter += 1
             let id = "h\(state.counter)"
-            state.watchers[id] = Watcher(hunt: record.id, sink: sink)
+            state.watchers[id] = Watcher(hunt: record.id, player: player, sink: sink)
             var watched = state.watched[record.id] ?? WatchedHunt(record: record, announcedState: record.schedule.state(at: now), watchers: [])
             watched.watchers.insert(id)
             state.watched[record.id] = watched

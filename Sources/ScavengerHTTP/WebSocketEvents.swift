@@ -33,6 +33,8 @@ final class WebSocketEvents: WatchSink {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             state.overflowed += state.pending.add(events, holds: session.holdsWatch)
+            // A closed watch is let go like an overflowed one, once its last line is written.
+            for case .closed(let watch, _) in events where session.holdsWatch(watch) { state.overflowed.append(watch) }
             defer { state.waiter = nil }
             return state.waiter
         }

@@ -26,14 +26,21 @@ extension JSON {
         ])
     }
 
-    /// The contract's check-in object.
-    public static func checkIn(_ checkIn: CheckIn) -> JSON {
-        .object([
+    /// The contract's check-in object; for its reviewers (`REVIEW`, `APPROVE`, `REJECT`) with
+    /// `travel`, the figures of a travel-speed flag or null. No reply to the player carries it.
+    public static func checkIn(_ checkIn: CheckIn, forReviewer: Bool = false) -> JSON {
+        var fields: [(String, JSON)] = [
             ("id", .string(checkIn.id)), ("hunt", .string(checkIn.hunt)), ("stop", .string(checkIn.stop)),
             ("player", .string(checkIn.player)), ("status", .string(checkIn.status.rawValue)), ("points", .int(checkIn.points)),
             ("at", .string(checkIn.at.rfc3339)), ("distance_m", .double(checkIn.distanceMeters)),
             ("photo", checkIn.photo.map { .object([("mime", .string($0.mime)), ("bytes", .int($0.bytes))]) } ?? .null),
-        ])
+        ]
+        if forReviewer {
+            fields.append(("travel", checkIn.travel.map { travel in
+                .object([("from_m", .double(travel.fromMeters)), ("seconds", .double(travel.seconds)), ("kmh", .double(travel.kmh))])
+            } ?? .null))
+        }
+        return .object(fields)
     }
 
     /// The contract's leaderboard entry.
@@ -70,7 +77,8 @@ enum HuntCommands {
     @Sendable static func huntJSON(_ view: HuntView) -> JSON { ["hunt": .hunt(view)] }
 
     /// `{"checkin": checkin}`, APPROVE's and REJECT's reply.
-    @Sendable static func checkInJSON(_ checkIn: CheckIn) -> JSON { ["checkin": .checkIn(checkIn)] }
+    /// A reviewer's reply (`APPROVE`, `REJECT`): the check-in with its travel figures.
+    @Sendable static func checkInJSON(_ checkIn: CheckIn) -> JSON { ["checkin": .checkIn(checkIn, forReviewer: true)] }
 
     struct Hunts: Sendable {
         var mine = false
@@ -264,7 +272,7 @@ enum HuntCommands {
             execute: { request, context in
                 let page = try await context.board.checkInsToReview(
                     huntID: request.0, limit: request.1, cursor: request.2, by: context.session)
-                return CommandOutcome(.ok(["checkins": .array(page.checkIns.map(JSON.checkIn)), "next": .optional(page.next)]))
+                return CommandOutcome(.ok(["checkins": .array(page.checkIns.map { JSON.checkIn($0, forReviewer: true) }), "next": .optional(page.next)]))
             }),
         CommandSpec(
             "APPROVE", arity: 1 ... 3, syntax: "APPROVE checkin [BONUS points]",

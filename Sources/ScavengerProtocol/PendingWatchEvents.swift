@@ -36,7 +36,13 @@ public struct PendingWatchEvents: Sendable {
             }
             scratch.removeAll(keepingCapacity: true)
             EventLine.encode(event, into: &scratch)
-            lines.append((event.watch, scratch))
+            // A watch's `closed` line goes out after the front end has let the watch go (as an
+            // `overflow` line does).
+            if case .closed = event {
+                lines.append((nil, scratch))
+            } else {
+                lines.append((event.watch, scratch))
+            }
             byteCount += scratch.count
             if byteCount > maximumBytes {
                 overflow(event.watch)

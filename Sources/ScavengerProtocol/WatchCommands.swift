@@ -57,7 +57,14 @@ enum WatchCommands {
                 case .area(let area, .live):
                     return .done(outcome(try context.board.startWatch(area, snapshot: false, session: context.session)))
                 case .area(let area, .snapshot):
-                    return .done(outcome(try context.board.startWatch(area, snapshot: true, session: context.session)))
+                    // Pins this daemon acknowledged belong in the snapshot: wait for the feed to
+                    // announce them first (only when some are still unannounced).
+                    guard context.board.snapshotWaitsForOwnPins else {
+                        return .done(outcome(try context.board.startWatch(area, snapshot: true, session: context.session)))
+                    }
+                    return .deferred {
+                        outcome(try await context.board.startSnapshotWatch(area, session: context.session))
+                    }
                 case .area(let area, .since(let seq)):
                     return .deferred {
                         outcome(try await context.board.resumeWatch(area, since: seq, session: context.session))
@@ -122,6 +129,9 @@ public enum EventLine {
         case .reply(_, let reply):
             bytes.append(contentsOf: ",\"type\":\"reply\",\"reply\":".utf8)
             JSON.reply(reply).encode(into: &bytes)
+        case .closed(_, let reason):
+            bytes.append(contentsOf: ",\"type\":\"closed\",\"reason\":".utf8)
+            JSON.encodeString(reason, into: &bytes)
         }
         bytes.append(contentsOf: "}\n".utf8)
     }

@@ -290,6 +290,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             logger.debug("watch overflowed", metadata: ["watch": "\(watch)"])
         }
         pendingEvents.ended(overflowed)
+        // A closed watch's last event is queued: the connection no longer holds it.
+        for case .closed(let watch, _) in events { board.endWatch(watch, session: session) }
         writePendingEvents()
         flushIfNeeded()
     }

@@ -155,10 +155,26 @@ public struct CheckInFacts: Sendable {
     public var hasLiveCheckIn: Bool
     /// The place (n) of the first stop the caller has no live check-in at (for ordered hunts).
     public var nextStop: Int?
-    /// The fix and time of the caller's previous check-in in any hunt.
+    /// The fix and time of the caller's previous check-in in any hunt that stands or may stand
+    /// (accepted or pending): the travel-speed check's reference.
     public var previous: (lat: Double, lon: Double, at: Timestamp)?
+    /// When the caller's check-ins at this stop were refused as too far, within the window.
+    public var tooFarTries: [Timestamp] = []
     /// The database's clock.
     public var now: Timestamp
+}
+
+/// What the rules make of a check-in: write it with its verdict, or refuse it and count the
+/// refusal as a try (`TOO_FAR`: the try is written though the check-in is not).
+public enum CheckInJudgement: Sendable {
+    case write(CheckInVerdict)
+    case refuseCountingTry(any Error & Sendable)
+}
+
+/// How a check-in went: written, or refused with its try counted.
+public enum CheckInOutcome: Sendable {
+    case written(CheckInWrite)
+    case refused(any Error & Sendable)
 }
 
 /// The board's verdict on a check-in, for the store to write.
@@ -166,11 +182,14 @@ public struct CheckInVerdict: Sendable {
     public var status: CheckInStatus
     public var points: Int
     public var distanceMeters: Double
+    /// For a check-in flagged for its speed: what flagged it.
+    public var travel: Travel?
 
-    public init(status: CheckInStatus, points: Int, distanceMeters: Double) {
+    public init(status: CheckInStatus, points: Int, distanceMeters: Double, travel: Travel? = nil) {
         self.status = status
         self.points = points
         self.distanceMeters = distanceMeters
+        self.travel = travel
     }
 }
 

@@ -106,7 +106,8 @@ extension Database {
         c.id AS checkin_id, c.hunt_id AS checkin_hunt, c.stop_id AS checkin_stop, hp.name AS checkin_player,
         c.status AS checkin_status, c.points AS checkin_points, (extract(epoch FROM c.created_at) * 1000000)::bigint AS checkin_at_us,
         c.distance_m AS checkin_distance, c.photo_mime AS checkin_photo_mime, c.photo_bytes AS checkin_photo_bytes,
-        c.user_id AS checkin_user, h.host_id AS checkin_host, s.points AS checkin_stop_points
+        c.user_id AS checkin_user, h.host_id AS checkin_host, s.points AS checkin_stop_points,
+        c.travel_from_m AS checkin_travel_m, c.travel_seconds AS checkin_travel_s
         """
 
     /// Check-ins with their player's name, their hunt's host and their stop's points.
@@ -117,6 +118,7 @@ extension Database {
 
     struct CheckInColumns {
         let id, hunt, stop, player, status, points, at, distance, photoMime, photoBytes, user, host, stopPoints: PostgresColumn
+        let travelMeters, travelSeconds: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("checkin_id")
@@ -132,6 +134,13 @@ extension Database {
             user = try rows.column("checkin_user")
             host = try rows.column("checkin_host")
             stopPoints = try rows.column("checkin_stop_points")
+            travelMeters = try rows.column("checkin_travel_m")
+            travelSeconds = try rows.column("checkin_travel_s")
+        }
+
+        static func travel(_ row: PostgresRow, _ meters: PostgresColumn, _ seconds: PostgresColumn) throws -> Travel? {
+            guard let from: Double = try row.double(meters), let elapsed: Double = try row.double(seconds) else { return nil }
+            return Travel(fromMeters: from, seconds: elapsed)
         }
 
         func checkIn(_ row: PostgresRow) throws -> CheckInRecord {
@@ -145,7 +154,7 @@ extension Database {
                 checkIn: CheckIn(
                     id: try row.string(id), hunt: try row.string(hunt), stop: try row.string(stop), player: try row.string(player),
                     status: status, points: try row.int(points), at: Timestamp(microseconds: Int64(try row.int(at) as Int)),
-                    distanceMeters: try row.double(distance), photo: photo),
+                    distanceMeters: try row.double(distance), photo: photo, travel: try Self.travel(row, travelMeters, travelSeconds)),
                 userID: try row.int(user), hostID: try row.int(host), stopPoints: try row.int(stopPoints))
         }
     }
@@ -349,8 +358,8 @@ extension Database {
 
     /// Public hunts that have not ended: running first by start, then scheduled by start (by-hand
     /// last), ties by id; a page after `cursor` (the sort key of the last hunt shown). With
-    /// `near`, only hunts with a stop everyone sees (not hidden; in an ordered hunt, the first)
-    /// within the radius, nearest such stop first (the haversine on NEARBY's sphere), ties by id.
+    /// `near`, only running hunts with a stop everyone sees (not hidden; in an ordered hunt, the
+    /// first; a scheduled hunt's stops only its host sees) within the radius, nearest such stop first (the haversine on NEARBY's sphere), ties by id.
     public func publicHunts(limit: Int, after cursor: HuntListCursor?, near: (lat: Double, lon: Double, radius: Double)?) async throws(StoreError)
         -> [(hunt: HuntRecord, key: HuntListCursor)]
     {
@@ -368,7 +377,7 @@ extension Database {
                              FROM hunt_stops s WHERE s.hunt_id = h.id AND NOT s.hidden AND NOT s.moderation_hidden
                                  AND (NOT h.ordered OR s.n = 1)) AS list_distance
                         FROM \(unescaped: Self.huntFrom)
-                        WHERE h.public AND NOT h.moderation_hidden AND \(unescaped: Self.huntNotEnded)
+                        WHERE h.public AND NOT h.moderation_hidden AND h.starts_at <= now() AND \(unescaped: Self.huntNotEnded)
                     ) listed WHERE list_distance <= \(near.radius)::float8
                     """
                 if let cursor {
@@ -490,11 +499,13 @@ extension Database {
 
     /// Adds a hint to a hunt; `check` sees the hunt under a share lock. Nil when no such hunt.
     public func addHint(
-        huntID: String, text: String, request: KeyedWrite<Timestamp?>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+        huntID: String, text: String, rate: RateLimit? = nil, request: KeyedWrite<Timestamp?>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> Timestamp? {
         try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR SHARE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
+            try Self.takeRateToken(connection, userID: hunt.hostID, action: .reply, rate: rate)
             let rows = try connection.query("""
                 INSERT INTO hunt_hints (hunt_id, body) VALUES (\(huntID), \(text))
                 RETURNING (extract(epoch FROM at) * 1000000)::bigint AS at_us
@@ -519,12 +530,13 @@ extension Database {
     /// another player holds is ``StoreError/conflict(constraint:)`` `hunt_players_name`. Nil when
     /// no such hunt.
     public func join(
-        huntID: String, userID: Int, name: String, request: KeyedWrite<JoinOutcome?>? = nil,
+        huntID: String, userID: Int, name: String, rate: RateLimit? = nil, request: KeyedWrite<JoinOutcome?>? = nil,
         check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> JoinOutcome? {
         try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
+            try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
             if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
                 if player.name == name { return .unchanged(hunt) }
                 try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
@@ -549,11 +561,13 @@ extension Database {
     /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found
     /// drops. `check` sees the hunt under its row lock. False when not a player (or no hunt).
     public func leave(
-        huntID: String, userID: Int, request: KeyedWrite<Bool>? = nil, check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+        huntID: String, userID: Int, rate: RateLimit? = nil, request: KeyedWrite<Bool>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
     ) async throws(StoreError) -> Bool {
         try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return false }
             try check(hunt, try Self.clock(connection))
+            try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
             let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found")
             guard let row = rows.first else { return false }
             let name: String = try row.string("name")
@@ -635,10 +649,12 @@ extension Database {
     /// time), `judge` (the board's rules) turns them into a verdict or a refusal, and an accepted
     /// check-in adds the stop's points, `found` and `found_by` and logs `found` and `standing`.
     /// A second live check-in at a stop is ``StoreError/conflict(constraint:)`` `checkins_one_live`.
-    /// Nil when there is no such stop.
+    /// A refusal `judge` counts as a try (too far) commits that try alone. A photo check-in that
+    /// is written takes a token of `photoRate` in the same transaction. Nil when there is no such stop.
     public func checkIn(
-        _ new: NewCheckIn, request: KeyedWrite<CheckInWrite?>? = nil, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInVerdict
-    ) async throws(StoreError) -> CheckInWrite? {
+        _ new: NewCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil,
+        judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
+    ) async throws(StoreError) -> CheckInOutcome? {
         try await huntTransaction(request: request) { connection, log in
             try Self.lockPlayer(connection, userID: new.userID)
             let stops = try connection.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(new.stopID)")
@@ -668,16 +684,32 @@ extension Database {
                 if let row = previous.first {
                     facts.previous = (try row.double("lat"), try row.double("lon"), Timestamp(microseconds: Int64(try row.int("at_us") as Int)))
                 }
+                let tries = try connection.query("""
+                    SELECT (extract(epoch FROM at) * 1000000)::bigint AS at_us FROM checkin_tries
+                    WHERE stop_id = \(stop.id) AND user_id = \(new.userID) AND at > now() - interval '1 day' ORDER BY at
+                    """)
+                facts.tooFarTries = try tries.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }
             }
-            let verdict = try judge(facts)
+            let verdict: CheckInVerdict
+            switch try judge(facts) {
+            case .write(let judged):
+                verdict = judged
+            case .refuseCountingTry(let refusal):
+                try connection.query("""
+                    INSERT INTO checkin_tries (stop_id, user_id, at)
+                    VALUES (\(stop.id), \(new.userID), 'epoch'::timestamptz + \(facts.now.microseconds)::bigint * interval '1 microsecond')
+                    """)
+                return .refused(refusal)
+            }
             guard let player else { throw StoreError.unexpected("a check-in was judged for someone who is not a player") }
+            if new.photo != nil { try Self.takeRateToken(connection, userID: new.userID, action: .photo, rate: photoRate) }
             let accepted = verdict.status == .accepted
             let inserted = try connection.query("""
                 INSERT INTO checkins (id, hunt_id, stop_id, user_id, status, points, accepted_at, lat, lon, accuracy_m, distance_m,
-                    photo_mime, photo_bytes)
+                    photo_mime, photo_bytes, travel_from_m, travel_seconds)
                 VALUES (\(new.id), \(hunt.id), \(stop.id), \(new.userID), \(verdict.status.rawValue), \(verdict.points),
                     CASE WHEN \(accepted) THEN clock_timestamp() END, \(new.lat), \(new.lon), \(new.accuracyMeters), \(verdict.distanceMeters),
-                    \(new.photo?.mime), \(new.photo?.data.count)::integer)
+                    \(new.photo?.mime), \(new.photo?.data.count)::integer, \(verdict.travel?.fromMeters), \(verdict.travel?.seconds))
                 RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS at_us,
                     (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us
                 """)
@@ -696,7 +728,8 @@ extension Database {
             }
             let checkIn = CheckIn(
                 id: new.id, hunt: hunt.id, stop: stop.id, player: player.name, status: verdict.status, points: verdict.points, at: at,
-                distanceMeters: verdict.distanceMeters, photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) })
+                distanceMeters: verdict.distanceMeters, photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) },
+                travel: verdict.travel)
             // The player's rank as this transaction leaves it (as the leaderboard ranks: one more
             // than the players strictly ahead), so that the reply can be stored with the write.
             let ahead = try connection.query("""
@@ -705,7 +738,7 @@ extension Database {
                     OR (\(standing.points) > 0 AND points = \(standing.points)
                         AND points_at < 'epoch'::timestamptz + \(standing.at?.microseconds)::bigint * interval '1 microsecond'))
                 """)
-            return CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try ahead[0].int("ahead") as Int))
+            return .written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try ahead[0].int("ahead") as Int)))
         }
     }
 
@@ -992,6 +1025,10 @@ extension Database {
             try await pool.query("""
                 DELETE FROM code_guesses WHERE ctid IN (
                     SELECT ctid FROM code_guesses WHERE at < now() - make_interval(secs => \(keepSeconds)) LIMIT \(limit))
+                """, idempotent: false)
+            try await pool.query("""
+                DELETE FROM checkin_tries WHERE ctid IN (
+                    SELECT ctid FROM checkin_tries WHERE at < now() - make_interval(secs => \(keepSeconds)) LIMIT \(limit))
                 """, idempotent: false)
             return try await trimChangeLog("hunt_changes", mark: "hunt_changes_trimmed", keepSeconds: keepSeconds, limit: limit)
         }

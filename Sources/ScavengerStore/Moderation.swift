@@ -400,6 +400,7 @@ extension Database {
             }
             var refreshPin: String?
             var removedPin: String?
+            var note = note
             switch resolution {
             case .dismiss:
                 refreshPin = try Self.setContentHidden(connection, item: item, hidden: false)
@@ -410,7 +411,15 @@ extension Database {
                     try Self.checkBannable(connection, target: authorID, by: moderator)
                     try Self.setBan(connection, userID: authorID, ban: ban, by: moderator)
                 }
+                let log = HuntLog()
+                if Identifier.isHunt(item) {
+                    // A removed hunt's points leave the rankings, as if every player had left it.
+                    let players = try Self.takeBackHuntPoints(connection, log, huntID: item)
+                    let said = "its points left the rankings (\(players) player\(players == 1 ? "" : "s"))"
+                    note = note.map { "\($0); \(said)" } ?? said
+                }
                 (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
+                try log.write(on: connection)
             }
             try connection.query("""
                 UPDATE moderation_items SET status = 'resolved', resolution = \(resolution.rawValue),
@@ -441,6 +450,43 @@ extension Database {
         if author == moderator.id {
             throw ModerationRefusal.forbidden("you cannot moderate your own content")
         }
+    }
+
+    /// Takes a removed hunt's points out of its players' totals (all-time and each week's) and
+    /// the hunt out of their hunts played and completed, as if each had left it; their rows stay
+    /// (the host and moderators still read the hunt). The totals are logged for every daemon's
+    /// rankings (appended to `log`). Returns how many players there were; 0 when it was done before.
+    static func takeBackHuntPoints(_ connection: PostgresConnection, _ log: HuntLog, huntID: String) throws -> Int {
+        let hunts = try connection.query("SELECT stop_count, points_taken_back FROM hunts WHERE id = \(huntID) FOR NO KEY UPDATE")
+        guard let hunt = hunts.first, !(try hunt.bool("points_taken_back")) else { return 0 }
+        let stops: Int = try hunt.int("stop_count")
+        try connection.query("UPDATE hunts SET points_taken_back = true WHERE id = \(huntID)")
+        let players = try connection.query("SELECT user_id, found FROM hunt_players WHERE hunt_id = \(huntID) ORDER BY user_id FOR UPDATE")
+        for player in players {
+            let userID: Int = try player.int("user_id")
+            let found: Int = try player.int("found")
+            let accepted = try connection.query("""
+                SELECT points, (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us FROM checkins
+                WHERE hunt_id = \(huntID) AND user_id = \(userID) AND status = 'accepted' ORDER BY id
+                """)
+            var weeks = Set<ScoreWeek>()
+            for checkIn in accepted {
+                let acceptedAt = Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))
+                try debitTotals(connection, log, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, logged: false)
+                weeks.insert(ScoreWeek(containing: acceptedAt))
+            }
+            try connection.query("""
+                UPDATE user_scores SET hunts_played = hunts_played - 1,
+                    hunts_completed = hunts_completed - CASE WHEN \(found) = \(stops) AND \(stops) > 0 THEN 1 ELSE 0 END
+                WHERE user_id = \(userID)
+                """)
+            if weeks.isEmpty {
+                try logCurrentTotals(connection, log, userID: userID)
+            } else {
+                try logTotals(connection, log, userID: userID, weeks: weeks)
+            }
+        }
+        return players.count
     }
 
     /// Deletes a pin (with its replies and photo) or a reply (keeping the count right).

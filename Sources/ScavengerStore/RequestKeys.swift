@@ -95,3 +95,25 @@ extension Database {
         }
     }
 }
+
+extension Database {
+    /// The HMAC key of `REQUEST` keys' digests kept in the database: `new` when none is kept yet
+    /// (the first daemon's), the one kept otherwise, so every daemon gets the same.
+    public func requestKeySecret(new: [UInt8]) async throws(StoreError) -> [UInt8] {
+        try await mappingErrors {
+            // A daemon that inserts at the same moment as another waits for it, inserts nothing,
+            // and (its statement's snapshot taken before that commit) reads nothing: the next
+            // statement reads the other's.
+            for _ in 0 ..< 3 {
+                let rows = try await pool.query("""
+                    WITH made AS (
+                        INSERT INTO daemon_secrets (name, value) VALUES ('request_keys', \(new)) ON CONFLICT (name) DO NOTHING RETURNING value
+                    )
+                    SELECT value FROM made UNION ALL SELECT value FROM daemon_secrets WHERE name = 'request_keys'
+                    """, binaryResults: true, idempotent: true)
+                if let row = rows.first, let value = try row.bytes("value") { return value }
+            }
+            throw StoreError.unexpected("no request-key secret was kept")
+        }
+    }
+}

@@ -31,6 +31,28 @@ public enum Digest {
         }
     }
 
+    /// HMAC-SHA-256 of the UTF-8 encoding of `message` under `key` (`crypto_auth_hmacsha256`, any
+    /// key length); always 32 bytes.
+    public static func hmacSHA256(key: [UInt8], _ message: String) -> [UInt8] {
+        SodiumRuntime.ensureInitialized()
+        var state = crypto_auth_hmacsha256_state()
+        var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
+        var empty: UInt8 = 0
+        key.withUnsafeBufferPointer { keyBuffer in
+            withUnsafePointer(to: &empty) { emptyPointer in
+                precondition(crypto_auth_hmacsha256_init(&state, keyBuffer.baseAddress ?? emptyPointer, keyBuffer.count) == 0)
+            }
+        }
+        var bytes = Array(message.utf8)
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            withUnsafePointer(to: &empty) { emptyPointer in
+                precondition(crypto_auth_hmacsha256_update(&state, buffer.baseAddress.map { UnsafePointer($0) } ?? emptyPointer, UInt64(buffer.count)) == 0)
+            }
+        }
+        precondition(crypto_auth_hmacsha256_final(&state, &out) == 0)
+        return out
+    }
+
     /// Compares two byte arrays in time independent of their contents (`sodium_memcmp`).
     /// Returns `false` when the lengths differ (the length itself is not secret).
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

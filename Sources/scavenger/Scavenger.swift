@@ -107,6 +107,7 @@ struct Scavenger: AsyncParsableCommand {
                     case let .reply(reply): emit(["type": "reply", "reply": value(reply)])
                     case .started: emit(["type": "started"])
                     case .reconnected: emit(["type": "reconnected"])
+                    case let .closed(reason): emit(["type": "closed", "reason": .string(reason)])
                     }
                 }
                 return 0

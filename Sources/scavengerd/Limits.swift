@@ -33,6 +33,7 @@ enum ServeDefaults {
     static let photoRate = "10/600"
     static let replyRate = "60/600"
     static let reportRate = "20/3600"
+    static let joinRate = "60/600"
     static let staffRateFactor = 10
     static let registerRate = "10/3600"
     static let loginAddressFailures = 20
@@ -44,6 +45,7 @@ enum ServeDefaults {
     static let joinFailureRate = "20/600"
     static let codeGuesses = 5
     static let codeGuessWindow = 600
+    static let tooFarTries = 30
     static let travelCheckMeters = 1000.0
     static let maxTravelSpeedKmh = 200.0
 }
@@ -102,6 +104,7 @@ enum LimitsTable {
             Row(what: "`POSTPHOTO`s per user", value: rate(D.photoRate), flags: ["--photo-rate"]),
             Row(what: "`REPLY`s per user", value: rate(D.replyRate), flags: ["--reply-rate"]),
             Row(what: "`REPORT`s per user", value: rate(D.reportRate), flags: ["--report-rate"]),
+            Row(what: "`JOIN`s and `LEAVE`s together per user", value: rate(D.joinRate), flags: ["--join-rate"]),
             Row(what: "those rates for moderators and admins", value: "\(D.staffRateFactor) times the above",
                 flags: ["--staff-rate-factor"]),
             Row(what: "`REGISTER`s per client address", value: rate(D.registerRate), flags: ["--register-rate"]),
@@ -125,6 +128,8 @@ enum LimitsTable {
             Row(what: "wrong codes at a code stop before `RATE_LIMITED`",
                 value: "\(D.codeGuesses) per player and stop within \(duration(D.codeGuessWindow))",
                 flags: ["--code-guesses", "--code-guess-window"]),
+            Row(what: "check-ins refused as too far (`TOO_FAR`) before `RATE_LIMITED`",
+                value: "\(D.tooFarTries) per player and stop within the same window", flags: ["--too-far-tries"]),
             Row(what: "travel-speed check (a check-in is `flagged`)",
                 value: "over \(number(Int(D.travelCheckMeters))) m from the previous check-in's fix, faster than \(Int(D.maxTravelSpeedKmh)) km/h",
                 flags: ["--travel-check-meters", "--max-travel-speed"]),

@@ -102,6 +102,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "POSTPHOTOs per user (COUNT/SECONDS or off).") var photoRate = RateFlag(ServeDefaults.photoRate)
     @Option(help: "REPLYs per user (COUNT/SECONDS or off).") var replyRate = RateFlag(ServeDefaults.replyRate)
     @Option(help: "REPORTs per user (COUNT/SECONDS or off).") var reportRate = RateFlag(ServeDefaults.reportRate)
+    @Option(help: "JOINs and LEAVEs together per user (COUNT/SECONDS or off).") var joinRate = RateFlag(ServeDefaults.joinRate)
     @Option(help: "Moderators and admins get this many times each per-user rate.") var staffRateFactor = ServeDefaults.staffRateFactor
     @Option(help: "REGISTERs per client address, IPv6 per /64 (COUNT/SECONDS or off).") var registerRate = RateFlag(ServeDefaults.registerRate)
     @Option(help: "Failed LOGINs from one client address (IPv6: /64) before back-off starts.") var loginAddressFailures = ServeDefaults.loginAddressFailures
@@ -124,7 +125,10 @@ struct Serve: AsyncParsableCommand {
     var requestKeySeconds = ServeDefaults.requestKeySeconds
     @Option(help: "Wrong codes one player may enter at one code stop within --code-guess-window before its CHECKINs are RATE_LIMITED.")
     var codeGuesses = ServeDefaults.codeGuesses
-    @Option(help: "Seconds wrong codes are counted in (default 10 minutes).") var codeGuessWindow = ServeDefaults.codeGuessWindow
+    @Option(help: "Seconds wrong codes are counted in (default 10 minutes); check-ins refused as too far are counted in it too.")
+    var codeGuessWindow = ServeDefaults.codeGuessWindow
+    @Option(help: "Check-ins one player may make too far from one stop (TOO_FAR) within --code-guess-window before its CHECKINs are RATE_LIMITED.")
+    var tooFarTries = ServeDefaults.tooFarTries
     @Option(help: "A check-in farther than this many metres from the player's previous one is checked for travel speed.")
     var travelCheckMeters = ServeDefaults.travelCheckMeters
     @Option(help: "Travel speed in km/h above which such a check-in is flagged for review.")
@@ -143,6 +147,7 @@ struct Serve: AsyncParsableCommand {
         guard codeGuesses >= 1, codeGuessWindow >= 1 else {
             throw ArgumentParser.ValidationError("--code-guesses and --code-guess-window must be at least 1")
         }
+        guard tooFarTries >= 1 else { throw ArgumentParser.ValidationError("--too-far-tries must be at least 1") }
         guard travelCheckMeters >= 0, travelCheckMeters.isFinite else {
             throw ArgumentParser.ValidationError("--travel-check-meters must be a number of metres, at least 0")
         }
@@ -288,15 +293,17 @@ struct Serve: AsyncParsableCommand {
                 writeRates: WriteRates(
                     post: postRate.limit, photo: photoRate.limit, reply: replyRate.limit,
                     report: reportsPerHour.map { RateLimit(count: $0, seconds: 3600) } ?? reportRate.limit,
-                    staffFactor: staffRateFactor),
+                    join: joinRate.limit, staffFactor: staffRateFactor),
                 loginThrottle: LoginThrottleRules(
                     addressFreeFailures: loginAddressFailures, accountFreeFailures: loginAccountFailures,
                     maximumBackoffSeconds: loginMaxBackoff),
                 registrationRate: registerRate.limit, passwordQueueLength: passwordQueue,
                 hunts: HuntRules(
                     maximumStops: maxStopsPerHunt, codeGuesses: codeGuesses, codeGuessWindowSeconds: codeGuessWindow,
-                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed),
-                joinFailureRate: joinFailureRate.limit, requestKeySeconds: requestKeySeconds), logger: logger)
+                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed, tooFarTries: tooFarTries),
+                joinFailureRate: joinFailureRate.limit, requestKeySeconds: requestKeySeconds,
+                // From the environment, so that the secret sits in no process list.
+                requestKeySecret: ProcessInfo.processInfo.environment["SCAVENGER_REQUEST_KEY_SECRET"]), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.

@@ -238,23 +238,30 @@ struct HuntScheduleTests {
         }
     }
 
-    @Test("EXTEND never moves an end past the year 9999")
-    func extendBeyondStorable() throws {
-        let tooLate = HuntConflict("the hunt cannot end after 9999-12-31T23:59:59Z")
-        let nearTheEnd = Timestamp(microseconds: lastStorable.microseconds - 1_000_000)
-        let running = HuntSchedule(starts: t(0), ends: nearTheEnd, durationSeconds: nil)
-        #expect(try running.extended(bySeconds: 1, at: t(5)).ends == Timestamp(microseconds: lastStorable.microseconds))
-        #expect(throws: tooLate) { try running.extended(bySeconds: 2, at: t(5)) }
-        let open = HuntSchedule(starts: t(0), ends: nil, durationSeconds: nil)
-        #expect(throws: tooLate) { try open.extended(bySeconds: 10, at: nearTheEnd) }
-        let waiting = HuntSchedule(starts: nil, ends: nil, durationSeconds: nil)
-        #expect(throws: tooLate) { try waiting.extended(bySeconds: 10, at: nearTheEnd) }
-        let long = HuntSchedule(starts: nil, ends: nil, durationSeconds: HuntLimits.extendSeconds.upperBound)
-        var grown = long
-        for _ in 0 ..< 2 { grown = try grown.extended(bySeconds: HuntLimits.extendSeconds.upperBound, at: t(0)) }
-        #expect(grown.durationSeconds == 3 * HuntLimits.extendSeconds.upperBound)
-        // Started long after, its end is the last storable instant rather than an overflow.
-        #expect(try grown.started(at: nearTheEnd).ends == lastStorable)
+    @Test("EXTEND past what a hunt may last is a bad argument: a scheduled DURATION past 30 days, any end past 100 years from now", arguments: [
+        // (starts, ends, lasting, seconds): each too much
+        (nil, nil, nil, 30 * 24 * 3600 + 1),
+        (nil, nil, 30 * 24 * 3600, 1),
+        (100, nil, 29 * 24 * 3600, 2 * 24 * 3600),
+        (0, 50, nil, 100 * 365 * 24 * 3600),
+        (0, nil, nil, 100 * 365 * 24 * 3600 + 1),
+    ] as [(Int64?, Int64?, Int?, Int)])
+    func extendTooFar(starts: Int64?, ends: Int64?, lasting: Int?, seconds: Int) {
+        guard HuntLimits.extendSeconds.contains(seconds) else {
+            #expect(throws: ValidationError.self) { try Validation.extendSeconds(seconds) }
+            return
+        }
+        #expect(throws: ValidationError.self) {
+            try schedule(starts: starts, ends: ends, lasting: lasting).extended(bySeconds: seconds, at: t(10))
+        }
+    }
+
+    @Test("EXTEND up to the bounds: a scheduled hunt's DURATION to exactly 30 days, a running hunt's end to exactly 100 years from now")
+    func extendToTheBounds() throws {
+        let waiting = try schedule(lasting: 29 * 24 * 3600).extended(bySeconds: 24 * 3600, at: t(0))
+        #expect(waiting.durationSeconds == 30 * 24 * 3600)
+        let running = try schedule(starts: 0).extended(bySeconds: HuntLimits.farthestEndSeconds, at: t(5))
+        #expect(running.ends == t(5 + Int64(HuntLimits.farthestEndSeconds)))
     }
 
     @Test("the state follows the clock through a whole life: create, start by itself, extend, end by itself")
