@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import Postgres
 import ScavengerCore
@@ -330,10 +331,44 @@ struct Serve: AsyncParsableCommand {
                     services: services,
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
-            try await group.run()
+            do {
+                try await group.run()
+            } catch where Self.isAddressInUse(error) {
+                await pool.shutdown()
+                await hasher.shutdown()
+                throw CLIError(await addressInUseMessage())
+            }
             await pool.shutdown()
             await hasher.shutdown()
         }
+    }
+
+    /// Whether `error` is a listener's bind failing because the address is taken.
+    static func isAddressInUse(_ error: any Error) -> Bool {
+        if let io = error as? IOError { return io.errnoCode == EADDRINUSE }
+        return "\(error)".contains("Address already in use")
+    }
+
+    /// Which of the daemon's addresses is taken, in plain words: each is tried again (the
+    /// services have stopped, so theirs are free again) and the first that cannot be bound named.
+    func addressInUseMessage() async -> String {
+        var addresses = [(flag: "--port", host: host, port: port)]
+        if let tlsPort { addresses.append(("--tls-port", tlsHost ?? host, tlsPort)) }
+        if let httpPort { addresses.append(("--http-port", host, httpPort)) }
+        for address in addresses where address.port != 0 {
+            do {
+                let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .bind(host: address.host, port: address.port).get()
+                try? await channel.close()
+            } catch where Self.isAddressInUse(error) {
+                return "cannot listen on \(address.host):\(address.port) (\(address.flag)): the address is already in use, "
+                    + "by another scavengerd or another program; stop it or choose another port"
+            } catch {
+                continue
+            }
+        }
+        return "cannot listen: an address is already in use (--port, --tls-port or --http-port); stop what listens there or choose other ports"
     }
 }
 

@@ -60,4 +60,24 @@ struct RunScriptTests {
         #expect(announced.status == 0 && announced.stdout.isEmpty, "\(announced.stdout)")
     }
 
+    @Test("a port already in use is named in plain words, with its flag, and the daemon exits 1")
+    func portInUse() async throws {
+        try await TestEnvironment.make().use { environment in
+            let first = try await DaemonProcess(environment: environment, ["--http-port", "0"])
+            try await eventually("the HTTP port listens") { first.httpPort != nil }
+            let line = try #require(first.port), http = try #require(first.httpPort)
+            for (arguments, flag, port) in [
+                (["serve", "--port", "\(line)"], "--port", line),
+                (["serve", "--port", "0", "--http-port", "\(http)"], "--http-port", http),
+            ] {
+                let second = try Executable.run(arguments, configuration: environment.configuration)
+                #expect(second.status == 1)
+                let message = second.stderr.split(separator: "\n").last.map(String.init) ?? ""
+                #expect(message == "scavengerd: cannot listen on 127.0.0.1:\(port) (\(flag)): the address is already in use, "
+                    + "by another scavengerd or another program; stop it or choose another port", "\(second.stderr)")
+                #expect(!second.stderr.contains("bind(") && !second.stderr.contains("errno"), "\(second.stderr)")
+            }
+            #expect(try await first.terminate())
+        }
+    }
 }
