@@ -6,14 +6,7 @@
 enum ClientModule {
     /// A strong validator of the module's text (FNV-1a, 64 bits): it changes whenever the text
     /// does, so a browser revalidates with `If-None-Match` and gets `304` while it holds this one.
-    static let etag: String = {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in script.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return "\"" + String(hash, radix: 16) + "\""
-    }()
+    static let etag = StaticAsset.etag(of: script.utf8)
 
     static let script = #"""
 // scavenger.js: the Scavenger line protocol over the daemon's /ws WebSocket, as promises.

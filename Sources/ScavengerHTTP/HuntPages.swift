@@ -118,7 +118,7 @@ enum HuntPages {
 </aside>
 </div>
 </section>
-<script src="/vendor/leaflet/leaflet.js"></script>
+<script src="/vendor/leaflet/leaflet.min.js"></script>
 <script type="module" src="/play.js"></script>
 </body>
 </html>
@@ -221,7 +221,7 @@ enum HuntPages {
 <div id="sheet" class="sheet"></div>
 </section>
 </section>
-<script src="/vendor/leaflet/leaflet.js"></script>
+<script src="/vendor/leaflet/leaflet.min.js"></script>
 <script type="module" src="/host.js"></script>
 </body>
 </html>

@@ -310,6 +310,10 @@ def main():
             for entry in driver.get_log("browser") if hasattr(driver, "get_log") else []:
                 if entry.get("level") == "SEVERE":
                     print("browser console:", entry.get("message"))
+                    # A file of the daemon's the pages asked for and did not get (the favicon
+                    # was one); the map's tiles from elsewhere may fail offline.
+                    if "status of 404" in entry.get("message", ""):
+                        failures.append(f"a 404 in the browser's console: {entry.get('message')}")
             driver.quit()
         stop_daemon(daemon, log)
     for failure in failures:
