@@ -14,6 +14,7 @@ import ScavengerServer
 import ScavengerStore
 import ServiceLifecycle
 import Sodium
+import UnixSignals
 
 @main
 struct Scavengerd: AsyncParsableCommand {
@@ -310,9 +311,15 @@ struct Serve: AsyncParsableCommand {
                 board: board, table: table,
                 group: ioThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) } ?? MultiThreadedEventLoopGroup.singleton,
                 limits: connectionLimits, logger: logger)
+            // Trapped before anything listens: a SIGHUP from then on is a reload, never the end.
+            let hangups = await UnixSignalsSequence(trapping: .sighup)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: FeedListener(feed: feed, logger: logger)),
                 .init(service: server),
+                // It ends only on shutdown; should it end otherwise, the daemon serves on.
+                .init(
+                    service: ReloadOnHangup(hangups: hangups, tls: tls, certificateFile: tlsCert, keyFile: tlsKey, logger: logger),
+                    successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore),
             ]
             if let httpPort, let metrics {
                 services.append(.init(service: ScavengerHTTPServer(
@@ -577,4 +584,37 @@ struct RateFlag: ExpressibleByArgument, CustomStringConvertible, Sendable {
 
     var description: String { limit?.description ?? "off" }
     var defaultValueDescription: String { description }
+}
+
+/// SIGHUP (`systemctl reload scavengerd`): reads `--tls-cert` and `--tls-key` again and serves
+/// the TLS connections accepted from then on with them, so that a renewed certificate takes
+/// effect without a restart (connections already open keep theirs). Files that cannot be read,
+/// or a key that does not fit, leave the certificate in use as it was, and say why in the log.
+/// Without TLS there is nothing to reload: it says so, and the daemon goes on (SIGHUP's default,
+/// ending the process, would make a `reload` a crash).
+struct ReloadOnHangup: Service {
+    let hangups: UnixSignalsSequence
+    let tls: TLSSettings?
+    let certificateFile: String?
+    let keyFile: String?
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in hangups.cancelOnGracefulShutdown() {
+            guard let tls, let certificateFile, let keyFile else {
+                logger.notice("SIGHUP: nothing to reload (no TLS listener); the other settings take a restart")
+                continue
+            }
+            do {
+                let fresh = try TLSSettings(
+                    host: tls.host, port: tls.port, certificateChainFile: certificateFile, privateKeyFile: keyFile)
+                tls.replaceContext(fresh.context)
+                logger.notice("SIGHUP: reloaded the TLS certificate and key; new TLS connections use them", metadata: [
+                    "tls-cert": "\(certificateFile)", "tls-key": "\(keyFile)",
+                ])
+            } catch {
+                logger.error("SIGHUP: kept the TLS certificate in use, the files could not be loaded: \(error)")
+            }
+        }
+    }
 }
