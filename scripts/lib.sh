@@ -21,8 +21,9 @@ SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-d
 
 # Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
 # QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them); tmux
-# is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests).
-SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux"
+# is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests);
+# systemd brings systemd-analyze, which checks scripts/scavengerd.service (SystemdUnitTests).
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432
