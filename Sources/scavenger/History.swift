@@ -25,8 +25,10 @@ struct History {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let kept = lines.filter { !Self.isSecret(String($0)) }
         if kept.count != lines.count {
-            FileManager.default.createFile(
+            let rewritten = FileManager.default.createFile(
                 atPath: path, contents: Data(kept.joined(separator: "\n").utf8), attributes: [.posixPermissions: 0o600])
+            // A history that cannot be cleaned is not kept with its secrets: it goes.
+            if !rewritten { try? FileManager.default.removeItem(atPath: path) }
         }
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
