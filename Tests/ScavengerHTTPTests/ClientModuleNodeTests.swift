@@ -4,9 +4,10 @@ import ScavengerTestSupport
 import Testing
 
 /// scavenger.js outside a browser: in Node 20, which has no global WebSocket unless started with
-/// `--experimental-websocket`, against the HTTP port of a real board. Needs `node` on PATH (the
-/// test is skipped without it; the browser's side is scripts/browser/client_test.py).
-@Suite("scavenger.js in Node", .timeLimit(.minutes(5)), .enabled(if: Node.path != nil, "node is not on PATH"))
+/// `--experimental-websocket`, against the HTTP port of a real board. Needs Node 20.10 or later
+/// on PATH, whose WebSocket class it passes in (skipped without one; the browser's side is
+/// scripts/browser/client_test.py).
+@Suite("scavenger.js in Node", .timeLimit(.minutes(5)), .enabled(if: Node.hasWebSocket, "no node 20.10 or later on PATH"))
 struct ClientModuleNodeTests {
     /// The module and a script importing it, in a directory of their own.
     static func files(_ script: String) throws -> URL {
@@ -98,6 +99,14 @@ enum Node {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
+    }()
+
+    /// Whether that node has a WebSocket class (20.10 and later, with --experimental-websocket).
+    static let hasWebSocket: Bool = {
+        guard path != nil, let version = try? run(["--version"], in: URL(fileURLWithPath: "/")).stdout else { return false }
+        let numbers = version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
+        guard numbers.count >= 2 else { return false }
+        return numbers[0] > 20 || numbers[0] == 20 && numbers[1] >= 10
     }()
 
     static func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, stdout: String, stderr: String) {
