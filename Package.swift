@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // zlib's gzip for the HTTP port's pages and scripts (already in the graph through
+        // hummingbird-websocket, which compresses WebSocket messages with it).
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // System libraries: module map + shim header only.
@@ -118,6 +121,7 @@ let package = Package(
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "CompressNIO", package: "compress-nio"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -140,9 +144,11 @@ let package = Package(
             "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
             "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
 
         // The client library: the line protocol over TCP or TLS, typed calls, reconnects with

@@ -21,8 +21,9 @@ SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-d
 
 # Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
 # QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them); tmux
-# is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests).
-SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux"
+# is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests);
+# systemd brings systemd-analyze, which checks scripts/scavengerd.service (SystemdUnitTests).
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432
@@ -294,4 +295,67 @@ ensure_browser() {
         "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
     fi
     BROWSER_PYTHON="$venv/bin/python"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The daemon's HTTP port, as scripts/run.sh serves it
+# ---------------------------------------------------------------------------------------------
+
+# The status code of `GET PATH` on http://HOST:PORT (bash's /dev/tcp: no curl needed), or
+# nothing when no answer comes within 5 s (nothing listens, or it does not speak HTTP). Succeeds
+# either way, so that it may run under `set -e`.
+http_status() {
+    local host=${1#[} port=$2 path=$3 line=""
+    host=${host%]}
+    # The subshell closes the connection however it ends.
+    line=$( (exec 3<>"/dev/tcp/$host/$port" || exit 1
+             printf 'GET %s HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n' "$path" >&3
+             IFS= read -r -t 5 reply <&3 && printf '%s' "$reply") 2>/dev/null) || true
+    if [[ $line =~ ^HTTP/1\.[01]\ ([0-9]{3}) ]]; then printf '%s\n' "${BASH_REMATCH[1]}"; fi
+}
+
+# The address to reach a daemon listening on HOST from this machine: a wildcard address (0.0.0.0,
+# ::) is reached on loopback; an IPv6 address goes in brackets, as URLs write it.
+http_url_host() {
+    case $1 in
+        0.0.0.0 | "") printf '127.0.0.1\n' ;;
+        :: | "[::]") printf '[::1]\n' ;;
+        \[*) printf '%s\n' "$1" ;;
+        *:*) printf '[%s]\n' "$1" ;;
+        *) printf '%s\n' "$1" ;;
+    esac
+}
+
+# announce_http_urls HOST HTTP_PORT LINE_PORT PID [WAIT]: waits until the daemon's /healthz on
+# HOST:HTTP_PORT answers 200 (the database answers and the feed is loaded), then prints the URLs
+# of its pages on stdout. Gives up silently when process PID (the daemon) ends first; after WAIT
+# seconds (default 600) without a 200, prints them anyway with what /healthz said, so a daemon
+# still waiting for its database says where it is.
+announce_http_urls() {
+    local host port=$2 line_port=$3 pid=$4 wait=${5:-600} status="" started=$SECONDS
+    host=$(http_url_host "$1")
+    while kill -0 "$pid" 2>/dev/null; do
+        status=$(http_status "$host" "$port" /healthz)
+        if [[ $status == 200 ]]; then break; fi
+        if ((SECONDS - started >= wait)); then break; fi
+        sleep 0.5
+    done
+    kill -0 "$pid" 2>/dev/null || return 0
+    local base="http://$host:$port"
+    printf '\n'
+    if [[ $status == 200 ]]; then
+        printf 'scavengerd is up. Open in a browser:\n'
+    else
+        printf 'scavengerd listens, but /healthz answers %s (see the log). Its pages:\n' "${status:-nothing}"
+    fi
+    local width=$((${#base} + 10))
+    printf "  %-${width}s %s\n" \
+        "$base/play" "play a hunt (join with its code)" \
+        "$base/host" "create and run hunts, print QR codes" \
+        "$base/" "the demo page: nearby pins, live" \
+        "$base/mod/" "the moderators' console" \
+        "$base/metrics" "Prometheus metrics" \
+        "$base/healthz" "health check"
+    local nc_host=${host#[}
+    printf '  The line protocol: nc %s %s (or the scavenger CLI)\n\n' "${nc_host%]}" "$line_port"
 }

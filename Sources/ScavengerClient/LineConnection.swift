@@ -6,7 +6,39 @@ import NIOSSL
 import Synchronization
 
 /// The connection broke (or could not be made) before a reply came.
-struct ConnectionLost: Error {}
+struct ConnectionLost: Error {
+    /// Why no connection could be made, in plain words ("connection refused", "host not
+    /// found"); nil when one was made and broke later.
+    var connectFailure: String?
+
+    init(connectFailure: String? = nil) { self.connectFailure = connectFailure }
+
+    /// What went wrong with a connection attempt, for people: the system's reason for the
+    /// common cases, the error's own description for the rest.
+    static func reason(_ error: any Error, timeout: TimeAmount) -> String {
+        if let failed = error as? NIOConnectionError {
+            if failed.dnsAError != nil || failed.dnsAAAAError != nil, failed.connectionErrors.isEmpty {
+                return "host not found"
+            }
+            if let first = failed.connectionErrors.first { return reason(first.error, timeout: timeout) }
+            return "no address to connect to"
+        }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED: return "connection refused"
+            case ENETUNREACH: return "network unreachable"
+            case EHOSTUNREACH: return "host unreachable"
+            case ETIMEDOUT: return "timed out"
+            case EADDRNOTAVAIL: return "address not available"
+            default: return String(cString: strerror(io.errnoCode)).lowercased()
+            }
+        }
+        if let channel = error as? ChannelError, case .connectTimeout = channel {
+            return "no answer within \(timeout.nanoseconds / 1_000_000_000) s"
+        }
+        return "\(error)"
+    }
+}
 
 /// One connection to the server: request lines go out in order with a promise each, reply lines
 /// fulfil the promises in the same order (the protocol answers one line per request line, in
@@ -63,7 +95,7 @@ final class LineConnection: Sendable {
         do {
             channel = try await bootstrap.connect(host: host, port: port).get()
         } catch {
-            throw ConnectionLost()
+            throw ConnectionLost(connectFailure: ConnectionLost.reason(error, timeout: timeout))
         }
         let connection = LineConnection(channel: channel)
         box.connection.withLock { $0 = connection }

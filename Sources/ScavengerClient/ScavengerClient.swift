@@ -144,6 +144,12 @@ public actor ScavengerClient {
         return connection
     }
 
+    /// `host:port` as people write it (an IPv6 address in brackets).
+    nonisolated var address: String {
+        let host = configuration.host
+        return (host.contains(":") ? "[\(host)]" : host) + ":\(configuration.port)"
+    }
+
     /// The wait before attempt `attempt` (1, 2, …): doubling from the initial back-off, capped,
     /// then jittered to between half and all of it.
     nonisolated func backoff(_ attempt: Int) -> Duration {
@@ -193,9 +199,14 @@ public actor ScavengerClient {
                     throw ScavengerError(code: .badReply, message: String(reply.prefix(200)))
                 }
                 guard error.code == .unavailable, retry == .safe, attempt < configuration.maximumRetries, !closed else { throw error }
-            } catch is ConnectionLost {
+            } catch let failure as ConnectionLost {
                 lost(used)
                 guard retry == .safe, attempt < configuration.maximumRetries, !closed else {
+                    // The last attempt found nothing listening (a wrong port or host, a daemon
+                    // not started): say so, rather than that a reply was lost.
+                    if let reason = failure.connectFailure {
+                        throw ScavengerError(code: .connectionLost, message: "cannot connect to \(address) (\(reason))")
+                    }
                     throw ScavengerError(code: .connectionLost, message: "the connection to the server was lost before the reply")
                 }
             }

@@ -6,20 +6,15 @@
 enum ClientModule {
     /// A strong validator of the module's text (FNV-1a, 64 bits): it changes whenever the text
     /// does, so a browser revalidates with `If-None-Match` and gets `304` while it holds this one.
-    static let etag: String = {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in script.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return "\"" + String(hash, radix: 16) + "\""
-    }()
+    static let etag = StaticAsset.etag(of: script.utf8)
 
     static let script = #"""
 // scavenger.js: the Scavenger line protocol over the daemon's /ws WebSocket, as promises.
 // Served by scavengerd at /client.js. Usage:
 //   import { ScavengerClient } from "/client.js";
 //   const client = new ScavengerClient();            // ws(s)://<this host>/ws
+//   // Outside a browser, name the URL, and pass a WebSocket class where there is no global one
+//   // (Node 20): new ScavengerClient({ url: "ws://127.0.0.1:7468/ws", WebSocket: SomeWebSocket })
 //   await client.login("alice", "secret123");
 //   const pins = await client.nearby(52.52, 13.405, 500);
 //   const watch = client.watch(52.52, 13.405, 500);
@@ -46,7 +41,7 @@ const UNAVAILABLE_RETRIES = 4;
 
 /** An `ERR` reply, or a request the client could not complete. */
 export class ScavengerError extends Error {
-  constructor(code, message, { detail = message, retryAfter = null, line = null } = {}) {
+  constructor(code, message, { detail = message, retryAfter = null, distance = null, line = null } = {}) {
     super(message);
     this.name = "ScavengerError";
     /** The protocol's code (`NOT_FOUND`, `RATE_LIMITED`, …), or `CONNECTION_LOST` / `CLOSED`. */
@@ -55,6 +50,8 @@ export class ScavengerError extends Error {
     this.detail = detail;
     /** For RATE_LIMITED: the seconds to wait before trying again; else null. */
     this.retryAfter = retryAfter;
+    /** For TOO_FAR: the distance from the fix to the stop, in whole metres; else null. */
+    this.distance = distance;
     /** The reply line, when there was one. */
     this.line = line;
   }
@@ -66,11 +63,17 @@ export class ScavengerError extends Error {
     const [, code, detail] = match;
     let message = detail;
     let retryAfter = null;
-    if (code === "RATE_LIMITED") {
-      const seconds = /^(\d+)(?: ([\s\S]*))?$/.exec(detail);
-      if (seconds) { retryAfter = Number(seconds[1]); message = seconds[2] || detail; }
+    let distance = null;
+    // RATE_LIMITED and TOO_FAR put a number first (seconds, metres): a field of its own, as the
+    // Swift client has it, and the message is what follows.
+    if (code === "RATE_LIMITED" || code === "TOO_FAR") {
+      const leading = /^(\d+)(?: ([\s\S]*))?$/.exec(detail);
+      if (leading) {
+        if (code === "RATE_LIMITED") retryAfter = Number(leading[1]); else distance = Number(leading[1]);
+        message = leading[2] || detail;
+      }
     }
-    return new ScavengerError(code, message, { detail, retryAfter, line });
+    return new ScavengerError(code, message, { detail, retryAfter, distance, line });
   }
 }
 
@@ -117,6 +120,9 @@ function number(value, name) {
 }
 
 function defaultURL() {
+  if (!globalThis.location || !globalThis.location.host) {
+    throw new TypeError("ScavengerClient: no url given and no page to take one from: pass { url: \"ws://host:port/ws\" }");
+  }
   const scheme = globalThis.location.protocol === "https:" ? "wss:" : "ws:";
   return scheme + "//" + globalThis.location.host + "/ws";
 }
@@ -130,6 +136,9 @@ export class ScavengerClient {
    * @param {number} [options.minDelay=500] the first reconnection delay, in milliseconds.
    * @param {number} [options.maxDelay=30000] the cap of the reconnection delay.
    * @param {boolean} [options.connect=true] open the socket at once (else at the first call).
+   * @param {Function} [options.WebSocket] the WebSocket class to use (default: the global one);
+   *   where there is none (Node 20), pass one, e.g. the `ws` package's: the constructor throws
+   *   a TypeError when it has neither.
    */
   constructor({ url, token = null, minDelay = 500, maxDelay = 30000, connect = true, WebSocket: socketClass } = {}) {
     this.url = url || defaultURL();
@@ -138,6 +147,11 @@ export class ScavengerClient {
     this.minDelay = minDelay;
     this.maxDelay = maxDelay;
     this._WebSocket = socketClass || globalThis.WebSocket;
+    if (typeof this._WebSocket !== "function") {
+      // Without one every connection attempt would fail and be retried, silently, for ever.
+      throw new TypeError("ScavengerClient: no WebSocket here (Node before 22 has none): "
+        + "pass a WebSocket class as the WebSocket option, e.g. new ScavengerClient({ url, WebSocket })");
+    }
     this._socket = null;
     this._ready = false;      // open, and the session resumed: requests go out at once
     this._closed = false;     // close() was called
@@ -467,7 +481,8 @@ function opt(keyword, value, quoted = false) {
 
 /**
  * A watch of the client: events by `on(handler)` or `for await (const event of watch)`.
- * `ready` resolves with the first `OK` of its WATCH (and rejects with its error).
+ * `ready` resolves with the first `OK` of its WATCH (and rejects with its error); for an area
+ * watch, only once its first snapshot is complete (its `ready` event), so `seq` is set by then.
  * Besides the daemon's events (`pin`, `gone`, `ready`, `hunt`, `hint`, …) it delivers
  * `{type: "reset", reason}` (area: drop what you hold, a new snapshot follows),
  * `{type: "resumed", seq}` (area: the missed changes came, live again) and
@@ -591,7 +606,9 @@ export class Watch {
     } else if (!first) {
       this._emit({ type: "resync", reason });
     }
-    if (first) this._resolveReady(answer);
+    // An area watch is ready when its snapshot is (its `ready` event): `seq` is set then.
+    if (first && this.area) this._firstAnswer = answer;
+    else if (first) this._resolveReady(answer);
   }
 
   _deliver(event) {
@@ -599,6 +616,7 @@ export class Watch {
       if (event.type === "ready") {
         this.seq = event.seq;
         this._snapshotSeq = null;
+        if (this._firstAnswer) { this._resolveReady(this._firstAnswer); this._firstAnswer = null; }
       } else if (event.type === "overflow") {
         // This watch ended on the daemon: resume it on the same connection.
         this.client._byID.delete(this.id);

@@ -68,7 +68,16 @@ import { ScavengerClient } from "/client.js";
 
 const statusLine = document.getElementById("status");
 const pinsList = document.getElementById("pins");
-const client = new ScavengerClient();
+// The session token is kept in this browser, so a reload stays logged in (the client resumes
+// it with AUTH); a token that no longer works is forgotten.
+const TOKEN_KEY = "scavenger.demo.token";
+const client = new ScavengerClient({ token: localStorage.getItem(TOKEN_KEY) });
+client.on("session", ({ user, token, automatic }) => {
+  if (token) localStorage.setItem(TOKEN_KEY, token); else localStorage.removeItem(TOKEN_KEY);
+  document.getElementById("who").textContent = user ? "Logged in as " + user.name : "";
+  // The page opened with a session: list what is near, as after a login.
+  if (automatic && user && !watch) showNearby();
+});
 let watch = null;
 let live = false;          // the watch's snapshot is in: new pins go on top
 const shown = new Map();   // pin id → its list item
@@ -210,6 +219,10 @@ window.scavengerDemo = { client, get watch() { return watch; } };
   label { display: inline-block; margin: .2rem .6rem .2rem 0; }
   input { font: inherit; padding: .25rem .4rem; border: 1px solid #555; border-radius: 4px; }
   input[type=number] { width: 8rem; }
+  /* Nothing wider than a phone's screen: fields shrink to their fieldset, which shrinks to the page. */
+  input, fieldset { max-width: 100%; box-sizing: border-box; }
+  fieldset { min-width: 0; }
+  @media (max-width: 40rem) { body { padding: .5rem; } label { display: block; margin: .2rem 0; } }
   button { font: inherit; padding: .3rem .8rem; border: 1px solid #1a4d8f; border-radius: 4px; background: #1a4d8f; color: #fff; cursor: pointer; }
   button:focus, input:focus { outline: 3px solid #f5a623; outline-offset: 1px; }
   #status { min-height: 1.4em; color: #1a4d8f; }

@@ -104,6 +104,19 @@ export const Hunts = (() => {
     return isNaN(date) ? String(time) : date.toLocaleString();
   }
 
+  // "52.52, 13.405", "52.52 13.405" or "52.52;13.405" as [lat, lon]; null when it is not two
+  // numbers within -90…90 and -180…180.
+  function parseCoordinates(text) {
+    const parts = String(text).trim().split(/\s*[,; ]\s*/).filter((part) => part !== "");
+    if (parts.length !== 2) return null;
+    const [lat, lon] = parts.map((part) => /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(part) ? Number(part) : NaN);
+    if (!(Math.abs(lat) <= 90) || !(Math.abs(lon) <= 180)) return null;
+    return [lat, lon];
+  }
+
+  // "1 point", "3 points".
+  function count(number, noun) { return `${number} ${noun}${number === 1 ? "" : "s"}`; }
+
   function huntState(hunt) {
     const parts = [hunt.state];
     if (hunt.state === "scheduled" && hunt.starts) parts.push("starts " + when(hunt.starts));
@@ -122,7 +135,14 @@ export const Hunts = (() => {
       for (const entry of entries) this.entries.set(entry.player, entry);
       this.render();
     }
-    update(entry) { this.entries.set(entry.player, entry); this.render(); }
+    // Answers whether the entry is a player the board did not have (one who just joined).
+    update(entry) {
+      const joined = !this.entries.has(entry.player);
+      this.entries.set(entry.player, entry);
+      this.render();
+      return joined;
+    }
+    get size() { return this.entries.size; }
     render() {
       const rows = [...this.entries.values()].sort((a, b) =>
         a.rank - b.rank || b.points - a.points || (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
@@ -230,7 +250,7 @@ export const Hunts = (() => {
   }
 
   return {
-    say, quote, request, start, watchHunt, element, button, when, huntState, Leaderboard, makeMap, label,
+    say, quote, request, start, watchHunt, element, button, when, huntState, parseCoordinates, count, Leaderboard, makeMap, label,
     client, ProtocolError: ScavengerError, myName: null,
     get user() { return user; },
   };
@@ -243,7 +263,7 @@ import { Hunts } from "/hunts.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
 // browser says you are, follow the leaderboard and the hints as they come.
 (() => {
-  const { say, quote, request, element, button, when, huntState } = Hunts;
+  const { say, quote, request, element, button, when, huntState, count } = Hunts;
   const HUNT_KEY = "scavenger.play.hunt";
   const map = Hunts.makeMap("map", "map-note");
   const stopLayer = L.layerGroup().addTo(map);
@@ -287,8 +307,11 @@ import { Hunts } from "/hunts.js";
     try {
       const profile = await request("PROFILE");
       const rank = profile.rank === null ? "not ranked yet" : `rank ${profile.rank}`;
-      document.getElementById("profile").textContent =
-        `${profile.points} points, ${profile.stops_found} stops found, ${profile.hunts_completed} of ${profile.hunts_played} hunts completed: ${rank}.`;
+      // Before a first find there is nothing to count ("0 of 0 hunts" said nothing).
+      document.getElementById("profile").textContent = profile.hunts_played === 0 && profile.points === 0
+        ? "No points yet: find a stop to get on the ranking."
+        : `${count(profile.points, "point")}, ${count(profile.stops_found, "stop")} found, `
+          + `${profile.hunts_completed} of ${count(profile.hunts_played, "hunt")} completed: ${rank}.`;
       const page = await request(`RANKING${rankingWeek ? " WEEK" : ""} AROUND LIMIT 10`);
       document.getElementById("ranking-note").textContent = page.entries.length === 0
         ? (rankingWeek ? "Nobody has points this week yet (weeks start on Monday, 00:00 UTC)." : "Nobody has points yet.")
@@ -345,7 +368,7 @@ import { Hunts } from "/hunts.js";
     document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
     document.getElementById("hunt-description").textContent = hunt.description;
     document.getElementById("my-score").textContent = answer.me
-      ? `You: ${answer.me.points} points, ${answer.me.found.length} of ${hunt.stops} stops found, rank ${answer.me.rank}.`
+      ? `You: ${count(answer.me.points, "point")}, ${answer.me.found.length} of ${count(hunt.stops, "stop")} found, rank ${answer.me.rank}.`
       : "";
     const winners = document.getElementById("winners");
     winners.textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
@@ -557,11 +580,15 @@ import { Hunts } from "/hunts.js";
     if (!hunt) return;
     switch (event.type) {
     case "score":
-      leaderboard.update(event.entry);
+      // A player new to the board has just joined: the count of players follows.
+      if (leaderboard.update(event.entry) && leaderboard.size > hunt.players) {
+        hunt.players = leaderboard.size;
+        document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
+      }
       // The player's own line follows their entry (a rival passing them moves their rank).
       if (event.entry.player === Hunts.myName) {
         document.getElementById("my-score").textContent =
-          `You: ${event.entry.points} points, ${event.entry.found} of ${hunt.stops} stops found, rank ${event.entry.rank}.`;
+          `You: ${count(event.entry.points, "point")}, ${event.entry.found} of ${count(hunt.stops, "stop")} found, rank ${event.entry.rank}.`;
       }
       break;
     case "found": {
@@ -622,10 +649,24 @@ import { Hunts } from "/hunts.js";
 // The daemon keeps a stop's code only hashed: this browser keeps the codes it typed (in
 // localStorage, by stop id) and has the daemon draw them (POST /qr, the code in the body).
 (() => {
-  const { say, quote, request, element, button, when, huntState } = Hunts;
+  const { say, quote, request, element, button, when, huntState, count } = Hunts;
   const HUNT_KEY = "scavenger.host.hunt";
   const CODES_KEY = "scavenger.host.codes";
+  const VIEW_KEY = "scavenger.host.view";
   const map = Hunts.makeMap("map", "map-note");
+  // The area the host last looked at (kept as the map moves): where the map opens next time,
+  // rather than on the whole world when the browser gives no location.
+  const savedView = (() => {
+    try {
+      const view = JSON.parse(localStorage.getItem(VIEW_KEY) || "null");
+      return view && Math.abs(view.lat) <= 90 && Math.abs(view.lon) <= 180 && view.zoom >= 0 ? view : null;
+    } catch (error) { return null; }
+  })();
+  if (savedView) map.setView([savedView.lat, savedView.lon], savedView.zoom);
+  map.on("moveend", () => {
+    const center = map.getCenter().wrap();
+    localStorage.setItem(VIEW_KEY, JSON.stringify({ lat: center.lat, lon: center.lng, zoom: map.getZoom() }));
+  });
   const stopLayer = L.layerGroup().addTo(map);
   const draftLayer = L.layerGroup().addTo(map);
   const leaderboard = new Hunts.Leaderboard(document.getElementById("leaderboard-rows"));
@@ -710,7 +751,7 @@ import { Hunts } from "/hunts.js";
     field("end-button").disabled = hunt.state === "ended";
     field("stop-fieldset").disabled = !scheduled;
     field("stop-help").textContent = scheduled
-      ? "Click the map where a stop is, then describe it and add it."
+      ? "Click the map where a stop is (or type its latitude and longitude), then describe it and add it."
       : "Stops can be added and removed only before the hunt starts.";
     field("hint-fieldset").disabled = hunt.state !== "running";
     const hints = field("hints");
@@ -750,8 +791,8 @@ import { Hunts } from "/hunts.js";
   function fitMap() {
     if (stops.length > 0) {
       map.fitBounds(L.latLngBounds(stops.map((stop) => [stop.lat, stop.lon])).pad(0.5), { maxZoom: 17 });
-    } else if (!located && navigator.geolocation) {
-      // A new hunt: start where the host is, when the browser says so.
+    } else if (!located && !savedView && navigator.geolocation) {
+      // A new hunt and no area used before: start where the host is, when the browser says so.
       navigator.geolocation.getCurrentPosition((position) => {
         located = true;
         if (stops.length === 0) map.setView([position.coords.latitude, position.coords.longitude], 16);
@@ -767,12 +808,33 @@ import { Hunts } from "/hunts.js";
     } catch (error) { say(error.detail || error.message, "error"); }
   }
 
-  // ---- placing a stop: a click on the map gives its place.
+  // ---- going to a place typed as "latitude, longitude".
+  field("goto-form").addEventListener("submit", (submit) => {
+    submit.preventDefault();
+    const place = Hunts.parseCoordinates(field("goto-place").value);
+    if (!place) {
+      say("Type a place as latitude, longitude in degrees, e.g. 52.5200, 13.4050 (latitude within ±90, longitude within ±180).", "error");
+      return;
+    }
+    map.setView(place, Math.max(map.getZoom(), 16));
+    say(`The map shows ${place[0]}, ${place[1]}.`);
+  });
+
+  // ---- placing a stop: a click on the map gives its place, or it is typed in the fields.
+  // The typed place, or null (with the fields marked) when they are not a latitude and longitude.
+  function draftPlace() {
+    const lat = field("stop-lat"), lon = field("stop-lon");
+    const place = Hunts.parseCoordinates(lat.value + "," + lon.value);
+    lat.setCustomValidity(place || !lat.value ? "" : "a latitude in degrees, within ±90");
+    lon.setCustomValidity(place || !lon.value ? "" : "a longitude in degrees, within ±180");
+    return place;
+  }
+
   function drawDraft() {
     draftLayer.clearLayers();
-    const lat = Number(field("stop-lat").value);
-    const lon = Number(field("stop-lon").value);
-    if (!field("stop-lat").value || !field("stop-lon").value) return;
+    const place = draftPlace();
+    if (!place) return;
+    const [lat, lon] = place;
     const radius = Number(field("stop-radius").value) || 0;
     L.circle([lat, lon], { radius, color: "#b3261e", weight: 2, dashArray: "4 4", fillOpacity: 0.1 }).addTo(draftLayer);
     L.circleMarker([lat, lon], { radius: 6, color: "#b3261e", fillColor: "#b3261e", fillOpacity: 0.9 }).addTo(draftLayer);
@@ -787,15 +849,28 @@ import { Hunts } from "/hunts.js";
     field("stop-title").focus();
   });
   field("stop-radius").addEventListener("input", drawDraft);
+  // A place typed in the fields: drawn, and brought into view.
+  for (const id of ["stop-lat", "stop-lon"]) {
+    field(id).addEventListener("change", () => {
+      drawDraft();
+      const place = draftPlace();
+      if (place && !map.getBounds().contains(place)) map.setView(place, Math.max(map.getZoom(), 16));
+    });
+  }
   field("stop-proof").addEventListener("change", () => {
     field("stop-code-field").hidden = field("stop-proof").value !== "code";
   });
 
   field("stop-form").addEventListener("submit", async (submit) => {
     submit.preventDefault();
-    const lat = field("stop-lat").value;
-    const lon = field("stop-lon").value;
-    if (!lat || !lon) { say("Click the map where the stop is first.", "error"); return; }
+    const place = draftPlace();
+    if (!place) {
+      say(field("stop-lat").value || field("stop-lon").value
+        ? "The stop's place must be a latitude within ±90 and a longitude within ±180, in degrees."
+        : "Click the map where the stop is, or type its latitude and longitude.", "error");
+      return;
+    }
+    const [lat, lon] = place;
     const proof = field("stop-proof").value;
     const code = field("stop-code").value.trim();
     let line = `ADDSTOP ${hunt.id} ${lat} ${lon} ${field("stop-radius").value} ${field("stop-points").value} ${quote(field("stop-title").value.trim())}`;
@@ -821,6 +896,7 @@ import { Hunts } from "/hunts.js";
       await request(`STARTHUNT ${hunt.id}`);
       say("The hunt has started.");
       await readHunt(hunt.id);
+      await listMine();
     } catch (error) { say(error.detail || error.message, "error"); }
   });
 
@@ -830,6 +906,7 @@ import { Hunts } from "/hunts.js";
       await request(`ENDHUNT ${hunt.id}`);
       say("The hunt has ended.");
       await readHunt(hunt.id);
+      await listMine();
     } catch (error) { say(error.detail || error.message, "error"); }
   });
 
@@ -932,8 +1009,22 @@ import { Hunts } from "/hunts.js";
           card.append(element("p", "error", "Could not draw this code: " + error.message));
         }
       } else {
-        card.append(element("p", "missing", "Its code was typed in another browser: the server keeps codes only hashed, so it cannot be printed here."));
-        card.append(element("figcaption", null, stopName(stop)));
+        // The server keeps codes only hashed: this browser can print one only once told it.
+        card.append(element("p", "missing", "Its code was typed in another browser, and the server cannot give it back: type it again to print it here."));
+        const form = element("form", "no-print retype");
+        const input = element("input");
+        Object.assign(input, { maxLength: 64, minLength: 4, required: true, autocomplete: "off", spellcheck: false });
+        input.setAttribute("autocapitalize", "off");
+        input.setAttribute("aria-label", `The code of ${stopName(stop)}`);
+        const submit = element("button", "small", "Show its QR code");
+        submit.type = "submit";
+        form.append(input, submit);
+        form.addEventListener("submit", (event) => {
+          event.preventDefault();
+          keepCode(stop.id, input.value.trim());
+          renderSheet();
+        });
+        card.append(form, element("figcaption", null, stopName(stop)));
       }
       cards.push(card);
     }
@@ -945,13 +1036,23 @@ import { Hunts } from "/hunts.js";
   // ---- live: the hunt's events.
   function onEvent(event) {
     if (!hunt) return;
-    if (event.type === "score") leaderboard.update(event.entry);
-    else if (event.type === "found") {
+    if (event.type === "score") {
+      if (leaderboard.update(event.entry) && leaderboard.size > hunt.players) {
+        hunt.players = leaderboard.size;
+        field("hunt-meta").textContent = huntState(hunt);
+      }
+    } else if (event.type === "found") {
       const stop = stops.find((item) => item.id === event.stop);
       if (stop) { stop.found_by += 1; renderStops(); }
-    } else if (event.type === "hunt" && event.hunt.state !== hunt.state) readHunt(hunt.id).catch((error) => say(error.message, "error"));
+    } else if (event.type === "hunt" && event.hunt.state !== hunt.state) {
+      // Started or ended (by its times, or elsewhere): the hunt and the list of hunts say so.
+      readHunt(hunt.id).then(listMine).catch((error) => say(error.message, "error"));
+    }
     else if (event.type === "resync") openHunt(hunt.id);  // re-issued after a drop: read again
   }
+
+  // For scripts and tests driving the page: its map.
+  window.scavengerHost = { map };
 
   Hunts.start({
     onEvent,

@@ -94,7 +94,7 @@ enum HuntPages {
 <fieldset>
   <legend>Check in where you stand</legend>
   <label>Stop <select id="checkin-stop"></select></label>
-  <label id="code-field" hidden>Code found there <input id="checkin-code" autocomplete="off" spellcheck="false" maxlength="64"></label>
+  <label id="code-field" hidden>Code found there <input id="checkin-code" autocomplete="off" autocapitalize="off" spellcheck="false" maxlength="64"></label>
   <label id="photo-field" hidden>Photo <input id="checkin-photo" type="file" accept="image/jpeg,image/png,image/gif,image/webp" capture="environment"></label>
   <button id="checkin-button" type="submit">Check in here</button>
 </fieldset>
@@ -118,7 +118,7 @@ enum HuntPages {
 </aside>
 </div>
 </section>
-<script src="/vendor/leaflet/leaflet.js"></script>
+<script src="/vendor/leaflet/leaflet.min.js"></script>
 <script type="module" src="/play.js"></script>
 </body>
 </html>
@@ -167,14 +167,19 @@ enum HuntPages {
 <p><button id="start-button" type="button">Start now</button> <button id="end-button" type="button">End the hunt</button></p>
 <div class="layout">
 <div class="main">
+<form id="goto-form" class="goto">
+  <label>Go to <input id="goto-place" placeholder="52.5200, 13.4050" inputmode="decimal" autocomplete="off" spellcheck="false" size="22" required></label>
+  <button id="goto-button" type="submit" class="small">Go</button>
+  <span class="meta">latitude, longitude in degrees</span>
+</form>
 <div id="map" role="application" aria-label="Map: click to place a stop"></div>
 <p id="map-note" class="meta"></p>
 <form id="stop-form">
 <fieldset id="stop-fieldset">
   <legend>Add a stop</legend>
   <p id="stop-help" class="meta"></p>
-  <label>Latitude <input id="stop-lat" readonly required size="11"></label>
-  <label>Longitude <input id="stop-lon" readonly required size="11"></label>
+  <label>Latitude <input id="stop-lat" inputmode="decimal" autocomplete="off" spellcheck="false" required size="11"></label>
+  <label>Longitude <input id="stop-lon" inputmode="decimal" autocomplete="off" spellcheck="false" required size="11"></label>
   <label>Title <input id="stop-title" maxlength="80" size="24" required></label>
   <label>Clue <input id="stop-clue" maxlength="500" size="30"></label>
   <label>Radius (m) <input id="stop-radius" type="number" min="5" max="1000" step="1" value="30" required></label>
@@ -184,7 +189,7 @@ enum HuntPages {
     <option value="code">a code found there</option>
     <option value="photo">a photo (reviewed)</option>
   </select></label>
-  <label id="stop-code-field" hidden>Code <input id="stop-code" minlength="4" maxlength="64" autocomplete="off" spellcheck="false"></label>
+  <label id="stop-code-field" hidden>Code <input id="stop-code" minlength="4" maxlength="64" autocomplete="off" autocapitalize="off" spellcheck="false"></label>
   <label><input id="stop-hidden" type="checkbox"> Hidden until found</label>
   <button id="stop-button" type="submit">Add stop</button>
 </fieldset>
@@ -215,13 +220,13 @@ enum HuntPages {
 </div>
 <section id="qr-section" aria-labelledby="sheet-heading">
 <h2 id="sheet-heading" class="no-print">QR codes of the code stops <button id="print-button" type="button" class="small">Print</button></h2>
-<p class="meta no-print">Print this and put each code at its stop: players scan it (or read it) and type it when they check in. Only this browser knows the codes it typed.</p>
+<p class="meta no-print">Print this and put each code at its stop: players scan it (or read it) and type it when they check in. The server keeps codes only hashed: this browser knows those typed here, and a code typed in another browser is typed again here to print it.</p>
 <h2 id="sheet-title" class="print-only"></h2>
 <p id="no-codes" class="meta no-print">No stop of this hunt needs a code.</p>
 <div id="sheet" class="sheet"></div>
 </section>
 </section>
-<script src="/vendor/leaflet/leaflet.js"></script>
+<script src="/vendor/leaflet/leaflet.min.js"></script>
 <script type="module" src="/host.js"></script>
 </body>
 </html>
@@ -230,6 +235,16 @@ enum HuntPages {
     /// `/hunts.css`, both pages' style sheet (with the print layout of the QR sheet).
     static let style = #"""
 body { font: 16px/1.4 system-ui, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1rem; color: #111; background: #fff; }
+/* The hunt in play comes first, right under the header (its map near the top on a phone); the
+   account, joining and scores follow. */
+body { display: flex; flex-direction: column; }
+body > header { order: 0; }
+body > #hunt-section { order: 1; }
+body > section { order: 2; }
+input, select, fieldset { max-width: 100%; box-sizing: border-box; }
+fieldset { min-width: 0; }
+.goto { margin: 0 0 .4rem; }
+.goto label { margin-right: .3rem; }
 h1 { font-size: 1.4rem; margin: 0 0 .3rem; }
 h2 { font-size: 1.2rem; margin: 1rem 0 .4rem; }
 h3 { font-size: 1.05rem; margin: 1rem 0 .4rem; }
@@ -254,6 +269,13 @@ button:focus, input:focus, select:focus { outline: 3px solid #f5a623; outline-of
 .main { flex: 3 1 28rem; min-width: 0; }
 .side { flex: 1 1 16rem; }
 #map { height: 26rem; border: 1px solid #888; border-radius: 6px; }
+@media (max-width: 40rem) {
+  body { padding: .5rem; }
+  #map { height: 55vh; }
+  .main, .side { flex-basis: 100%; }
+  label { display: block; margin: .2rem 0; }
+  .goto label, label:has(> input[type=checkbox]) { display: inline-block; }
+}
 .leaflet-container { font: 13px/1.3 system-ui, sans-serif; }
 .leaflet-control-scale-line { background: rgba(255, 255, 255, .85); }
 .result { margin: .2rem 0 .8rem; padding: .5rem .8rem; border-radius: 6px; border-left: 6px solid transparent; }
@@ -262,7 +284,7 @@ button:focus, input:focus, select:focus { outline: 3px solid #f5a623; outline-of
 .result.pending, .result.working { background: #eef3fa; border-color: #1a4d8f; }
 .result.error { background: #fde8e6; border-color: #a00000; }
 .result.too-far { background: #fde8e6; border-color: #a00000; font-weight: 600; font-size: 1.1rem; }
-ol.stops { padding-left: 1.2rem; }
+ol.stops { list-style: none; padding-left: 0; }
 ol.stops li { margin: 0 0 .5rem; }
 ol.stops li.found strong { color: #1b7a3a; }
 .clue { font-style: italic; }

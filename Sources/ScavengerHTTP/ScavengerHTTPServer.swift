@@ -74,56 +74,28 @@ public final class ScavengerHTTPServer: Service, Sendable {
         let router = Router(context: HTTPRequestContext.self)
         // First, so that every route's response and every error passes through it.
         router.add(middleware: SecurityHeadersMiddleware())
-        router.get("/") { _, _ -> Response in
-            var response = Self.text(DemoPage.html, status: .ok)
-            response.headers[.contentType] = "text/html; charset=utf-8"
-            return response
-        }
-        router.get("/demo.js") { _, _ -> Response in
-            var response = Self.text(DemoPage.script, status: .ok)
-            response.headers[.contentType] = "text/javascript; charset=utf-8"
-            return response
-        }
-        router.get("/demo.css") { _, _ -> Response in
-            var response = Self.text(DemoPage.style, status: .ok)
-            response.headers[.contentType] = "text/css; charset=utf-8"
-            return response
-        }
-        // scavenger.js, the browser's client module the pages import: revalidated by its ETag
-        // (`304` while the browser holds this daemon's version).
-        router.get("/client.js") { request, _ -> Response in
-            let headers: HTTPFields = [
-                .contentType: "text/javascript; charset=utf-8", .eTag: ClientModule.etag, .cacheControl: "no-cache",
-            ]
-            if let tags = request.headers[.ifNoneMatch],
-                tags.split(separator: ",").map({ $0.filter { $0 != " " && $0 != "\t" } }).contains(where: { $0 == ClientModule.etag || $0 == "*" })
-            {
-                return Response(status: .notModified, headers: headers)
-            }
-            var response = Self.text(ClientModule.script, status: .ok)
-            response.headers[.contentType] = "text/javascript; charset=utf-8"
-            response.headers[.eTag] = ClientModule.etag
-            response.headers[.cacheControl] = "no-cache"
-            return response
-        }
-        // The hunt pages: the player's and the host's, their scripts and style sheet, Leaflet from
-        // the system's files, and the QR codes of code stops.
+        // What the daemon serves from memory: the demo page, the client module the pages import
+        // (scavenger.js), the hunt pages with their scripts and style sheet, and the favicon.
+        // Each is compressed once (gzip, for the browsers that accept it) and sent with an ETag
+        // and `Cache-Control: no-cache`: a browser keeps it and revalidates it, `304` while it
+        // holds this daemon's version.
         let mapPolicy = SecurityHeadersMiddleware<HTTPRequestContext>.mapPagePolicy
-        let assets: [(path: String, body: String, type: String, policy: String?)] = [
-            ("/play", HuntPages.playHTML, "text/html; charset=utf-8", mapPolicy),
-            ("/host", HuntPages.hostHTML, "text/html; charset=utf-8", mapPolicy),
-            ("/hunts.js", HuntPages.commonScript, "text/javascript; charset=utf-8", nil),
-            ("/play.js", HuntPages.playScript, "text/javascript; charset=utf-8", nil),
-            ("/host.js", HuntPages.hostScript, "text/javascript; charset=utf-8", nil),
-            ("/hunts.css", HuntPages.style, "text/css; charset=utf-8", nil),
+        let assets: [(path: String, asset: StaticAsset)] = [
+            ("/", StaticAsset(DemoPage.html, contentType: "text/html; charset=utf-8")),
+            ("/demo.js", StaticAsset(DemoPage.script, contentType: "text/javascript; charset=utf-8")),
+            ("/demo.css", StaticAsset(DemoPage.style, contentType: "text/css; charset=utf-8")),
+            ("/client.js", StaticAsset(ClientModule.script, contentType: "text/javascript; charset=utf-8")),
+            ("/play", StaticAsset(HuntPages.playHTML, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
+            ("/host", StaticAsset(HuntPages.hostHTML, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
+            ("/hunts.js", StaticAsset(HuntPages.commonScript, contentType: "text/javascript; charset=utf-8")),
+            ("/play.js", StaticAsset(HuntPages.playScript, contentType: "text/javascript; charset=utf-8")),
+            ("/host.js", StaticAsset(HuntPages.hostScript, contentType: "text/javascript; charset=utf-8")),
+            ("/hunts.css", StaticAsset(HuntPages.style, contentType: "text/css; charset=utf-8")),
+            // It changes only with the daemon: a day before asking again.
+            ("/favicon.ico", StaticAsset(Favicon.bytes, contentType: "image/x-icon", cacheControl: "public, max-age=86400")),
         ]
-        for asset in assets {
-            router.get(RouterPath(asset.path)) { _, _ -> Response in
-                var response = Self.text(asset.body, status: .ok)
-                response.headers[.contentType] = asset.type
-                if let policy = asset.policy { response.headers[.contentSecurityPolicy] = policy }
-                return response
-            }
+        for (path, asset) in assets {
+            router.get(RouterPath(path)) { request, _ -> Response in asset.response(to: request) }
         }
         VendorFiles.leaflet(directory: configuration.leafletDirectory).addRoutes(to: router)
         QRCodeRoute.addRoutes(to: router)

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HTTPTypes
 
@@ -39,18 +40,40 @@ struct VendorFiles: Sendable {
     }
 
     /// Adds `GET prefix/**`: a listed file with its content type (`404` when it is missing on
-    /// disk, e.g. the package is not installed), anything else `404`.
+    /// disk, e.g. the package is not installed), anything else `404`. When the client accepts
+    /// gzip and the package ships the file compressed beside it (`leaflet.min.js.gz`, as Debian
+    /// does), that is sent instead, with `Content-Encoding: gzip`. Each answer has an ETag made
+    /// of the file's size and modification time (`304` to a client that holds it) and may be
+    /// reused for a day: the files change only when the package is upgraded.
     func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let fileIO = FileIO()
-        router.get(RouterPath(prefix + "/**")) { _, context -> Response in
+        router.get(RouterPath(prefix + "/**")) { request, context -> Response in
             let path = context.parameters.getCatchAll().joined(separator: "/")
-            guard let file = self.file(path) else { throw HTTPError(.notFound) }
-            let body = try await fileIO.loadFile(path: file.path, context: context)
-            return Response(status: .ok, headers: [
-                .contentType: file.contentType,
-                // A package upgrade replaces them; an hour's reuse is enough to spare reloads.
-                .cacheControl: "public, max-age=3600",
-            ], body: body)
+            guard let file = self.file(path), let plain = Self.version(of: file.path) else { throw HTTPError(.notFound) }
+            var served = (path: file.path, tag: plain)
+            var encoding: String?
+            if StaticAsset.acceptsGzip(request.headers[.acceptEncoding]), let packed = Self.version(of: file.path + ".gz") {
+                served = (file.path + ".gz", String(packed.dropLast()) + "-gz\"")
+                encoding = "gzip"
+            }
+            var headers: HTTPFields = [
+                .contentType: file.contentType, .eTag: served.tag, .cacheControl: "public, max-age=86400",
+                .vary: "Accept-Encoding",
+            ]
+            if StaticAsset.matches(request.headers[.ifNoneMatch], served.tag) {
+                return Response(status: .notModified, headers: headers)
+            }
+            if let encoding { headers[.contentEncoding] = encoding }
+            let body = try await fileIO.loadFile(path: served.path, context: context)
+            return Response(status: .ok, headers: headers, body: body)
         }
+    }
+
+    /// A validator of the file at `path` (its size and modification time), or nil when there is
+    /// no such regular file.
+    static func version(of path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return "\"\(String(status.st_size, radix: 16))-\(String(status.st_mtim.tv_sec, radix: 16))\""
     }
 }

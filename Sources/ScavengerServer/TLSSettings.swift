@@ -1,4 +1,5 @@
 import NIOSSL
+import Synchronization
 
 /// A second listener that speaks the same line protocol inside TLS 1.2 or later.
 public struct TLSSettings: Sendable {
@@ -6,8 +7,14 @@ public struct TLSSettings: Sendable {
     public var host: String?
     /// Port to listen on with TLS. 0 picks a free port.
     public var port: Int
-    /// The server's certificate chain and private key, and the protocol versions it accepts.
-    public var context: NIOSSLContext
+    /// The server's certificate chain and private key, and the protocol versions it accepts: what
+    /// each new TLS connection is served with (see ``replaceContext(_:)``).
+    public var context: NIOSSLContext {
+        get { current.value.withLock { $0 } }
+        set { current = Current(newValue) }
+    }
+    /// Shared by every copy of these settings, so that a replacement reaches the listener's.
+    private var current: Current
     /// Seconds a client has to finish the TLS handshake once connected; 0 never. Default 10.
     public var handshakeTimeoutSeconds: Int
 
@@ -16,7 +23,7 @@ public struct TLSSettings: Sendable {
     public init(host: String? = nil, port: Int, context: NIOSSLContext, handshakeTimeoutSeconds: Int = 10) {
         self.host = host
         self.port = port
-        self.context = context
+        self.current = Current(context)
         self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
     }
 
@@ -60,6 +67,19 @@ public struct TLSSettings: Sendable {
         }
         try self.init(
             host: host, port: port, certificateChain: chain, privateKey: key, handshakeTimeoutSeconds: handshakeTimeoutSeconds)
+    }
+
+    /// Serves the TLS connections accepted from now on with `context` (a renewed certificate);
+    /// connections already open keep the one they were served with. Every copy of these
+    /// settings sees the change, the listener's included.
+    public func replaceContext(_ context: NIOSSLContext) {
+        current.value.withLock { $0 = context }
+    }
+
+    /// The context in use, behind a lock: the listener reads it for each connection.
+    private final class Current: Sendable {
+        let value: Mutex<NIOSSLContext>
+        init(_ context: NIOSSLContext) { value = Mutex(context) }
     }
 
     /// The server side's TLS configuration: this chain and key, TLS 1.2 at the least, and no client

@@ -44,7 +44,12 @@ struct Scavenger: AsyncParsableCommand {
         let printer = Printer(json: json)
         defer { Task { await client.close() } }
         guard let command = words.first else {
-            try await Prompt(client: client, printer: printer, store: store).run()
+            // A terminal gets the prompt; anything else (a pipe, a file) is read line by line.
+            let status = isatty(STDIN_FILENO) == 1
+                ? try await Prompt(client: client, printer: printer, store: store).run()
+                : await Script(client: client, printer: printer, store: store).run()
+            await client.close()
+            if status != 0 { throw ExitCode(status) }
             return
         }
         let arguments = Array(words.dropFirst())
@@ -85,6 +90,35 @@ struct Scavenger: AsyncParsableCommand {
         }
     }
 
+    /// What `watch` was asked to watch.
+    enum WatchTarget {
+        case area(lat: Double, lon: Double, radius: Double, kind: PinKind?)
+        case hunt(String)
+    }
+
+    static let watchUsage = "usage: watch lat lon radius_m [KIND text|photo] | watch hunt id"
+
+    /// The target of `watch arguments…`; nil when they name none.
+    static func watchArguments(_ arguments: [String]) -> WatchTarget? {
+        if arguments.first?.uppercased() == "HUNT" {
+            return arguments.count == 2 ? .hunt(arguments[1]) : nil
+        }
+        guard arguments.count == 3 || arguments.count == 5, let lat = Double(arguments[0]), let lon = Double(arguments[1]),
+              let radius = Double(arguments[2])
+        else { return nil }
+        var kind: PinKind?
+        if arguments.count == 5 {
+            guard arguments[3].uppercased() == "KIND", let given = PinKind(rawValue: arguments[4].lowercased()) else { return nil }
+            kind = given
+        }
+        return .area(lat: lat, lon: lon, radius: radius, kind: kind)
+    }
+
+    /// A line's words, split at spaces and tabs.
+    static func words(_ line: String) -> [String] {
+        line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+    }
+
     /// `watch lat lon radius [KIND k]` or `watch hunt id`: prints events until interrupted.
     static func watch(_ arguments: [String], client: ScavengerClient, printer: Printer) async throws -> Int32 {
         let encoder = ScavengerClient.makeEncoder()
@@ -95,9 +129,18 @@ struct Scavenger: AsyncParsableCommand {
         func value<T: Encodable>(_ item: T) -> JSONValue {
             (try? JSONDecoder().decode(JSONValue.self, from: encoder.encode(item))) ?? .null
         }
+        guard let target = watchArguments(arguments) else {
+            printer.error(ScavengerError(code: .badArgument, message: watchUsage))
+            return 2
+        }
         do {
-            if arguments.first?.uppercased() == "HUNT", arguments.count == 2 {
-                for try await event in client.watchHunt(arguments[1]) {
+            if case let .hunt(id) = target {
+                for try await event in client.watchHunt(id) {
+                    if !printer.json {
+                        printHuntEvent(event)
+                        LineEditor.flushOutput()
+                        continue
+                    }
                     switch event {
                     case let .hunt(hunt): emit(["type": "hunt", "hunt": value(hunt)])
                     case let .hint(hint): emit(["type": "hint", "text": .string(hint.text), "at": value(hint.at)])
@@ -109,15 +152,11 @@ struct Scavenger: AsyncParsableCommand {
                     case .reconnected: emit(["type": "reconnected"])
                     case let .closed(reason): emit(["type": "closed", "reason": .string(reason)])
                     }
+                    LineEditor.flushOutput()
                 }
                 return 0
             }
-            guard arguments.count >= 3, let lat = Double(arguments[0]), let lon = Double(arguments[1]), let radius = Double(arguments[2]) else {
-                printer.error(ScavengerError(code: .badArgument, message: "usage: scavenger watch lat lon radius_m [KIND text|photo] | watch hunt id"))
-                return 2
-            }
-            var kind: PinKind?
-            if arguments.count == 5, arguments[3].uppercased() == "KIND" { kind = PinKind(rawValue: arguments[4].lowercased()) }
+            guard case let .area(lat, lon, radius, kind) = target else { return 2 }
             for try await event in client.watch(lat: lat, lon: lon, radiusMeters: radius, kind: kind) {
                 if printer.json {
                     switch event {
@@ -132,7 +171,7 @@ struct Scavenger: AsyncParsableCommand {
                     switch event {
                     case .snapshot: print("-- the pins inside now:")
                     case let .pin(pin, _):
-                        print("+ \(pin.id)  \(pin.distanceMeters.map { String(format: "%.0f m", $0) } ?? "")  \(pin.author): \(pin.text)")
+                        print("+ \(pin.id)  \(pin.distanceMeters.map { String(format: "%.0f m", $0.rounded()) } ?? "")  \(pin.author): \(pin.text)")
                     case let .gone(id, _): print("- \(id)")
                     case .ready: print("-- live:")
                     case .disconnected: print("-- disconnected, resuming…")
@@ -145,6 +184,21 @@ struct Scavenger: AsyncParsableCommand {
         } catch let error as ScavengerError {
             printer.error(error)
             return 1
+        }
+    }
+}
+
+extension Scavenger {
+    /// A hunt's event as a line for people.
+    static func printHuntEvent(_ event: HuntEvent) {
+        switch event {
+        case .started: print("-- watching the hunt")
+        case let .hunt(hunt): print("-- the hunt is \(hunt.state.rawValue)")
+        case let .hint(hint): print("hint: \(hint.text)")
+        case let .found(player, stop, points): print("\(player) found \(stop) (\(points) \(points == 1 ? "point" : "points"))")
+        case let .score(entry): print("\(entry.player): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)")
+        case let .reply(reply): print("\(reply.author): \(reply.text)")
+        case .reconnected: print("-- reconnected (read the hunt again for what changed meanwhile)")
         }
     }
 }

@@ -1,75 +1,122 @@
 import Foundation
 import ScavengerClient
 
-/// How replies are printed: one JSON value per line (`--json`), or tables and indented JSON.
+/// How replies are printed: one JSON value per line (`--json`), or tables and indented JSON in
+/// the reply's own key order.
 struct Printer {
     var json: Bool
 
-    /// Prints the JSON of an `OK` reply: a table for lists of pins, hunts and leaderboard rows,
-    /// else the JSON (compact with `--json`, indented otherwise).
+    /// Prints the JSON of an `OK` reply: a table for lists (pins, hunts, leaderboard rows, the
+    /// commands of `HELP`, and any list of flat objects), a hunt with its stops, clues and hints,
+    /// else the JSON (compact with `--json`, indented otherwise). Distances are whole metres.
     func reply(_ text: String) {
         if json {
             print(text)
             return
         }
-        guard let value = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
+        guard let value = OrderedJSON.parse(text).map(Self.roundingDistances) else {
             print(text)
             return
         }
-        if let object = value as? [String: Any] {
-            if let pins = object["pins"] as? [[String: Any]] {
-                printPins(pins, next: object["next"])
-                return
-            }
-            if let hunts = object["hunts"] as? [[String: Any]] {
-                table(
-                    ["ID", "NAME", "STATE", "HOST", "STOPS", "PLAYERS", "STARTS"],
-                    hunts.map { [s($0["id"]), s($0["name"]), s($0["state"]), s($0["host"]), s($0["stops"]), s($0["players"]), s($0["starts"])] })
-                more(object["next"])
-                return
-            }
-            if let entries = object["entries"] as? [[String: Any]], entries.first?["rank"] != nil || entries.isEmpty && object["next"] != nil {
-                table(
-                    ["RANK", "PLAYER", "POINTS", "FOUND", "AT"],
-                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), s($0["at"])] })
-                more(object["next"])
-                return
-            }
-            if let hunt = object["hunt"] as? [String: Any], let stops = object["stops"] as? [[String: Any]] {
-                print("\(s(hunt["name"])) (\(s(hunt["id"]))): \(s(hunt["state"])), hosted by \(s(hunt["host"])), \(s(hunt["players"])) players")
-                if let code = hunt["code"] { print("join code: \(s(code))") }
-                table(
-                    ["N", "ID", "TITLE", "LAT", "LON", "RADIUS", "POINTS", "PROOF", "FOUND BY"],
-                    stops.map { [s($0["n"]), s($0["id"]), s($0["title"]), s($0["lat"]), s($0["lon"]), s($0["radius_m"]), s($0["points"]), s($0["proof"]), s($0["found_by"])] })
-                if let me = object["me"] as? [String: Any] { print("you: \(s(me["points"])) points, rank \(s(me["rank"]))") }
-                return
-            }
+        if let commands = value.array, !commands.isEmpty, commands.allSatisfy({ $0["syntax"] != nil && $0["summary"] != nil }) {
+            table(["COMMAND", "SUMMARY"], commands.map { [s($0["command"]), s($0["summary"])] }, widest: 100)
+            print("`help NAME` shows a command's arguments and options.")
+            return
         }
-        pretty(value)
+        if value["syntax"] != nil, let summary = value["summary"], value["command"] != nil {
+            print(s(value["syntax"]))
+            for line in Self.wrap(s(summary), width: 76) { print("  " + line) }
+            return
+        }
+        if let pins = value["pins"]?.array {
+            printPins(pins, next: value["next"])
+            return
+        }
+        if let hunts = value["hunts"]?.array {
+            table(
+                ["ID", "NAME", "STATE", "HOST", "STOPS", "PLAYERS", "STARTS"],
+                hunts.map { [s($0["id"]), s($0["name"]), s($0["state"]), s($0["host"]), s($0["stops"]), s($0["players"]), s($0["starts"])] })
+            more(value["next"])
+            return
+        }
+        if let entries = value["entries"]?.array, entries.first?["rank"] != nil || entries.isEmpty && value["next"] != nil {
+            table(
+                ["RANK", "PLAYER", "POINTS", "FOUND", "AT"],
+                entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), s($0["at"])] })
+            more(value["next"])
+            return
+        }
+        if let hunt = value["hunt"], let stops = value["stops"]?.array {
+            printHunt(hunt, stops: stops, reply: value)
+            return
+        }
+        if printList(value) { return }
+        print(value.pretty())
     }
 
-    func printPins(_ pins: [[String: Any]], next: Any?) {
+    /// `HUNT`: the hunt, its stops with their clues, the hints sent so far, the caller's standing.
+    func printHunt(_ hunt: OrderedJSON, stops: [OrderedJSON], reply: OrderedJSON) {
+        let players = Self.count(hunt["players"], "player")
+        print("\(s(hunt["name"])) (\(s(hunt["id"]))): \(s(hunt["state"])), hosted by \(s(hunt["host"])), \(players)")
+        if case let .string(description)? = hunt["description"], !description.isEmpty { print(description) }
+        if let code = hunt["code"] { print("join code: \(s(code))") }
+        if stops.isEmpty {
+            print(Self.count(hunt["stops"], "stop") + ", none of them shown to you yet")
+        } else {
+            table(
+                ["N", "ID", "TITLE", "CLUE", "LAT", "LON", "RADIUS", "POINTS", "PROOF", "FOUND BY"],
+                stops.map {
+                    [s($0["n"]), s($0["id"]), s($0["title"]), s($0["clue"]), s($0["lat"]), s($0["lon"]),
+                     $0["radius_m"].map { s($0) + " m" } ?? "-", s($0["points"]), s($0["proof"]), s($0["found_by"])]
+                })
+        }
+        if let hints = reply["hints"]?.array, !hints.isEmpty {
+            print("hints:")
+            for hint in hints { print("  \(s(hint["at"]))  \(s(hint["text"]))") }
+        }
+        if let me = reply["me"], me != .null {
+            let found = me["found"]?.array?.count ?? 0
+            print("you: \(Self.count(me["points"], "point")), \(Self.count(.number("\(found)", Double(found)), "stop")) found, rank \(s(me["rank"]))")
+        }
+        if let winners = reply["winners"]?.array, !winners.isEmpty {
+            print("winners: " + winners.map { $0.isScalar ? s($0) : s($0["player"] ?? $0["name"]) }.joined(separator: ", "))
+        }
+    }
+
+    func printPins(_ pins: [OrderedJSON], next: OrderedJSON?) {
         table(
             ["ID", "DISTANCE", "KIND", "AUTHOR", "REPLIES", "EXPIRES", "TEXT"],
             pins.map { pin in
-                let distance = (pin["distance_m"] as? NSNumber).map { String(format: "%.0f m", $0.doubleValue) } ?? ""
-                return [s(pin["id"]), distance, s(pin["kind"]), s(pin["author"]), s(pin["replies"]), s(pin["expires"]), s(pin["text"])]
+                [s(pin["id"]), pin["distance_m"].map { s($0) + " m" } ?? "", s(pin["kind"]), s(pin["author"]), s(pin["replies"]),
+                 s(pin["expires"]), s(pin["text"])]
             })
         more(next)
     }
 
-    func more(_ next: Any?) {
-        if let next = next as? String { print("more: CURSOR \(next)") }
+    /// A reply holding one list of flat objects (and perhaps `next`): a table whose columns are
+    /// the first object's keys, in the reply's order. False when the reply is not one.
+    func printList(_ value: OrderedJSON) -> Bool {
+        guard case let .object(members) = value else { return false }
+        let lists = members.filter { $0.value.array != nil }
+        guard lists.count == 1, members.allSatisfy({ $0.value.array != nil || $0.key == "next" }),
+              let rows = lists[0].value.array, let first = rows.first, case let .object(columns) = first,
+              rows.allSatisfy({ row in
+                  if case let .object(cells) = row { return cells.allSatisfy { $0.value.isScalar } }
+                  return false
+              })
+        else { return false }
+        let keys = columns.map(\.key)
+        table(keys.map { $0.uppercased() }, rows.map { row in keys.map { s(row[$0]) } })
+        more(value["next"])
+        return true
     }
 
-    /// Indented JSON.
-    func pretty(_ value: Any) {
-        if let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
-            print(String(decoding: data, as: UTF8.self))
-        }
+    func more(_ next: OrderedJSON?) {
+        if case let .string(cursor)? = next { print("more: CURSOR \(cursor)") }
     }
 
-    /// An `ERR`: one JSON object on standard output with `--json`, else the line on standard error.
+    /// An `ERR`: one JSON object on standard output with `--json`, else the line on standard
+    /// error (a connection that could not be made, in plain words).
     func error(_ error: ScavengerError) {
         if json {
             var object: [String: Any] = ["error": error.code.rawValue, "message": error.message]
@@ -78,16 +125,19 @@ struct Printer {
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
                 print(String(decoding: data, as: UTF8.self))
             }
+        } else if error.code == .connectionLost {
+            FileHandle.standardError.write(Data("scavenger: \(error.message)\n".utf8))
         } else {
             FileHandle.standardError.write(Data((error.description + "\n").utf8))
         }
     }
 
-    /// A table with a header, columns as wide as their widest cell (text cut at 60 characters).
-    func table(_ header: [String], _ rows: [[String]]) {
+    /// A table with a header, columns as wide as their widest cell (text cut at `widest`
+    /// characters).
+    func table(_ header: [String], _ rows: [[String]], widest: Int = 60) {
         let rows = rows.map { $0.map { cell in
             let flat = cell.replacingOccurrences(of: "\n", with: " ")
-            return flat.count > 60 ? String(flat.prefix(59)) + "…" : flat
+            return flat.count > widest ? String(flat.prefix(widest - 1)) + "…" : flat
         } }
         var widths = header.map(\.count)
         for row in rows {
@@ -103,13 +153,50 @@ struct Printer {
         if rows.isEmpty { print("(none)") }
     }
 
-    private func s(_ value: Any?) -> String {
+    /// "1 player", "3 players", "- players" when the number is missing.
+    static func count(_ value: OrderedJSON?, _ noun: String) -> String {
+        guard case let .number(text, number)? = value else { return "- \(noun)s" }
+        return number == 1 ? "\(text) \(noun)" : "\(text) \(noun)s"
+    }
+
+    /// Every `distance_m` in whole metres: a great-circle distance to the millimetre says nothing
+    /// more to a person.
+    static func roundingDistances(_ value: OrderedJSON) -> OrderedJSON {
         switch value {
-        case nil, is NSNull: return "-"
-        case let string as String: return string
-        case let number as NSNumber:
-            return number.stringValue
-        default: return "\(value!)"
+        case let .object(members):
+            return .object(members.map { member in
+                if member.key == "distance_m", case let .number(_, metres) = member.value {
+                    let rounded = metres.rounded()
+                    return (member.key, .number(String(format: "%.0f", rounded), rounded))
+                }
+                return (member.key, roundingDistances(member.value))
+            })
+        case let .array(items): return .array(items.map(roundingDistances))
+        default: return value
+        }
+    }
+
+    /// Words of `text` in lines of at most `width` characters (a longer word has a line of its own).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    private func s(_ value: OrderedJSON?) -> String {
+        switch value {
+        case nil, .null?: return "-"
+        case let .string(text)?: return text
+        case let .number(text, _)?: return text
+        case let .bool(flag)?: return flag ? "yes" : "no"
+        case let value?: return value.pretty().replacingOccurrences(of: "\n", with: " ")
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import Postgres
 import ScavengerCore
@@ -13,6 +14,7 @@ import ScavengerServer
 import ScavengerStore
 import ServiceLifecycle
 import Sodium
+import UnixSignals
 
 @main
 struct Scavengerd: AsyncParsableCommand {
@@ -316,9 +318,15 @@ struct Serve: AsyncParsableCommand {
                 board: board, table: table,
                 group: ioThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) } ?? MultiThreadedEventLoopGroup.singleton,
                 limits: connectionLimits, logger: logger)
+            // Trapped before anything listens: a SIGHUP from then on is a reload, never the end.
+            let hangups = await UnixSignalsSequence(trapping: .sighup)
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: FeedListener(feed: feed, logger: logger)),
                 .init(service: server),
+                // It ends only on shutdown; should it end otherwise, the daemon serves on.
+                .init(
+                    service: ReloadOnHangup(hangups: hangups, tls: tls, certificateFile: tlsCert, keyFile: tlsKey, logger: logger),
+                    successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore),
             ]
             if let httpPort, let metrics {
                 services.append(.init(service: ScavengerHTTPServer(
@@ -337,10 +345,44 @@ struct Serve: AsyncParsableCommand {
                     services: services,
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger))
-            try await group.run()
+            do {
+                try await group.run()
+            } catch where Self.isAddressInUse(error) {
+                await pool.shutdown()
+                await hasher.shutdown()
+                throw CLIError(await addressInUseMessage())
+            }
             await pool.shutdown()
             await hasher.shutdown()
         }
+    }
+
+    /// Whether `error` is a listener's bind failing because the address is taken.
+    static func isAddressInUse(_ error: any Error) -> Bool {
+        if let io = error as? IOError { return io.errnoCode == EADDRINUSE }
+        return "\(error)".contains("Address already in use")
+    }
+
+    /// Which of the daemon's addresses is taken, in plain words: each is tried again (the
+    /// services have stopped, so theirs are free again) and the first that cannot be bound named.
+    func addressInUseMessage() async -> String {
+        var addresses = [(flag: "--port", host: host, port: port)]
+        if let tlsPort { addresses.append(("--tls-port", tlsHost ?? host, tlsPort)) }
+        if let httpPort { addresses.append(("--http-port", host, httpPort)) }
+        for address in addresses where address.port != 0 {
+            do {
+                let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .bind(host: address.host, port: address.port).get()
+                try? await channel.close()
+            } catch where Self.isAddressInUse(error) {
+                return "cannot listen on \(address.host):\(address.port) (\(address.flag)): the address is already in use, "
+                    + "by another scavengerd or another program; stop it or choose another port"
+            } catch {
+                continue
+            }
+        }
+        return "cannot listen: an address is already in use (--port, --tls-port or --http-port); stop what listens there or choose other ports"
     }
 }
 
@@ -549,4 +591,37 @@ struct RateFlag: ExpressibleByArgument, CustomStringConvertible, Sendable {
 
     var description: String { limit?.description ?? "off" }
     var defaultValueDescription: String { description }
+}
+
+/// SIGHUP (`systemctl reload scavengerd`): reads `--tls-cert` and `--tls-key` again and serves
+/// the TLS connections accepted from then on with them, so that a renewed certificate takes
+/// effect without a restart (connections already open keep theirs). Files that cannot be read,
+/// or a key that does not fit, leave the certificate in use as it was, and say why in the log.
+/// Without TLS there is nothing to reload: it says so, and the daemon goes on (SIGHUP's default,
+/// ending the process, would make a `reload` a crash).
+struct ReloadOnHangup: Service {
+    let hangups: UnixSignalsSequence
+    let tls: TLSSettings?
+    let certificateFile: String?
+    let keyFile: String?
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in hangups.cancelOnGracefulShutdown() {
+            guard let tls, let certificateFile, let keyFile else {
+                logger.notice("SIGHUP: nothing to reload (no TLS listener); the other settings take a restart")
+                continue
+            }
+            do {
+                let fresh = try TLSSettings(
+                    host: tls.host, port: tls.port, certificateChainFile: certificateFile, privateKeyFile: keyFile)
+                tls.replaceContext(fresh.context)
+                logger.notice("SIGHUP: reloaded the TLS certificate and key; new TLS connections use them", metadata: [
+                    "tls-cert": "\(certificateFile)", "tls-key": "\(keyFile)",
+                ])
+            } catch {
+                logger.error("SIGHUP: kept the TLS certificate in use, the files could not be loaded: \(error)")
+            }
+        }
+    }
 }

@@ -19,8 +19,9 @@ struct CLI {
         var stderr: String
     }
 
-    /// `scavenger --port P arguments…`, to its end.
-    func run(_ arguments: [String]) throws -> Result {
+    /// `scavenger --port P arguments…`, to its end; `input` (when given) is its standard input,
+    /// a pipe, else it reads nothing (/dev/null).
+    func run(_ arguments: [String], input: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = try Built.url("scavenger")
         process.arguments = ["--port", String(port)] + arguments
@@ -30,7 +31,13 @@ struct CLI {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let inputPipe = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         try process.run()
+        if let input {
+            inputPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inputPipe.fileHandleForWriting.close()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -213,6 +220,151 @@ struct CommandLineClientTests {
                 try tmux.screen().split(separator: "\n").last { !$0.isEmpty }?.hasPrefix("scavenger> WHOAMI") == true
             }
             try tmux.run(["send-keys", "-t", "cli", "C-u", "quit", "Enter"])
+        }
+    }
+
+    /// A port nothing listens on: one the system handed out and took back.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test("nothing listens: `cannot connect to HOST:PORT (connection refused)`, exit 1, in every mode")
+    func cannotConnect() throws {
+        let port = try Self.freePort()
+        let cli = try CLI(port: port)
+        let expected = "scavenger: cannot connect to 127.0.0.1:\(port) (connection refused)\n"
+        let once = try cli.run(["ping"])
+        #expect(once.status == 1 && once.stderr == expected && once.stdout.isEmpty, "\(once)")
+        let json = try cli.run(["--json", "hunts"])
+        #expect(json.status == 1)
+        let error = try CLI.values(json.stdout).first
+        #expect(error?["error"] as? String == "CONNECTION_LOST")
+        #expect(error?["message"] as? String == "cannot connect to 127.0.0.1:\(port) (connection refused)")
+        let piped = try cli.run([], input: "ping\n")
+        #expect(piped.status == 1 && piped.stderr == expected, "\(piped)")
+    }
+
+    @Test("piped input: no prompt, replies only; an ERR goes to stderr, the lines after it still run, exit 1")
+    func piped() async throws {
+        try await Daemon.with { daemon in
+            let cli = try CLI(port: daemon.port)
+            let result = try cli.run([], input: "ping\n\n# a comment\nget pmissing\nPING\n")
+            #expect(result.status == 1)
+            #expect(result.stdout == "\"PONG\"\n\"PONG\"\n", "\(result.stdout)")
+            #expect(result.stderr.hasPrefix("ERR NOT_FOUND"), "\(result.stderr)")
+            #expect(!result.stdout.contains("scavenger>") && !result.stderr.contains("scavenger>"))
+            let fine = try cli.run([], input: "ping\nquit\nget pmissing\n")
+            #expect(fine.status == 0 && fine.stdout == "\"PONG\"\n" && fine.stderr.isEmpty, "\(fine)")
+        }
+    }
+
+    @Test("help is a table of the commands (--json keeps the JSON), help NAME its syntax; replies keep their key order")
+    func help() async throws {
+        try await Daemon.with { daemon in
+            let cli = try CLI(port: daemon.port)
+            let table = try cli.run(["help"])
+            let lines = table.stdout.split(separator: "\n")
+            #expect(table.status == 0)
+            #expect(lines.first?.hasPrefix("COMMAND") == true && lines.first?.contains("SUMMARY") == true, "\(table.stdout)")
+            #expect(lines.contains { $0.hasPrefix("PING ") && $0.contains("Answers \"PONG\".") })
+            #expect(lines.contains { $0.hasPrefix("CHECKIN ") })
+            #expect(!table.stdout.contains("\"syntax\""))
+            let json = try cli.run(["--json", "help"])
+            let commands = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+            #expect(commands?.first?["command"] as? String == "PING")
+            let one = try cli.run(["help", "nearby"])
+            #expect(one.stdout.hasPrefix("NEARBY lat lon radius_m"), "\(one.stdout)")
+            #expect(one.stdout.contains("\n  Live pins within radius_m"))
+            // HELLO answers server, version, protocol, user: printed in that order, not sorted.
+            let hello = try cli.run(["hello"]).stdout
+            let server = try #require(hello.range(of: "\"server\"")), proto = try #require(hello.range(of: "\"protocol\""))
+            #expect(server.lowerBound < proto.lowerBound, "\(hello)")
+        }
+    }
+
+    @Test("hunt shows the stops' clues, the hints and a player's standing; counts are singular for one; distances whole metres")
+    func hunt() async throws {
+        try await Daemon.with { daemon in
+            let host = try CLI(port: daemon.port), player = try CLI(port: daemon.port)
+            #expect(try host.run(["register", "hostess", "hostess@example.org", "password1"]).status == 0)
+            #expect(try player.run(["register", "pia", "pia@example.org", "password1"]).status == 0)
+            let created = try CLI.values(host.run(["--json", "createhunt", "Museum island", "PUBLIC"]).stdout)[0]["hunt"] as? [String: Any]
+            let id = try #require(created?["id"] as? String)
+            let stop = try CLI.values(host.run(
+                ["--json", "addstop", id, "52.5169", "13.4019", "40", "1", "Lustgarten", "CLUE", "Where the big bowl stands"]).stdout)[0]["stop"] as? [String: Any]
+            let stopID = try #require(stop?["id"] as? String)
+            #expect(try host.run(["starthunt", id]).status == 0)
+            #expect(try player.run(["join", id]).status == 0)
+            #expect(try host.run(["hint", id, "Look for the granite bowl"]).status == 0)
+            // About 11 m north of the stop: the check-in's distance is printed in whole metres.
+            let checkin = try player.run(["checkin", stopID, "52.5170", "13.4019"])
+            #expect(checkin.status == 0, "\(checkin)")
+            let distance = try #require(checkin.stdout.firstMatch(of: /"distance_m": ([0-9.]+)/))
+            #expect(!distance.1.contains("."), "\(checkin.stdout)")
+
+            let details = try player.run(["hunt", id]).stdout
+            #expect(details.hasPrefix("Museum island (\(id)): running, hosted by hostess, 1 player\n"), "\(details)")
+            #expect(details.contains("CLUE") && details.contains("Where the big bowl stands"))
+            #expect(details.contains("hints:") && details.contains("Look for the granite bowl"))
+            #expect(details.contains("you: 1 point, 1 stop found, rank 1"), "\(details)")
+        }
+    }
+
+    @Test("the prompt (tmux): no line with a password, token or code reaches the history, an older history is cleaned; a watch typed there resumes after a daemon restart")
+    func promptSecretsAndWatch() async throws {
+        try await Daemon.with { daemon in
+            let cli = try CLI(port: daemon.port)
+            #expect(try cli.run(["register", "bob", "bob@example.org", "password1"]).status == 0)
+            let history = cli.config.appendingPathComponent("scavenger/history")
+            try "whoami\nregister eve eve@example.org hunter22\nhunts\n".write(to: history, atomically: true, encoding: .utf8)
+            let tmux = Tmux()
+            let command = "env XDG_CONFIG_HOME=\(cli.config.path) \(try Built.url("scavenger").path) --port \(daemon.port)"
+            try tmux.run(["new-session", "-d", "-s", "cli", "-x", "160", "-y", "50", command])
+            defer { tmux.killServer() }
+            try await eventually("the prompt shows") { try tmux.screen().contains("scavenger>") }
+            // The older history was cleaned when the prompt opened.
+            #expect(try String(contentsOf: history, encoding: .utf8) == "whoami\nhunts\n")
+            try tmux.run(["send-keys", "-t", "cli", "login bob password1", "Enter"])
+            try await eventually("the login is answered") { try tmux.screen().contains("\"token\"") }
+            try tmux.run(["send-keys", "-t", "cli", "checkin smissing 52.52 13.405 CODE sesame", "Enter"])
+            try await eventually("the check-in is refused") { try tmux.screen().contains("ERR ") }
+            try tmux.run(["send-keys", "-t", "cli", "ping", "Enter"])
+            try await eventually("PONG is printed") { try tmux.screen().contains("\"PONG\"") }
+            let kept = try String(contentsOf: history, encoding: .utf8)
+            #expect(kept.contains("ping") && !kept.contains("password1") && !kept.contains("sesame") && !kept.contains("hunter22"), "\(kept)")
+            let mode = try FileManager.default.attributesOfItem(atPath: history.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            // Up recalls ping, then hunts: the secret lines were never in the history.
+            try tmux.run(["send-keys", "-t", "cli", "Up", "Up"])
+            try await eventually("the history skips the secrets") {
+                try tmux.screen().split(separator: "\n").last { !$0.isEmpty }?.hasPrefix("scavenger> hunts") == true
+            }
+            try tmux.run(["send-keys", "-t", "cli", "C-u", "C-l"])
+
+            // A watch typed at the prompt runs beside it and comes back after the daemon does.
+            try tmux.run(["send-keys", "-t", "cli", "watch 52.52 13.405 500", "Enter"])
+            try await eventually("the watch is live") { try tmux.screen().contains("-- live:") }
+            try await daemon.kill9()
+            try await eventually("the watch says it is resuming") { try tmux.screen().contains("-- disconnected") }
+            try await daemon.restart()
+            try await eventually("the watch resumed") { try tmux.screen().contains("-- resumed") }
+            #expect(try cli.run(["post", "52.52", "13.405", "after the restart"]).status == 0)
+            try await eventually("the new pin shows") { try tmux.screen().contains("bob: after the restart") }
+            try tmux.run(["send-keys", "-t", "cli", "unwatch 1", "Enter"])
+            try await eventually("the watch ends") { try tmux.screen().contains("-- watch 1 ended") }
+            try tmux.run(["send-keys", "-t", "cli", "quit", "Enter"])
         }
     }
 }

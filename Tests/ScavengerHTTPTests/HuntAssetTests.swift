@@ -85,13 +85,19 @@ struct HuntAssetTests {
     @Test("by default Leaflet is Debian's libjs-leaflet (scripts/lib.sh installs it)")
     func debianLeaflet() async throws {
         #expect(HTTPConfiguration(port: 0).leafletDirectory == "/usr/share/javascript/leaflet")
-        let installed = FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js")
+        let installed = FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.min.js")
         try #require(installed, "libjs-leaflet is not installed: scripts/test.sh installs it (scripts/lib.sh)")
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
-            let script = try await httpRequest(http, "GET", "/vendor/leaflet/leaflet.js")
+            // The minified build, the one the pages load.
+            let script = try await httpRequest(http, "GET", "/vendor/leaflet/leaflet.min.js")
             #expect(script.status == 200)
             #expect(script.body.contains("Leaflet"))
             #expect(script.body.contains("GridLayer"))
+            // Compressed as Debian ships it, for a client that accepts gzip: a quarter of the size.
+            let packed = try await rawGet(http, "/vendor/leaflet/leaflet.min.js", headers: ["Accept-Encoding: gzip, deflate, br"])
+            #expect(header("content-encoding", in: packed.head) == "gzip")
+            #expect(try gunzip(packed.body) == Array(script.body.utf8))
+            #expect(packed.body.count * 3 < script.body.utf8.count, "\(packed.body.count) bytes")
             let style = try await httpRequest(http, "GET", "/vendor/leaflet/leaflet.css")
             #expect(style.status == 200 && style.body.contains(".leaflet-container"))
             for image in ["layers.png", "layers-2x.png", "marker-icon.png", "marker-icon-2x.png", "marker-shadow.png"] {

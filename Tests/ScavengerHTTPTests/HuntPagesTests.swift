@@ -22,7 +22,7 @@ struct HuntPagesTests {
             #expect(header("x-frame-options", in: page.head) == "DENY")
             // Leaflet from the daemon, then the page's own module (which imports /hunts.js and
             // /client.js); nothing inline.
-            #expect(page.body.contains("<script src=\"/vendor/leaflet/leaflet.js\"></script>\n<script type=\"module\" src=\"\(script)\"></script>"))
+            #expect(page.body.contains("<script src=\"/vendor/leaflet/leaflet.min.js\"></script>\n<script type=\"module\" src=\"\(script)\"></script>"))
             #expect(page.body.contains("<link rel=\"stylesheet\" href=\"/vendor/leaflet/leaflet.css\">"))
             #expect(page.body.contains("<link rel=\"stylesheet\" href=\"/hunts.css\">"))
             #expect(!page.body.contains("<script>") && !page.body.contains("<style") && !page.body.contains(" style="))

@@ -45,4 +45,45 @@ struct LimitsTableTests {
             #expect(help.contains(String(flag) + " "), "serve --help does not list \(flag)")
         }
     }
+
+    /// The flags of `scavengerd serve --help` (`--help` and `--version` aside): the options'
+    /// lines start with two spaces and the flag (their wrapped help text is indented further).
+    static func serveFlags() throws -> [String] {
+        try output(["serve", "--help"]).split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  --") else { return nil }
+            let name = String(line.dropFirst(2).prefix { $0 != " " })
+            return name == "--help" || name == "--version" ? nil : name
+        }
+    }
+
+    /// The flags of the README's table of `serve`'s flags (the rows after "Its flags:").
+    static func readmeFlags() throws -> [String] {
+        let readme = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let start = try #require(text.range(of: "`scavengerd serve` runs the daemon in the foreground"))
+        var flags: [String] = []
+        for line in text[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false).dropFirst() {
+            if line.hasPrefix("| `--") {
+                flags.append(String(line.dropFirst(3).prefix { $0 != "`" }))
+            } else if !flags.isEmpty, !line.hasPrefix("|") {
+                break
+            }
+        }
+        return flags
+    }
+
+    @Test("every flag of serve --help is in the README's table of serve's flags, and every flag there is one of serve's")
+    func serveFlagsDocumented() throws {
+        let help = try Self.serveFlags(), table = try Self.readmeFlags()
+        #expect(help.count > 40 && help.contains("--request-key-seconds") && help.contains("--host"), "\(help)")
+        for flag in help {
+            #expect(table.contains(flag), "the README's table of serve's flags lacks \(flag)")
+        }
+        for flag in table {
+            #expect(help.contains(flag), "the README's table names \(flag), which serve --help does not list")
+        }
+        #expect(Set(table).count == table.count, "a flag is in the table twice")
+    }
 }

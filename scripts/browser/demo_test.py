@@ -89,6 +89,11 @@ def main():
         wait.until(lambda d: "Posted from the browser" in texts(d, "#pins li .pin-text"))
         if not any(p["text"] == "Posted from the browser" for p in walker.ok("NEARBY 52.52 13.405 1000")["pins"]):
             failures.append("the browser's pin is not in NEARBY")
+
+        # A reload keeps the login (the token in localStorage, resumed with AUTH) and lists again.
+        driver.refresh()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "who"), "Logged in as walker"))
+        wait.until(lambda d: "Posted from the browser" in texts(d, "#pins li .pin-text"))
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
         failures.append(f"{type(error).__name__}: {error}")
         if driver is not None:
@@ -100,7 +105,7 @@ def main():
     for failure in failures:
         print("FAIL demo page:", failure)
     if not failures:
-        print("PASS demo page: logs in, lists nearby pins with distances, shows a pin posted elsewhere, shows a script as text, posts one")
+        print("PASS demo page: logs in, lists nearby pins with distances, shows a pin posted elsewhere, shows a script as text, posts one, stays logged in across a reload")
     return 1 if failures else 0
 
 

@@ -99,6 +99,22 @@ def main():
         element = driver.find_element(By.ID, "checkin-result")
         return element.get_attribute("class"), element.text
 
+    def phone(on):
+        """A 390×844 phone's screen (or back to the window's)."""
+        if on:
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                   {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        else:
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def overflow():
+        """How many pixels the page is wider than the phone's 390 px (a mobile viewport widens
+        itself to what overflows, so its own width says nothing)."""
+        return driver.execute_script("return Math.max(document.documentElement.scrollWidth, window.innerWidth) - 390")
+
+    def map_center():
+        return driver.execute_script("const c = window.scavengerHost.map.getCenter(); return [c.lat, c.lng]")
+
     try:
         host = Line(port)
         host.ok("REGISTER hostess hostess@example.org password1")
@@ -130,6 +146,15 @@ def main():
         until(lambda: text("#hunt-name") == "Old town trail", "joining by code did not show the hunt")
         until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == 3, "the hunt's three stops are not listed")
         until(lambda: set(board()) == {"walker", "rival"}, f"the leaderboard does not list both players: {board()}")
+        # Before a first find the scores say so, instead of "0 of 0 hunts".
+        until(lambda: text("#profile") == "No points yet: find a stop to get on the ranking.",
+              f"the profile before a find: {text('#profile')!r}")
+        # The list numbers its stops once ("1. The fountain", not "1. 1. The fountain").
+        check(driver.execute_script("return getComputedStyle(document.getElementById('stops')).listStyleType") == "none",
+              "the stops list adds numbers of its own")
+        check(texts("#stops li strong")[:1] == ["1. The fountain"], f"the stops list: {texts('#stops li strong')}")
+        check(driver.find_element(By.ID, "checkin-code").get_dom_attribute("autocapitalize") == "off",
+              "the check-in code is capitalized by phones")
 
         # The map: Leaflet over a grid drawn on canvas (no tile server reachable), a scale bar,
         # the stops as labelled circles.
@@ -171,7 +196,7 @@ def main():
               f"the player's own line does not follow the rival passing them: {text('#my-score')!r}")
 
         # Scores across hunts (PROFILE, RANKING AROUND): walker's own, then the rival ahead.
-        until(lambda: text("#profile").startswith("10 points, 1 stops found, 0 of 1 hunts completed"),
+        until(lambda: text("#profile").startswith("10 points, 1 stop found, 0 of 1 hunt completed"),
               f"the profile does not show walker's points: {text('#profile')!r}")
         until(lambda: ranking() == [("1", "rival", "25"), ("2", "walker", "10")],
               f"the ranking does not follow the rival's check-in: {ranking()}")
@@ -209,7 +234,25 @@ def main():
         until(lambda: board().get("walker") == ("1", "35", "2") and board().get("rival") == ("2", "25", "1"),
               f"the leaderboard after both finds: {board()}")
         until(lambda: "You: 35 points, 2 of 3 stops found, rank 1." == text("#my-score"), f"the player's score: {text('#my-score')!r}")
+        driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(output, "hunt-play.png"))
+
+        # A third player joins and finds a stop: the page's count of players follows.
+        scout = Line(port)
+        scout.ok("REGISTER scout scout@example.org password4")
+        scout.ok(f'JOIN {hunt["code"]}')
+        scout.ok(f'CHECKIN {fountain["id"]} {FOUNTAIN[0]} {FOUNTAIN[1]} ACCURACY 5')
+        until(lambda: "3 players" in text("#hunt-meta"), f"the players' count does not follow: {text('#hunt-meta')!r}")
+
+        # On a phone (390×844): the hunt and its map come first, and nothing is wider than the screen.
+        phone(True)
+        driver.execute_script("window.scrollTo(0, 0)")
+        until(lambda: driver.execute_script("return document.getElementById('map').getBoundingClientRect().top") < 300,
+              "on a phone the map is not near the top of /play: "
+              + str(driver.execute_script("return document.getElementById('map').getBoundingClientRect().top")))
+        check(overflow() <= 0, f"/play is {overflow()} px wider than a phone")
+        driver.save_screenshot(os.path.join(output, "hunt-play-phone.png"))
+        phone(False)
 
         # ---- the host's view: a new hunt, two stops placed by clicking the map.
         driver.execute_script("localStorage.clear()")
@@ -230,6 +273,22 @@ def main():
         # The map moves to where the host is (the emulated place): the scale bar says metres.
         until(lambda: text("#map .leaflet-control-scale-line").endswith(" m"), "the map did not zoom to the host's place")
 
+        # Going to a place typed as coordinates: a bad one is refused plainly, a good one shown
+        # (and remembered for the next visit).
+        driver.find_element(By.ID, "goto-place").send_keys("the old town")
+        driver.find_element(By.ID, "goto-button").click()
+        until(lambda: "latitude, longitude" in text("#status"), f"a bad place is not refused plainly: {text('#status')!r}")
+        driver.find_element(By.ID, "goto-place").clear()
+        driver.find_element(By.ID, "goto-place").send_keys("52.5300, 13.4200")
+        driver.find_element(By.ID, "goto-button").click()
+        until(lambda: all(abs(a - b) < 1e-4 for a, b in zip(map_center(), (52.53, 13.42))), f"go to did not move the map: {map_center()}")
+        until(lambda: json.loads(driver.execute_script("return localStorage.getItem('scavenger.host.view')") or "{}").get("zoom", 0) >= 16,
+              "the area is not remembered")
+        # The next visit opens there, not on the host's own place (the emulated fountain).
+        driver.refresh()
+        until(lambda: text("#hunt-name") == "Riverside loop", "the hunt is not open again after a reload")
+        check(all(abs(a - b) < 1e-4 for a, b in zip(map_center(), (52.53, 13.42))), f"the last area is not where the map opens: {map_center()}")
+
         placed = []
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, "map"))
         for offset, title, proof, secret in (((-140, -70), "Boathouse", "place", None), ((120, 60), "Footbridge", "code", "BRIDGE-2026")):
@@ -246,13 +305,28 @@ def main():
             until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == before + 1, f"{title} was not added")
             placed.append((title, float(lat), float(lon), proof))
 
+        # A place typed in the fields: out of range, refused; in range, the stop goes there.
+        driver.find_element(By.ID, "stop-lat").send_keys("95")
+        driver.find_element(By.ID, "stop-lon").send_keys("13.42")
+        driver.find_element(By.ID, "stop-title").send_keys("Nowhere")
+        driver.find_element(By.ID, "stop-button").click()
+        check(driver.execute_script("return document.getElementById('stop-lat').validationMessage") != "", "a latitude of 95 is not marked")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == 2, "a stop at latitude 95 was added")
+        for field, value in (("stop-lat", "52.5301"), ("stop-lon", "13.4202"), ("stop-title", "Lighthouse")):
+            driver.find_element(By.ID, field).clear()
+            driver.find_element(By.ID, field).send_keys(value)
+        Select(driver.find_element(By.ID, "stop-proof")).select_by_value("place")
+        driver.find_element(By.ID, "stop-button").click()
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == 3, "the stop at a typed place was not added")
+        placed.append(("Lighthouse", 52.5301, 13.4202, "place"))
+
         hosted = [h for h in host.ok("HUNTS MINE")["hunts"] if h["name"] == "Riverside loop"]
         check(len(hosted) == 1 and hosted[0].get("code") == code, f"the hunt over TCP: {hosted}")
         if hosted:
             stops = host.ok(f'HUNT {hosted[0]["id"]}')["stops"]
             got = [(s["title"], round(s["lat"], 6), round(s["lon"], 6), s["proof"]) for s in sorted(stops, key=lambda s: s["n"])]
             check(got == [(t, round(a, 6), round(o, 6), p) for t, a, o, p in placed], f"the stops over TCP {got} are not where the map was clicked {placed}")
-            check(len(placed) == 2 and placed[0][1] > placed[1][1] and placed[0][2] < placed[1][2],
+            check(len(placed) == 3 and placed[0][1] > placed[1][1] and placed[0][2] < placed[1][2],
                   f"the stops are not where the clicks were (north-west, then south-east): {placed}")
 
         # The code stop's QR code, drawn by the daemon, with its title under it.
@@ -264,14 +338,41 @@ def main():
         check("BRIDGE-2026" not in driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name).join(' ')"),
               "a code went into a URL")
 
-        # Start it, send a hint.
+        check(driver.find_element(By.ID, "stop-code").get_dom_attribute("autocapitalize") == "off", "the stop code is capitalized by phones")
+
+        # Another browser (one that did not type the code) prints the sheet once the code is typed again.
+        driver.execute_script("localStorage.removeItem('scavenger.host.codes')")
+        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#my-hunts button") if b.text == "Riverside loop").click()
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sheet form.retype input")) == 1, "no way to type a forgotten code again")
+        check(not driver.find_elements(By.CSS_SELECTOR, "#sheet img.qr"), "a QR code without its code")
+        driver.find_element(By.CSS_SELECTOR, "#sheet form.retype input").send_keys("BRIDGE-2026")
+        driver.find_element(By.CSS_SELECTOR, "#sheet form.retype button").click()
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sheet img.qr")) == 1, "the code typed again is not drawn")
+
+        # Start it, send a hint; the list of hunts says it runs.
         driver.find_element(By.ID, "start-button").click()
         until(lambda: "running" in text("#hunt-meta"), "the hunt did not start")
+        until(lambda: any(t.startswith("Riverside loop") and "running" in t for t in texts("#my-hunts li")),
+              f"the list of hunts still says: {texts('#my-hunts li')}")
         until(lambda: driver.find_element(By.ID, "hint-text").is_enabled(), "hints stay disabled in a running hunt")
         driver.find_element(By.ID, "hint-text").send_keys("Start at the boathouse")
         driver.find_element(By.ID, "hint-button").click()
         until(lambda: "Start at the boathouse" in texts("#hints .hint-text"), "the host's hint is not listed")
         driver.save_screenshot(os.path.join(output, "hunt-host.png"))
+
+        # /host and the demo page on a phone: nothing wider than the screen.
+        phone(True)
+        driver.execute_script("window.scrollTo(0, 0)")
+        until(lambda: overflow() <= 0, f"/host is {overflow()} px wider than a phone")
+        driver.save_screenshot(os.path.join(output, "hunt-host-phone.png"))
+        driver.get(base + "/")
+        until(lambda: driver.execute_script("return document.readyState") == "complete", "the demo page did not load")
+        check(overflow() <= 0, f"the demo page is {overflow()} px wider than a phone")
+        driver.save_screenshot(os.path.join(output, "demo-phone.png"))
+        phone(False)
+        driver.get(base + "/host")
+        until(lambda: text("#hunt-name") == "Riverside loop", "the host's view did not come back")
+        until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sheet img.qr")) == 1, "the QR code is not drawn again")
 
         # The print layout: the QR sheet alone.
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
@@ -310,6 +411,10 @@ def main():
             for entry in driver.get_log("browser") if hasattr(driver, "get_log") else []:
                 if entry.get("level") == "SEVERE":
                     print("browser console:", entry.get("message"))
+                    # A file of the daemon's the pages asked for and did not get (the favicon
+                    # was one); the map's tiles from elsewhere may fail offline.
+                    if "status of 404" in entry.get("message", ""):
+                        failures.append(f"a 404 in the browser's console: {entry.get('message')}")
             driver.quit()
         stop_daemon(daemon, log)
     for failure in failures:
