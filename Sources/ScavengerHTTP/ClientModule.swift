@@ -67,9 +67,11 @@ export class ScavengerError extends Error {
     // RATE_LIMITED and TOO_FAR put a number first (seconds, metres): a field of its own, as the
     // Swift client has it, and the message is what follows.
     if (code === "RATE_LIMITED" || code === "TOO_FAR") {
-      const leading = /^(\d+)(?: ([\s\S]*))?$/.exec(detail);
+      const leading = /^(-?\d+)(?: ([\s\S]*))?$/.exec(detail);
       if (leading) {
-        if (code === "RATE_LIMITED") retryAfter = Number(leading[1]); else distance = Number(leading[1]);
+        // TOO_FAR -1: a hidden stop, whose distance is not told (null).
+        const number = Number(leading[1]);
+        if (code === "RATE_LIMITED") retryAfter = number; else distance = number < 0 ? null : number;
         message = leading[2] || detail;
       }
     }
@@ -630,6 +632,13 @@ export class Watch {
       this.client._byID.delete(this.id);
       this.id = null;
       this._start("overflow");
+      return;
+    } else if (event.type === "closed") {
+      // The daemon ended it for good (the player left, or the hunt was removed): not restarted.
+      this._emit(event);
+      this.client._byID.delete(this.id);
+      this.id = null;
+      this._finish();
       return;
     }
     this._emit(event);

@@ -199,6 +199,7 @@ extension Scavenger {
         case let .score(entry): print("\(entry.player): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)")
         case let .reply(reply): print("\(reply.author): \(reply.text)")
         case .reconnected: print("-- reconnected (read the hunt again for what changed meanwhile)")
+        case let .closed(reason): print(reason == "left" ? "-- you left the hunt; the watch ended" : "-- the watch ended (\(reason))")
         }
     }
 }

@@ -127,7 +127,10 @@ struct DaemonProcessTests {
             do {
                 #expect(try await transcript(address, "PING\n") == [#"OK "PONG""#])
             } catch {
-                Issue.record("after the storm: \(error); running: \(daemon.process.isRunning); \(seen); \(daemon.stderr.suffix(2000))")
+                let ended = daemon.process.isRunning
+                    ? "still running"
+                    : "ended by \(daemon.process.terminationReason == .uncaughtSignal ? "signal" : "exit status") \(daemon.process.terminationStatus)"
+                Issue.record("after the storm: \(error); \(ended); \(seen); \(daemon.stderr.suffix(2000))")
             }
             #expect(try await daemon.terminate(), "\(daemon.stderr.suffix(2000))")
         }
