@@ -59,19 +59,6 @@ public final class AddressRateLimiter: Sendable {
         }
     }
 
-    /// Gives back a token ``take(_:action:now:)`` took, for a limit that charges failures only
-    /// and takes before it knows (so that requests arriving at once cannot all pass a check
-    /// before any is charged): the request turned out not to fail.
-    public func refund(_ address: String?, now: ContinuousClock.Instant = .now) {
-        guard let rate, let address else { return }
-        buckets.withLock { buckets in
-            guard var bucket = buckets[address] else { return }
-            bucket.tokens = min(Double(rate.count), Self.tokens(bucket, rate: rate, now: now) + 1)
-            bucket.updated = now
-            buckets[address] = bucket
-        }
-    }
-
     static func tokens(_ bucket: Bucket, rate: RateLimit, now: ContinuousClock.Instant) -> Double {
         let elapsed = max(0, Double((now - bucket.updated).components.seconds)
             + Double((now - bucket.updated).components.attoseconds) / 1e18)

@@ -361,18 +361,20 @@ extension Board {
                 record = found
             } else {
                 // Codes cannot be guessed: an address that typed too many that found nothing
-                // waits. The try is charged before the look-up and given back when the code is
-                // found, so that guesses arriving at once cannot all pass before any is charged.
-                try joinFailures.take(session.address, action: "JOINs by unknown codes")
+                // waits. Each look-up holds a place in the address's limit until it is known to
+                // have found a hunt (then it costs nothing) or not (a token), so guesses arriving
+                // at once are judged no more than the tokens left, and a class typing the right
+                // code at once all get in (see ``FailureLimiter``).
+                try await joinFailures.begin(session.address, action: "JOINs by unknown codes")
                 let found: HuntRecord?
                 do {
                     if let code = JoinCode(typed: codeOrID) { found = try await store.hunt(code: code) } else { found = nil }
                 } catch {
-                    joinFailures.refund(session.address)
+                    joinFailures.end(session.address, failed: false)
                     throw error
                 }
+                joinFailures.end(session.address, failed: found == nil)
                 guard let found else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
-                joinFailures.refund(session.address)
                 record = found
             }
             let playerName = name ?? account.user.name
@@ -611,22 +613,37 @@ extension Board {
     {
         try await guarded {
             let viewer = Self.viewerID(session)
-            let (record, relation) = try await readableHunt(huntID, viewer: viewer, session: session)
+            // Who may read it and who the caller is in it, from memory when the hunt's board is
+            // kept (no read of the database). The database decides what memory cannot yet
+            // know: a removed hunt (moderators), and a caller memory does not know as a player
+            // where that matters (a refusal, or AROUND), who may have joined on another daemon a
+            // moment ago.
+            let known = Identifier.isHunt(huntID) ? feed.hunts.access(to: huntID, viewer: viewer) : nil
+            let memoryDecides = known.map { known in
+                !known.removed && (known.playerName != nil || known.hostID == viewer || (known.isPublic && !(around && viewer != nil)))
+            } ?? false
+            let playerName: String?
+            if let known, memoryDecides {
+                playerName = known.playerName
+            } else {
+                let (_, relation) = try await readableHunt(huntID, viewer: viewer, session: session)
+                playerName = relation.player?.player.name
+            }
             var after: LeaderboardPosition?
             if let cursor {
-                guard let parsed = LeaderboardCursor(encoded: cursor), parsed.belongs(to: record.id) else {
+                guard let parsed = LeaderboardCursor(encoded: cursor), parsed.belongs(to: huntID) else {
                     throw BoardError(.badArgument, "CURSOR is not a cursor of this leaderboard")
                 }
                 after = parsed.position
             }
-            let board = try await leaderboard(of: record.id)
+            let board = try await leaderboard(of: huntID)
             let page: LeaderboardPage
             if around {
-                page = board.page(around: relation.player?.player.name ?? "", limit: limit)
+                page = board.page(around: playerName ?? "", limit: limit)
             } else {
                 page = board.page(after: after, limit: limit)
             }
-            return (page.entries, page.next.map { LeaderboardCursor(scope: record.id, position: $0).encoded })
+            return (page.entries, page.next.map { LeaderboardCursor(scope: huntID, position: $0).encoded })
         }
     }
 }

@@ -82,7 +82,7 @@ public final class Board: Sendable {
     /// REGISTERs per address.
     let registrations: AddressRateLimiter
     /// JOINs by a code that found no hunt, per address.
-    let joinFailures: AddressRateLimiter
+    let joinFailures: FailureLimiter
     /// Where failures that are not the caller's are logged, once, with their cause.
     let logger: Logger
 
@@ -100,7 +100,7 @@ public final class Board: Sendable {
         passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
         registrations = AddressRateLimiter(rate: rules.registrationRate)
-        joinFailures = AddressRateLimiter(rate: rules.joinFailureRate)
+        joinFailures = FailureLimiter(rate: rules.joinFailureRate)
     }
 
     /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).

@@ -22,10 +22,29 @@ import Synchronization
 public final class HuntFeed: Sendable {
     private let database: Database
 
-    /// A hunt's leaderboard and the last change in it.
+    /// A hunt's leaderboard and the last change in it, with who may read it (its host, whether
+    /// it is public or removed, and its players by user id), kept by the same log entries, so a
+    /// `LEADERBOARD` needs no read of the database; nil `access` when the log could not keep it
+    /// (an entry written before user ids were logged): then readers ask the database.
     struct CachedBoard {
         var board: Leaderboard
         var through: Int
+        var access: Access?
+    }
+
+    /// Who may read a hunt, kept with its board.
+    struct Access {
+        var facts: HuntAccessFacts
+        var members: [Int: String]
+    }
+
+    /// Who a viewer is to a hunt whose board is kept: what ``access(to:viewer:)`` answers.
+    public struct Viewer: Sendable, Equatable {
+        public var hostID: Int
+        public var isPublic: Bool
+        public var removed: Bool
+        /// The viewer's name in the hunt when they play it.
+        public var playerName: String?
     }
 
     /// A `WATCH HUNT` watch, and the watching player's name in the hunt (nil for its host): a
@@ -163,11 +182,14 @@ public final class HuntFeed: Sendable {
     /// players' standings, in memory from then on.
     public func leaderboard(of huntID: String) async throws(StoreError) -> Leaderboard {
         if let cached = state.withLock({ $0.boards[huntID]?.board }) { return cached }
-        let (players, through) = try await database.playersSnapshot(huntID: huntID)
+        let (players, through, facts) = try await database.playersSnapshot(huntID: huntID)
         var board = Leaderboard()
+        var members: [Int: String] = [:]
         for player in players {
             board.update(player.name, points: player.points, found: player.found, at: player.points > 0 ? player.pointsAt : nil)
+            members[player.userID] = player.name
         }
+        let access = facts.map { Access(facts: $0, members: members) }
         return state.withLock { state in
             // Another task may have loaded it meanwhile, possibly later in the log: keep the later.
             if let cached = state.boards[huntID], cached.through >= through { return cached.board }
@@ -178,8 +200,19 @@ public final class HuntFeed: Sendable {
                 let unwatched = state.boards.keys.filter { state.watched[$0] == nil }
                 for id in unwatched.prefix(state.boards.count / 2) { state.boards[id] = nil }
             }
-            state.boards[huntID] = CachedBoard(board: board, through: through)
+            state.boards[huntID] = CachedBoard(board: board, through: through, access: access)
             return board
+        }
+    }
+
+    /// Who `viewer` (nil: nobody logged in) is to a hunt whose board and access are kept, from
+    /// memory; nil when they are not kept (the caller asks the database).
+    public func access(to huntID: String, viewer: Int?) -> Viewer? {
+        state.withLock { state in
+            guard let access = state.boards[huntID]?.access else { return nil }
+            return Viewer(
+                hostID: access.facts.hostID, isPublic: access.facts.isPublic, removed: access.facts.removed,
+                playerName: viewer.flatMap { access.members[$0] })
         }
     }
 
@@ -207,7 +240,9 @@ public final class HuntFeed: Sendable {
             // Hunts whose schedule changed are read again before the lock, for their events.
             var records: [String: HuntRecord] = [:]
             let watched = state.withLock { Set($0.watched.keys) }
-            for change in changes where change.change == .hunt && watched.contains(change.hunt) && records[change.hunt] == nil {
+            let kept = state.withLock { Set($0.boards.keys) }
+            for change in changes where change.change == .hunt && (watched.contains(change.hunt) || kept.contains(change.hunt))
+                && records[change.hunt] == nil {
                 records[change.hunt] = try await database.hunt(id: change.hunt)
             }
             after = apply(changes, records: records)
@@ -253,6 +288,13 @@ public final class HuntFeed: Sendable {
                         // Removed by moderators: it ended (above), and every watch of it closes.
                         if record.removed { close(hunt, reason: "removed") { _ in true } }
                     }
+                    if state.boards[hunt]?.access != nil {
+                        if let record = records[hunt] {
+                            state.boards[hunt]!.access!.facts = HuntAccessFacts(hostID: record.hostID, isPublic: record.isPublic, removed: record.removed)
+                        } else {
+                            state.boards[hunt]!.access = nil
+                        }
+                    }
                 case .hint(let text, let at):
                     tell(hunt) { .hint(watch: $0, text: text, at: at) }
                 case .found(let player, let stop, let points):
@@ -265,6 +307,13 @@ public final class HuntFeed: Sendable {
                     }
                     // Changed in place: a board copied out and back would be copied whole.
                     guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
+                    if state.boards[hunt]!.access != nil {
+                        if let user = standing.userID {
+                            state.boards[hunt]!.access!.members[user] = standing.player
+                        } else {
+                            state.boards[hunt]!.access = nil
+                        }
+                    }
                     var changed: [LeaderboardEntry] = []
                     if let old = renamedFrom {
                         changed += state.boards[hunt]!.board.removeReportingChanges(old)
@@ -274,10 +323,17 @@ public final class HuntFeed: Sendable {
                         standing.player, points: standing.points, found: standing.found, at: at)
                     state.boards[hunt]!.through = logged.seq
                     for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
-                case .left(let player):
+                case .left(let player, let userID):
                     // The player hears nothing of the hunt after their LEAVE.
                     close(hunt, reason: "left") { $0.player == player }
                     guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
+                    if state.boards[hunt]!.access != nil {
+                        if let userID {
+                            state.boards[hunt]!.access!.members[userID] = nil
+                        } else {
+                            state.boards[hunt]!.access = nil
+                        }
+                    }
                     let changed = state.boards[hunt]!.board.removeReportingChanges(player)
                     state.boards[hunt]!.through = logged.seq
                     for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }

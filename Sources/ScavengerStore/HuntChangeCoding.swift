@@ -21,9 +21,11 @@ enum HuntChangeCoding {
                 "player": standing.player, "points": standing.points, "found": standing.found,
                 "at": standing.at.map { $0.microseconds as Any } ?? NSNull(), "from": renamedFrom ?? NSNull(),
             ]
-        case .left(let player):
+            if let userID = standing.userID { object["user"] = userID }
+        case .left(let player, let userID):
             kind = "left"
             object = ["player": player]
+            if let userID { object["user"] = userID }
         case .reply(let reply):
             kind = "reply"
             object = ["id": reply.id, "text": reply.text, "author": reply.author, "created": reply.created.microseconds]
@@ -57,10 +59,10 @@ enum HuntChangeCoding {
         case "standing":
             guard let player = string("player"), let points = int("points"), let found = int("found") else { return nil }
             let at = int("at").map { Timestamp(microseconds: Int64($0)) }
-            return .standing(StandingChange(player: player, points: points, found: found, at: at), renamedFrom: string("from"))
+            return .standing(StandingChange(player: player, points: points, found: found, at: at, userID: int("user")), renamedFrom: string("from"))
         case "left":
             guard let player = string("player") else { return nil }
-            return .left(player: player)
+            return .left(player: player, userID: int("user"))
         case "reply":
             guard let id = string("id"), let text = string("text"), let author = string("author"), let created = int("created") else {
                 return nil

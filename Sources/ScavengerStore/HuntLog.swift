@@ -16,8 +16,9 @@ import ScavengerCore
 /// 3. the check-in's row (a review);
 /// 4. the players' rows (`hunt_players`);
 /// 5. the stops' rows (`found_by`), in id order when there are several;
-/// 6. the users' score rows (`user_scores`, weekly scores), rate buckets, the moderation log and
-///    the request key;
+/// 6. the user's own rows, which no other user's write takes: score rows (`user_scores`, weekly
+///    scores), rate buckets (taken right after the hunt's row by `JOIN`, `LEAVE` and `HINT`),
+///    and the request key; the moderation log (inserts only);
 /// 7. the change log's ordering lock (advisory 7468), taken by the entries this type writes as
 ///    the last statement before `COMMIT` and held only for them and the commit.
 ///

@@ -251,6 +251,22 @@ public struct StandingChange: Sendable, Equatable {
     public var points: Int
     public var found: Int
     public var at: Timestamp?
+    /// The player's user id (every daemon keeps who plays a hunt beside its board); nil in log
+    /// entries written before it was logged.
+    public var userID: Int? = nil
+}
+
+/// Who may read a hunt, as its row says: its host, whether it is public, whether moderators removed it.
+public struct HuntAccessFacts: Sendable, Equatable {
+    public var hostID: Int
+    public var isPublic: Bool
+    public var removed: Bool
+
+    public init(hostID: Int, isPublic: Bool, removed: Bool) {
+        self.hostID = hostID
+        self.isPublic = isPublic
+        self.removed = removed
+    }
 }
 
 /// A written check-in, the player's standing after it and their rank in the hunt then.
@@ -269,8 +285,8 @@ public enum HuntChange: Sendable, Equatable {
     case found(player: String, stop: String, points: Int)
     /// A player's new standing (joined, checked in, reviewed, renamed from `renamedFrom`).
     case standing(StandingChange, renamedFrom: String?)
-    /// A player left.
-    case left(player: String)
+    /// A player left (`userID`: nil in log entries written before it was logged).
+    case left(player: String, userID: Int?)
     /// A message in the hunt's chat (its `pin` is the hunt's id).
     case reply(PinReply)
     /// A user's totals across every hunt changed (logged with no hunt: `""`).

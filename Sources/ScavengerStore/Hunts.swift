@@ -277,20 +277,28 @@ extension Database {
     /// A hunt's players with the position of the hunts' change log they reflect, read in one
     /// statement (one snapshot): every change up to `through` is in them and none after it, since
     /// the log's numbers follow commit order.
-    public func playersSnapshot(huntID: String) async throws(StoreError) -> (players: [PlayerRecord], through: Int) {
+    public func playersSnapshot(huntID: String) async throws(StoreError)
+        -> (players: [PlayerRecord], through: Int, access: HuntAccessFacts?)
+    {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT t.through, p.user_id, p.name, p.points, p.found, (extract(epoch FROM p.points_at) * 1000000)::bigint AS at_us
+                SELECT t.through, h.host_id AS hunt_host_id, h.public AS hunt_public, h.removed AS hunt_removed,
+                    p.user_id, p.name, p.points, p.found, (extract(epoch FROM p.points_at) * 1000000)::bigint AS at_us
                 FROM (SELECT coalesce(max(seq), 0) AS through FROM hunt_changes) t
+                LEFT JOIN hunts h ON h.id = \(huntID)
                 LEFT JOIN hunt_players p ON p.hunt_id = \(huntID)
                 """)
             let through: Int = try rows[0].int("through")
+            var access: HuntAccessFacts?
+            if let host: Int = try rows[0].int("hunt_host_id") {
+                access = HuntAccessFacts(hostID: host, isPublic: try rows[0].bool("hunt_public"), removed: try rows[0].bool("hunt_removed"))
+            }
             let user = try rows.column("user_id")
             var players: [PlayerRecord] = []
             for row in rows where try !row.isNull(user) {
                 players.append(try Self.player(row))
             }
-            return (players, through)
+            return (players, through, access)
         }
     }
 
@@ -541,7 +549,8 @@ extension Database {
                 if player.name == name { return .unchanged(hunt) }
                 try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
                 log.append(hunt: huntID, .standing(
-                    StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt), renamedFrom: player.name))
+                    StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID),
+                    renamedFrom: player.name))
                 return .renamed(hunt)
             }
             try connection.query("INSERT INTO hunt_players (hunt_id, user_id, name) VALUES (\(huntID), \(userID), \(name))")
@@ -551,7 +560,7 @@ extension Database {
                 """)
             try Self.logCurrentTotals(connection, log, userID: userID)
             try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
-            log.append(hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil), renamedFrom: nil))
+            log.append(hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil, userID: userID), renamedFrom: nil))
             var joined = hunt
             joined.players += 1
             return .joined(joined)
@@ -601,7 +610,7 @@ extension Database {
                 try Self.logTotals(connection, log, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
             }
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
-            log.append(hunt: huntID, .left(player: name))
+            log.append(hunt: huntID, .left(player: name, userID: userID))
             return true
         }
     }
@@ -717,7 +726,8 @@ extension Database {
                 try connection.query("INSERT INTO checkin_photos (checkin_id, data) VALUES (\(new.id), \(photo.data))")
             }
             let at = Timestamp(microseconds: Int64(try inserted[0].int("at_us") as Int))
-            var standing = StandingChange(player: player.name, points: player.points, found: player.found, at: player.pointsAt)
+            var standing = StandingChange(
+                player: player.name, points: player.points, found: player.found, at: player.pointsAt, userID: player.userID)
             if accepted {
                 let acceptedAt: Int = try inserted[0].int("accepted_us")
                 standing = try Self.credit(
@@ -754,7 +764,7 @@ extension Database {
             UPDATE hunt_players SET points = points + \(points), found = found + 1,
                 points_at = CASE WHEN \(points) > 0 THEN 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond' ELSE points_at END
             WHERE hunt_id = \(hunt) AND user_id = \(userID)
-            RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+            RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
         let standing = try standing(rows[0])
         // Before the credit, whose answer (the totals logged) includes it.
@@ -818,7 +828,7 @@ extension Database {
         let at: Int? = try row.int("at_us")
         return StandingChange(
             player: try row.string("name"), points: try row.int("points"), found: try row.int("found"),
-            at: at.map { Timestamp(microseconds: Int64($0)) })
+            at: at.map { Timestamp(microseconds: Int64($0)) }, userID: try row.int("user_id"))
     }
 
     /// A check-in by id.
@@ -884,7 +894,8 @@ extension Database {
             guard let player = try Self.player(connection, hunt: hunt.id, user: record.userID, forUpdate: true) else {
                 throw StoreError.unexpected("a check-in's player is not in its hunt")
             }
-            var standing = StandingChange(player: player.name, points: player.points, found: player.found, at: player.pointsAt)
+            var standing = StandingChange(
+                player: player.name, points: player.points, found: player.found, at: player.pointsAt, userID: player.userID)
             let wasAccepted = record.checkIn.status == .accepted
             let nowAccepted = decision.status == .accepted
             let accepted = try connection.query("""
@@ -914,7 +925,7 @@ extension Database {
                         points_at = (SELECT max(accepted_at) FROM checkins
                                      WHERE hunt_id = \(hunt.id) AND user_id = \(record.userID) AND status = 'accepted' AND points > 0)
                     WHERE hunt_id = \(hunt.id) AND user_id = \(record.userID)
-                    RETURNING name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
+                    RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
                     """)
                 standing = try Self.standing(updated[0])
                 // Before the debit, whose answer (the totals logged) includes it.

@@ -255,6 +255,35 @@ struct CrowdTests {
         }
     }
 
+    @Test("a class behind one address types the right code at once: every JOIN is OK however small the address's limit on unknown codes")
+    func classJoinsFromOneAddress() async throws {
+        try await withDatabaseServer(configure: { $0.joinFailureRate = RateLimit(count: 2, seconds: 600) }) { address, environment in
+            try await asUser("teacher", address, environment) { (teacher: Conversation) async throws in
+                let hunt = try await teacher.makeHunt("", stops: [StopPlan()])
+                let names = (0 ..< 30).map { String(format: "pupil%02d", $0) }
+                try await registerAll(names, at: address)
+                try await asCrowd(names.map { ($0, address) }) { crowd in
+                    // Two mistypes spend the address's two tokens: past them even the right code waits.
+                    expectError(try await crowd[0].call("JOIN ZZZZ22"), "NOT_FOUND")
+                    expectError(try await crowd[1].call("JOIN ZZZZ23"), "NOT_FOUND")
+                    expectError(try await crowd[2].call("JOIN \(hunt.code)"), "RATE_LIMITED")
+                }
+            }
+        }
+        try await withDatabaseServer(configure: { $0.joinFailureRate = RateLimit(count: 2, seconds: 600) }) { address, environment in
+            try await asUser("teacher", address, environment) { (teacher: Conversation) async throws in
+                let hunt = try await teacher.makeHunt("", stops: [StopPlan()])
+                let names = (0 ..< 30).map { String(format: "pupil%02d", $0) }
+                try await registerAll(names, at: address)
+                try await asCrowd(names.map { ($0, address) }) { crowd in
+                    let replies = try await atOnce(crowd, crowd.indices.map { $0 % 2 == 0 ? "JOIN \(hunt.code.lowercased())" : "JOIN \(hunt.code)" })
+                    expectNoFailures(replies, "JOIN")
+                    #expect(replies.allSatisfy { $0.hasPrefix("OK ") }, "\(replies.filter { !$0.hasPrefix("OK ") })")
+                }
+            }
+        }
+    }
+
     @Test("two check-ins of one player sent at one instant, in two hunts 50 km apart, on two daemons: judged one after the other, so one is flagged")
     func travelAtOnce() async throws {
         try await withTwoDaemons { a, b, environment in
@@ -274,6 +303,41 @@ struct CrowdTests {
                     let statuses = try replies.map { try JSONObject(okLine: $0)["checkin"]["status"].string }
                     #expect(statuses.sorted() == ["accepted", "flagged"], "\(replies)")
                 }
+            }
+        }
+    }
+
+    @Test("LEADERBOARD and AROUND are answered from memory once the board is kept: with the database gone silent, a player and a stranger still get their pages")
+    func leaderboardFromMemory() async throws {
+        let (proxied, proxy) = try TestDatabase.proxiedConfiguration(prefix: "boardmemory")
+        defer { proxy.stop() }
+        var configuration = proxied
+        // Only a guard: a read that did wait on the silent database would end here, as UNAVAILABLE.
+        configuration.commandTimeout = .seconds(5)
+        try await withDatabaseServer(configuration: configuration) { address, environment in
+            try await asUsers(["host", "ann", "bob", "cat"], address, environment) { (users: [Conversation]) async throws in
+                let (host, ann, bob) = (users[0], users[1], users[2])
+                let open = try await host.makeHunt("PUBLIC", name: "open", stops: [StopPlan(points: 10), StopPlan(north: 100, points: 20)])
+                let closed = try await host.makeHunt("", name: "closed", stops: [StopPlan(points: 5)])
+                try await ann.join(open)
+                try await bob.join(open, as: "bobby")
+                try await bob.join(closed)
+                _ = try await ann.checkIn(open.stops[1], at: open.places[1])
+                _ = try await bob.checkIn(open.stops[0], at: open.places[0])
+                // Renamed after the board was kept: memory follows the log.
+                _ = try await bob.ok("LEADERBOARD \(open.id)")
+                _ = try await bob.ok("LEADERBOARD \(closed.id)")
+                try await bob.join(open, as: "bob2")
+                let expected = try await bob.ok("LEADERBOARD \(open.id) AROUND LIMIT 2")
+                #expect(try players(expected["entries"].array) == ["ann", "bob2"])
+
+                proxy.blackhole()
+                defer { proxy.resume() }
+                #expect(canonicalJSON(try await bob.ok("LEADERBOARD \(open.id) AROUND LIMIT 2")) == canonicalJSON(expected))
+                #expect(try players(await ann.ok("LEADERBOARD \(open.id) LIMIT 1")["entries"].array) == ["ann"])
+                #expect(try players(await converseReturning(address) { try await $0.ok("LEADERBOARD \(open.id)") }["entries"].array) == ["ann", "bob2"])
+                #expect(try players(await bob.ok("LEADERBOARD \(closed.id)")["entries"].array) == ["bob"])
+                #expect(try players(await host.ok("LEADERBOARD \(closed.id) AROUND")["entries"].array) == ["bob"])
             }
         }
     }
