@@ -58,6 +58,11 @@ INSERT INTO hunt_players (hunt_id, user_id, name, joined_at)
 SELECT pg_temp.crowd_id('h', 1 + (substr(u.name, 4)::int - 1) % :hunts), u.id, u.name, now() - interval '1 hour'
 FROM users u WHERE u.name LIKE 'hcp%';
 
+-- Each player's totals as their JOIN left them: one hunt played (a LEAVE takes it back; without
+-- the row it would go below 0 and the LEAVE fail).
+INSERT INTO user_scores (user_id, hunts_played)
+SELECT id, 1 FROM users WHERE name LIKE 'hcp%';
+
 UPDATE hunts h SET stop_count = (SELECT count(*) FROM hunt_stops s WHERE s.hunt_id = h.id),
                    player_count = (SELECT count(*) FROM hunt_players p WHERE p.hunt_id = h.id)
 WHERE h.id LIKE 'hcrowd%';
@@ -73,3 +78,4 @@ VACUUM ANALYZE sessions;
 VACUUM ANALYZE hunts;
 VACUUM ANALYZE hunt_stops;
 VACUUM ANALYZE hunt_players;
+VACUUM ANALYZE user_scores;

@@ -954,7 +954,7 @@ def crowd_section(w, meta, crowd, agg):
     w(f"A database of its own, written before the daemon started (scripts/bench/crowd.sql): "
       f"{fnum(fmeta(meta, 'crowd_players'))} players, each joined to one of {fnum(fmeta(meta, 'crowd_hunts'))} running "
       f"private hunts of 10 stops (radius 50 m, within ~400 m of each other), logged in by `AUTH` tokens; the daemon "
-      f"with `--join-rate off --reply-rate off` (one address, players as fast as they can). Phase A at each connection "
+      f"with `--join-rate off --reply-rate off --join-failure-rate off` (one address, players as fast as they can). Phase A at each connection "
       f"count: `POST` (loadgen) then the mixed crowd (scripts/bench/crowd.py, Python asyncio, one request in flight per "
       f"connection, each connection playing its share of the players in turn, `AUTH` when it moves to the next), "
       f"mix `{meta.get('crowd_mix', '?')}`: every check-in at a stop of the player's hunt they have not checked in at, "
