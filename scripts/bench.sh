@@ -8,7 +8,7 @@
 #                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
 #                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
 #                    [--fanout-posters N] [--crowd-players N] [--crowd-hunts N] [--crowd-joiners N]
-#                    [--crowd-conns "8 32"] [--only hunts|ranking|fanout|crowd] [--quick]
+#                    [--crowd-conns "8 32"] [--crowd-mix MIX] [--only hunts|ranking|fanout|crowd] [--quick]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -103,7 +103,8 @@
 #     every check-in at a stop the player has not checked in at, from the stop's place), --seconds
 #     each; accepted check-ins per second, CHECKIN p50/p99 and every reply by code. Phase B:
 #     --crowd-joiners players (default 300) connect, log in with AUTH, then all send `JOIN code` of
-#     the join hunt at one instant; every reply by code. Then the points in the players'
+#     the join hunt at one instant; every reply by code. --crowd-mix sets phase A's mix
+#     (crowd.py's --mix; e.g. checkin=100 for check-ins alone, to see what they cost). Then the points in the players'
 #     standings are checked against their check-ins, and the join hunt's players against the OKs;
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
@@ -176,6 +177,7 @@ CROWD_PLAYERS=1000
 CROWD_HUNTS=100
 CROWD_JOINERS=300
 CROWD_CONNS="8 32"
+CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"
 MAX_CONNS_PER_ADDR=""
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
@@ -236,6 +238,7 @@ while (($# > 0)); do
         --crowd-hunts) CROWD_HUNTS=$2; shift 2 ;;
         --crowd-joiners) CROWD_JOINERS=$2; shift 2 ;;
         --crowd-conns) CROWD_CONNS=$2; shift 2 ;;
+        --crowd-mix) CROWD_MIX=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -1340,7 +1343,6 @@ if ((RUN_CROWD)); then
             LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = u.id
             WHERE u.name LIKE 'hcp%' ORDER BY u.name"
     }
-    CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"
     meta crowd_players "$CROWD_PLAYERS"
     meta crowd_hunts "$CROWD_HUNTS"
     meta crowd_joiners "$CROWD_JOINERS"
@@ -1357,7 +1359,7 @@ if ((RUN_CROWD)); then
             die "the crowd driver failed at $conns connections (log: $RUN_DIR/crowd.err)"
         fi
         printf '%s\n' "$out" >>"$CROWD_OUT"
-        log "    crowd  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_ms_per_accepted "$out") ms per accepted  client cpu $(kv client_cpu_pct "$out") %"
+        log "    crowd  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") % (daemon:postgres $(kv cpu_pct_by_pid "$out")), $(kv server_cpu_ms_per_accepted "$out") ms per accepted  client cpu $(kv client_cpu_pct "$out") %"
         log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
     done
     step "crowd phase B: $CROWD_JOINERS players, each on a connection of its own and logged in, send JOIN $CROWD_JOIN_CODE at one instant"

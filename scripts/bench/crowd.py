@@ -83,10 +83,10 @@ def reply_code(line):
 
 
 def cpu_ticks(pids):
-    """utime + stime, in clock ticks, of each PID and its direct children."""
+    """utime + stime, in clock ticks, of each PID and its direct children: {pid: ticks}."""
+    want, total = set(pids), {p: 0 for p in pids}
     if not pids:
-        return 0
-    want, total = set(pids), 0
+        return total
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -95,8 +95,9 @@ def cpu_ticks(pids):
                 rest = f.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(entry) in want or int(rest[1]) in want:
-            total += int(rest[11]) + int(rest[12])
+        owner = int(entry) if int(entry) in want else int(rest[1]) if int(rest[1]) in want else None
+        if owner is not None:
+            total[owner] += int(rest[11]) + int(rest[12])
     return total
 
 
@@ -231,9 +232,11 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
         tally.recording = False
         t1, cpu1, server1 = time.perf_counter(), os.times(), cpu_ticks(cpu_pids)
         await asyncio.gather(*tasks)       # each ends after its reply in flight at the deadline
-        return t1 - t0, (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system), (server1 - server0) / os.sysconf("SC_CLK_TCK")
+        by_pid = {p: (server1[p] - server0[p]) / os.sysconf("SC_CLK_TCK") for p in cpu_pids}
+        return t1 - t0, (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system), by_pid
 
-    window, client_cpu, server_cpu = asyncio.run(run())
+    window, client_cpu, by_pid = asyncio.run(run())
+    server_cpu = sum(by_pid.values())
     checkin_lat = sorted(tally.latency["checkin"])
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
@@ -244,6 +247,8 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
         "checkin_p99_us": f"{percentile(checkin_lat, 0.99) * 1e6:.0f}",
         "client_cpu_pct": f"{100 * client_cpu / window:.1f}",
         "server_cpu_pct": f"{100 * server_cpu / window:.1f}",
+        # Each --cpu-pids entry (with its children) on its own: the daemon, the postmaster's backends.
+        "cpu_pct_by_pid": ",".join(f"{p}:{100 * c / window:.1f}" for p, c in by_pid.items()) or "none",
         "server_cpu_ms_per_accepted": f"{1000 * server_cpu / tally.accepted:.2f}" if tally.accepted else "nan",
         "mix": mix_text(mix),
     }

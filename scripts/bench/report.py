@@ -947,6 +947,12 @@ def crowd_summary(meta, rows):
     return "\n".join([head] + lines)
 
 
+def split_text(r):
+    """" (daemon 60 %, PostgreSQL 90 %)" from cpu_pct_by_pid (the daemon's PID first, the postmaster's second)."""
+    parts = [p.split(":")[1] for p in r.get("cpu_pct_by_pid", "").split(",") if ":" in p]
+    return f" (daemon {parts[0]} %, PostgreSQL {parts[1]} %)" if len(parts) == 2 else ""
+
+
 def crowd_section(w, meta, crowd, agg):
     """Issue 38: the mixed crowd against POST at each connection count, and the JOIN burst."""
     w(f"## The crowd ({fnum(fmeta(meta, 'crowd_players'))} players in {fnum(fmeta(meta, 'crowd_hunts'))} hunts)")
@@ -972,7 +978,7 @@ def crowd_section(w, meta, crowd, agg):
               f"(POST) | {fnum(post['ccpu'])} % | {fnum(post['scpu'])} % | {fnum(post['cpu_us'])} µs |")
         w(f"| {c} | the mixed crowd (crowd.py) | {fnum(float(r['rps']))} | **{fnum(float(r['accepted_per_s']))}** | "
           f"{fnum(float(r['checkin_p50_us']) / 1000, 2)} / {fnum(float(r['checkin_p99_us']) / 1000, 2)} | "
-          f"{fnum(float(r['client_cpu_pct']))} % | {fnum(float(r['server_cpu_pct']))} % | "
+          f"{fnum(float(r['client_cpu_pct']))} % | {fnum(float(r['server_cpu_pct']))} %{split_text(r)} | "
           f"{fnum(float(r['server_cpu_ms_per_accepted']) * 1000)} µs |")
     w("")
     w("| conns | command | sent | p50 / p99 ms | replies by code |")
