@@ -7,7 +7,8 @@
 #                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
 #                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
 #                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
-#                    [--fanout-posters N] [--only hunts|ranking|fanout] [--quick]
+#                    [--fanout-posters N] [--crowd-players N] [--crowd-hunts N] [--crowd-joiners N]
+#                    [--crowd-conns "8 32"] [--crowd-mix MIX] [--only hunts|ranking|fanout|crowd] [--quick]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -15,7 +16,7 @@
 # the write comparison even when --rounds asks for more (--write-rounds overrides).
 # --quick runs every step, small and short, so that every target of issue 31 gets a figure:
 # 20,000 pins (so a sparse set of 4,000), 1 round of 2 s, a hunt of 1,000 players, 1,000 ranked
-# users, 1,000 fan-out watchers for 3 s; an option given with it, before or after, overrides its
+# users, 1,000 fan-out watchers for 3 s, a crowd of 300 players in 30 hunts; an option given with it, before or after, overrides its
 # default. About 2 minutes once packages, the release build and the data are in place (105 s on
 # a 2-core VM at load average 1-4); indicative figures, as the report says.
 # The figures are only as good as the machine is quiet: the load average before and after the
@@ -91,6 +92,20 @@
 #     drain (until the last OK, then 2 s) ÷ events delivered is its CPU per delivered event (the
 #     POSTs' own cost included). The POSTs' latency (send → OK), the client's CPU and its own lag
 #     (how late it sent each POST against the schedule) are printed beside them;
+#  4e. the crowd (issue 38), before the fan-out, on a database of its own (bench_scav_crowd:
+#     migrated, then scripts/bench/crowd.sql writes --crowd-players players (default 1,000) into
+#     --crowd-hunts running hunts of 10 stops (default 100), each player joined to one, with
+#     sessions, and a join hunt with no players); scavengerd is restarted on it with
+#     --max-connections-per-address raised for phase B and --join-rate, --reply-rate and
+#     --join-failure-rate off (one address, players acting as fast as they can). Phase A, for each of --crowd-conns (default
+#     "8 32"): POST (loadgen, as in step 4) then the mixed crowd (scripts/bench/crowd.py, Python
+#     asyncio: CHECKIN 70 %, LEADERBOARD 12 %, REPLY to the hunt's chat 8 %, LEAVE 5 %, JOIN 5 %,
+#     every check-in at a stop the player has not checked in at, from the stop's place), --seconds
+#     each; accepted check-ins per second, CHECKIN p50/p99 and every reply by code. Phase B:
+#     --crowd-joiners players (default 300) connect, log in with AUTH, then all send `JOIN code` of
+#     the join hunt at one instant; every reply by code. --crowd-mix sets phase A's mix
+#     (crowd.py's --mix; e.g. checkin=100 for check-ins alone, to see what they cost). Then the points in the players'
+#     standings are checked against their check-ins, and the join hunt's players against the OKs;
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
 #     at 8 connections without a sweep, then again while `scavengerd expire` runs (the load is
@@ -110,6 +125,9 @@
 # steps or sweep): `--only fanout --fanout-watchers 1000 --fanout-seconds 5` is the quick mode
 # (about 25 s once built); the default, 10,000 watchers at 200 pins/s for --seconds (10 s), about
 # 30 s.
+# --only crowd runs step 4e alone (the throwaway cluster and the daemon; no Redis, pins, other steps
+# or sweep): about a minute once built at --seconds 10; with --quick (300 players in 30 hunts,
+# 2 s runs) about 30 s.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -155,6 +173,11 @@ FANOUT_RADIUS=500
 FANOUT_POSTERS=32
 # start_daemon's connection limits (the fan-out step raises them).
 MAX_CONNS=1024
+CROWD_PLAYERS=1000
+CROWD_HUNTS=100
+CROWD_JOINERS=300
+CROWD_CONNS="8 32"
+CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"
 MAX_CONNS_PER_ADDR=""
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
@@ -182,6 +205,8 @@ if ((QUICK)); then
     RANK_USERS=1000
     FANOUT_WATCHERS=1000
     FANOUT_SECONDS=3
+    CROWD_PLAYERS=300
+    CROWD_HUNTS=30
 fi
 
 while (($# > 0)); do
@@ -209,6 +234,11 @@ while (($# > 0)); do
         --fanout-seconds) FANOUT_SECONDS=$2; shift 2 ;;
         --fanout-radius) FANOUT_RADIUS=$2; shift 2 ;;
         --fanout-posters) FANOUT_POSTERS=$2; shift 2 ;;
+        --crowd-players) CROWD_PLAYERS=$2; shift 2 ;;
+        --crowd-hunts) CROWD_HUNTS=$2; shift 2 ;;
+        --crowd-joiners) CROWD_JOINERS=$2; shift 2 ;;
+        --crowd-conns) CROWD_CONNS=$2; shift 2 ;;
+        --crowd-mix) CROWD_MIX=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -240,12 +270,21 @@ done
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
-[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout ]] || die "--only takes one part: hunts, ranking or fanout"
+[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout || $ONLY == crowd ]] || die "--only takes one part: hunts, ranking, fanout or crowd"
 FULL=1
 [[ -z $ONLY ]] || FULL=0
 RUN_HUNTS=0
 RUN_RANKING=0
 RUN_FANOUT=0
+RUN_CROWD=0
+if ((FULL)) || [[ $ONLY == crowd ]]; then RUN_CROWD=1; fi
+[[ $CROWD_HUNTS =~ ^[0-9]+$ ]] && ((CROWD_HUNTS >= 1 && CROWD_HUNTS <= 1000)) || die "--crowd-hunts must be 1..1000"
+[[ $CROWD_PLAYERS =~ ^[0-9]+$ ]] && ((CROWD_PLAYERS >= CROWD_HUNTS && CROWD_PLAYERS <= 9999)) || die "--crowd-players must be --crowd-hunts..9999"
+[[ $CROWD_JOINERS =~ ^[0-9]+$ ]] && ((CROWD_JOINERS >= 1 && CROWD_JOINERS <= CROWD_PLAYERS && CROWD_JOINERS <= 900)) \
+    || die "--crowd-joiners must be 1..900 and at most --crowd-players (the joiners are players 1 … N)"
+for c in $CROWD_CONNS; do
+    [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512 && c <= CROWD_PLAYERS)) || die "--crowd-conns takes numbers 1..512, at most --crowd-players"
+done
 if ((FULL)) || [[ $ONLY == fanout ]]; then RUN_FANOUT=1; fi
 if ((FULL)) || [[ $ONLY == hunts ]]; then RUN_HUNTS=1; fi
 if ((FULL)) || [[ $ONLY == ranking ]]; then RUN_RANKING=1; fi
@@ -1249,6 +1288,109 @@ if ((RUN_RANKING)); then
     ((W_WRITTEN == W_ACCEPTED)) || warn "$((W_WRITTEN - W_ACCEPTED)) check-ins were not accepted"
     ((W_POINTS == W_TOTALS)) || warn "the walkers' totals ($W_TOTALS) are not their check-ins' points ($W_POINTS)"
     meta ranking_loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 4e. The crowd (issue 38): --crowd-players players in --crowd-hunts running hunts of 10 stops,
+#     on a database of its own. Phase A at each of --crowd-conns: POST (loadgen) then the mixed
+#     crowd (scripts/bench/crowd.py); phase B: --crowd-joiners JOINs of one hunt by its code at
+#     one instant, each from a connection of its own.
+# ---------------------------------------------------------------------------------------------
+
+if ((RUN_CROWD)); then
+    meta crowd_loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+    CROWD_DB=bench_scav_crowd
+    CROWD_TAG=$RANDOM$RANDOM
+    CROWD_OUT=$RUN_DIR/crowd.txt
+    : >"$CROWD_OUT"
+    if [[ -n $DAEMON_PID ]]; then
+        stop_pid "$DAEMON_PID" 60
+        DAEMON_PID=""
+    fi
+    step "crowd: a database of its own ($CROWD_DB): $CROWD_PLAYERS players in $CROWD_HUNTS running hunts of 10 stops, and a join hunt"
+    pg_psql -d postgres -c "CREATE DATABASE $CROWD_DB"
+    SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$CROWD_DB
+    scav_migrate
+    T_SETUP=$EPOCHREALTIME
+    pg_psql -d "$CROWD_DB" -v players="$CROWD_PLAYERS" -v hunts="$CROWD_HUNTS" -v tag="$CROWD_TAG" \
+        -f scripts/bench/crowd.sql >"$RUN_DIR/crowd-setup.log" || die "writing the crowd failed (scripts/bench/crowd.sql)"
+    pg_psql -d postgres -c "CHECKPOINT" >/dev/null
+    log "    crowd written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
+    # Phase B's connections and the mixed crowd's all come from 127.0.0.1; one address, players
+    # joining, leaving and chatting as fast as they can: those per-user limits are off too, and so
+    # is the per-address limit on JOINs by unknown codes: it is charged before the look-up (and
+    # given back after), so 300 JOINs by a right code at once from one address find it spent
+    # (2026-11-29, 44aa246: 26 of 300 OK, 274 RATE_LIMITED; see scripts/bench/README.md).
+    MAX_CONNS_PER_ADDR=$((CROWD_JOINERS + 64))
+    ((MAX_CONNS_PER_ADDR <= MAX_CONNS)) || MAX_CONNS=$((MAX_CONNS_PER_ADDR + 64))
+    step "crowd: starting scavengerd on $CROWD_DB (--max-connections-per-address $MAX_CONNS_PER_ADDR --join-rate off --reply-rate off --join-failure-rate off)"
+    spawn_daemon crowd DAEMON_PID "$SCAV_PORT" "$SCAV_URL" --join-rate off --reply-rate off --join-failure-rate off
+    log "    started: $SPAWN_READY"
+    CROWD_JOIN_CODE=$(pg_psql -d "$CROWD_DB" -Atc "SELECT code FROM hunts WHERE id LIKE 'hcrowd%' AND name = 'Crowd join'")
+    # The state the driver starts from, read from the database before each run (so each run, and
+    # each connection count, starts where the last one left the players): every crowd hunt with
+    # its stops (the fix 3.3 m north of each), every player with its hunt, whether it plays it
+    # now, and the stops it has a live check-in at.
+    crowd_state() {
+        pg_psql -d "$CROWD_DB" -At -F ' ' -c "
+            SELECT 'hunt', h.id, h.code, string_agg(s.id || ',' || round((s.lat + 0.00003)::numeric, 6) || ',' || s.lon, ' ' ORDER BY s.n)
+            FROM hunts h JOIN hunt_stops s ON s.hunt_id = h.id
+            WHERE h.id LIKE 'hcrowd%' AND h.name <> 'Crowd join' GROUP BY h.id, h.code" -c "
+            SELECT 'player', u.name, h.id, CASE WHEN p.user_id IS NULL THEN 0 ELSE 1 END,
+                   coalesce((SELECT string_agg(c.stop_id, ',') FROM checkins c WHERE c.user_id = u.id AND c.hunt_id = h.id
+                             AND c.status IN ('accepted', 'pending', 'flagged')), '')
+            FROM users u JOIN hunts h ON h.id LIKE 'hcrowd%' AND h.name = 'Crowd ' || (1 + (substr(u.name, 4)::int - 1) % $CROWD_HUNTS)
+            LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = u.id
+            WHERE u.name LIKE 'hcp%' ORDER BY u.name"
+    }
+    meta crowd_players "$CROWD_PLAYERS"
+    meta crowd_hunts "$CROWD_HUNTS"
+    meta crowd_joiners "$CROWD_JOINERS"
+    meta crowd_mix "$CROWD_MIX"
+    for conns in $CROWD_CONNS; do
+        step "crowd phase A at $conns connections: POST, then the mixed crowd ($CROWD_MIX), $RUN_SECONDS s each"
+        run_load scav post "$conns" crowd1
+        crowd_state >"$RUN_DIR/crowd-state-c$conns.txt"
+        (($(grep -c '^player ' "$RUN_DIR/crowd-state-c$conns.txt") == CROWD_PLAYERS)) || die "the crowd's state lists $(grep -c '^player ' "$RUN_DIR/crowd-state-c$conns.txt") players, not $CROWD_PLAYERS"
+        if ! out=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$RUN_DIR/crowd-state-c$conns.txt" \
+                --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$CROWD_MIX" --cpu-pids "$DAEMON_PID,$BPG_PID" \
+                --seed "$SEED" --label rcrowd1 2>>"$RUN_DIR/crowd.err"); then
+            tail -n 5 "$RUN_DIR/crowd.err" >&2
+            die "the crowd driver failed at $conns connections (log: $RUN_DIR/crowd.err)"
+        fi
+        printf '%s\n' "$out" >>"$CROWD_OUT"
+        log "    crowd  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") % (daemon:postgres $(kv cpu_pct_by_pid "$out")), $(kv server_cpu_ms_per_accepted "$out") ms per accepted  client cpu $(kv client_cpu_pct "$out") %"
+        log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
+    done
+    step "crowd phase B: $CROWD_JOINERS players, each on a connection of its own and logged in, send JOIN $CROWD_JOIN_CODE at one instant"
+    if ! out=$(python3 scripts/bench/crowd.py join --port "$SCAV_PORT" --tag "$CROWD_TAG" --code "$CROWD_JOIN_CODE" \
+            --joiners "$CROWD_JOINERS" --label rcrowdjoin 2>>"$RUN_DIR/crowd.err"); then
+        tail -n 5 "$RUN_DIR/crowd.err" >&2
+        die "the crowd's join phase failed (log: $RUN_DIR/crowd.err)"
+    fi
+    printf '%s\n' "$out" >>"$CROWD_OUT"
+    log "    $(kv ok "$out") of $CROWD_JOINERS OK; replies: $(kv replies "$out"); written in $(kv written_ms "$out") ms, last reply $(kv last_ms "$out") ms after the first write"
+    # What the crowd left: the players' points are their accepted check-ins' sum, every stop's
+    # found_by its accepted check-ins, and the join hunt holds exactly the players who got OK.
+    await_scav_writes "$CROWD_DB"
+    read -r C_POINTS P_POINTS BAD_STOPS JOINED PLAYER_COUNT < <(pg_psql -d "$CROWD_DB" -At -F ' ' -c "
+        SELECT (SELECT coalesce(sum(points), 0) FROM checkins WHERE hunt_id LIKE 'hcrowd%' AND status = 'accepted'),
+               (SELECT coalesce(sum(points), 0) FROM hunt_players WHERE hunt_id LIKE 'hcrowd%'),
+               (SELECT count(*) FROM hunt_stops s WHERE s.hunt_id LIKE 'hcrowd%' AND s.found_by <>
+                    (SELECT count(*) FROM checkins c WHERE c.stop_id = s.id AND c.status = 'accepted')),
+               (SELECT count(*) FROM hunt_players p JOIN hunts h ON h.id = p.hunt_id WHERE h.code = '$CROWD_JOIN_CODE'),
+               (SELECT player_count FROM hunts WHERE code = '$CROWD_JOIN_CODE')")
+    meta crowd_checkin_points "$C_POINTS"
+    meta crowd_player_points "$P_POINTS"
+    meta crowd_stops_miscounted "$BAD_STOPS"
+    meta crowd_join_players "$JOINED"
+    meta crowd_join_player_count "$PLAYER_COUNT"
+    log "    after: $C_POINTS points in accepted check-ins, $P_POINTS in the players' standings; $BAD_STOPS stops whose found_by is not their accepted check-ins; the join hunt holds $JOINED players (its count says $PLAYER_COUNT)"
+    ((C_POINTS == P_POINTS)) || warn "the crowd players' points ($P_POINTS) are not their check-ins' ($C_POINTS)"
+    ((BAD_STOPS == 0)) || warn "$BAD_STOPS crowd stops have a found_by that is not their accepted check-ins"
+    ((JOINED == PLAYER_COUNT)) || warn "the join hunt holds $JOINED players but counts $PLAYER_COUNT"
+    MAX_CONNS_PER_ADDR=""
+    meta crowd_loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
 # ---------------------------------------------------------------------------------------------

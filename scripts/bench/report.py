@@ -2,11 +2,13 @@
 """Turns a bench run's raw measurements into the Markdown results table (scripts/bench.sh).
 
 Usage: report.py RUN_DIR             (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
-       report.py --summary RUN_DIR   (issue 31's targets only, one line each, for the console)
+       report.py --summary RUN_DIR   (issue 31's targets, and issue 38's crowd targets when the run
+                                      has a crowd, one line each, for the console)
 
 raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data), rsparse<round>
 (the sparse data), rhunts<round> (the hunts: POST and CHECKIN, LEADERBOARD) or rranking<round> (the
-rankings: RANKING, RANKING AROUND and PROFILE against Redis); meta.txt: key=value lines
+rankings: RANKING, RANKING AROUND and PROFILE against Redis) or rcrowd1 (the crowd's POST); crowd.txt (if
+there): one line per crowd run of scripts/bench/crowd.py (phase=mixed per connection count, phase=join); meta.txt: key=value lines
 (machine, versions, start-up times, RSS, the expiry sweep's figures, ...); sweep.txt (if there):
 the two NEARBY runs of the expiry sweep, label=baseline and label=during; ranking-checkins.txt (if
 there): the background CHECKIN of each ranking run, label=ranking<round>-<server>-<op>. Every figure quoted for a set of rounds is the
@@ -68,7 +70,13 @@ def load(run_dir):
                     sweep[r.get("label", "?")] = r
     except FileNotFoundError:
         pass
-    return runs, meta, sweep
+    crowd = []
+    try:
+        with open(f"{run_dir}/crowd.txt", encoding="utf-8") as f:
+            crowd = [parse_kv(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        pass
+    return runs, meta, sweep, crowd
 
 
 def med(values):
@@ -336,12 +344,13 @@ def main():
     if len(args) != 1:
         sys.exit("usage: report.py [--summary] RUN_DIR")
     run_dir = args[0]
-    runs, meta, sweep = load(run_dir)
+    runs, meta, sweep, crowd = load(run_dir)
     groups = defaultdict(list)
     for r in runs:
         label = r.get("label", "")
         dataset = ("sparse" if label.startswith("rsparse") else "hunts" if label.startswith("rhunts")
-                   else "ranking" if label.startswith("rranking") else "dense")
+                   else "ranking" if label.startswith("rranking") else "crowd" if label.startswith("rcrowd")
+                   else "dense")
         groups[(dataset, r["target"], r["op"], int(r["conns"]))].append(r)
 
     def agg(target, op, conns, dataset="dense"):
@@ -378,8 +387,11 @@ def main():
     only = meta.get("only", "")
     targets = issue31_targets(meta, agg, groups)
     verdicts = {r["key"]: r["verdict"] for r in targets}
+    crowd_rows = crowd_targets(meta, crowd, agg)
     if want_summary:
         print(summary(meta, targets))
+        if crowd_rows:
+            print(crowd_summary(meta, crowd_rows))
         return
     out = []
     w = out.append
@@ -408,6 +420,10 @@ def main():
     w(loadavg + (" **The machine was busy with other work: treat the figures with care.**" if busy else "") + "  ")
     if only == "fanout":
         w("Runs: one fan-out run (below); server and client on 127.0.0.1 (scripts/bench/fanout.c, 1 thread, epoll).")
+    elif only == "crowd":
+        w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
+          f"in flight per connection: `POST` from scripts/bench/loadgen.c (C, 1 thread), the crowd from "
+          f"scripts/bench/crowd.py (Python asyncio, 1 thread); server and clients on 127.0.0.1.")
     elif only:
         w(f"Runs: {meta.get('seconds', '?')} s each after a {meta.get('warmup', '?')} s warm-up, closed loop, one request "
           f"in flight per connection; medians of the rounds quoted. Server and client on 127.0.0.1 "
@@ -418,6 +434,8 @@ def main():
           f"medians quoted. All servers on 127.0.0.1, same client (scripts/bench/loadgen.c, 1 thread).")
     w("")
     targets_section(w, meta, targets)
+    if crowd_rows:
+        crowd_targets_section(w, meta, crowd_rows)
 
     def nearby_table(dataset, targets):
         w("| conns | server | req/s | p50 µs | p99 µs | pins/reply | client CPU | server CPU | server CPU per request | req/s per round |")
@@ -601,6 +619,8 @@ def main():
         w(f"Issue 31: start-up with 1,000,000 pins ≤ 5 s: {verdict('start')}; RSS ≤ 250 MB per million pins: "
           f"{verdict('rss')} (see the table at the top).")
         w("")
+    if crowd:
+        crowd_section(w, meta, crowd, agg)
     if "sweep_line" in meta:
         expiry_section(w, meta, sweep)
     w(f"Whole run: {meta.get('wall_s', '?')} s wall clock (set-up and loading included).")
@@ -827,6 +847,164 @@ def expiry_section(w, meta, sweep):
       f"and those POSTed in the write runs), {fnum(exp_a)} expired, {fnum(left)} replies or photos of swept pins left "
       f"({'only the expired rows went' if ok else '**NOT as expected**'}).")
     w("")
+
+
+def codes(text):
+    """"OK:12,ERR_CONFLICT:3" → {"OK": 12, "ERR CONFLICT": 3}."""
+    out = {}
+    for part in (text or "").split(","):
+        if ":" in part:
+            code, n = part.rsplit(":", 1)
+            out[code.replace("_", " ")] = out.get(code.replace("_", " "), 0) + int(n)
+    return out
+
+
+def codes_md(text):
+    c = codes(text)
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(c.items(), key=lambda kv: (not kv[0].startswith("OK"), kv[0]))) or "none"
+
+
+CROWD_RATIO, CROWD_TAIL = 0.5, 3.0
+
+
+def crowd_targets(meta, crowd, agg):
+    """Issue 38's targets for the crowd (scripts/bench.sh step 4e), as issue31_targets' rows: no
+    INTERNAL, no UNAVAILABLE, every simultaneous JOIN OK, accepted CHECKIN ≥ 0.5× POST at each
+    connection count, p99 CHECKIN ≤ 3× its p50; server CPU per accepted check-in stated."""
+    if not crowd:
+        return []
+    rows = []
+
+    def add(key, target, figure, verdict, short):
+        rows.append({"key": key, "target": target, "figure": figure, "verdict": verdict, "short": short,
+                     "brief": figure.split(" (")[0]})
+
+    mixed = sorted((r for r in crowd if r.get("phase") == "mixed"), key=lambda r: int(r["conns"]))
+    joins = [r for r in crowd if r.get("phase") == "join"]
+    every = {}
+    for r in mixed + joins:
+        for code, n in codes(r.get("replies")).items():
+            every[code] = every.get(code, 0) + n
+    where = f"{sum(every.values()):,} replies in {len(mixed)} mixed run(s) and {len(joins)} join burst(s)"
+    for code in ("ERR INTERNAL", "ERR UNAVAILABLE"):
+        n = every.get(code, 0)
+        add(f"crowd-{code.split()[1].lower()}", f"crowd: 0 `{code}`", f"{n:,} ({where})", MET if n == 0 else MISSED,
+            f"crowd: {code} replies = 0")
+    for r in joins:
+        n, ok = int(r["joiners"]), int(r["ok"])
+        add("crowd-join", f"crowd: {n:,} simultaneous `JOIN`s of one hunt by its code all `OK`"
+            + ("" if n == 300 else " (the issue's: 300)"),
+            f"{ok:,} of {n:,} OK ({codes_md(r.get('replies'))}; last reply {r.get('last_ms', '?')} ms after the first write)",
+            MET if ok == n else MISSED, f"crowd: {n} simultaneous JOINs all OK")
+    for r in mixed:
+        c = int(r["conns"])
+        post = agg("scav", "post", c, "crowd")
+        acc = float(r["accepted_per_s"])
+        if post["n"]:
+            x = ratio(acc, post["rps"])
+            add(f"crowd-checkin-{c}", f"crowd: accepted `CHECKIN`/s (spread over {r.get('hunts', '?')} hunts) ≥ "
+                f"{CROWD_RATIO}× `POST` at {conns_text(c)}",
+                f"{fnum(x, 2)}× ({fnum(acc)} accepted/s in the mix against {fnum(post['rps'])} POST/s)",
+                MET if round(x, 2) >= CROWD_RATIO else MISSED, f"crowd: CHECKIN ÷ POST, {conns_text(c)}: ≥ {CROWD_RATIO}×")
+        p50, p99 = float(r["checkin_p50_us"]), float(r["checkin_p99_us"])
+        x = ratio(p99, p50)
+        add(f"crowd-tail-{c}", f"crowd: p99 `CHECKIN` ≤ {CROWD_TAIL:g}× its p50 at {conns_text(c)}",
+            f"{fnum(x, 2)}× (p50 {fnum(p50 / 1000, 1)} ms, p99 {fnum(p99 / 1000, 1)} ms)",
+            MET if at_most(x, CROWD_TAIL) else MISSED, f"crowd: CHECKIN p99 ÷ p50, {conns_text(c)}: ≤ {CROWD_TAIL:g}×")
+        if post["n"] and r.get("server_cpu_ms_per_accepted", "nan") != "nan":
+            per = float(r["server_cpu_ms_per_accepted"]) * 1000
+            add(f"crowd-cpu-{c}", f"crowd: server CPU per accepted check-in ÷ a `POST`'s, {conns_text(c)} (issue: ≤ 4×)",
+                f"{fnum(ratio(per, post['cpu_us']), 1)}× ({fnum(per)} µs, every request of the mix charged to the "
+                f"check-ins, against {fnum(post['cpu_us'])} µs)", "stated (an upper bound: the mix's other requests "
+                "are in it)", f"crowd: server CPU per accepted CHECKIN ÷ POST's, {conns_text(c)}")
+    return rows
+
+
+def crowd_targets_section(w, meta, rows):
+    w("## Targets (issue 38: the crowd)")
+    w("")
+    w("| target | figure | verdict |")
+    w("| --- | --- | --- |")
+    for r in rows:
+        v = r["verdict"]
+        w(f"| {r['target']} | {r['figure']} | {'**' + v + '**' if v == MISSED else v} |")
+    w("")
+    if meta.get("quick") == "1":
+        w(f"A quick run ({fmeta(meta, 'seconds'):g} s runs, {fnum(fmeta(meta, 'crowd_players'))} players): indicative figures.")
+        w("")
+
+
+def crowd_summary(meta, rows):
+    count = defaultdict(int)
+    lines = []
+    width = max(len(r["short"]) for r in rows)
+    for r in rows:
+        tag = r["verdict"] if r["verdict"] in (MET, MISSED) else "stated"
+        count[tag] += 1
+        lines.append(f"  {tag:<7} {r['short']:<{width}}  {r['brief']}")
+    head = (f"Targets (issue 38, the crowd): {count[MET]} met, {count[MISSED]} MISSED, {count['stated']} stated"
+            + (" (a quick run: indicative figures)" if meta.get("quick") == "1" else ""))
+    return "\n".join([head] + lines)
+
+
+def split_text(r):
+    """" (daemon 60 %, PostgreSQL 90 %)" from cpu_pct_by_pid (the daemon's PID first, the postmaster's second)."""
+    parts = [p.split(":")[1] for p in r.get("cpu_pct_by_pid", "").split(",") if ":" in p]
+    return f" (daemon {parts[0]} %, PostgreSQL {parts[1]} %)" if len(parts) == 2 else ""
+
+
+def crowd_section(w, meta, crowd, agg):
+    """Issue 38: the mixed crowd against POST at each connection count, and the JOIN burst."""
+    w(f"## The crowd ({fnum(fmeta(meta, 'crowd_players'))} players in {fnum(fmeta(meta, 'crowd_hunts'))} hunts)")
+    w("")
+    w(f"A database of its own, written before the daemon started (scripts/bench/crowd.sql): "
+      f"{fnum(fmeta(meta, 'crowd_players'))} players, each joined to one of {fnum(fmeta(meta, 'crowd_hunts'))} running "
+      f"private hunts of 10 stops (radius 50 m, within ~400 m of each other), logged in by `AUTH` tokens; the daemon "
+      f"with `--join-rate off --reply-rate off --join-failure-rate off` (one address, players as fast as they can). Phase A at each connection "
+      f"count: `POST` (loadgen) then the mixed crowd (scripts/bench/crowd.py, Python asyncio, one request in flight per "
+      f"connection, each connection playing its share of the players in turn, `AUTH` when it moves to the next), "
+      f"mix `{meta.get('crowd_mix', '?')}`: every check-in at a stop of the player's hunt they have not checked in at, "
+      f"from 3.3 m north of it; a player who left joins again by the code before anything else. Load average before: "
+      f"{meta.get('crowd_loadavg_start', '?')}; after: {meta.get('crowd_loadavg_end', '?')}.")
+    w("")
+    w("| conns | what | req/s | accepted CHECKIN/s | CHECKIN p50 / p99 ms | client CPU | server CPU | server CPU per accepted check-in (per POST) |")
+    w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    mixed = sorted((r for r in crowd if r.get("phase") == "mixed"), key=lambda r: int(r["conns"]))
+    for r in mixed:
+        c = int(r["conns"])
+        post = agg("scav", "post", c, "crowd")
+        if post["n"]:
+            w(f"| {c} | `POST` (loadgen) | {fnum(post['rps'])} | – | {fnum(post['p50'] / 1000, 2)} / {fnum(post['p99'] / 1000, 2)} "
+              f"(POST) | {fnum(post['ccpu'])} % | {fnum(post['scpu'])} % | {fnum(post['cpu_us'])} µs |")
+        w(f"| {c} | the mixed crowd (crowd.py) | {fnum(float(r['rps']))} | **{fnum(float(r['accepted_per_s']))}** | "
+          f"{fnum(float(r['checkin_p50_us']) / 1000, 2)} / {fnum(float(r['checkin_p99_us']) / 1000, 2)} | "
+          f"{fnum(float(r['client_cpu_pct']))} % | {fnum(float(r['server_cpu_pct']))} %{split_text(r)} | "
+          f"{fnum(float(r['server_cpu_ms_per_accepted']) * 1000)} µs |")
+    w("")
+    w("| conns | command | sent | p50 / p99 ms | replies by code |")
+    w("| ---: | --- | ---: | ---: | --- |")
+    for r in mixed:
+        for kind in ("checkin", "leaderboard", "reply", "leave", "join", "auth"):
+            n = int(r.get(f"n_{kind}", 0))
+            if not n:
+                continue
+            w(f"| {r['conns']} | `{kind.upper()}` | {n:,} | {fnum(float(r[f'p50_{kind}_us']) / 1000, 2)} / "
+              f"{fnum(float(r[f'p99_{kind}_us']) / 1000, 2)} | {codes_md(r.get(f'replies_{kind}'))} |")
+    w("")
+    for r in (r for r in crowd if r.get("phase") == "join"):
+        w(f"Phase B: {int(r['joiners']):,} players, each on a connection of its own and logged in, sent `JOIN code` of "
+          f"one hunt at one instant (every line written in {r.get('written_ms', '?')} ms, one pass of the event loop): "
+          f"**{int(r['ok']):,} OK**; replies {codes_md(r.get('replies'))}; median reply {r.get('p50_ms', '?')} ms, the last "
+          f"{r.get('last_ms', '?')} ms after the first write. The hunt then holds "
+          f"{fnum(fmeta(meta, 'crowd_join_players'))} players (its count says {fnum(fmeta(meta, 'crowd_join_player_count'))}).")
+        w("")
+    if "crowd_checkin_points" in meta:
+        cp, pp = fmeta(meta, "crowd_checkin_points"), fmeta(meta, "crowd_player_points")
+        bad = fmeta(meta, "crowd_stops_miscounted")
+        w(f"In the database afterwards: the players' points {'are' if cp == pp else '**are not**'} their accepted "
+          f"check-ins' sum ({fnum(pp)} and {fnum(cp)}); {fnum(bad)} stops have a `found_by` other than their accepted "
+          f"check-ins.")
+        w("")
 
 
 def fanout_section(w, meta, verdict):
