@@ -105,4 +105,14 @@ public final class Board: Sendable {
 
     /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).
     let requestKeySecret = Mutex<[UInt8]?>(nil)
+
+    /// Set when the daemon is about to stop (a rolling restart): health checks then answer
+    /// that it is draining, so a load balancer sends it nothing new, while it still serves.
+    private let draining = Atomic<Bool>(false)
+
+    /// The daemon is about to stop: from now on its health is "draining".
+    public func beginDraining() { draining.store(true, ordering: .relaxed) }
+
+    /// Whether ``beginDraining()`` was called.
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
 }

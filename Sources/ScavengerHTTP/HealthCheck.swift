@@ -10,6 +10,8 @@ public actor HealthCheck {
     }
 
     private let check: @Sendable () async -> Status
+    /// Asked before any cached answer: a draining daemon is unhealthy at once.
+    private let draining: @Sendable () -> Bool
     private let cacheSeconds: Double
     private var cached: (status: Status, at: ContinuousClock.Instant)?
     private var running: Task<Status, Never>?
@@ -17,7 +19,7 @@ public actor HealthCheck {
     /// - Parameters:
     ///   - board: asked for its health; the database's ping is bounded by `timeoutSeconds`.
     public init(board: Board, cacheSeconds: Double = 2, timeoutSeconds: Double = 2) {
-        self.init(cacheSeconds: cacheSeconds) {
+        self.init(cacheSeconds: cacheSeconds, draining: { board.isDraining }) {
             let health = await board.health(timeoutSeconds: timeoutSeconds)
             switch (health.databaseAnswers, health.feedLoaded) {
             case (true, true): return Status(healthy: true, detail: "ok")
@@ -29,13 +31,15 @@ public actor HealthCheck {
     }
 
     /// A check of the caller's own (tests).
-    public init(cacheSeconds: Double, check: @escaping @Sendable () async -> Status) {
+    public init(cacheSeconds: Double, draining: @escaping @Sendable () -> Bool = { false }, check: @escaping @Sendable () async -> Status) {
         self.check = check
+        self.draining = draining
         self.cacheSeconds = cacheSeconds
     }
 
     /// The last answer if fresh enough, else a new one; concurrent callers share one check.
     public func status() async -> Status {
+        if draining() { return Status(healthy: false, detail: "draining: about to stop") }
         if let cached, ContinuousClock.now - cached.at < .milliseconds(Int(cacheSeconds * 1000)) {
             return cached.status
         }

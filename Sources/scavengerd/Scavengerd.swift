@@ -125,6 +125,8 @@ struct Serve: AsyncParsableCommand {
     var joinFailureRate = RateFlag(ServeDefaults.joinFailureRate)
     @Option(help: "Seconds a write's REQUEST key holds its reply (default 24 hours): a retry with the key within it gets the same reply. Give `expire` the same --request-key-seconds.")
     var requestKeySeconds = ServeDefaults.requestKeySeconds
+    @Option(help: "Seconds a SIGTERM first drains for: /healthz answers 503 (a load balancer stops sending) while the daemon still serves, then it stops as on SIGINT. 0 (the default): it stops at once.")
+    var drainSeconds = 0
     @Option(help: "Wrong codes one player may enter at one code stop within --code-guess-window before its CHECKINs are RATE_LIMITED.")
     var codeGuesses = ServeDefaults.codeGuesses
     @Option(help: "Seconds wrong codes are counted in (default 10 minutes); check-ins refused as too far are counted in it too.")
@@ -150,6 +152,7 @@ struct Serve: AsyncParsableCommand {
             throw ArgumentParser.ValidationError("--code-guesses and --code-guess-window must be at least 1")
         }
         guard tooFarTries >= 1 else { throw ArgumentParser.ValidationError("--too-far-tries must be at least 1") }
+        guard (0 ... 3600).contains(drainSeconds) else { throw ArgumentParser.ValidationError("--drain-seconds must be within 0…3600") }
         guard travelCheckMeters >= 0, travelCheckMeters.isFinite else {
             throw ArgumentParser.ValidationError("--travel-check-meters must be a number of metres, at least 0")
         }
@@ -320,6 +323,9 @@ struct Serve: AsyncParsableCommand {
                 limits: connectionLimits, logger: logger)
             // Trapped before anything listens: a SIGHUP from then on is a reload, never the end.
             let hangups = await UnixSignalsSequence(trapping: .sighup)
+            // With a drain, SIGTERM first makes /healthz answer 503 for --drain-seconds (so a load
+            // balancer stops sending), then stops the daemon as SIGINT does.
+            let terminations = drainSeconds > 0 ? await UnixSignalsSequence(trapping: .sigterm) : nil
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
                 .init(service: FeedListener(feed: feed, logger: logger)),
                 .init(service: server),
@@ -340,10 +346,16 @@ struct Serve: AsyncParsableCommand {
                     board: board, table: table, metrics: metrics, limits: connectionLimits,
                     logger: logger)))
             }
+            if let terminations {
+                // Its end (after a SIGTERM and the drain) stops the daemon.
+                services.append(.init(
+                    service: DrainOnTerminate(terminations: terminations, seconds: drainSeconds, board: board, logger: logger),
+                    successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
+            }
             let group = ServiceGroup(
                 configuration: .init(
                     services: services,
-                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    gracefulShutdownSignals: terminations == nil ? [.sigterm, .sigint] : [.sigint],
                     logger: logger))
             do {
                 try await group.run()
@@ -599,6 +611,27 @@ struct RateFlag: ExpressibleByArgument, CustomStringConvertible, Sendable {
 /// or a key that does not fit, leave the certificate in use as it was, and say why in the log.
 /// Without TLS there is nothing to reload: it says so, and the daemon goes on (SIGHUP's default,
 /// ending the process, would make a `reload` a crash).
+/// `--drain-seconds`: on SIGTERM the daemon drains (its health is 503 "draining", it still serves)
+/// for that long, then this service ends, which stops the daemon as SIGINT does (a SIGINT during
+/// the drain stops it at once).
+struct DrainOnTerminate: Service {
+    let terminations: UnixSignalsSequence
+    let seconds: Int
+    let board: Board
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in terminations.cancelOnGracefulShutdown() {
+            board.beginDraining()
+            logger.notice("SIGTERM: draining (health answers 503) before stopping", metadata: ["drain-seconds": "\(seconds)"])
+            // A SIGINT meanwhile stops the daemon at once.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(seconds)) }
+            logger.notice("drained: stopping")
+            return
+        }
+    }
+}
+
 struct ReloadOnHangup: Service {
     let hangups: UnixSignalsSequence
     let tls: TLSSettings?
