@@ -1,4 +1,3 @@
-import Foundation
 import Postgres
 import ScavengerCore
 
@@ -45,16 +44,10 @@ final class HuntLog {
         for (index, entry) in entries.enumerated() {
             let (kind, payload) = HuntChangeCoding.encode(entry.change)
             if index > 0 { batch += "," }
-            batch += "{\"hunt\":\(Self.jsonString(entry.hunt)),\"kind\":\(Self.jsonString(kind)),\"payload\":\(payload)}"
+            batch += "{\"hunt\":\(JSONObjectWriter.quoted(entry.hunt)),\"kind\":\(JSONObjectWriter.quoted(kind)),\"payload\":\(payload)}"
         }
         batch += "]"
         try connection.query("SELECT log_hunt_changes(\(batch)::jsonb)")
         entries.removeAll()
-    }
-
-    /// `text` as a JSON string.
-    private static func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 }

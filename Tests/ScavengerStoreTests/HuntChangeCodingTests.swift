@@ -1,0 +1,54 @@
+@testable import ScavengerStore
+import ScavengerCore
+import Testing
+
+// The hunts' change log's payloads, written and read without Foundation: every kind round-trips,
+// strings of every sort survive, and the text PostgreSQL's jsonb prints back reads the same.
+
+private let awkward = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} nul-free é ü 漢字 🎯 \u{2028}"
+
+@Suite("The hunts' change-log payloads")
+struct HuntChangeCodingTests {
+    static let changes: [HuntChange] = [
+        .hunt,
+        .hint(text: awkward, at: Timestamp(microseconds: 1_764_000_000_123_456)),
+        .found(player: "amy", stop: "sabcdefghijklmnopqrstuvwx", points: 10_000),
+        .standing(StandingChange(player: "bob", points: 35, found: 2, at: Timestamp(microseconds: 1_764_000_000_000_001), userID: 42), renamedFrom: "bobby"),
+        .standing(StandingChange(player: "cat", points: 0, found: 0, at: nil, userID: nil), renamedFrom: nil),
+        .left(player: "dan", userID: 7),
+        .left(player: "eve", userID: nil),
+        .reply(PinReply(id: "rabc", pin: "hxyz", text: awkward, author: "fay", created: Timestamp(microseconds: 5))),
+        .totals(UserTotals(
+            user: "gus", allTime: Leaderboard.Standing(points: 120, found: 9, at: Timestamp(microseconds: 77)),
+            week: ScoreWeek(mondayDay: 20_416)!, weekly: Leaderboard.Standing(points: 0, found: 0, at: nil),
+            huntsPlayed: 3, huntsCompleted: 1, role: .moderator)),
+    ]
+
+    @Test("every kind of change reads back as written", arguments: changes)
+    func roundTrip(change: HuntChange) throws {
+        let (kind, payload) = HuntChangeCoding.encode(change)
+        let hunt = if case .reply(let reply) = change { reply.pin } else { "hxyz" }
+        #expect(HuntChangeCoding.decode(kind: kind, payload: payload, hunt: hunt) == change, "\(payload)")
+    }
+
+    @Test("the text jsonb prints back (spaces, keys reordered, escapes of its own) reads the same")
+    func jsonbText() {
+        let printed = #"{"at": 1764000000123456, "text": "a \"q\" \\ \u00e9 \ud83c\udfaf \n"}"#
+        #expect(HuntChangeCoding.decode(kind: "hint", payload: printed, hunt: "h") == .hint(
+            text: "a \"q\" \\ é 🎯 \n", at: Timestamp(microseconds: 1_764_000_000_123_456)))
+    }
+
+    @Test("malformed payloads read as nothing", arguments: [
+        "", "{", "{\"player\": }", "{\"player\": \"amy\"", "[1, 2]", "{\"player\": \"a\"} x", "{\"player\": \"\\ud83c\"}",
+        "{\"player\": \"a\", \"stop\": \"s\", \"points\": 1.5}",
+    ])
+    func malformed(payload: String) {
+        #expect(HuntChangeCoding.decode(kind: "found", payload: payload, hunt: "h") == nil)
+    }
+
+    @Test("strings are escaped as JSON: quotes, backslashes and control characters")
+    func escaping() {
+        #expect(JSONObjectWriter.quoted("a\"b\\c\n\u{01}") == #""a\"b\\c\n\u0001""#)
+        #expect(JSONValueReader.parse(JSONObjectWriter.quoted(awkward)) == .string(awkward))
+    }
+}
