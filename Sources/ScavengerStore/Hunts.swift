@@ -666,38 +666,56 @@ extension Database {
     ) async throws(StoreError) -> CheckInOutcome? {
         try await huntTransaction(request: request) { connection, log in
             try Self.lockPlayer(connection, userID: new.userID)
-            let stops = try connection.query("SELECT \(unescaped: Self.stopColumns) FROM hunt_stops s WHERE s.id = \(new.stopID)")
-            guard let stopRow = stops.first else { return nil }
-            let stop = try StopColumns(stops).stop(stopRow).stop
-            guard let hunt = try Self.hunt(connection, id: stop.hunt, lock: "FOR SHARE OF h") else { return nil }
+            // The stop with its hunt, the hunt's row locked (shared: ENDHUNT waits), in one statement.
+            let found = try connection.query("""
+                SELECT \(unescaped: Self.stopColumns), \(unescaped: Self.huntColumns)
+                FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id JOIN users hu ON hu.id = h.host_id
+                WHERE s.id = \(new.stopID) FOR SHARE OF h
+                """)
+            guard let row = found.first else { return nil }
+            let stop = try StopColumns(found).stop(row).stop
+            let hunt = try HuntColumns(found).hunt(row)
             let player = try Self.player(connection, hunt: hunt.id, user: new.userID, forUpdate: true)
-            var facts = CheckInFacts(
-                hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil, now: try Self.clock(connection))
-            if player != nil {
-                let live = try connection.query("""
-                    SELECT s.n, s.id FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
-                    WHERE c.hunt_id = \(hunt.id) AND c.user_id = \(new.userID) AND c.status <> 'rejected'
-                    """)
-                var places = Set<Int>()
-                for row in live {
-                    places.insert(try row.int("n"))
-                    if try row.string("id") as String == stop.id { facts.hasLiveCheckIn = true }
-                }
-                facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
-                // The reference fix: the latest check-in, in any hunt, that stands or may stand
-                // (a flagged jump is no reference for the next one).
-                let previous = try connection.query("""
+            // Everything else the rules judge from, read after the locks in one statement: the
+            // clock, the player's live check-ins in this hunt (place and whether at this stop),
+            // the reference fix for the travel check (the latest check-in, in any hunt, that
+            // stands or may stand: a flagged jump is no reference for the next one), and their
+            // tries at this stop refused as too far.
+            let factsRow = try connection.query("""
+                SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us,
+                    (SELECT string_agg(s.n::text || (CASE WHEN c.stop_id = \(stop.id) THEN '*' ELSE '' END), ',')
+                     FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
+                     WHERE c.hunt_id = \(hunt.id) AND c.user_id = \(new.userID) AND c.status <> 'rejected') AS live,
+                    previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
+                    (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
+                     FROM checkin_tries t WHERE t.stop_id = \(stop.id) AND t.user_id = \(new.userID) AND t.at > now() - interval '1 day') AS tries
+                FROM (SELECT 1) AS one LEFT JOIN LATERAL (
                     SELECT lat, lon, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM checkins
                     WHERE user_id = \(new.userID) AND status IN ('accepted', 'pending') ORDER BY created_at DESC LIMIT 1
-                    """)
-                if let row = previous.first {
-                    facts.previous = (try row.double("lat"), try row.double("lon"), Timestamp(microseconds: Int64(try row.int("at_us") as Int)))
+                ) AS previous ON true
+                """)[0]
+            var facts = CheckInFacts(
+                hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil,
+                now: Timestamp(microseconds: Int64(try factsRow.int("now_us") as Int)))
+            if player != nil {
+                var places = Set<Int>()
+                let live: String? = try factsRow.string("live")
+                for item in (live ?? "").split(separator: ",") {
+                    let here = item.hasSuffix("*")
+                    guard let place = Int(here ? item.dropLast() : item) else { throw StoreError.unexpected("a live check-in's place is not a number") }
+                    places.insert(place)
+                    if here { facts.hasLiveCheckIn = true }
                 }
-                let tries = try connection.query("""
-                    SELECT (extract(epoch FROM at) * 1000000)::bigint AS at_us FROM checkin_tries
-                    WHERE stop_id = \(stop.id) AND user_id = \(new.userID) AND at > now() - interval '1 day' ORDER BY at
-                    """)
-                facts.tooFarTries = try tries.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }
+                facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
+                if let lat: Double = try factsRow.double("previous_lat"), let lon: Double = try factsRow.double("previous_lon"),
+                   let at: Int = try factsRow.int("previous_us") {
+                    facts.previous = (lat, lon, Timestamp(microseconds: Int64(at)))
+                }
+                let tries: String? = try factsRow.string("tries")
+                facts.tooFarTries = try (tries ?? "").split(separator: ",").map { item in
+                    guard let at = Int64(item) else { throw StoreError.unexpected("a too-far try's time is not a number") }
+                    return Timestamp(microseconds: at)
+                }
             }
             let verdict: CheckInVerdict
             switch try judge(facts) {
