@@ -15,6 +15,8 @@ public final class FailureLimiter: Sendable {
     public let rate: RateLimit?
     private let maximumTracked: Int
     private let state = Mutex<[String: Bucket]>([:])
+    /// The time as the buckets see it (tests hold it still or move it on).
+    private let now: @Sendable () -> ContinuousClock.Instant
 
     struct Bucket {
         var tokens: Double
@@ -23,9 +25,10 @@ public final class FailureLimiter: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    public init(rate: RateLimit?, maximumTracked: Int = 100_000) {
+    public init(rate: RateLimit?, maximumTracked: Int = 100_000, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.rate = rate
         self.maximumTracked = maximumTracked
+        self.now = now
     }
 
     /// What ``begin(_:action:)`` decided for one try.
@@ -44,7 +47,7 @@ public final class FailureLimiter: Sendable {
             var decided = Decision.wait
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 decided = state.withLock { buckets -> Decision in
-                    let now = ContinuousClock.now
+                    let now = self.now()
                     if buckets[address] == nil, buckets.count >= maximumTracked { Self.makeRoom(&buckets, rate: rate, now: now) }
                     var bucket = buckets[address] ?? Bucket(tokens: Double(rate.count), updated: now)
                     bucket.tokens = Self.tokens(bucket, rate: rate, now: now)
@@ -83,7 +86,7 @@ public final class FailureLimiter: Sendable {
         guard let rate, let address else { return }
         let waiters = state.withLock { buckets -> [CheckedContinuation<Void, Never>] in
             guard var bucket = buckets[address] else { return [] }
-            let now = ContinuousClock.now
+            let now = self.now()
             bucket.tokens = Self.tokens(bucket, rate: rate, now: now)
             bucket.updated = now
             bucket.inFlight = max(0, bucket.inFlight - 1)
