@@ -19,22 +19,6 @@ public final class AddressRateLimiter: Sendable {
         self.maximumTracked = maximumTracked
     }
 
-    /// Refuses, with the seconds until a token is there, when `address` has none left; takes
-    /// nothing (for limits that charge only failures: check first, ``take(_:action:now:)`` after
-    /// a failure).
-    public func check(_ address: String?, action: String, now: ContinuousClock.Instant = .now) throws(BoardError) {
-        guard let rate, let address else { return }
-        let wait = buckets.withLock { buckets -> Double? in
-            guard let bucket = buckets[address] else { return nil }
-            let tokens = Self.tokens(bucket, rate: rate, now: now)
-            return tokens >= 1 ? nil : (1 - tokens) / rate.perSecond
-        }
-        if let wait {
-            let seconds = max(1, Int(wait.rounded(.up)))
-            throw .rateLimited(retryAfter: seconds, "too many \(action) from your address; wait \(seconds) s")
-        }
-    }
-
     /// Takes a token for `address`, or refuses with the seconds until one is there. Connections
     /// without an address (a Unix socket) are not limited.
     public func take(_ address: String?, action: String, now: ContinuousClock.Instant = .now) throws(BoardError) {

@@ -34,8 +34,6 @@ final class HuntLog {
         entries.append((hunt, change))
     }
 
-    var isEmpty: Bool { entries.isEmpty }
-
     /// Writes the entries, in the order they were appended, in one statement (see
     /// `log_hunt_changes`): the caller's last before `COMMIT`.
     func write(on connection: PostgresConnection) throws {
