@@ -321,6 +321,16 @@ extension Database {
             pointsAt: at.map { Timestamp(microseconds: Int64($0)) })
     }
 
+    /// A player's columns read with `prefix` before each name (`user_id`, `name`, `points`,
+    /// `found`, `at_us`) from an outer join: nil when the user is not a player.
+    static func player(_ row: PostgresRow, prefix: String) throws -> PlayerRecord? {
+        guard let userID: Int = try row.int(prefix + "user_id") else { return nil }
+        let at: Int? = try row.int(prefix + "at_us")
+        return PlayerRecord(
+            userID: userID, name: try row.string(prefix + "name"), points: try row.int(prefix + "points"),
+            found: try row.int(prefix + "found"), pointsAt: at.map { Timestamp(microseconds: Int64($0)) })
+    }
+
     /// The caller as a player of a hunt, with the stops they have a check-in at that is not
     /// rejected (`live`) and those accepted (`found`); nil when not a player.
     public func player(huntID: String, userID: Int) async throws(StoreError)
@@ -665,35 +675,37 @@ extension Database {
         judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws(StoreError) -> CheckInOutcome? {
         try await huntTransaction(request: request) { connection, log in
-            try Self.lockPlayer(connection, userID: new.userID)
-            // The stop with its hunt, the hunt's row locked (shared: ENDHUNT waits), in one statement.
+            // The locks first, in HuntLog's order (`checkin_lock`: the player, the stop's hunt
+            // shared so ENDHUNT waits, the caller's player row), then everything the rules judge
+            // from in one statement whose snapshot follows them: the stop with its hunt, the
+            // caller as its player, the clock, the player's live check-ins in this hunt (place and
+            // whether at this stop), the reference fix for the travel check (the latest check-in,
+            // in any hunt, that stands or may stand: a flagged jump is no reference for the next
+            // one), and their tries at this stop refused as too far.
+            try connection.query("SELECT checkin_lock(\(new.userID)::bigint, \(new.stopID))")
             let found = try connection.query("""
-                SELECT \(unescaped: Self.stopColumns), \(unescaped: Self.huntColumns)
-                FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id JOIN users hu ON hu.id = h.host_id
-                WHERE s.id = \(new.stopID) FOR SHARE OF h
-                """)
-            guard let row = found.first else { return nil }
-            let stop = try StopColumns(found).stop(row).stop
-            let hunt = try HuntColumns(found).hunt(row)
-            let player = try Self.player(connection, hunt: hunt.id, user: new.userID, forUpdate: true)
-            // Everything else the rules judge from, read after the locks in one statement: the
-            // clock, the player's live check-ins in this hunt (place and whether at this stop),
-            // the reference fix for the travel check (the latest check-in, in any hunt, that
-            // stands or may stand: a flagged jump is no reference for the next one), and their
-            // tries at this stop refused as too far.
-            let factsRow = try connection.query("""
-                SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us,
-                    (SELECT string_agg(s.n::text || (CASE WHEN c.stop_id = \(stop.id) THEN '*' ELSE '' END), ',')
-                     FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
-                     WHERE c.hunt_id = \(hunt.id) AND c.user_id = \(new.userID) AND c.status <> 'rejected') AS live,
+                SELECT \(unescaped: Self.stopColumns), \(unescaped: Self.huntColumns),
+                    p.user_id AS player_user_id, p.name AS player_name, p.points AS player_points, p.found AS player_found,
+                    (extract(epoch FROM p.points_at) * 1000000)::bigint AS player_at_us,
+                    (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us,
+                    (SELECT string_agg(ls.n::text || (CASE WHEN c.stop_id = s.id THEN '*' ELSE '' END), ',')
+                     FROM checkins c JOIN hunt_stops ls ON ls.id = c.stop_id
+                     WHERE c.hunt_id = h.id AND c.user_id = \(new.userID) AND c.status <> 'rejected') AS live,
                     previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
                     (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
-                     FROM checkin_tries t WHERE t.stop_id = \(stop.id) AND t.user_id = \(new.userID) AND t.at > now() - interval '1 day') AS tries
-                FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+                     FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = \(new.userID) AND t.at > now() - interval '1 day') AS tries
+                FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id JOIN users hu ON hu.id = h.host_id
+                LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = \(new.userID)
+                LEFT JOIN LATERAL (
                     SELECT lat, lon, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM checkins
                     WHERE user_id = \(new.userID) AND status IN ('accepted', 'pending') ORDER BY created_at DESC LIMIT 1
                 ) AS previous ON true
-                """)[0]
+                WHERE s.id = \(new.stopID)
+                """)
+            guard let factsRow = found.first else { return nil }
+            let stop = try StopColumns(found).stop(factsRow).stop
+            let hunt = try HuntColumns(found).hunt(factsRow)
+            let player = try Self.player(factsRow, prefix: "player_")
             var facts = CheckInFacts(
                 hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil,
                 now: Timestamp(microseconds: Int64(try factsRow.int("now_us") as Int)))
@@ -730,27 +742,18 @@ extension Database {
             }
             guard let player else { throw StoreError.unexpected("a check-in was judged for someone who is not a player") }
             if new.photo != nil { try Self.takeRateToken(connection, userID: new.userID, action: .photo, rate: photoRate) }
-            let accepted = verdict.status == .accepted
-            let inserted = try connection.query("""
-                INSERT INTO checkins (id, hunt_id, stop_id, user_id, status, points, accepted_at, lat, lon, accuracy_m, distance_m,
-                    photo_mime, photo_bytes, travel_from_m, travel_seconds)
-                VALUES (\(new.id), \(hunt.id), \(stop.id), \(new.userID), \(verdict.status.rawValue), \(verdict.points),
-                    CASE WHEN \(accepted) THEN clock_timestamp() END, \(new.lat), \(new.lon), \(new.accuracyMeters), \(verdict.distanceMeters),
-                    \(new.photo?.mime), \(new.photo?.data.count)::integer, \(verdict.travel?.fromMeters), \(verdict.travel?.seconds))
-                RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS at_us,
-                    (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us
-                """)
-            if let photo = new.photo {
-                try connection.query("INSERT INTO checkin_photos (checkin_id, data) VALUES (\(new.id), \(photo.data))")
-            }
-            let at = Timestamp(microseconds: Int64(try inserted[0].int("at_us") as Int))
-            var standing = StandingChange(
-                player: player.name, points: player.points, found: player.found, at: player.pointsAt, userID: player.userID)
-            if accepted {
-                let acceptedAt: Int = try inserted[0].int("accepted_us")
-                standing = try Self.credit(
-                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: stop.id, userID: new.userID, points: verdict.points,
-                    at: Timestamp(microseconds: Int64(acceptedAt)))
+            // The row, its photo and an accepted one's credit in one call (`checkin_write`).
+            let written = try connection.query("""
+                SELECT * FROM checkin_write(\(new.id), \(hunt.id), \(stop.id), \(new.userID)::bigint, \(verdict.status.rawValue),
+                    \(verdict.points)::integer, \(new.lat)::double precision, \(new.lon)::double precision,
+                    \(new.accuracyMeters)::double precision, \(verdict.distanceMeters)::double precision, \(new.photo?.mime),
+                    \(new.photo?.data)::bytea, \(verdict.travel?.fromMeters)::double precision, \(verdict.travel?.seconds)::double precision,
+                    \(hunt.stops)::integer)
+                """)[0]
+            let at = Timestamp(microseconds: Int64(try written.int("at_us") as Int))
+            let standing = try Self.standing(written, at: "at_points_us")
+            if verdict.status == .accepted {
+                log.append(hunt: "", .totals(try Self.userTotals(written, prefix: "t_")))
                 log.append(hunt: hunt.id, .found(player: player.name, stop: stop.id, points: verdict.points))
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
             }
@@ -758,15 +761,7 @@ extension Database {
                 id: new.id, hunt: hunt.id, stop: stop.id, player: player.name, status: verdict.status, points: verdict.points, at: at,
                 distanceMeters: verdict.distanceMeters, photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) },
                 travel: verdict.travel)
-            // The player's rank as this transaction leaves it (as the leaderboard ranks: one more
-            // than the players strictly ahead), so that the reply can be stored with the write.
-            let ahead = try connection.query("""
-                SELECT count(*) AS ahead FROM hunt_players
-                WHERE hunt_id = \(hunt.id) AND (points > \(standing.points)
-                    OR (\(standing.points) > 0 AND points = \(standing.points)
-                        AND points_at < 'epoch'::timestamptz + \(standing.at?.microseconds)::bigint * interval '1 microsecond'))
-                """)
-            return .written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try ahead[0].int("ahead") as Int)))
+            return .written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try written.int("ahead") as Int)))
         }
     }
 
@@ -826,24 +821,28 @@ extension Database {
         }
     }
 
-    /// The totals `score_credit` and `score_debit` answer (the type `score_totals`).
-    static func userTotals(_ row: PostgresRow) throws -> UserTotals {
+    /// The totals `score_credit` and `score_debit` answer (the type `score_totals`), each column
+    /// named with `prefix` before it.
+    static func userTotals(_ row: PostgresRow, prefix: String = "") throws -> UserTotals {
         func standing(_ points: String, _ found: String, _ at: String) throws -> Leaderboard.Standing {
-            let instant: Int? = try row.int(at)
-            return Leaderboard.Standing(points: try row.int(points), found: try row.int(found), at: instant.map { Timestamp(microseconds: Int64($0)) })
+            let instant: Int? = try row.int(prefix + at)
+            return Leaderboard.Standing(
+                points: try row.int(prefix + points), found: try row.int(prefix + found), at: instant.map { Timestamp(microseconds: Int64($0)) })
         }
-        guard let week = ScoreWeek(mondayDay: try row.int("week_day")) else {
+        guard let week = ScoreWeek(mondayDay: try row.int(prefix + "week_day")) else {
             throw StoreError.unexpected("a week of scores that does not start on a Monday")
         }
-        guard let role = Role(rawValue: try row.string("role")) else { throw StoreError.unexpected("a user with an unknown role") }
+        guard let role = Role(rawValue: try row.string(prefix + "role")) else { throw StoreError.unexpected("a user with an unknown role") }
         return UserTotals(
-            user: try row.string("name"), allTime: try standing("points", "found", "points_at_us"), week: week,
-            weekly: try standing("week_points", "week_found", "week_at_us"), huntsPlayed: try row.int("hunts_played"),
-            huntsCompleted: try row.int("hunts_completed"), role: role)
+            user: try row.string(prefix + "name"), allTime: try standing("points", "found", "points_at_us"), week: week,
+            weekly: try standing("week_points", "week_found", "week_at_us"), huntsPlayed: try row.int(prefix + "hunts_played"),
+            huntsCompleted: try row.int(prefix + "hunts_completed"), role: role)
     }
 
-    static func standing(_ row: PostgresRow) throws -> StandingChange {
-        let at: Int? = try row.int("at_us")
+    /// A player's standing from a row of `user_id`, `name`, `points`, `found` and the time of
+    /// the points in microseconds (column `at`).
+    static func standing(_ row: PostgresRow, at atColumn: String = "at_us") throws -> StandingChange {
+        let at: Int? = try row.int(atColumn)
         return StandingChange(
             player: try row.string("name"), points: try row.int("points"), found: try row.int("found"),
             at: at.map { Timestamp(microseconds: Int64($0)) }, userID: try row.int("user_id"))
