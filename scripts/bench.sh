@@ -516,8 +516,10 @@ pick_free_port PG_PORT
 step "starting PostgreSQL $PG_MAJOR on 127.0.0.1:$PG_PORT ($PG_DATA)"
 # Defaults are kept where they matter for durability (fsync, synchronous_commit, full pages);
 # more shared buffers than the tiny default, and no checkpoint forced by WAL volume mid-run.
+# BENCH_PG_OPTIONS adds settings for a profile (no quotes inside), e.g. "-c
+# shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all".
 pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" 9>&- \
-    -o "-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200 -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min" \
+    -o "-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200 -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min ${BENCH_PG_OPTIONS:-}" \
     >/dev/null || { tail -n 20 "$PG_LOG" >&2; die "cannot start the bench PostgreSQL"; }
 BPG_STARTED=1
 BPG_PID=$(head -n 1 "$PG_DATA/postmaster.pid")

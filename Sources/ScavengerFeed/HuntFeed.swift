@@ -77,6 +77,7 @@ public final class HuntFeed: Sendable {
     }
 
     private let state = Mutex(State())
+    private let catchUps = CatchUpTurns()
 
     /// Boards kept for hunts nobody watches, before the oldest loaded are dropped (a dropped board
     /// is loaded again on its next read).
@@ -219,8 +220,16 @@ public final class HuntFeed: Sendable {
     // MARK: Catching up
 
     /// Applies every change committed since the last one applied: leaderboards change and
-    /// watchers hear of it. Safe to call from several tasks at once.
+    /// watchers hear of it; returns once it has read the log at least once after this call
+    /// began, so a write committed before the call is applied when it returns. Calls at the same
+    /// time share reads (one in flight: each read of the log holds its writers back a moment,
+    /// see `hunt_changes_after`).
     public func catchUp() async throws(StoreError) {
+        try await catchUps.take { () throws(StoreError) in try await self.applyNewChanges() }
+    }
+
+    /// One pass over the log from the feed's place to its end.
+    private func applyNewChanges() async throws(StoreError) {
         var after = state.withLock { $0.applied }
         if after == nil {
             // The first catch-up loads the rankings, then applies what was committed meanwhile;

@@ -118,7 +118,7 @@ extension Database {
                 if try row.bool("has_totals") {
                     let log = HuntLog()
                     try Self.logCurrentTotals(connection, log, userID: try row.int("id"))
-                    try log.write(on: connection)
+                    try log.write(on: connection, wakeListeners: true)
                 }
                 return true
             }

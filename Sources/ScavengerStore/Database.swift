@@ -12,6 +12,9 @@ public final class Database: Sendable {
     /// Groups of text pins being written at once; see ``GroupCommit``.
     public let pinWriters: Int
 
+    /// Wakes the listeners after hunt writes commit (see ``HuntWakeUps``).
+    let huntWakeUps: HuntWakeUps
+
     /// Records the pins in each committed group (`scavenger_group_commit_pins`), when metrics are on.
     let groupSizes: Recorder?
 
@@ -27,6 +30,7 @@ public final class Database: Sendable {
     public init(pool: PostgresPool, pinWriters: Int = 1, metrics: (any MetricsFactory)? = nil) {
         precondition(pinWriters >= 1, "at least one pin writer")
         self.pool = pool
+        huntWakeUps = HuntWakeUps(pool: pool, writerID: writerID)
         self.pinWriters = pinWriters
         groupSizes = metrics.map { Recorder(label: Self.groupSizeLabel, aggregate: true, factory: $0) }
     }

@@ -18,8 +18,10 @@ import ScavengerCore
 /// 6. the user's own rows, which no other user's write takes: score rows (`user_scores`, weekly
 ///    scores), rate buckets (taken right after the hunt's row by `JOIN`, `LEAVE` and `HINT`),
 ///    and the request key; the moderation log (inserts only);
-/// 7. the change log's ordering lock (advisory 7468), taken by the entries this type writes as
-///    the last statement before `COMMIT` and held only for them and the commit.
+/// 7. the change log's ordering lock (advisory 7468), taken *shared* by the entries this type
+///    writes as the last statement before `COMMIT` and held only for them and the commit (hunt
+///    writes commit side by side; a reader of the log takes it exclusively for the moment of
+///    its read, so it reads a complete prefix: see `db/0020_hunt_log_commits_in_parallel.sql`).
 ///
 /// A lock taken out of this order (a cascade of a deleted account, say) can still meet a
 /// deadlock; the pool runs such a transaction again (``PostgresPool/transaction(_:)``), so a
@@ -35,9 +37,15 @@ final class HuntLog {
     }
 
     /// Writes the entries, in the order they were appended, in one statement (see
-    /// `log_hunt_changes`): the caller's last before `COMMIT`.
-    func write(on connection: PostgresConnection) throws {
-        guard !entries.isEmpty else { return }
+    /// `log_hunt_changes`): the caller's last before `COMMIT`. Answers whether there were any.
+    ///
+    /// The log does not wake the daemons' listeners itself (a `NOTIFY` in the transaction would
+    /// make every hunt write in the database commit one after the other): a write sent through
+    /// `Database.huntTransaction` is followed by a wake-up once it commits (``HuntWakeUps``),
+    /// and a rare write elsewhere passes `wakeListeners` to notify in its own transaction.
+    @discardableResult
+    func write(on connection: PostgresConnection, wakeListeners: Bool = false) throws -> Bool {
+        guard !entries.isEmpty else { return false }
         var batch = "["
         for (index, entry) in entries.enumerated() {
             let (kind, payload) = HuntChangeCoding.encode(entry.change)
@@ -45,7 +53,12 @@ final class HuntLog {
             batch += "{\"hunt\":\(JSONObjectWriter.quoted(entry.hunt)),\"kind\":\(JSONObjectWriter.quoted(kind)),\"payload\":\(payload)}"
         }
         batch += "]"
-        try connection.query("SELECT log_hunt_changes(\(batch)::jsonb)")
+        if wakeListeners {
+            try connection.query("SELECT log_hunt_changes(\(batch)::jsonb), pg_notify(\(ChangeListener.huntsChannel), '')")
+        } else {
+            try connection.query("SELECT log_hunt_changes(\(batch)::jsonb)")
+        }
         entries.removeAll()
+        return true
     }
 }

@@ -171,7 +171,7 @@ extension Database {
     static func logHuntChange(_ connection: PostgresConnection, hunt: String, _ change: HuntChange) throws {
         let log = HuntLog()
         log.append(hunt: hunt, change)
-        try log.write(on: connection)
+        try log.write(on: connection, wakeListeners: true)
     }
 
     /// Runs `body` in a hunt write's transaction, letting a caller's refusal through and rolling
@@ -181,15 +181,17 @@ extension Database {
     func huntTransaction<T: Sendable>(
         request: KeyedWrite<T>? = nil, _ body: @escaping @Sendable (PostgresConnection, HuntLog) throws -> T
     ) async throws(StoreError) -> T {
-        try await mappingErrors {
+        let (result, logged) = try await mappingErrors {
             try await pool.transaction { connection in
                 let log = HuntLog()
                 let result = try body(connection, log)
                 try request.record(result, on: connection)
-                try log.write(on: connection)
-                return result
+                return (result, try log.write(on: connection))
             }
         }
+        // Committed: every daemon's listener hears of it (several commits to one wake-up).
+        if logged { huntWakeUps.wake() }
+        return result
     }
 
     /// Takes the player's lock (the first of ``HuntLog``'s order) for the rest of the transaction:
@@ -281,13 +283,8 @@ extension Database {
         -> (players: [PlayerRecord], through: Int, access: HuntAccessFacts?)
     {
         try await mappingErrors {
-            let rows = try await pool.query("""
-                SELECT t.through, h.host_id AS hunt_host_id, h.public AS hunt_public, h.removed AS hunt_removed,
-                    p.user_id, p.name, p.points, p.found, (extract(epoch FROM p.points_at) * 1000000)::bigint AS at_us
-                FROM (SELECT coalesce(max(seq), 0) AS through FROM hunt_changes) t
-                LEFT JOIN hunts h ON h.id = \(huntID)
-                LEFT JOIN hunt_players p ON p.hunt_id = \(huntID)
-                """)
+            // One snapshot under the log's lock: the players are exactly the log through `through`.
+            let rows = try await pool.query("SELECT * FROM hunt_players_snapshot(\(huntID))")
             let through: Int = try rows[0].int("through")
             var access: HuntAccessFacts?
             if let host: Int = try rows[0].int("hunt_host_id") {
@@ -1029,10 +1026,8 @@ extension Database {
         try await mappingErrors {
             // The trim mark rides on the rows: with none after `seq` the log is continuous (trimming
             // always keeps the newest entry, so a trim past `seq` leaves rows after it).
-            let rows = try await pool.query("""
-                SELECT seq, hunt_id, kind, payload::text AS payload, (SELECT through FROM hunt_changes_trimmed) AS trimmed_through
-                FROM hunt_changes WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)
-                """)
+            // A complete prefix (`hunt_changes_after` reads under the log's lock, exclusively).
+            let rows = try await pool.query("SELECT * FROM hunt_changes_after(\(seq)::bigint, \(limit)::integer)")
             let changes = try rows.map { row in
                 let kind: String = try row.string("kind")
                 let payload: String = try row.string("payload")
@@ -1065,7 +1060,7 @@ extension Database {
     /// The last position of the hunts' change log (0 when empty).
     public func lastHuntChange() async throws(StoreError) -> Int {
         try await mappingErrors {
-            let rows = try await pool.query("SELECT coalesce(max(seq), 0) AS seq FROM hunt_changes")
+            let rows = try await pool.query("SELECT hunt_changes_through() AS seq")
             return try rows[0].int("seq")
         }
     }

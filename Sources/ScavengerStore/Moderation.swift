@@ -419,7 +419,7 @@ extension Database {
                     note = note.map { "\($0); \(said)" } ?? said
                 }
                 (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
-                try log.write(on: connection)
+                try log.write(on: connection, wakeListeners: true)
             }
             try connection.query("""
                 UPDATE moderation_items SET status = 'resolved', resolution = \(resolution.rawValue),

@@ -1,0 +1,98 @@
+import Postgres
+import ScavengerCore
+import ScavengerStore
+import ScavengerTestSupport
+import Testing
+
+/// The hunts' change log with writers that commit side by side (`db/0020`): a write holds the
+/// log's lock shared, a reader exclusively, so a reader sees only complete prefixes of the log.
+@Suite("The hunts' change log: parallel commits, complete prefixes", .timeLimit(.minutes(2)))
+struct HuntLogOrderTests {
+    /// One `hunt` entry of `hunt`, as the log's function takes it.
+    static func entry(_ hunt: String) -> String {
+        #"[{"hunt":"\#(hunt)","kind":"hunt","payload":{}}]"#
+    }
+
+    /// Waits (polling the server's own view, not the clock) until a backend waits for the
+    /// log's lock.
+    static func untilSomeoneWaitsForTheLog(_ pool: PostgresPool) async throws {
+        while try await pool.query("""
+            SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 7468 AND NOT granted
+            """).isEmpty {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    @Test("a write that has logged but not committed lets another commit, and holds readers back until it ends: they never see a hole")
+    func readersSeeCompletePrefixes() async throws {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        try await TestDatabase.migrate(configuration)
+        let pool = PostgresPool(configuration: configuration, maxConnections: 4)
+        let db = Database(pool: pool)
+        let start = try await db.lastHuntChange()
+
+        // First writer: logs (position start+1) and stays open.
+        let first = try PostgresConnection.connect(configuration)
+        try first.query("BEGIN")
+        try first.query("SELECT log_hunt_changes(\(Self.entry("first"))::jsonb)")
+        // Second writer: logs after it (start+2) and commits while the first is open.
+        let second = try PostgresConnection.connect(configuration)
+        let secondAt: Int = try second.query("SELECT log_hunt_changes(\(Self.entry("second"))::jsonb) AS seq")[0].int("seq")
+        #expect(secondAt == start + 2)
+
+        // Readers wait for the first writer: each read must not return "second" without "first".
+        let read = Task { try await db.huntChanges(after: start, limit: 10).changes.map(\.hunt) }
+        try await Self.untilSomeoneWaitsForTheLog(pool)
+        let through = Task { try await db.lastHuntChange() }
+        try first.query("COMMIT")
+        #expect(try await read.value == ["first", "second"])
+        #expect(try await through.value == start + 2)
+
+        // A writer that rolls back leaves a gap in the numbers, never a hole in what is read.
+        try first.query("BEGIN")
+        try first.query("SELECT log_hunt_changes(\(Self.entry("undone"))::jsonb)")
+        try second.query("SELECT log_hunt_changes(\(Self.entry("third"))::jsonb)")
+        let afterRollback = Task { try await db.huntChanges(after: start + 2, limit: 10).changes.map(\.hunt) }
+        try await Self.untilSomeoneWaitsForTheLog(pool)
+        try first.query("ROLLBACK")
+        #expect(try await afterRollback.value == ["third"])
+        await pool.shutdown()
+    }
+
+    @Test("a committed hunt write wakes every listener, from outside its transaction; a write that logs nothing wakes none")
+    func committedWritesWakeListeners() async throws {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        try await TestDatabase.migrate(configuration)
+        let pool = PostgresPool(configuration: configuration, maxConnections: 4)
+        let db = Database(pool: pool)
+        let host = try await db.register(
+            name: "host", email: "host@example.com", passwordHash: "$argon2id$h", tokenHash: Array(repeating: 7, count: 32),
+            sessionTTLSeconds: 3600)
+        let hunt = try await db.createHunt(NewHunt(
+            hostID: host.id, name: "Walk", description: "", code: JoinCode.random(), ordered: false, isPublic: false,
+            schedule: HuntSchedule(), rate: nil))
+        // Its own connection, listening: other tests share the database and its channels, so
+        // only wake-ups naming this store (its writer id) count.
+        let listener = try PostgresConnection.connect(configuration)
+        try listener.query("LISTEN \(unescaped: ChangeListener.huntsChannel)")
+        let writer = db.writerID
+        func ours(waitingMilliseconds: Int) throws -> Int {
+            let heard = try listener.waitForNotifications(timeoutMilliseconds: waitingMilliseconds)
+            return heard.filter { $0.payload == writer }.count
+        }
+
+        // A refused write logs nothing and commits nothing; then a hint is logged and committed.
+        struct Refused: Error {}
+        await #expect(throws: StoreError.self) {
+            _ = try await db.addHint(huntID: hunt.id, text: "no") { _, _ in throw Refused() }
+        }
+        _ = try await db.addHint(huntID: hunt.id, text: "By the river") { _, _ in }
+        // The hint's wake-up arrives (from outside its transaction, which has committed), and it
+        // is the only one: the refusal sent none.
+        var heard = 0
+        while heard == 0 { heard += try ours(waitingMilliseconds: 1_000) }
+        heard += try ours(waitingMilliseconds: 200)
+        #expect(heard == 1)
+        await pool.shutdown()
+    }
+}
