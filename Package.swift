@@ -114,6 +114,16 @@ let package = Package(
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
+        ], resources: [
+            // The console's templates and style sheet, built into the binary (PageFiles).
+            .embedInCode("Pages/console.css"),
+            .embedInCode("Pages/footer.mustache"),
+            .embedInCode("Pages/header.mustache"),
+            .embedInCode("Pages/item.mustache"),
+            .embedInCode("Pages/log.mustache"),
+            .embedInCode("Pages/message.mustache"),
+            .embedInCode("Pages/queue.mustache"),
+            .embedInCode("Pages/signin.mustache"),
         ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
             "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
@@ -128,6 +138,19 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], resources: [
+            // The pages, styles and scripts the HTTP port serves, built into the binary (PageFiles).
+            .embedInCode("Pages/account.html"),
+            .embedInCode("Pages/client.js"),
+            .embedInCode("Pages/demo.css"),
+            .embedInCode("Pages/demo.html"),
+            .embedInCode("Pages/demo.js"),
+            .embedInCode("Pages/host.html"),
+            .embedInCode("Pages/host.js"),
+            .embedInCode("Pages/hunts.css"),
+            .embedInCode("Pages/hunts.js"),
+            .embedInCode("Pages/play.html"),
+            .embedInCode("Pages/play.js"),
         ], swiftSettings: frontEndSettings),
         // The invariants of a request line whatever its bytes, and the board they are checked on:
         // shared by the fuzz target and the tests that replay what it found.

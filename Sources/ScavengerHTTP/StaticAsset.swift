@@ -1,3 +1,4 @@
+import ScavengerCore
 import CompressNIO
 import Hummingbird
 import HTTPTypes
@@ -41,12 +42,7 @@ struct StaticAsset: Sendable {
 
     /// `"…"`: FNV-1a of the bytes, 64 bits, in hex.
     static func etag<Bytes: Sequence<UInt8>>(of bytes: Bytes) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return "\"" + String(hash, radix: 16) + "\""
+        "\"" + String(FNV1a.hash(bytes), radix: 16) + "\""
     }
 
     /// The gzip form's validator.

@@ -1,0 +1,252 @@
+// Shared by the player's page (/play) and the host's view (/host), an ES module: the client of
+// the line protocol (scavenger.js, /client.js: one WebSocket kept open across drops, the session
+// resumed with AUTH, writes sent with REQUEST keys, watches re-issued), the signed-in session, the
+// map, and small helpers that build elements. Every text that came from the server is put in the
+// page with textContent, never as markup.
+import { ScavengerClient, ScavengerError, quote } from "/client.js";
+
+export const Hunts = (() => {
+  const statusLine = document.getElementById("status");
+  const TOKEN_KEY = "scavenger.token";
+  const client = new ScavengerClient({ token: localStorage.getItem(TOKEN_KEY), connect: false });
+
+  function say(text, kind) {
+    statusLine.textContent = text;
+    statusLine.className = kind || "";
+  }
+
+  // Sends one request line: resolves with the JSON of OK, rejects with a ScavengerError (its
+  // `code`, `detail`: the rest of the line, `retryAfter` for RATE_LIMITED). Writes carry a
+  // REQUEST key, and a request whose connection dropped is sent again once it is back.
+  function request(line) { return client.call(line); }
+
+  // ---- the session: signed in with LOGIN or REGISTER, or resumed with AUTH by the client with
+  // the token kept in localStorage (again after each reconnection, without bothering the page).
+  let user = null;
+  const signedInHandlers = [];
+
+  function showUser() {
+    const who = document.getElementById("who");
+    who.textContent = user ? "Signed in as " + user.name : "Not signed in.";
+    document.getElementById("account-forms").hidden = !!user;
+    document.getElementById("logout-button").hidden = !user;
+  }
+
+  async function signedIn(answer) {
+    user = answer.user;
+    showUser();
+    for (const handler of signedInHandlers) await handler(user);
+  }
+
+  client.on("status", (status) => {
+    if (status === "connected") say("Connected.");
+    else if (status === "disconnected") say("Disconnected; reconnecting…", "error");
+  });
+
+  client.on("session", ({ user: sessionUser, token, automatic, restored }) => {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+    // The token resumed on the first connection signs the page in; after a reconnection the
+    // session simply goes on (the watches are re-issued by the client).
+    if (sessionUser && automatic && !restored && !user) signedIn({ user: sessionUser }).catch((error) => say(error.detail || error.message, "error"));
+    if (!sessionUser) { user = null; showUser(); }
+  });
+
+  function formValue(id) { return document.getElementById(id).value; }
+
+  function setUpAccountForms() {
+    document.getElementById("login-form").addEventListener("submit", async (submit) => {
+      submit.preventDefault();
+      try {
+        await signedIn(await request(`LOGIN ${quote(formValue("login-name"))} ${quote(formValue("login-password"))}`));
+        document.getElementById("login-password").value = "";
+        say("Signed in.");
+      } catch (error) { say(error.detail || error.message, "error"); }
+    });
+    document.getElementById("register-form").addEventListener("submit", async (submit) => {
+      submit.preventDefault();
+      try {
+        await signedIn(await request(`REGISTER ${quote(formValue("register-name"))} ${quote(formValue("register-email"))} ${quote(formValue("register-password"))}`));
+        document.getElementById("register-password").value = "";
+        say("Account created; signed in.");
+      } catch (error) { say(error.detail || error.message, "error"); }
+    });
+    document.getElementById("logout-button").addEventListener("click", async () => {
+      try { await request("LOGOUT"); } catch (error) { /* the token is dropped here anyway */ }
+      localStorage.removeItem(TOKEN_KEY);
+      location.reload();
+    });
+  }
+
+  // ---- elements built from data, text only.
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function button(label, onClick, className) {
+    const node = element("button", className, label);
+    node.type = "button";
+    node.addEventListener("click", onClick);
+    return node;
+  }
+
+  function when(time) {
+    if (!time) return "";
+    const date = new Date(time);
+    return isNaN(date) ? String(time) : date.toLocaleString();
+  }
+
+  // "52.52, 13.405", "52.52 13.405" or "52.52;13.405" as [lat, lon]; null when it is not two
+  // numbers within -90…90 and -180…180.
+  function parseCoordinates(text) {
+    const parts = String(text).trim().split(/\s*[,; ]\s*/).filter((part) => part !== "");
+    if (parts.length !== 2) return null;
+    const [lat, lon] = parts.map((part) => /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(part) ? Number(part) : NaN);
+    if (!(Math.abs(lat) <= 90) || !(Math.abs(lon) <= 180)) return null;
+    return [lat, lon];
+  }
+
+  // "1 point", "3 points".
+  function count(number, noun) { return `${number} ${noun}${number === 1 ? "" : "s"}`; }
+
+  function huntState(hunt) {
+    const parts = [hunt.state];
+    if (hunt.state === "scheduled" && hunt.starts) parts.push("starts " + when(hunt.starts));
+    if (hunt.state !== "ended" && hunt.ends) parts.push("ends " + when(hunt.ends));
+    if (hunt.ordered) parts.push("stops in order");
+    parts.push(hunt.stops + (hunt.stops === 1 ? " stop" : " stops"));
+    parts.push(hunt.players + (hunt.players === 1 ? " player" : " players"));
+    return parts.join(" · ");
+  }
+
+  // ---- the leaderboard, kept from LEADERBOARD and updated by `score` events.
+  class Leaderboard {
+    constructor(tbody) { this.tbody = tbody; this.entries = new Map(); }
+    reset(entries) {
+      this.entries = new Map();
+      for (const entry of entries) this.entries.set(entry.player, entry);
+      this.render();
+    }
+    // Answers whether the entry is a player the board did not have (one who just joined).
+    update(entry) {
+      const joined = !this.entries.has(entry.player);
+      this.entries.set(entry.player, entry);
+      this.render();
+      return joined;
+    }
+    get size() { return this.entries.size; }
+    render() {
+      const rows = [...this.entries.values()].sort((a, b) =>
+        a.rank - b.rank || b.points - a.points || (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
+      this.tbody.replaceChildren(...rows.map((entry) => {
+        const row = element("tr");
+        row.dataset.player = entry.player;
+        if (user && entry.player === Hunts.myName) row.className = "me";
+        row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
+          element("td", "points", entry.points), element("td", "found", entry.found));
+        return row;
+      }));
+    }
+  }
+
+  // ---- the map: Leaflet over OpenStreetMap's tiles when they can be reached, else a plain grid.
+  // The grid: each 256-pixel tile drawn on a canvas, lines every quarter tile, the latitude and
+  // longitude of each tile's corner; the scale bar gives the distances.
+  const GridLayer = L.GridLayer.extend({
+    createTile(coords) {
+      const tile = document.createElement("canvas");
+      const size = this.getTileSize();
+      tile.width = size.x;
+      tile.height = size.y;
+      const context = tile.getContext("2d");
+      context.fillStyle = "#f3f1ea";
+      context.fillRect(0, 0, size.x, size.y);
+      context.strokeStyle = "#dcd6c8";
+      context.lineWidth = 1;
+      context.beginPath();
+      for (let i = 1; i < 4; i++) {
+        const at = Math.round(i * size.x / 4) + 0.5;
+        context.moveTo(at, 0); context.lineTo(at, size.y);
+        context.moveTo(0, at); context.lineTo(size.x, at);
+      }
+      context.stroke();
+      context.strokeStyle = "#a69d88";
+      context.strokeRect(0.5, 0.5, size.x, size.y);
+      const corner = this._map.unproject(coords.scaleBy(size), coords.z);
+      context.fillStyle = "#6b6456";
+      context.font = "11px sans-serif";
+      context.fillText(corner.lat.toFixed(4) + ", " + L.Util.wrapNum(corner.lng, [-180, 180], true).toFixed(4), 4, 13);
+      return tile;
+    },
+  });
+
+  const TILE_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
+  // OpenStreetMap's tile servers ask for a Referer: the page's policy sends none, so each tile
+  // image asks for one of its own (the origin only).
+  const OSMLayer = L.TileLayer.extend({
+    createTile(coords, done) {
+      const tile = document.createElement("img");
+      tile.referrerPolicy = "strict-origin-when-cross-origin";
+      tile.alt = "";
+      tile.onload = () => done(null, tile);
+      tile.onerror = (error) => done(error, tile);
+      tile.src = this.getTileUrl(coords);
+      return tile;
+    },
+  });
+
+  function makeMap(elementID, note) {
+    const map = L.map(elementID, { center: [20, 0], zoom: 2, worldCopyJump: true });
+    const grid = new GridLayer({ className: "grid-layer" }).addTo(map);
+    L.control.scale({ imperial: false, maxWidth: 150 }).addTo(map);
+    map.attributionControl.setPrefix("Leaflet");
+    const noteLine = document.getElementById(note);
+    noteLine.textContent = "Map: a plain grid (OpenStreetMap's tiles cannot be reached from here); the scale bar gives distances.";
+    // One tile tells whether OpenStreetMap answers; only then does the map use its tiles.
+    const probe = new Image();
+    probe.referrerPolicy = "strict-origin-when-cross-origin";
+    probe.onload = () => {
+      new OSMLayer(TILE_URL, {
+        maxZoom: 19,
+        attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors',
+      }).addTo(map);
+      map.removeLayer(grid);
+      noteLine.textContent = "Map: OpenStreetMap.";
+      document.getElementById(elementID).dataset.tiles = "osm";
+    };
+    probe.src = TILE_URL.replace("{z}/{x}/{y}", "0/0/0");
+    document.getElementById(elementID).dataset.tiles = "grid";
+    return map;
+  }
+
+  // A tooltip's content as an element: Leaflet would take a string as HTML.
+  function label(text) { return element("span", null, text); }
+
+  // Starts the page: `onSignedIn` runs after each sign-in, and once for the session the stored
+  // token resumed when the page opened (a reconnection resumes it without running it again).
+  function start({ onSignedIn }) {
+    if (onSignedIn) signedInHandlers.push(onSignedIn);
+    setUpAccountForms();
+    showUser();
+    client.connect();
+  }
+
+  // Watches a hunt (WATCH HUNT), closing the watch `previous`: the client routes the hunt's
+  // events to `onEvent`, and after a reconnection re-issues the watch and sends
+  // `{type: "resync"}`, for the page to read the hunt again (events may have been missed).
+  async function watchHunt(id, previous, onEvent) {
+    if (previous) previous.close();
+    const watch = client.watchHunt(id, { onEvent });
+    await watch.ready;
+    return watch;
+  }
+
+  return {
+    say, quote, request, start, watchHunt, element, button, when, huntState, parseCoordinates, count, Leaderboard, makeMap, label,
+    client, ProtocolError: ScavengerError, myName: null,
+    get user() { return user; },
+  };
+})();

@@ -1,0 +1,379 @@
+import { Hunts } from "/hunts.js";
+// The player's page: join a hunt by its code, see its stops on the map, check in where the
+// browser says you are, follow the leaderboard and the hints as they come.
+(() => {
+  const { say, quote, request, element, button, when, huntState, count } = Hunts;
+  const HUNT_KEY = "scavenger.play.hunt";
+  const map = Hunts.makeMap("map", "map-note");
+  const stopLayer = L.layerGroup().addTo(map);
+  const positionLayer = L.layerGroup().addTo(map);
+  const leaderboard = new Hunts.Leaderboard(document.getElementById("leaderboard-rows"));
+  const stopSelect = document.getElementById("checkin-stop");
+  const result = document.getElementById("checkin-result");
+  let hunt = null;          // the hunt shown
+  let stops = new Map();    // its stops the player may see, by id
+  let found = new Set();    // the stops the player has found
+  let watch = null;         // the hunt's WATCH HUNT (scavenger.js re-issues it after a drop)
+  let watchedHunt = null;
+  let fitted = false;
+
+  function show(kind, text) {
+    result.className = "result " + kind;
+    result.textContent = text;
+  }
+
+  // ---- the hunts the player plays (HUNTS MINE), to come back to one.
+  async function listMine() {
+    const list = document.getElementById("my-hunts");
+    try {
+      const page = await request("HUNTS MINE LIMIT 20");
+      const playing = page.hunts.filter((item) => item.code === undefined);
+      list.replaceChildren(...playing.map((item) => {
+        const row = element("li");
+        row.append(button(item.name, () => openHunt(item.id), "link"), element("span", "meta", " " + item.state));
+        return row;
+      }));
+      document.getElementById("my-hunts-section").hidden = playing.length === 0;
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+
+  // ---- scores across hunts: PROFILE, and the ranking around the player (RANKING AROUND), all
+  // time or this week; read again after the player's own check-ins and, at most every few
+  // seconds, when someone finds a stop.
+  let rankingWeek = false;
+  let scoresTimer = null;
+  async function readScores() {
+    try {
+      const profile = await request("PROFILE");
+      const rank = profile.rank === null ? "not ranked yet" : `rank ${profile.rank}`;
+      // Before a first find there is nothing to count ("0 of 0 hunts" said nothing).
+      document.getElementById("profile").textContent = profile.hunts_played === 0 && profile.points === 0
+        ? "No points yet: find a stop to get on the ranking."
+        : `${count(profile.points, "point")}, ${count(profile.stops_found, "stop")} found, `
+          + `${profile.hunts_completed} of ${count(profile.hunts_played, "hunt")} completed: ${rank}.`;
+      const page = await request(`RANKING${rankingWeek ? " WEEK" : ""} AROUND LIMIT 10`);
+      document.getElementById("ranking-note").textContent = page.entries.length === 0
+        ? (rankingWeek ? "Nobody has points this week yet (weeks start on Monday, 00:00 UTC)." : "Nobody has points yet.")
+        : (rankingWeek ? "This week, from Monday 00:00 UTC" : "All time");
+      document.getElementById("ranking-rows").replaceChildren(...page.entries.map((entry) => {
+        const row = element("tr");
+        row.dataset.player = entry.player;
+        if (Hunts.user && entry.player === Hunts.user.name) row.className = "me";
+        row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
+          element("td", "points", entry.points), element("td", "found", entry.found));
+        return row;
+      }));
+      document.getElementById("scores-section").hidden = false;
+    } catch (error) { say(error.detail || error.message, "error"); }
+  }
+  function readScoresSoon() {
+    if (scoresTimer !== null) return;
+    scoresTimer = setTimeout(() => { scoresTimer = null; readScores(); }, 3000);
+  }
+  for (const [id, week] of [["ranking-all", false], ["ranking-week", true]]) {
+    document.getElementById(id).addEventListener("click", () => {
+      rankingWeek = week;
+      document.getElementById("ranking-all").setAttribute("aria-pressed", String(!week));
+      document.getElementById("ranking-week").setAttribute("aria-pressed", String(week));
+      readScores();
+    });
+  }
+
+  // ---- a hunt: HUNT, LEADERBOARD and WATCH HUNT.
+  async function openHunt(id) {
+    try {
+      await readHunt(id);
+      const board = await request(`LEADERBOARD ${id} LIMIT 100`);
+      leaderboard.reset(board.entries);
+      if (!watch || watch.closed || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
+      localStorage.setItem(HUNT_KEY, id);
+      document.getElementById("hunt-section").hidden = false;
+      map.invalidateSize();
+      if (!fitted) fitMap();
+    } catch (error) {
+      if (error.code === "NOT_FOUND") localStorage.removeItem(HUNT_KEY);
+      say(error.detail || error.message, "error");
+    }
+  }
+
+  async function readHunt(id) {
+    const answer = await request(`HUNT ${id}`);
+    const firstTime = !hunt || hunt.id !== answer.hunt.id;
+    hunt = answer.hunt;
+    stops = new Map(answer.stops.map((stop) => [stop.id, stop]));
+    found = new Set(answer.me ? answer.me.found : []);
+    if (firstTime) fitted = false;
+    document.getElementById("hunt-name").textContent = hunt.name;
+    document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
+    document.getElementById("hunt-description").textContent = hunt.description;
+    document.getElementById("my-score").textContent = answer.me
+      ? `You: ${count(answer.me.points, "point")}, ${answer.me.found.length} of ${count(hunt.stops, "stop")} found, rank ${answer.me.rank}.`
+      : "";
+    const winners = document.getElementById("winners");
+    winners.textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
+    showHints(answer.hints);
+    renderStops();
+  }
+
+  function showHints(hints) {
+    const list = document.getElementById("hints");
+    list.replaceChildren(...hints.slice().reverse().map(hintItem));
+    document.getElementById("no-hints").hidden = hints.length > 0;
+  }
+
+  function hintItem(hint) {
+    const item = element("li");
+    item.append(element("span", "hint-text", hint.text), element("span", "meta", " " + when(hint.at)));
+    return item;
+  }
+
+  function stopName(stop) { return `${stop.n}. ${stop.title}`; }
+
+  function renderStops() {
+    const list = document.getElementById("stops");
+    const previous = stopSelect.value;
+    stopLayer.clearLayers();
+    stopSelect.replaceChildren();
+    list.replaceChildren();
+    const ordered = [...stops.values()].sort((a, b) => a.n - b.n);
+    for (const stop of ordered) {
+      const isFound = found.has(stop.id);
+      const item = element("li", isFound ? "found" : "");
+      item.dataset.stop = stop.id;
+      item.append(element("strong", null, stopName(stop)));
+      const facts = [`${stop.points} points`, `within ${stop.radius_m} m`];
+      if (stop.proof === "code") facts.push("needs the code found there");
+      if (stop.proof === "photo") facts.push("needs a photo, reviewed by the host");
+      facts.push(`found by ${stop.found_by}`);
+      if (isFound) facts.unshift("found");
+      item.append(element("div", "meta", facts.join(" · ")));
+      if (stop.clue) item.append(element("div", "clue", stop.clue));
+      if (stop.lat === null) item.append(element("div", "meta", "Hidden: its place shows once you find it."));
+      list.append(item);
+
+      const option = element("option", null, stopName(stop) + (isFound ? " (found)" : ""));
+      option.value = stop.id;
+      option.disabled = isFound;
+      stopSelect.append(option);
+
+      if (stop.lat !== null && stop.lon !== null) {
+        const color = isFound ? "#1b7a3a" : "#1a4d8f";
+        L.circle([stop.lat, stop.lon], { radius: stop.radius_m, color, weight: 2, fillOpacity: 0.12 }).addTo(stopLayer);
+        L.circleMarker([stop.lat, stop.lon], { radius: 6, color, fillColor: color, fillOpacity: 0.9 })
+          .bindTooltip(Hunts.label(stopName(stop)), { permanent: true, direction: "top", offset: [0, -6] })
+          .on("click", () => { if (!isFound) { stopSelect.value = stop.id; updateProofFields(); } })
+          .addTo(stopLayer);
+      }
+    }
+    if (stops.has(previous) && !found.has(previous)) stopSelect.value = previous;
+    else {
+      const next = ordered.find((stop) => !found.has(stop.id));
+      if (next) stopSelect.value = next.id;
+    }
+    if (!ordered.some((stop) => !found.has(stop.id))) {
+      const none = element("option", null, stops.size ? "every stop shown is found" : "no stop yet");
+      none.value = "";
+      none.disabled = true;
+      stopSelect.prepend(none);
+      stopSelect.value = "";
+    }
+    document.getElementById("no-stops").hidden = stops.size > 0;
+    document.getElementById("no-stops").textContent = hunt.state === "scheduled"
+      ? "The stops show when the hunt starts." : "No stop to show.";
+    updateProofFields();
+  }
+
+  function fitMap() {
+    const points = [...stops.values()].filter((stop) => stop.lat !== null).map((stop) => [stop.lat, stop.lon]);
+    if (points.length === 0) return;
+    map.fitBounds(L.latLngBounds(points).pad(0.5), { maxZoom: 17 });
+    fitted = true;
+  }
+
+  function updateProofFields() {
+    const stop = stops.get(stopSelect.value);
+    document.getElementById("code-field").hidden = !stop || stop.proof !== "code";
+    document.getElementById("photo-field").hidden = !stop || stop.proof !== "photo";
+    document.getElementById("checkin-button").disabled = !stop || hunt.state !== "running";
+  }
+
+  // ---- joining.
+  document.getElementById("join-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    const code = document.getElementById("join-code").value.trim();
+    const name = document.getElementById("join-name").value.trim();
+    try {
+      const answer = await request(`JOIN ${quote(code)}` + (name ? ` AS ${quote(name)}` : ""));
+      Hunts.myName = name || Hunts.user.name;
+      say(`Joined “${answer.hunt.name}”.`);
+      await openHunt(answer.hunt.id);
+      listMine();
+    } catch (error) {
+      say(error.code === "NOT_FOUND" ? "No running or upcoming hunt has that code." : (error.detail || error.message), "error");
+    }
+  });
+
+  // ---- checking in where the browser says the player is.
+  function where() {
+    return new Promise((resolve, reject) => {
+      if (!navigator.geolocation) { reject(new Error("this browser cannot tell where it is")); return; }
+      navigator.geolocation.getCurrentPosition(resolve, reject, { enableHighAccuracy: true, timeout: 60000, maximumAge: 0 });
+    });
+  }
+
+  function photoBase64(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ""));
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+  }
+
+  // The player's fix on the map; when it is out of view, the map shows it and the stop together.
+  function showPosition(coords, stop) {
+    positionLayer.clearLayers();
+    const at = L.latLng(coords.latitude, coords.longitude);
+    if (coords.accuracy > 0) L.circle(at, { radius: coords.accuracy, color: "#b3261e", weight: 1, fillOpacity: 0.08 }).addTo(positionLayer);
+    L.circleMarker(at, { radius: 7, color: "#fff", weight: 2, fillColor: "#b3261e", fillOpacity: 1 })
+      .bindTooltip(Hunts.label("You"), { permanent: true, direction: "bottom", offset: [0, 6] }).addTo(positionLayer);
+    if (!map.getBounds().contains(at)) {
+      const points = [at];
+      if (stop.lat !== null) points.push([stop.lat, stop.lon]);
+      map.fitBounds(L.latLngBounds(points).pad(0.3), { maxZoom: 17 });
+    }
+  }
+
+  document.getElementById("checkin-form").addEventListener("submit", async (submit) => {
+    submit.preventDefault();
+    const stop = stops.get(stopSelect.value);
+    if (!stop) return;
+    const checkinButton = document.getElementById("checkin-button");
+    checkinButton.disabled = true;
+    show("working", "Finding where you are…");
+    try {
+      let position;
+      try {
+        position = await where();
+      } catch (error) {
+        show("error", "Your location is not available: " + error.message + ". Allow this page to use your location and try again.");
+        return;
+      }
+      const { latitude, longitude, accuracy } = position.coords;
+      showPosition(position.coords, stop);
+      let line = `CHECKIN ${stop.id} ${latitude.toFixed(6)} ${longitude.toFixed(6)} ACCURACY ${Math.max(0, Math.ceil(accuracy || 0))}`;
+      if (stop.proof === "code") {
+        const code = document.getElementById("checkin-code").value.trim();
+        if (!code) { show("error", "Type the code you found at this stop."); return; }
+        line += " CODE " + quote(code);
+      } else if (stop.proof !== "code" && accuracy > stop.radius_m) {
+        show("error", `Your position is only known to within ${Math.round(accuracy)} m, more than this stop's ${stop.radius_m} m: wait for a better fix (outdoors, location services on) and try again.`);
+        return;
+      }
+      if (stop.proof === "photo") {
+        const file = document.getElementById("checkin-photo").files[0];
+        if (!file) { show("error", "Take or choose a photo for this stop."); return; }
+        line += " PHOTO " + await photoBase64(file);
+      }
+      show("working", "Checking in…");
+      const answer = await request(line);
+      const checkin = answer.checkin;
+      const standing = `You have ${answer.score.points} points, rank ${answer.score.rank}.`;
+      if (checkin.status === "accepted") show("ok", `Checked in at ${stopName(stop)}: +${checkin.points} points. ${standing}`);
+      else if (checkin.status === "pending") show("pending", `Checked in at ${stopName(stop)}: waiting for the host to review your photo. ${standing}`);
+      else show("pending", `Checked in at ${stopName(stop)}, but flagged for review (you moved faster than anyone walks). ${standing}`);
+      document.getElementById("checkin-code").value = "";
+      document.getElementById("checkin-photo").value = "";
+      await readHunt(hunt.id);
+      await readScores();
+    } catch (error) {
+      showRefusal(error, stop);
+    } finally {
+      updateProofFields();
+    }
+  });
+
+  function showRefusal(error, stop) {
+    if (!(error instanceof Hunts.ProtocolError)) { show("error", error.message); return; }
+    switch (error.code) {
+    case "TOO_FAR": {
+      const distance = Number(error.detail.split(" ")[0]);
+      show("too-far", `Too far: you are ${distance} m from ${stopName(stop)}. Get within ${stop.radius_m} m of it and check in again.`);
+      break;
+    }
+    case "FORBIDDEN":
+      show("error", stop.proof === "code" ? "That is not this stop's code." : error.detail);
+      break;
+    case "RATE_LIMITED":
+      show("error", `Too many wrong codes: try again in ${error.detail.split(" ")[0]} s.`);
+      break;
+    default:
+      show("error", error.detail || error.message);
+    }
+  }
+
+  stopSelect.addEventListener("change", updateProofFields);
+
+  // ---- live: the hunt's events.
+  function onEvent(event) {
+    if (!hunt) return;
+    switch (event.type) {
+    case "score":
+      // A player new to the board has just joined: the count of players follows.
+      if (leaderboard.update(event.entry) && leaderboard.size > hunt.players) {
+        hunt.players = leaderboard.size;
+        document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
+      }
+      // The player's own line follows their entry (a rival passing them moves their rank).
+      if (event.entry.player === Hunts.myName) {
+        document.getElementById("my-score").textContent =
+          `You: ${count(event.entry.points, "point")}, ${event.entry.found} of ${count(hunt.stops, "stop")} found, rank ${event.entry.rank}.`;
+      }
+      break;
+    case "found": {
+      const stop = stops.get(event.stop);
+      if (stop) { stop.found_by += 1; renderStops(); }
+      activity(`${event.player} found ${stop ? stopName(stop) : "a stop"} (+${event.points})`);
+      readScoresSoon();
+      break;
+    }
+    case "hint":
+      document.getElementById("hints").prepend(hintItem(event));
+      document.getElementById("no-hints").hidden = true;
+      activity("New hint: " + event.text);
+      break;
+    case "hunt": {
+      const changed = event.hunt.state !== hunt.state;
+      hunt = Object.assign(hunt, event.hunt);
+      if (changed) {
+        activity(event.hunt.state === "running" ? "The hunt has started." : event.hunt.state === "ended" ? "The hunt has ended." : "The hunt changed.");
+        readHunt(hunt.id).then(() => { if (!fitted) fitMap(); }).catch((error) => say(error.message, "error"));
+      } else {
+        document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
+      }
+      break;
+    }
+    case "resync":   // the watch was re-issued (a reconnection, an overflow): read the hunt again
+      openHunt(hunt.id);
+      break;
+    }
+  }
+
+  function activity(text) {
+    const list = document.getElementById("activity");
+    list.prepend(element("li", null, `${new Date().toLocaleTimeString()} ${text}`));
+    while (list.children.length > 30) list.lastChild.remove();
+  }
+
+  Hunts.start({
+    onEvent,
+    onSignedIn: async (user) => {
+      Hunts.myName = Hunts.myName || user.name;
+      document.getElementById("join-section").hidden = false;
+      await readScores();
+      await listMine();
+      const id = localStorage.getItem(HUNT_KEY);
+      if (id) await openHunt(id);
+    },
+  });
+})();
