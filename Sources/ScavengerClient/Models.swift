@@ -107,6 +107,17 @@ public struct CommandHelp: Codable, Sendable, Hashable {
     public var command: String
     public var syntax: String
     public var summary: String
+    /// `write` (takes `REQUEST key`), `readonly` (changes nothing), or none (changes the
+    /// connection's state); empty from a daemon older than the flags.
+    public var flags: [String]
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        command = try container.decode(String.self, forKey: .command)
+        syntax = try container.decode(String.self, forKey: .syntax)
+        summary = try container.decode(String.self, forKey: .summary)
+        flags = try container.decodeIfPresent([String].self, forKey: .flags) ?? []
+    }
 }
 
 /// A logged-in session: the user and the token that resumes it (`AUTH`) on another connection.

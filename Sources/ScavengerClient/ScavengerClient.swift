@@ -249,14 +249,16 @@ public actor ScavengerClient {
         return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
-    /// The commands that write, each sent with a `REQUEST` key.
-    static let writes: Set<String> = [
+    /// The commands that write, each sent with a `REQUEST` key: those the daemon's `HELP` flags
+    /// `write` (a test holds the two equal).
+    public static let writeCommands: Set<String> = [
         "POST", "POSTPHOTO", "DELETE", "REPLY", "REPORT", "CREATEHUNT", "ADDSTOP", "REMOVESTOP", "JOIN", "LEAVE", "CHECKIN",
         "APPROVE", "REJECT", "HINT", "STARTHUNT", "EXTEND", "ENDHUNT", "CLAIM", "RESOLVE", "BAN", "UNBAN",
     ]
 
-    /// The commands that neither write nor change the connection's state: sent again freely.
-    static let reads: Set<String> = [
+    /// The commands that neither write nor change the connection's state, sent again freely:
+    /// those the daemon's `HELP` flags `readonly` (a test holds the two equal).
+    public static let readOnlyCommands: Set<String> = [
         "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
         "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE",
     ]
@@ -270,11 +272,11 @@ public actor ScavengerClient {
         let command = trimmed.prefix { $0 != " " && $0 != "\t" }.uppercased()
         var request = trimmed
         var retry = Retry.never
-        if Self.writes.contains(command) {
+        if Self.writeCommands.contains(command) {
             let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map { $0.uppercased() }
             if !words.contains("REQUEST") { request += " REQUEST " + Self.newRequestKey() }
             retry = .safe
-        } else if Self.reads.contains(command) {
+        } else if Self.readOnlyCommands.contains(command) {
             retry = .safe
         }
         if command == "WATCH" {

@@ -73,12 +73,31 @@ public struct CommandSpec: Sendable {
     public let summary: String
     /// Whether the command writes and so takes `REQUEST key` (exactly-once retries).
     public let takesRequestKey: Bool
+    /// What a client may do with this command when a connection drops before its reply, shown
+    /// in `HELP` (as Redis's `COMMAND INFO` shows its flags): the clients' lists of writes and
+    /// reads are checked against it.
+    public let flags: [Flag]
     let prepare: @Sendable (inout Arguments, CommandContext) throws -> Step
+
+    /// A command's flags.
+    public enum Flag: String, Sendable, CaseIterable {
+        /// It writes: it takes `REQUEST key`, and is sent again under the same key.
+        case write
+        /// It changes nothing (neither data nor the connection's state): sent again freely.
+        case readonly
+    }
 
     /// The writes that take `REQUEST key`, as the contract lists them.
     public static let keyedWrites: Set<String> = [
         "POST", "POSTPHOTO", "DELETE", "REPLY", "REPORT", "CREATEHUNT", "ADDSTOP", "REMOVESTOP", "JOIN", "LEAVE", "CHECKIN",
         "APPROVE", "REJECT", "HINT", "STARTHUNT", "EXTEND", "ENDHUNT", "CLAIM", "RESOLVE", "BAN", "UNBAN",
+    ]
+
+    /// The commands that change nothing, neither data nor the connection's state. The rest
+    /// (neither these nor writes) change the connection's state: `AUTH`, `LOGIN`, `WATCH`, ….
+    public static let readOnlyCommands: Set<String> = [
+        "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
+        "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE",
     ]
 
     /// A parsed request: answered already, or work to await.
@@ -131,6 +150,7 @@ public struct CommandSpec: Sendable {
         self.name = name.asciiUppercased
         let keyed = Self.keyedWrites.contains(self.name)
         takesRequestKey = keyed
+        flags = keyed ? [.write] : Self.readOnlyCommands.contains(self.name) ? [.readonly] : []
         // `REQUEST key` adds two tokens to a write.
         self.arity = keyed ? arity.lowerBound ... arity.upperBound + 2 : arity
         self.syntax = keyed ? syntax + " [REQUEST key]" : syntax
@@ -146,7 +166,10 @@ public struct CommandSpec: Sendable {
 
     /// The `HELP` entry.
     public var help: JSON {
-        ["command": .string(name), "syntax": .string(syntax), "summary": .string(summary)]
+        [
+            "command": .string(name), "syntax": .string(syntax), "summary": .string(summary),
+            "flags": .array(flags.map { .string($0.rawValue) }),
+        ]
     }
 }
 

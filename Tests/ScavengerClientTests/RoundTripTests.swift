@@ -17,8 +17,13 @@ struct RoundTripTests {
             #expect(try await alice.ping())
             let hello = try await alice.hello()
             #expect(hello.server == "scavengerd" && hello.protocol == 1 && hello.user == nil)
-            let commands = try await alice.help().map(\.command)
+            let help = try await alice.help()
+            let commands = help.map(\.command)
             #expect(commands.contains("NEARBY") && commands.contains("CHECKIN") && commands.contains("PROFILE"))
+            // The client's own lists of writes and reads are the daemon's, as its HELP flags them.
+            #expect(Set(help.filter { $0.flags == ["write"] }.map(\.command)) == ScavengerClient.writeCommands)
+            #expect(Set(help.filter { $0.flags == ["readonly"] }.map(\.command)) == ScavengerClient.readOnlyCommands)
+            #expect(help.allSatisfy { $0.flags.isEmpty || $0.flags == ["write"] || $0.flags == ["readonly"] })
             #expect(try await alice.help("post").command == "POST")
             #expect(try await alice.whoami() == nil)
 

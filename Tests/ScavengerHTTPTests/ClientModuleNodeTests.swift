@@ -19,7 +19,7 @@ struct ClientModuleNodeTests {
     }
 
     static let script = #"""
-        import { ScavengerClient, ScavengerError } from "./client.mjs";
+        import { ScavengerClient, ScavengerError, WRITE_COMMANDS } from "./client.mjs";
         const url = process.argv[2];
         const out = {};
         // Only a guard against a hang: what was learnt so far, and a failure.
@@ -41,6 +41,10 @@ struct ClientModuleNodeTests {
         const host = new ScavengerClient({ url, WebSocket: NodeWebSocket });
         const player = new ScavengerClient({ url, WebSocket: NodeWebSocket });
         out.ping = await host.ping();
+        // The module's list of writes against the daemon's HELP flags.
+        const help = await host.call("HELP");
+        out.writesOfHelp = help.filter((entry) => entry.flags.includes("write")).map((entry) => entry.command).sort();
+        out.writesOfModule = [...WRITE_COMMANDS].sort();
         await host.register("nora", "nora@example.org", "password1");
         await player.register("pele", "pele@example.org", "password1");
         const watch = host.watch(52.52, 13.405, 500);
@@ -74,6 +78,8 @@ struct ClientModuleNodeTests {
                 #expect(without.hasPrefix("TypeError: ScavengerClient: no WebSocket here"), "\(without)")
                 #expect(without.contains("WebSocket option"))
                 #expect((out["withoutURL"] as? String ?? "").hasPrefix("TypeError: ScavengerClient: no url given"))
+                let writesOfHelp = out["writesOfHelp"] as? [String] ?? []
+                #expect(writesOfHelp.count > 10 && writesOfHelp == out["writesOfModule"] as? [String])
                 let parsed = out["parsedTooFar"] as? [String: Any]
                 #expect(parsed?["code"] as? String == "TOO_FAR" && parsed?["distance"] as? Int == 87)
                 #expect(parsed?["message"] as? String == "87 m from the stop, more than its radius")

@@ -24,7 +24,8 @@ struct CommandTableTests {
         ("HELP a b", "ERR BAD_ARGUMENT wrong number of arguments for HELP; usage: HELP [command]\n"),
         (#"HELLO "x"#, "ERR BAD_REQUEST unterminated quoted token\n"),
         ("HELLO", #"OK {"server":"scavengerd","version":"\#(ServerVersion.daemon)","protocol":1,"user":null}"# + "\n"),
-        ("HELP quit", #"OK {"command":"QUIT","syntax":"QUIT","summary":"Answers \"BYE\" and closes the connection."}"# + "\n"),
+        ("HELP quit", #"OK {"command":"QUIT","syntax":"QUIT","summary":"Answers \"BYE\" and closes the connection.","flags":[]}"# + "\n"),
+        ("HELP ping", #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\".","flags":["readonly"]}"# + "\n"),
         ("QUIT", "OK \"BYE\"\n"),
     ])
     func transcript(line: String, expected: String) async throws {
@@ -92,6 +93,27 @@ struct CommandTableTests {
         }
         #expect(entries == CommandTable.standard.commands.map(\.help))
         #expect(entries.count == CommandTable.standard.commands.count)
+    }
+
+    @Test("flags: the writes take REQUEST keys, the reads name only commands that exist, no row is both")
+    func flags() {
+        let table = CommandTable.standard
+        let names = Set(table.commands.map(\.name))
+        #expect(CommandSpec.keyedWrites.isSubset(of: names))
+        #expect(CommandSpec.readOnlyCommands.isSubset(of: names))
+        #expect(CommandSpec.keyedWrites.isDisjoint(with: CommandSpec.readOnlyCommands))
+        for spec in table.commands {
+            #expect((spec.flags == [.write]) == spec.takesRequestKey, "\(spec.name)")
+            guard case .object(let fields) = spec.help else {
+                Issue.record("\(spec.name)'s HELP entry is not an object")
+                continue
+            }
+            #expect(fields.last?.0 == "flags" && fields.last?.1 == .array(spec.flags.map { .string($0.rawValue) }), "\(spec.name)")
+        }
+        // Those that change the connection's state are neither, and say so with no flag.
+        for name in ["AUTH", "LOGIN", "REGISTER", "LOGOUT", "QUIT", "WATCH", "UNWATCH"] {
+            #expect(table.command(named: name)?.flags == [], "\(name)")
+        }
     }
 
     @Test("every row is well formed")
