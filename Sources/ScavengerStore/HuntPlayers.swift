@@ -1,0 +1,191 @@
+import Postgres
+import ScavengerCore
+
+// A hunt's players: who plays, their standings, joining and leaving.
+extension Database {
+    /// A hunt's players with the position of the hunts' change log they reflect, read in one
+    /// statement (one snapshot): every change up to `through` is in them and none after it, since
+    /// the log's numbers follow commit order.
+    public func playersSnapshot(huntID: String) async throws(StoreError)
+        -> (players: [PlayerRecord], through: Int, access: HuntAccessFacts?)
+    {
+        try await mappingErrors {
+            // One snapshot under the log's lock: the players are exactly the log through `through`.
+            let rows = try await pool.query("SELECT * FROM hunt_players_snapshot(\(huntID))")
+            let through: Int = try rows[0].int("through")
+            var access: HuntAccessFacts?
+            if let host: Int = try rows[0].int("hunt_host_id") {
+                access = HuntAccessFacts(hostID: host, isPublic: try rows[0].bool("hunt_public"), removed: try rows[0].bool("hunt_removed"))
+            }
+            let user = try rows.column("user_id")
+            var players: [PlayerRecord] = []
+            for row in rows where try !row.isNull(user) {
+                players.append(try Self.player(row))
+            }
+            return (players, through, access)
+        }
+    }
+
+    /// A player's standing, each column named for ``player(_:)``.
+    static let playerColumns = "user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us"
+
+    /// One player of a hunt, its row locked for the transaction when `forUpdate`; nil when not a player.
+    static func player(_ connection: PostgresConnection, hunt: String, user: Int, forUpdate: Bool) throws -> PlayerRecord? {
+        let rows = try connection.query("""
+            SELECT \(unescaped: playerColumns) FROM hunt_players WHERE hunt_id = \(hunt) AND user_id = \(user)
+            \(unescaped: forUpdate ? "FOR UPDATE" : "")
+            """)
+        return try rows.first.map(player)
+    }
+
+    static func player(_ row: PostgresRow) throws -> PlayerRecord {
+        let at: Int? = try row.int("at_us")
+        return PlayerRecord(
+            userID: try row.int("user_id"), name: try row.string("name"), points: try row.int("points"), found: try row.int("found"),
+            pointsAt: at.map { Timestamp(microseconds: Int64($0)) })
+    }
+
+    /// A player's columns read with `prefix` before each name (`user_id`, `name`, `points`,
+    /// `found`, `at_us`) from an outer join: nil when the user is not a player.
+    static func player(_ row: PostgresRow, prefix: String) throws -> PlayerRecord? {
+        guard let userID: Int = try row.int(prefix + "user_id") else { return nil }
+        let at: Int? = try row.int(prefix + "at_us")
+        return PlayerRecord(
+            userID: userID, name: try row.string(prefix + "name"), points: try row.int(prefix + "points"),
+            found: try row.int(prefix + "found"), pointsAt: at.map { Timestamp(microseconds: Int64($0)) })
+    }
+
+    /// The caller as a player of a hunt, with the stops they have a check-in at that is not
+    /// rejected (`live`) and those accepted (`found`); nil when not a player.
+    public func player(huntID: String, userID: Int) async throws(StoreError)
+        -> (player: PlayerRecord, live: Set<String>, found: [String])?
+    {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT \(unescaped: Self.playerColumns) FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                """)
+            guard let row = rows.first else { return nil }
+            let player = try Self.player(row)
+            let checkIns = try await pool.query("""
+                SELECT c.stop_id, c.status FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
+                WHERE c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status <> 'rejected'
+                ORDER BY s.n
+                """)
+            var live = Set<String>()
+            var found: [String] = []
+            for row in checkIns {
+                let stop: String = try row.string("stop_id")
+                live.insert(stop)
+                if try row.string("status") as String == "accepted" { found.append(stop) }
+            }
+            return (player, live, found)
+        }
+    }
+
+    /// The finish times of a hunt's players who found every stop (the `at` of their last
+    /// accepted check-in), first first.
+    public func finishers(huntID: String) async throws(StoreError) -> [String] {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT hp.name FROM hunt_players hp JOIN hunts h ON h.id = hp.hunt_id
+                JOIN checkins c ON c.hunt_id = hp.hunt_id AND c.user_id = hp.user_id AND c.status = 'accepted'
+                WHERE hp.hunt_id = \(huntID) AND h.stop_count > 0
+                GROUP BY hp.name, h.stop_count
+                HAVING count(*) = h.stop_count
+                ORDER BY max(c.accepted_at), hp.name
+                """)
+            return try rows.map { try $0.string("name") }
+        }
+    }
+
+    // MARK: Players
+
+    /// How JOIN went.
+    public enum JoinOutcome: Sendable, Equatable {
+        case joined(HuntRecord)
+        case unchanged(HuntRecord)
+        case renamed(HuntRecord)
+    }
+
+    /// Joins (or renames) `userID` as `name`; `check` sees the hunt under its row lock (a join
+    /// changes the hunt's count of players, so joins of one hunt are one after the other). A name
+    /// another player holds is ``StoreError/conflict(constraint:)`` `hunt_players_name`. Nil when
+    /// no such hunt.
+    public func join(
+        huntID: String, userID: Int, name: String, rate: RateLimit? = nil, request: KeyedWrite<JoinOutcome?>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> JoinOutcome? {
+        try await huntTransaction(request: request) { connection, log in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
+            try check(hunt, try Self.clock(connection))
+            try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
+            if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
+                if player.name == name { return .unchanged(hunt) }
+                try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
+                log.append(hunt: huntID, .standing(
+                    StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID),
+                    renamedFrom: player.name))
+                return .renamed(hunt)
+            }
+            try connection.query("INSERT INTO hunt_players (hunt_id, user_id, name) VALUES (\(huntID), \(userID), \(name))")
+            try connection.query("""
+                INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
+                ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
+                """)
+            try Self.logCurrentTotals(connection, log, userID: userID)
+            try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
+            log.append(hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil, userID: userID), renamedFrom: nil))
+            var joined = hunt
+            joined.players += 1
+            return .joined(joined)
+        }
+    }
+
+    /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found
+    /// drops. `check` sees the hunt under its row lock. False when not a player (or no hunt).
+    public func leave(
+        huntID: String, userID: Int, rate: RateLimit? = nil, request: KeyedWrite<Bool>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+    ) async throws(StoreError) -> Bool {
+        try await huntTransaction(request: request) { connection, log in
+            guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return false }
+            try check(hunt, try Self.clock(connection))
+            try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
+            let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found")
+            guard let row = rows.first else { return false }
+            let name: String = try row.string("name")
+            let found: Int = try row.int("found")
+            try connection.query("""
+                UPDATE hunt_stops s SET found_by = found_by - 1
+                FROM checkins c WHERE c.stop_id = s.id AND c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status = 'accepted'
+                """)
+            let counted = try connection.query("""
+                DELETE FROM checkins WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                RETURNING status, points, (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us
+                """)
+            // The user's totals lose what this hunt gave them; the totals are logged once all is
+            // taken (in between, points of check-ins already deleted would still count).
+            var debited: [Timestamp] = []
+            for checkIn in counted where try checkIn.string("status") as String == "accepted" {
+                let acceptedAt = Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))
+                try Self.debitTotals(connection, log, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, logged: false)
+                debited.append(acceptedAt)
+            }
+            try connection.query("""
+                UPDATE user_scores SET hunts_played = hunts_played - 1,
+                    hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
+                WHERE user_id = \(userID)
+                """)
+            // Logged once all is taken, hunts played included (with no check-in taken, for the
+            // profile alone).
+            if debited.isEmpty {
+                try Self.logCurrentTotals(connection, log, userID: userID)
+            } else {
+                try Self.logTotals(connection, log, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
+            }
+            try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
+            log.append(hunt: huntID, .left(player: name, userID: userID))
+            return true
+        }
+    }
+}
