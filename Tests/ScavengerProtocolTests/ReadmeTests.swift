@@ -119,4 +119,18 @@ struct ReadmeTests {
             }
         }
     }
+
+    @Test("a manual, not a diary: at most 1,200 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
+    func manualNotDiary() throws {
+        let text = try Self.readme()
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        #expect(lines <= 1_201, "the README has \(lines) lines")
+        // A word of 7 to 40 hex digits holding both a digit and a letter reads as a commit.
+        let words = text.split { !($0.isLetter || $0.isNumber) }
+        let hashes = words.filter { word in
+            (7 ... 40).contains(word.count) && word.allSatisfy(\.isHexDigit) && word.contains(where: \.isNumber)
+                && word.contains(where: \.isLetter) && word == word.lowercased()
+        }
+        #expect(hashes.isEmpty, "commit hashes in the README: \(hashes.prefix(5))")
+    }
 }
