@@ -220,7 +220,7 @@ let package = Package(
             ],
             // Inputs the fuzzer found (or representative ones), replayed by FuzzRegressionTests.
             exclude: ["FuzzRegressions"]),
-        .testTarget(name: "ScavengerBoardTests", dependencies: ["ScavengerBoard", "ScavengerCore", "Sodium", "ScavengerTestSupport"]),
+        .testTarget(name: "ScavengerBoardTests", dependencies: ["ScavengerBoard", "ScavengerCore", "ScavengerStore", "Sodium", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",

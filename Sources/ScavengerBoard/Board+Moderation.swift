@@ -16,7 +16,8 @@ extension Board {
             }
             let receipt = try await charging(.report, limit) {
                 try await store.report(
-                    reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit, request: keyed)
+                    reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit, request: keyed
+                ) { facts in try ModerationDecisions.report(facts, by: reporter) }
             }
             await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
             return FiledReport(id: receipt.reportID, item: receipt.item)
@@ -71,7 +72,9 @@ extension Board {
     public func release(_ item: String, by session: Session) async throws(BoardError) -> ModerationItem {
         return try await guarded {
             let moderator = try await moderator(of: session)
-            return try await store.release(moderator: moderator, item: item)
+            return try await store.release(moderator: moderator, item: item) { facts in
+                try ModerationDecisions.release(facts, by: moderator)
+            }
         }
     }
 
@@ -85,7 +88,9 @@ extension Board {
             let keyed = try keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { (claimed: ModerationItem?) in
                 ModerationItem??.some(claimed)
             }
-            return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds, request: keyed)
+            return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds, request: keyed) {
+                facts in try ModerationDecisions.claim(facts, by: moderator)
+            }
         }
     }
 
@@ -103,7 +108,9 @@ extension Board {
             let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
             let keyed = try keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { (outcome: ResolveOutcome) in outcome.item }
             let outcome = try await store.resolve(
-                moderator: moderator, item: item, resolution: resolution, ban: ban, note: note, request: keyed)
+                moderator: moderator, item: item, resolution: resolution, ban: ban, note: note, request: keyed,
+                decide: { facts in try ModerationDecisions.resolve(facts, by: moderator) },
+                decideBan: { facts in try ModerationDecisions.ban(facts, by: moderator, byName: false) })
             await refreshFeed(gone: outcome.removedPin)
             if Identifier.isHunt(item) { await applyOwnHuntWrite() }
             return outcome.item
@@ -120,7 +127,9 @@ extension Board {
         try await guarded {
             let moderator = try await moderator(of: session)
             let keyed = try keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { () in () }
-            try await store.setBan(moderator: moderator, username: username, ban: ban, note: note, request: keyed)
+            try await store.setBan(moderator: moderator, username: username, ban: ban, note: note, request: keyed) { facts in
+                try ModerationDecisions.ban(facts, by: moderator, byName: true)
+            }
         }
     }
 

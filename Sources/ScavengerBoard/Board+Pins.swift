@@ -96,15 +96,20 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isPin(id) else { throw Self.noSuchPin }
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (outcome: DeleteOutcome) in
-                outcome == .deleted ? () : nil
+            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (deleted: Bool) in deleted ? () : nil }
+            let deleted = try await store.deletePin(id: id, by: account.id, request: keyed) { facts in
+                try Self.deletion(of: facts, by: account)
             }
-            switch try await store.deletePin(id: id, userID: account.id, canModerate: account.user.role.canModerate, request: keyed) {
-            case .deleted: await feed.applyOwnWrite { $0.remove(id: id) }
-            case .notFound: throw Self.noSuchPin
-            case .forbidden: throw BoardError(.forbidden, "only the author or a moderator may delete this pin")
-            }
+            guard deleted else { throw Self.noSuchPin }
+            await feed.applyOwnWrite { $0.remove(id: id) }
         }
+    }
+
+    /// Who may delete a pin: its author, or a moderator (whose delete of another's pin is audited).
+    static func deletion(of facts: PinDeleteFacts, by account: Account) throws(BoardError) -> PinDeletion {
+        if facts.authorID == account.id { return .byAuthor }
+        guard account.user.role.canModerate else { throw BoardError(.forbidden, "only the author or a moderator may delete this pin") }
+        return .byModerator
     }
 
     /// Adds a message to the chat under a live pin; the pin's reply count in the feed follows.

@@ -119,12 +119,6 @@ extension Board {
             return BoardError(.badArgument, invalid.message)
         case let conflict as HuntConflict:
             return BoardError(.conflict, conflict.message)
-        case let refusal as ModerationRefusal:
-            switch refusal {
-            case .notFound(let message): return BoardError(.notFound, message)
-            case .forbidden(let message): return BoardError(.forbidden, message)
-            case .conflict(let message): return BoardError(.conflict, message)
-            }
         default:
             logger.error("use case failed", metadata: ["use_case": "\(useCase)", "error": "\(error)"])
             return .internalFailure

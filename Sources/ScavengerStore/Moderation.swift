@@ -4,11 +4,47 @@
 import Postgres
 import ScavengerCore
 
-/// A moderation command refused for a reason the client should hear; nothing was changed.
-public enum ModerationRefusal: Error, Sendable, Equatable {
-    case notFound(String)
-    case forbidden(String)
-    case conflict(String)
+/// What a report is decided on, read under the content's row lock: who wrote the content, and
+/// whether this reporter has reported it already.
+public struct ReportFacts: Sendable, Equatable {
+    public var authorID: Int
+    public var alreadyReported: Bool
+
+    public init(authorID: Int, alreadyReported: Bool) {
+        self.authorID = authorID
+        self.alreadyReported = alreadyReported
+    }
+}
+
+/// A queue item as `CLAIM`, `RESOLVE` and `RELEASE` are decided on, read under its row lock.
+public struct QueueItemFacts: Sendable, Equatable {
+    /// Who wrote the content (nil when the account is gone).
+    public var authorID: Int?
+    public var status: ItemStatus
+    /// Who claimed it, and whether that claim still runs.
+    public var holderID: Int?
+    public var claimLive: Bool
+
+    public init(authorID: Int?, status: ItemStatus, holderID: Int?, claimLive: Bool) {
+        self.authorID = authorID
+        self.status = status
+        self.holderID = holderID
+        self.claimLive = claimLive
+    }
+}
+
+/// The user a ban or an unban would touch, read under their row lock.
+public struct BanTargetFacts: Sendable, Equatable {
+    public var userID: Int
+    public var role: Role
+    /// Whether an admin's ban on them still runs.
+    public var bannedByAdmin: Bool
+
+    public init(userID: Int, role: Role, bannedByAdmin: Bool) {
+        self.userID = userID
+        self.role = role
+        self.bannedByAdmin = bannedByAdmin
+    }
 }
 
 /// What REPORT did.
@@ -30,53 +66,50 @@ public struct ResolveOutcome: Sendable, Equatable {
 }
 
 extension Database {
-    /// Runs a moderation transaction; a refusal rolls it back and is rethrown as is.
+    /// Runs a moderation transaction; a refusal of the caller's rules rolls it back and comes
+    /// back as ``StoreError/refused(_:)``.
     func moderation<T: Sendable>(
         request: KeyedWrite<T>? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T
-    ) async throws -> T {
-        do {
-            return try await pool.transaction { connection in
+    ) async throws(StoreError) -> T {
+        try await mappingErrors {
+            try await pool.transaction { connection in
                 let result = try body(connection)
                 try request.record(result, on: connection)
                 return result
             }
-        } catch let refusal as ModerationRefusal {
-            throw refusal
-        } catch let error as StoreError {
-            throw error
-        } catch let error as PostgresError {
-            throw StoreError(error)
         }
     }
 
     // MARK: Reports
 
-    /// Files a report; hides the item when its distinct qualifying reporters (old enough, not
-    /// banned) reach `rules.hideThreshold` (unless a moderator dismissed it before). With a
-    /// `rate`, the reporter's bucket must give a token (``StoreError/rateLimited(retryAfterSeconds:)``
-    /// otherwise).
+    /// Files a report, as `decide` (the board's rule) decides from the content's facts (nil when
+    /// nothing reportable has that id); hides the item when its distinct qualifying reporters
+    /// (old enough, not banned) reach `rules.hideThreshold` (unless a moderator dismissed it
+    /// before). With a `rate`, the reporter's bucket must give a token
+    /// (``StoreError/rateLimited(retryAfterSeconds:)`` otherwise).
     public func report(
         reporter: Account, item: String, reason: ReportReason, note: String?, rules: ModerationRules, rate: RateLimit?,
-        request: KeyedWrite<ReportReceipt>? = nil
-    ) async throws -> ReportReceipt {
+        request: KeyedWrite<ReportReceipt>? = nil, decide: @escaping @Sendable (ReportFacts?) throws -> Void
+    ) async throws(StoreError) -> ReportReceipt {
         let reportID = Identifier.newReport()
         return try await moderation(request: request) { connection in
             try Self.lockFeedChanges(connection)
             // A token for this report, taken under the bucket's row lock: concurrent reports by
             // one user wait in turn, so the limit holds; a report refused below gives it back.
             try Self.takeRateToken(connection, userID: reporter.id, action: .report, rate: rate)
+            // Reports of one item wait on its row, so "already reported" is exact.
             let content = try Self.lockContent(connection, item: item)
-            guard content.authorID != reporter.id else {
-                throw ModerationRefusal.forbidden("you cannot report your own content")
+            var facts: ReportFacts?
+            if let content {
+                let earlier = try connection.query("SELECT 1 FROM reports WHERE item = \(item) AND reporter_id = \(reporter.id)")
+                facts = ReportFacts(authorID: content.authorID, alreadyReported: !earlier.isEmpty)
             }
+            try decide(facts)
+            guard let content else { throw StoreError.unexpected("a report was decided on content that is not there") }
             try connection.query(Self.snapshotInsert(item: item))
-            let inserted = try connection.query("""
+            try connection.query("""
                 INSERT INTO reports (id, item, reporter_id, reason, note) VALUES (\(reportID), \(item), \(reporter.id), \(reason.rawValue), \(note))
-                ON CONFLICT ON CONSTRAINT reports_one_per_reporter DO NOTHING
                 """)
-            guard inserted.affectedRows == 1 else {
-                throw ModerationRefusal.conflict("you have already reported this")
-            }
             // A resolved (dismissed) item goes back in the queue; the hide rule never overrides
             // a dismissal. Every report counts in `reports`, but only qualifying reporters count
             // toward hiding: accounts that were at least `minimumReporterAgeSeconds` old when
@@ -115,16 +148,14 @@ extension Database {
         var pin: String?
     }
 
-    static let noSuchContent = ModerationRefusal.notFound("no such pin, reply, hunt or stop")
-
     /// Locks what can be reported: a live pin, a reply under a live pin or in a hunt's chat, a
-    /// hunt or a stop that was not removed; NOT_FOUND otherwise. A stop's author is its host.
-    static func lockContent(_ connection: PostgresConnection, item: String) throws -> LockedContent {
+    /// hunt or a stop that was not removed; nil otherwise. A stop's author is its host.
+    static func lockContent(_ connection: PostgresConnection, item: String) throws -> LockedContent? {
         if Identifier.isPin(item) {
             let rows = try connection.query("""
                 SELECT author_id, hidden FROM pins WHERE id = \(item) AND expires_at > now() FOR UPDATE
                 """)
-            guard let row = rows.first else { throw noSuchContent }
+            guard let row = rows.first else { return nil }
             return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: nil)
         }
         if Identifier.isReply(item) {
@@ -133,12 +164,12 @@ extension Database {
                 LEFT JOIN pins p ON p.id = r.pin_id LEFT JOIN hunts h ON h.id = r.hunt_id
                 WHERE r.id = \(item) AND (p.expires_at > now() OR NOT h.removed) FOR UPDATE OF r
                 """)
-            guard let row = rows.first else { throw noSuchContent }
+            guard let row = rows.first else { return nil }
             return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: try row.string("pin_id"))
         }
         if Identifier.isHunt(item) {
             let rows = try connection.query("SELECT host_id, moderation_hidden FROM hunts WHERE id = \(item) AND NOT removed FOR UPDATE")
-            guard let row = rows.first else { throw noSuchContent }
+            guard let row = rows.first else { return nil }
             return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), pin: nil)
         }
         if Identifier.isStop(item) {
@@ -146,10 +177,10 @@ extension Database {
                 SELECT h.host_id, s.moderation_hidden FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id
                 WHERE s.id = \(item) AND NOT s.removed AND NOT h.removed FOR UPDATE OF s
                 """)
-            guard let row = rows.first else { throw noSuchContent }
+            guard let row = rows.first else { return nil }
             return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), pin: nil)
         }
-        throw noSuchContent
+        return nil
     }
 
     /// Creates the queue item with its evidence snapshot, unless it exists.
@@ -308,7 +339,7 @@ extension Database {
             SELECT \(unescaped: itemColumns) FROM moderation_items m LEFT JOIN users c ON c.id = m.claimed_by
             WHERE m.item = \(item)
             """)
-        guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
+        guard let row = rows.first else { throw StoreError.unexpected("a queue item vanished inside its transaction") }
         return try ItemColumns(rows).item(row)
     }
 
@@ -338,24 +369,17 @@ extension Database {
     }
 
     /// Claims an item (or the next open one) for `claimSeconds`. Nil when nothing is open.
-    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`). Nobody claims
-    /// their own content: naming it is `forbidden`, and the next open one skips it.
+    /// Two moderators claiming at once never get the same item (`SKIP LOCKED`). A named item is
+    /// claimed as `decide` (the board's rule) decides from its facts (nil when it is not in the
+    /// queue); the next open one is never the moderator's own content.
     public func claim(
-        moderator: Account, item: String?, claimSeconds: Int, request: KeyedWrite<ModerationItem?>? = nil
-    ) async throws -> ModerationItem? {
+        moderator: Account, item: String?, claimSeconds: Int, request: KeyedWrite<ModerationItem?>? = nil,
+        decide: @escaping @Sendable (QueueItemFacts?) throws -> Void
+    ) async throws(StoreError) -> ModerationItem? {
         try await moderation(request: request) { connection -> ModerationItem? in
             let target: String
             if let item {
-                let rows = try connection.query(Self.claimState(item: item))
-                guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-                try Self.checkNotOwn(author: try row.int("author_id"), moderator: moderator)
-                let status: String = try row.string("status")
-                if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
-                let holder: Int? = try row.int("claimed_by")
-                let active: Bool? = try row.bool("claim_live")
-                if status == "claimed", active == true, holder != moderator.id {
-                    throw ModerationRefusal.conflict("another moderator holds that item")
-                }
+                try decide(try Self.queueItemFacts(connection, item: item))
                 target = item
             } else {
                 let rows = try connection.query("""
@@ -378,26 +402,18 @@ extension Database {
         }
     }
 
-    /// Decides an item. Only the moderator holding its claim, or an admin; nobody decides on
-    /// their own content.
+    /// Decides an item, as `decide` (the board's rule: who may) decides from its facts (nil when
+    /// it is not in the queue); a ban of its author as `decideBan` decides from theirs.
     public func resolve(
         moderator: Account, item: String, resolution: Resolution, ban: BanLength, note: String?,
-        request: KeyedWrite<ResolveOutcome>? = nil
-    ) async throws -> ResolveOutcome {
+        request: KeyedWrite<ResolveOutcome>? = nil, decide: @escaping @Sendable (QueueItemFacts?) throws -> Void,
+        decideBan: @escaping @Sendable (BanTargetFacts?) throws -> Void
+    ) async throws(StoreError) -> ResolveOutcome {
         try await moderation(request: request) { connection in
             try Self.lockFeedChanges(connection)
-            let rows = try connection.query(Self.claimState(item: item))
-            guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-            let authorID: Int? = try row.int("author_id")
-            try Self.checkNotOwn(author: authorID, moderator: moderator)
-            let status: String = try row.string("status")
-            if status == "resolved" { throw ModerationRefusal.conflict("that item is already resolved") }
-            let holder: Int? = try row.int("claimed_by")
-            let active: Bool? = try row.bool("claim_live")
-            let holds = status == "claimed" && active == true && holder == moderator.id
-            guard holds || moderator.user.role == .admin else {
-                throw ModerationRefusal.forbidden("only the moderator holding the claim, or an admin, may resolve it")
-            }
+            let facts = try Self.queueItemFacts(connection, item: item)
+            try decide(facts)
+            let authorID = facts?.authorID
             var refreshPin: String?
             var removedPin: String?
             var note = note
@@ -406,9 +422,9 @@ extension Database {
                 refreshPin = try Self.setContentHidden(connection, item: item, hidden: false)
             case .remove, .ban:
                 if resolution == .ban, let authorID {
-                    // A moderator's ban never shortens or replaces an admin's: checkBannable
+                    // A moderator's ban never shortens or replaces an admin's: the board's rule
                     // refuses it (RESOLVE … remove still takes the content down).
-                    try Self.checkBannable(connection, target: authorID, by: moderator)
+                    try decideBan(try Self.banTargetFacts(connection, userID: authorID))
                     try Self.setBan(connection, userID: authorID, ban: ban, by: moderator)
                 }
                 let log = HuntLog()
@@ -436,20 +452,17 @@ extension Database {
         }
     }
 
-    /// Locks a queue item and reads who may decide it: `status`, `claimed_by`, `claim_live`
-    /// (the claim has not run out), `author_id`.
-    static func claimState(item: String) -> SQL {
-        """
-        SELECT status, claimed_by, claim_expires > now() AS claim_live, author_id FROM moderation_items
-        WHERE item = \(item) FOR UPDATE
-        """
-    }
-
-    /// Nobody, admins included, claims or resolves a report on their own content.
-    static func checkNotOwn(author: Int?, moderator: Account) throws {
-        if author == moderator.id {
-            throw ModerationRefusal.forbidden("you cannot moderate your own content")
-        }
+    /// Locks a queue item and reads who may decide it; nil when it is not in the queue.
+    static func queueItemFacts(_ connection: PostgresConnection, item: String) throws -> QueueItemFacts? {
+        let rows = try connection.query("""
+            SELECT status, claimed_by, coalesce(claim_expires > now(), false) AS claim_live, author_id FROM moderation_items
+            WHERE item = \(item) FOR UPDATE
+            """)
+        guard let row = rows.first else { return nil }
+        let statusName: String = try row.string("status")
+        guard let status = ItemStatus(rawValue: statusName) else { throw StoreError.unexpected("a queue item's status is \(statusName)") }
+        return QueueItemFacts(
+            authorID: try row.int("author_id"), status: status, holderID: try row.int("claimed_by"), claimLive: try row.bool("claim_live"))
     }
 
     /// Takes a removed hunt's points out of its players' totals (all-time and each week's) and
@@ -524,23 +537,19 @@ extension Database {
 
     // MARK: Bans
 
-    /// Moderators may ban users; only admins may ban moderators or admins, and only admins may
-    /// lift, shorten or replace a ban an admin set while it lasts. Locks the target's row.
-    static func checkBannable(_ connection: PostgresConnection, target: Int, by moderator: Account) throws {
-        let rows = try connection.query("""
-            SELECT role, coalesce(banned_until > now() AND banned_by_role = 'admin', false) AS admin_ban
-            FROM users WHERE id = \(target) FOR UPDATE
-            """)
-        guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
-        guard moderator.user.role != .admin else { return }
-        let role: String = try row.string("role")
-        if role != Role.user.rawValue {
-            throw ModerationRefusal.forbidden("only an admin may ban a moderator or an admin")
-        }
-        let adminBan: Bool = try row.bool("admin_ban")
-        if adminBan {
-            throw ModerationRefusal.forbidden("an admin banned this user; only an admin may lift or change that ban")
-        }
+    /// Locks a user's row and reads what a ban of them is decided on; nil when there is none.
+    static func banTargetFacts(_ connection: PostgresConnection, userID: Int) throws -> BanTargetFacts? {
+        try banTargetFacts(connection, rows: connection.query("""
+            SELECT id, role, coalesce(banned_until > now() AND banned_by_role = 'admin', false) AS admin_ban
+            FROM users WHERE id = \(userID) FOR UPDATE
+            """))
+    }
+
+    private static func banTargetFacts(_ connection: PostgresConnection, rows: PostgresRows) throws -> BanTargetFacts? {
+        guard let row = rows.first else { return nil }
+        let roleName: String = try row.string("role")
+        guard let role = Role(rawValue: roleName) else { throw StoreError.unexpected("a user's role is \(roleName)") }
+        return BanTargetFacts(userID: try row.int("id"), role: role, bannedByAdmin: try row.bool("admin_ban"))
     }
 
     /// Sets (or with nil lifts) a user's ban, recording whether an admin or a moderator set it.
@@ -562,16 +571,19 @@ extension Database {
         // A banned user's sessions stay: they may still read and log out; writes are refused.
     }
 
-    /// Bans (`ban` non-nil) or unbans a user by name. Nobody bans or unbans themselves.
+    /// Bans (`ban` non-nil) or unbans a user by name, as `decide` (the board's rule) decides from
+    /// their facts (nil when no user has that name).
     public func setBan(
-        moderator: Account, username: String, ban: BanLength?, note: String?, request: KeyedWrite<Void>? = nil
-    ) async throws {
+        moderator: Account, username: String, ban: BanLength?, note: String?, request: KeyedWrite<Void>? = nil,
+        decide: @escaping @Sendable (BanTargetFacts?) throws -> Void
+    ) async throws(StoreError) {
         try await moderation(request: request) { connection in
-            let rows = try connection.query("SELECT id FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE")
-            guard let row = rows.first else { throw ModerationRefusal.notFound("no such user") }
-            let userID: Int = try row.int("id")
-            guard userID != moderator.id else { throw ModerationRefusal.forbidden("you cannot ban or unban yourself") }
-            try Self.checkBannable(connection, target: userID, by: moderator)
+            let facts = try Self.banTargetFacts(connection, rows: connection.query("""
+                SELECT id, role, coalesce(banned_until > now() AND banned_by_role = 'admin', false) AS admin_ban
+                FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE
+                """))
+            try decide(facts)
+            guard let userID = facts?.userID else { throw StoreError.unexpected("a ban was decided for no user") }
             try Self.setBan(connection, userID: userID, ban: ban, by: moderator)
             try Self.log(connection, moderator: moderator.id, action: ban == nil ? "unban" : "ban", item: nil, user: userID, note: note)
         }

@@ -108,16 +108,13 @@ extension Database {
         }
     }
 
-    /// Hands back a claim the moderator holds, so the item is open for others at once.
-    /// `conflict` when they hold no live claim on it; `notFound` when there is no such item.
-    public func release(moderator: Account, item: String) async throws -> ModerationItem {
+    /// Hands back a claim, so the item is open for others at once, as `decide` (the board's rule:
+    /// only its live holder) decides from the item's facts (nil when it is not in the queue).
+    public func release(
+        moderator: Account, item: String, decide: @escaping @Sendable (QueueItemFacts?) throws -> Void
+    ) async throws(StoreError) -> ModerationItem {
         try await moderation { connection in
-            let rows = try connection.query("""
-                SELECT status = 'claimed' AND claim_expires > now() AND claimed_by = \(moderator.id) AS holds
-                FROM moderation_items WHERE item = \(item) FOR UPDATE
-                """)
-            guard let row = rows.first else { throw ModerationRefusal.notFound("no such item in the queue") }
-            guard try row.bool("holds") as Bool else { throw ModerationRefusal.conflict("you hold no claim on that item") }
+            try decide(try Self.queueItemFacts(connection, item: item))
             try connection.query("""
                 UPDATE moderation_items SET status = 'open', claimed_by = NULL, claim_expires = NULL WHERE item = \(item)
                 """)

@@ -48,11 +48,19 @@ public struct NewPin: Sendable {
     }
 }
 
-/// How a delete went.
-public enum DeleteOutcome: Sendable, Equatable {
-    case deleted
-    case notFound
-    case forbidden
+/// What a pin's delete is decided on: who wrote the pin.
+public struct PinDeleteFacts: Sendable, Equatable {
+    public var authorID: Int
+
+    public init(authorID: Int) {
+        self.authorID = authorID
+    }
+}
+
+/// How a delete was decided: the author's own, or a moderator's of someone else's pin (audited).
+public enum PinDeletion: Sendable, Equatable {
+    case byAuthor
+    case byModerator
 }
 
 extension Database {
@@ -142,27 +150,28 @@ extension Database {
         }
     }
 
-    /// Deletes a live pin with its replies and photo, if `userID` wrote it or `canModerate`.
+    /// Deletes a live pin with its replies and photo, by `userID`, as `decide` (the board's rule)
+    /// decides from the pin's facts, read under its row lock; false when there is no live pin.
     /// A moderator's delete of someone else's pin is audited in the same transaction (evidence
     /// snapshot, resolved queue item, `delete` log entry); an author's own delete is not.
     public func deletePin(
-        id: String, userID: Int, canModerate: Bool, request: KeyedWrite<DeleteOutcome>? = nil
-    ) async throws(StoreError) -> DeleteOutcome {
+        id: String, by userID: Int, request: KeyedWrite<Bool>? = nil,
+        decide: @escaping @Sendable (PinDeleteFacts) throws -> PinDeletion
+    ) async throws(StoreError) -> Bool {
         try await mappingErrors {
             try await pool.transaction { connection in
                 try Self.lockFeedChanges(connection)
                 let rows = try connection.query("""
                     SELECT p.author_id FROM pins p WHERE p.id = \(id) AND \(unescaped: Self.livePin) FOR UPDATE
                     """)
-                guard let row = rows.first else { return DeleteOutcome.notFound }
+                guard let row = rows.first else { return false }
                 let authorID: Int = try row.int("author_id")
-                guard canModerate || authorID == userID else { return .forbidden }
-                if authorID != userID {
+                if try decide(PinDeleteFacts(authorID: authorID)) == .byModerator {
                     try Self.auditDelete(connection, pin: id, moderator: userID, author: authorID)
                 }
                 try connection.query("DELETE FROM pins WHERE id = \(id)")
-                try request.record(DeleteOutcome.deleted, on: connection)
-                return .deleted
+                try request.record(true, on: connection)
+                return true
             }
         }
     }
@@ -174,36 +183,29 @@ extension Database {
         pinID: String, authorID: Int, authorName: String, text: String, rate: RateLimit? = nil, request: KeyedWrite<PinReply>? = nil
     ) async throws(StoreError) -> PinReply? {
         let id = Identifier.newReply()
-        do {
-            return try await mappingErrors {
-                try await pool.transaction { connection -> PinReply in
-                    try Self.takeRateToken(connection, userID: authorID, action: .reply, rate: rate)
-                    let rows = try connection.query("""
-                        WITH target AS (
-                            UPDATE pins p SET reply_count = reply_count + 1
-                            WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
-                            RETURNING p.id
-                        )
-                        INSERT INTO replies (id, pin_id, author_id, body)
-                        SELECT \(id), target.id, \(authorID), \(text) FROM target
-                        RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
-                        """)
-                    // No live pin: the rollback gives the token back.
-                    guard let row = rows.first else { throw StoreError.unexpected(Self.pinNotLive) }
-                    let reply = PinReply(
-                        id: id, pin: pinID, text: text, author: authorName,
-                        created: Timestamp(microseconds: Int64(try row.int("created_us") as Int)))
-                    try request.record(reply, on: connection)
-                    return reply
-                }
+        return try await mappingErrors {
+            try await pool.transaction { connection -> PinReply? in
+                // The pin's count first (its row lock, and whether it is live: nothing else is
+                // written when it is not), then the token, then the reply.
+                let live = try connection.query("""
+                    UPDATE pins p SET reply_count = reply_count + 1
+                    WHERE p.id = \(pinID) AND \(unescaped: Self.visiblePin)
+                    RETURNING p.id
+                    """)
+                guard !live.isEmpty else { return nil }
+                try Self.takeRateToken(connection, userID: authorID, action: .reply, rate: rate)
+                let rows = try connection.query("""
+                    INSERT INTO replies (id, pin_id, author_id, body) VALUES (\(id), \(pinID), \(authorID), \(text))
+                    RETURNING (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
+                    """)
+                let reply = PinReply(
+                    id: id, pin: pinID, text: text, author: authorName,
+                    created: Timestamp(microseconds: Int64(try rows[0].int("created_us") as Int)))
+                try request.record(reply, on: connection)
+                return reply
             }
-        } catch .unexpected(Self.pinNotLive) {
-            return nil
         }
     }
-
-    /// Rolls back a reply's transaction when its pin is not live.
-    private static let pinNotLive = "the pin is not live"
 
     /// Takes a token from the user's bucket for `action` (nothing when `rate` is nil), or throws
     /// ``StoreError/rateLimited(retryAfterSeconds:)``. Runs in the caller's transaction, so a write

@@ -117,7 +117,7 @@ struct FeedTests {
                 try await eventually("the reply count follows") {
                     try await client.ok("NEARBY 0 0 100")["pins"][0]["replies"].int == 1
                 }
-                _ = try await other.deletePin(id: pin.id, userID: author.id, canModerate: false)
+                _ = try await other.deletePin(id: pin.id, by: author.id) { _ in .byAuthor }
                 try await eventually("the deleted pin leaves the feed") {
                     try await client.ok("NEARBY 0 0 100")["pins"].array.isEmpty
                 }
@@ -239,7 +239,7 @@ struct FeedTests {
             // its watches, whose events in between are lost, hear `overflow` and end.
             try await converse(address) { (watcher: Conversation) async throws in
                 let watch = try await watcher.watch("0 0 1000")
-                _ = try await other.deletePin(id: first, userID: author.id, canModerate: false)
+                _ = try await other.deletePin(id: first, by: author.id) { _ in .byAuthor }
                 // Far away; the trim keeps the newest entry, so this one, and the delete is lost.
                 _ = try await post("three", lat: 2)
                 try await environment.pool.query("UPDATE feed_changes SET at = now() - interval '2 days'", idempotent: false)
@@ -277,7 +277,7 @@ struct FeedTests {
             let deleted = textPin("deleted", by: author.id)
             _ = try await feed.writeOwnPin(id: deleted.id) {
                 let pin = try await store.createPin(deleted)
-                _ = try await store.deletePin(id: deleted.id, userID: author.id, canModerate: false)
+                _ = try await store.deletePin(id: deleted.id, by: author.id) { _ in .byAuthor }
                 try await feed.catchUp()
                 return pin
             }
@@ -293,7 +293,7 @@ struct FeedTests {
             let late = textPin("deleted before a reload", by: author.id)
             _ = try await feed.writeOwnPin(id: late.id) {
                 let pin = try await store.createPin(late)
-                _ = try await store.deletePin(id: late.id, userID: author.id, canModerate: false)
+                _ = try await store.deletePin(id: late.id, by: author.id) { _ in .byAuthor }
                 try await feed.load()
                 return pin
             }
@@ -335,7 +335,7 @@ struct FeedTests {
             _ = try await post("theirs", by: other)
             #expect(try heard(other.writerID))
             // Any other change, even to this store's own pin, wakes with no name.
-            _ = try await own.deletePin(id: mine, userID: author.id, canModerate: false)
+            _ = try await own.deletePin(id: mine, by: author.id) { _ in .byAuthor }
             #expect(try heard(""))
             // What a listener slept through is still read from the log by the next catch-up.
             try await environment.feed.catchUp()

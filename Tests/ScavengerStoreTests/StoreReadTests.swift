@@ -94,10 +94,10 @@ struct StoreReadTests {
 
         // Moderation: reports, the queue, a claim and its release, a decision, a ban, the log.
         let aliceReply = try #require(try await db.createReply(pinID: photo.id, authorID: alice.id, authorName: "alice", text: "mine"))
-        let photoReport = try await db.report(reporter: bob, item: photo.id, reason: .spam, note: "stolen", rules: .init(), rate: nil)
+        let photoReport = try await db.report(reporter: bob, item: photo.id, reason: .spam, note: "stolen", rules: .init(), rate: nil) { _ in }
         #expect(photoReport.item == photo.id && !photoReport.hidNow)
-        _ = try await db.report(reporter: bob, item: text.id, reason: .other, note: nil, rules: .init(), rate: nil)
-        _ = try await db.report(reporter: alice, item: reply.id, reason: .harassment, note: nil, rules: .init(), rate: nil)
+        _ = try await db.report(reporter: bob, item: text.id, reason: .other, note: nil, rules: .init(), rate: nil) { _ in }
+        _ = try await db.report(reporter: alice, item: reply.id, reason: .harassment, note: nil, rules: .init(), rate: nil) { _ in }
         #expect(try await db.openModerationItemCount() == 3)
         let queue = try await db.moderationQueue(status: .open, limit: 10)
         #expect(Set(queue.map(\.item)) == [photo.id, text.id, reply.id])
@@ -111,13 +111,14 @@ struct StoreReadTests {
         #expect(reports.map(\.reporter) == ["bob"] && reports.first?.reason == .spam && reports.first?.note == "stolen")
         #expect(reports.first?.reporterAgeSeconds ?? -1 >= 0)
         #expect(try await db.evidencePhoto(item: photo.id)?.data == [1, 2, 3])
-        let claimed = try #require(try await db.claim(moderator: moderator, item: photo.id, claimSeconds: 60))
+        let claimed = try #require(try await db.claim(moderator: moderator, item: photo.id, claimSeconds: 60) { _ in })
         #expect(claimed.status == .claimed && claimed.claimedBy == "mod")
-        #expect(try await db.release(moderator: moderator, item: photo.id).status == .open)
-        #expect(try await db.claim(moderator: moderator, item: reply.id, claimSeconds: 60)?.content.pin == text.id)
-        let outcome = try await db.resolve(moderator: moderator, item: reply.id, resolution: .remove, ban: .permanent, note: "gone")
+        #expect(try await db.release(moderator: moderator, item: photo.id) { _ in }.status == .open)
+        #expect(try await db.claim(moderator: moderator, item: reply.id, claimSeconds: 60) { _ in }?.content.pin == text.id)
+        let outcome = try await db.resolve(
+            moderator: moderator, item: reply.id, resolution: .remove, ban: .permanent, note: "gone", decide: { _ in }, decideBan: { _ in })
         #expect(outcome.item.status == .resolved && outcome.item.resolution == .remove && outcome.refreshPin == text.id)
-        try await db.setBan(moderator: moderator, username: "bob", ban: .seconds(600), note: "cool off")
+        try await db.setBan(moderator: moderator, username: "bob", ban: .seconds(600), note: "cool off") { _ in }
         let log = try await db.moderationLog(limit: 10, before: nil)
         #expect(log.entries.map(\.action) == ["ban", "remove", "claim", "release", "claim"] && log.next == nil)
         #expect(log.entries.first?.moderator == "mod" && log.entries.first?.user == "bob" && log.entries.first?.note == "cool off")
@@ -136,7 +137,7 @@ struct StoreReadTests {
         #expect(try await db.account(sessionTokenHash: Self.token(2))?.ban != nil)
 
         // A moderator's delete of someone else's pin, and an expiry pass with nothing to expire.
-        #expect(try await db.deletePin(id: text.id, userID: moderator.id, canModerate: true) == .deleted)
+        #expect(try await db.deletePin(id: text.id, by: moderator.id) { _ in .byModerator } == true)
         #expect(try await db.expire() == .init())
         await pool.shutdown()
     }
