@@ -52,7 +52,7 @@ extension Board {
             let result: @Sendable (CheckInWrite) -> CheckInResult = { written in
                 CheckInResult(checkIn: written.checkIn, points: written.standing.points, found: written.standing.found, rank: written.rank)
             }
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (outcome: CheckInOutcome?) -> CheckInResult? in
+            let keyed = try keyedWrite(request, userID: account.id) { (outcome: CheckInOutcome?) -> CheckInResult? in
                 guard case .written(let written) = outcome else { return nil }
                 return result(written)
             }
@@ -279,7 +279,7 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) {
+            let keyed = try keyedWrite(request, userID: account.id) {
                 (reviewed: (checkIn: CheckIn, standing: StandingChange)?) in reviewed?.checkIn
             }
             guard let reviewed = try await store.review(checkInID: checkInID, request: keyed, decide: { facts in

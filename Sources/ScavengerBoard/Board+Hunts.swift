@@ -232,7 +232,7 @@ extension Board {
                 lat: draft.lat, lon: draft.lon, radiusMeters: draft.radiusMeters, points: draft.points, title: draft.title, clue: draft.clue,
                 proof: draft.proof, codeHash: codeHash, hidden: draft.hidden)
             let maximumStops = rules.hunts
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (record: StopRecord?) in
+            let keyed = try keyedWrite(request, userID: account.id) { (record: StopRecord?) in
                 record.map { StopView(stop: $0.stop, showsPlace: true) }
             }
             guard let record = try await store.addStop(huntID: huntID, new, request: keyed, check: { hunt, now in
@@ -255,7 +255,7 @@ extension Board {
             guard Identifier.isStop(id), let stop = try await store.stop(id: id) else { throw Self.noSuchStop }
             let found = try await hostOnlyRefusal(huntID: stop.stop.hunt, account: account, what: "remove stops")
             let refusal = found.code == .notFound ? Self.noSuchStop : found
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (removed: Bool) in removed ? () : nil }
+            let keyed = try keyedWrite(request, userID: account.id) { (removed: Bool) in removed ? () : nil }
             let removed = try await store.removeStop(id: id, request: keyed) { hunt, now in
                 try Self.rule {
                     try Self.requireHost(hunt, account, refusal)
@@ -328,7 +328,7 @@ extension Board {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
             let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "send hints")
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (at: Timestamp?) in at.map { _ in () } }
+            let keyed = try keyedWrite(request, userID: account.id) { (at: Timestamp?) in at.map { _ in () } }
             let replyRate = rate(.reply, for: account.user.role)
             guard try await charging(.reply, replyRate, { try await store.addHint(huntID: huntID, text: text, rate: replyRate, request: keyed, check: { hunt, now in
                 try Self.rule {
@@ -407,7 +407,7 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (left: Bool) in left ? () : nil }
+            let keyed = try keyedWrite(request, userID: account.id) { (left: Bool) in left ? () : nil }
             let joinRate = rate(.join, for: account.user.role)
             let left = try await charging(.join, joinRate) {
                 try await store.leave(huntID: huntID, userID: account.id, rate: joinRate, request: keyed) { hunt, now in
@@ -559,7 +559,7 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply?) in reply }
+            let keyed = try keyedWrite(request, userID: account.id) { (reply: PinReply?) in reply }
             guard let reply = try await charging(.reply, limit, {
                 try await store.createHuntReply(
                     huntID: huntID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed,

@@ -11,7 +11,7 @@ extension Board {
         return try await guarded {
             let reporter = try await writer(of: session)
             let limit = rate(.report, for: reporter.user.role)
-            let keyed = try keyedWrite(request, userID: reporter.id, made: MadeInTransaction()) { (receipt: ReportReceipt) in
+            let keyed = try keyedWrite(request, userID: reporter.id) { (receipt: ReportReceipt) in
                 FiledReport(id: receipt.reportID, item: receipt.item)
             }
             let receipt = try await charging(.report, limit) {
@@ -85,7 +85,7 @@ extension Board {
     {
         return try await guarded {
             let moderator = try await moderator(of: session)
-            let keyed = try keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { (claimed: ModerationItem?) in
+            let keyed = try keyedWrite(request, userID: moderator.id) { (claimed: ModerationItem?) in
                 ModerationItem??.some(claimed)
             }
             return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds, request: keyed) {
@@ -106,7 +106,7 @@ extension Board {
         return try await guarded {
             let moderator = try await moderator(of: session)
             let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
-            let keyed = try keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { (outcome: ResolveOutcome) in outcome.item }
+            let keyed = try keyedWrite(request, userID: moderator.id) { (outcome: ResolveOutcome) in outcome.item }
             let outcome = try await store.resolve(
                 moderator: moderator, item: item, resolution: resolution, ban: ban, note: note, request: keyed,
                 decide: { facts in try ModerationDecisions.resolve(facts, by: moderator) },
@@ -126,7 +126,7 @@ extension Board {
         try checks.ban(ban)
         try await guarded {
             let moderator = try await moderator(of: session)
-            let keyed = try keyedWrite(request, userID: moderator.id, made: MadeInTransaction()) { () in () }
+            let keyed = try keyedWrite(request, userID: moderator.id) { () in () }
             try await store.setBan(moderator: moderator, username: username, ban: ban, note: note, request: keyed) { facts in
                 try ModerationDecisions.ban(facts, by: moderator, byName: true)
             }

@@ -96,7 +96,7 @@ extension Board {
         try await guarded {
             let account = try await writer(of: session)
             guard Identifier.isPin(id) else { throw Self.noSuchPin }
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (deleted: Bool) in deleted ? () : nil }
+            let keyed = try keyedWrite(request, userID: account.id) { (deleted: Bool) in deleted ? () : nil }
             let deleted = try await store.deletePin(id: id, by: account.id, request: keyed) { facts in
                 try Self.deletion(of: facts, by: account)
             }
@@ -121,7 +121,7 @@ extension Board {
         return try await guarded {
             let account = try await writer(of: session)
             let limit = rate(.reply, for: account.user.role)
-            let keyed = try keyedWrite(request, userID: account.id, made: MadeInTransaction()) { (reply: PinReply) in reply }
+            let keyed = try keyedWrite(request, userID: account.id) { (reply: PinReply) in reply }
             guard Identifier.isPin(pinID),
                   let reply = try await charging(.reply, limit, {
                       try await store.createReply(

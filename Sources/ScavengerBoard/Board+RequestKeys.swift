@@ -89,10 +89,10 @@ extension Board {
     }
 
     /// The store's side of a keyed write by `userID`: `transform` turns the store's result into the
-    /// board's (nil: a refusal, which stores nothing) inside the transaction, and `made` keeps it.
-    /// Nil without a key.
+    /// board's (nil: a refusal, which stores nothing) inside the transaction, and `made`, when the
+    /// caller reads the result back, keeps it. Nil without a key.
     func keyedWrite<Stored, Result: Sendable>(
-        _ request: RequestKey<Result>?, userID: Int, made: MadeInTransaction<Result>,
+        _ request: RequestKey<Result>?, userID: Int, made: MadeInTransaction<Result>? = nil,
         _ transform: @escaping @Sendable (Stored) throws -> Result?
     ) throws(BoardError) -> KeyedWrite<Stored>? {
         guard let request else { return nil }
@@ -102,7 +102,7 @@ extension Board {
             userID: userID, key: request.key, digest: digest, retentionSeconds: requestKeySeconds
         ) { stored in
             guard let result = try transform(stored) else { return nil }
-            made.keep(result)
+            made?.keep(result)
             return reply(result)
         }
     }

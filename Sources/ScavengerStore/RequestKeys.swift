@@ -34,15 +34,6 @@ public struct KeyedWrite<Result>: Sendable {
         self.reply = reply
     }
 
-    /// The same key for a write whose result is turned into this one's by `transform` (nil: a
-    /// refusal, nothing recorded).
-    public func pulledBack<Other>(_ transform: @escaping @Sendable (Other) throws -> Result?) -> KeyedWrite<Other> {
-        let reply = self.reply
-        return KeyedWrite<Other>(userID: userID, key: key, digest: digest, retentionSeconds: retentionSeconds) { other in
-            try transform(other).flatMap(reply)
-        }
-    }
-
     /// Stores the key with the reply for `result`, in the caller's transaction; throws the key's
     /// conflict when a live row holds it (after waiting for a transaction still writing it).
     func record(_ result: Result, on connection: PostgresConnection) throws {
