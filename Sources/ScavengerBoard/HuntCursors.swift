@@ -6,18 +6,12 @@ import ScavengerStore
 /// one list is refused by another.
 enum HuntCursors {
     private static func encode(_ list: String, _ first: UInt64, _ second: UInt64, _ id: String) -> String {
-        func hex(_ value: UInt64) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - text.utf8.count) + text
-        }
-        return "\(list)\(hex(first)).\(hex(second)).\(id)"
+        "\(list)\(CursorCodec.hex(first)).\(CursorCodec.hex(second)).\(id)"
     }
 
     private static func parse(_ list: String, _ text: String, id shape: (String) -> Bool) -> (UInt64, UInt64, String)? {
-        guard text.hasPrefix(list) else { return nil }
-        let parts = text.dropFirst(list.count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].utf8.count == 16, parts[1].utf8.count == 16,
-              let first = UInt64(parts[0], radix: 16), let second = UInt64(parts[1], radix: 16), shape(String(parts[2]))
+        guard text.hasPrefix(list), let parts = CursorCodec.fields(text.dropFirst(list.count), separator: ".", count: 3),
+              let first = CursorCodec.hex(parts[0]), let second = CursorCodec.hex(parts[1]), shape(String(parts[2]))
         else { return nil }
         return (first, second, String(parts[2]))
     }

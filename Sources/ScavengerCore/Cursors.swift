@@ -63,8 +63,12 @@ public struct RegionCursor: Sendable, Equatable {
     }
 }
 
-enum Hex {
-    /// Appends 16 lowercase hex digits.
+/// The one codec of the protocol's opaque cursors (NEARBY, REGION, REPLIES, LEADERBOARD and
+/// RANKING, HUNTS, REVIEW): fields joined by a separator, 64-bit values as exactly 16 lowercase
+/// hex digits, whole numbers as plain ASCII digits. Each cursor type names its fields; this is
+/// where they are written and read.
+public enum CursorCodec {
+    /// Appends `value` as 16 lowercase hex digits (the NEARBY hot path writes into bytes).
     static func append(_ value: UInt64, to bytes: inout [UInt8]) {
         for index in 0 ..< 16 {
             let digit = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
@@ -72,8 +76,17 @@ enum Hex {
         }
     }
 
-    /// Exactly 16 lowercase hex digits.
-    static func decode(_ bytes: Substring.UTF8View) -> UInt64? {
+    /// `value` as 16 lowercase hex digits.
+    public static func hex(_ value: UInt64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        append(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The value of exactly 16 lowercase hex digits; nil for anything else.
+    public static func hex(_ text: Substring) -> UInt64? {
+        let bytes = text.utf8
         guard bytes.count == 16 else { return nil }
         var value: UInt64 = 0
         for byte in bytes {
@@ -87,6 +100,23 @@ enum Hex {
         }
         return value
     }
+
+    /// The value of 1 to 19 ASCII digits with no sign (as ``String(_:)`` of an `Int64` writes a
+    /// number that is not negative); nil for anything else.
+    public static func decimal(_ text: Substring) -> Int64? {
+        let bytes = text.utf8
+        guard (1 ... 19).contains(bytes.count), bytes.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
+        return Int64(text)
+    }
+
+    /// The `count` fields of `text` split at `separator`; the last keeps any separators after it
+    /// (a player's name may hold one). Nil when there are fewer.
+    public static func fields(_ text: some StringProtocol, separator: Character, count: Int) -> [Substring]? {
+        let parts = Substring(text).split(separator: separator, maxSplits: count - 1, omittingEmptySubsequences: false)
+        return parts.count == count ? parts : nil
+    }
 }
 
 enum CursorText {
@@ -94,9 +124,9 @@ enum CursorText {
     static func encode(_ first: UInt64, _ second: UInt64, _ id: String) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(34 + id.utf8.count)
-        Hex.append(first, to: &bytes)
+        CursorCodec.append(first, to: &bytes)
         bytes.append(UInt8(ascii: "."))
-        Hex.append(second, to: &bytes)
+        CursorCodec.append(second, to: &bytes)
         bytes.append(UInt8(ascii: "."))
         bytes.append(contentsOf: id.utf8)
         return String(decoding: bytes, as: UTF8.self)
@@ -104,9 +134,8 @@ enum CursorText {
 
     /// `<16 hex>.<16 hex>.<pin id>`.
     static func parse(_ text: String) -> (UInt64, UInt64, String)? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let first = Hex.decode(parts[0].utf8), let second = Hex.decode(parts[1].utf8),
-              PinKey(id: parts[2]) != nil
+        guard let parts = CursorCodec.fields(text, separator: ".", count: 3),
+              let first = CursorCodec.hex(parts[0]), let second = CursorCodec.hex(parts[1]), PinKey(id: parts[2]) != nil
         else { return nil }
         return (first, second, String(parts[2]))
     }

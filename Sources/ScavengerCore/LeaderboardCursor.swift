@@ -32,20 +32,16 @@ public struct LeaderboardCursor: Sendable, Equatable {
     /// The opaque, URL-safe text clients pass back:
     /// `<scope tag, 16 hex digits>_<points>_<microseconds, or n at 0 points>_<player>`.
     public var encoded: String {
-        let hex = String(scopeTag, radix: 16)
         let instant = position.at.map { String($0.microseconds) } ?? "n"
-        return String(repeating: "0", count: 16 - hex.utf8.count) + hex + "_\(position.points)_\(instant)_\(position.player)"
+        return CursorCodec.hex(scopeTag) + "_\(position.points)_\(instant)_\(position.player)"
     }
 
     /// Parses what ``encoded`` produced; nil for anything else: points that are not a plain
     /// whole number, an instant present at 0 points or missing above, a time no check-in can
     /// have (``Timestamp/storableMicroseconds``), a player name that breaks the username rules.
     public init?(encoded: String) {
-        let parts = encoded.split(separator: "_", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0].utf8.count == 16,
-              parts[0].utf8.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a") ... UInt8(ascii: "f")).contains($0) }),
-              let tag = UInt64(parts[0], radix: 16),
-              let points = Self.digits(parts[1]).flatMap({ Int($0) }),
+        guard let parts = CursorCodec.fields(encoded, separator: "_", count: 4), let tag = CursorCodec.hex(parts[0]),
+              let points = Self.plain(parts[1]).map({ Int($0) }),
               (try? Validation.username(String(parts[3]))) != nil
         else { return nil }
         let at: Timestamp?
@@ -53,20 +49,15 @@ public struct LeaderboardCursor: Sendable, Equatable {
             guard points == 0 else { return nil }
             at = nil
         } else {
-            guard points > 0, let micros = Self.digits(parts[2]).flatMap({ Int64($0) }),
-                  Timestamp(microseconds: micros).isStorable
-            else { return nil }
+            guard points > 0, let micros = Self.plain(parts[2]), Timestamp(microseconds: micros).isStorable else { return nil }
             at = Timestamp(microseconds: micros)
         }
         self.init(position: LeaderboardPosition(points: points, at: at, player: String(parts[3])), scopeTag: tag)
     }
 
-    /// `text` when it is 1 to 19 ASCII digits (no sign, no leading zero but in `0` itself).
-    private static func digits(_ text: Substring) -> Substring? {
-        let bytes = text.utf8
-        guard (1 ... 19).contains(bytes.count), bytes.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) }),
-              bytes.count == 1 || bytes.first != UInt8(ascii: "0")
-        else { return nil }
-        return text
+    /// A whole number as ``encoded`` writes it: no leading zero but in `0` itself.
+    private static func plain(_ text: Substring) -> Int64? {
+        guard text.utf8.count == 1 || text.utf8.first != UInt8(ascii: "0") else { return nil }
+        return CursorCodec.decimal(text)
     }
 }

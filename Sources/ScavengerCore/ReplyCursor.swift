@@ -29,20 +29,15 @@ public struct ReplyCursor: Sendable, Equatable {
 
     /// The opaque text clients pass back: `<pin tag, 16 hex digits>_<microseconds>_<reply id>`.
     public var encoded: String {
-        let hex = String(pinTag, radix: 16)
-        return String(repeating: "0", count: 16 - hex.utf8.count) + hex + "_\(created.microseconds)_\(id)"
+        CursorCodec.hex(pinTag) + "_\(created.microseconds)_\(id)"
     }
 
     /// Parses what ``encoded`` produced; nil for anything else, a time no reply can have
     /// included (``Timestamp/storableMicroseconds``). Cursors of the older form
     /// (`<microseconds>_<reply id>`, not bound to a pin) are refused.
     public init?(encoded: String) {
-        let parts = encoded.split(separator: "_", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].utf8.count == 16,
-              parts[0].utf8.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a") ... UInt8(ascii: "f")).contains($0) }),
-              let tag = UInt64(parts[0], radix: 16),
-              !parts[1].isEmpty, parts[1].utf8.allSatisfy({ (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) }),
-              let micros = Int64(parts[1]), Timestamp(microseconds: micros).isStorable,
+        guard let parts = CursorCodec.fields(encoded, separator: "_", count: 3), let tag = CursorCodec.hex(parts[0]),
+              let micros = CursorCodec.decimal(parts[1]), Timestamp(microseconds: micros).isStorable,
               Identifier.isReply(String(parts[2]))
         else { return nil }
         self.init(created: Timestamp(microseconds: micros), id: String(parts[2]), pinTag: tag)
