@@ -9,7 +9,7 @@ enum FeedCommands {
         var radius: Double
         var limit: Int
         var kind: PinKind?
-        var cursor: String?
+        var cursor: NearbyCursor?
     }
 
     struct RegionRequest: Sendable {
@@ -34,21 +34,21 @@ enum FeedCommands {
             parse: { arguments -> Nearby in
                 let (lat, lon, radius) = try arguments.circle()
                 let options = try arguments.options(["LIMIT", "CURSOR", "KIND"])
-                return Nearby(
-                    lat: lat, lon: lon, radius: radius, limit: try Arguments.pageLimit(options["LIMIT"]),
-                    kind: try kind(options["KIND"]), cursor: options["CURSOR"]?.text)
-            },
-            answer: { request, context in
                 var cursor: NearbyCursor?
-                if let text = request.cursor {
-                    guard let parsed = NearbyCursor(encoded: text) else {
+                if let token = options["CURSOR"] {
+                    guard let parsed = NearbyCursor(encoded: token.text) else {
                         throw CommandError.badArgument("CURSOR is not a cursor NEARBY returned")
                     }
                     cursor = parsed
                 }
+                return Nearby(
+                    lat: lat, lon: lon, radius: radius, limit: try Arguments.pageLimit(options["LIMIT"]),
+                    kind: try kind(options["KIND"]), cursor: cursor)
+            },
+            answer: { request, context in
                 let query = NearbyQuery(
                     lat: request.lat, lon: request.lon, radius: request.radius, limit: request.limit, kind: request.kind,
-                    after: cursor)
+                    after: request.cursor)
                 return try context.board.withNearby(query) { result in
                     CommandOutcome(.ok(JSON.page(result.pins, next: result.next?.encoded) {
                         JSON.appendPin($0.record, distance: $0.distance, to: &$1)

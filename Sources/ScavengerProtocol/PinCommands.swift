@@ -137,7 +137,8 @@ enum PinCommands {
                 return (PinDraft(lat: lat, lon: lon, text: caption, ttlSeconds: ttl), data.text)
             },
             execute: { request, context in
-                // Decoded off the event loop, before anything else is checked, as it always was.
+                // Every argument is decoded at parse but a photo: up to 5 MiB of base64 is decoded
+                // here, off the connection's event loop, before anything else is checked.
                 var draft = request.0
                 draft.photo = try context.board.photo(fromBase64: request.1)
                 return try await post(draft, context: context)
