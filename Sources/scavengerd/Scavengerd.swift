@@ -313,13 +313,16 @@ struct Serve: AsyncParsableCommand {
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.
             let connectionLimits = ConnectionLimits(maximum: fitting.connections, maximumPerAddress: maxConnectionsPerAddress)
+            // The line port's own event loops with --io-threads (shut down with the daemon below),
+            // else NIO's process-wide ones.
+            let ioGroup = ioThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
             let server = ScavengerServer(
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
                     outputHighWaterBytes: outputBufferBytes, maxEventBytes: maxEventBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
                 board: board, table: table,
-                group: ioThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) } ?? MultiThreadedEventLoopGroup.singleton,
+                group: ioGroup ?? MultiThreadedEventLoopGroup.singleton,
                 limits: connectionLimits, logger: logger)
             // Trapped before anything listens: a SIGHUP from then on is a reload, never the end.
             let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -362,10 +365,12 @@ struct Serve: AsyncParsableCommand {
             } catch where Self.isAddressInUse(error) {
                 await pool.shutdown()
                 await hasher.shutdown()
+                try? await ioGroup?.shutdownGracefully()
                 throw CLIError(await addressInUseMessage())
             }
             await pool.shutdown()
             await hasher.shutdown()
+            try? await ioGroup?.shutdownGracefully()
         }
     }
 
