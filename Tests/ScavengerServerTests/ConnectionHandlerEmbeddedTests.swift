@@ -120,7 +120,7 @@ struct ConnectionHandlerEmbeddedTests {
         let lines = try connection.lines()
         #expect(lines == [
             Self.pong,
-            #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\"."}"#,
+            #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\".","flags":["readonly"]}"#,
             "ERR UNKNOWN_COMMAND unknown command 'NOPE'; HELP lists the commands",
             #"OK "BYE""#,
         ])

@@ -15,7 +15,7 @@ struct FramingTests {
             #expect(lines == [
                 #"OK "PONG""#,
                 #"OK {"server":"scavengerd","version":"\#(ServerVersion.daemon)","protocol":1,"user":null}"#,
-                #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\"."}"#,
+                #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\".","flags":["readonly"]}"#,
                 #"OK "BYE""#,
             ])
         }
@@ -110,7 +110,7 @@ struct FramingTests {
             let expected = (0 ..< count).flatMap { index -> [String] in
                 let echo = #"OK "w\#(index)""#
                 if index % 100 == 0 { return [echo] + Array(repeating: #"OK "PONG""#, count: 150) }
-                return [echo, #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\"."}"#]
+                return [echo, #"OK {"command":"PING","syntax":"PING","summary":"Answers \"PONG\".","flags":["readonly"]}"#]
             }
             let lines = try await withTimeout { try await transcript(address, request) }
             #expect(lines == expected)
