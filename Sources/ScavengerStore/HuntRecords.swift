@@ -162,6 +162,20 @@ public struct CheckInFacts: Sendable {
     public var tooFarTries: [Timestamp] = []
     /// The database's clock.
     public var now: Timestamp
+
+    public init(
+        hunt: HuntRecord, stop: HuntStop, player: PlayerRecord?, hasLiveCheckIn: Bool, nextStop: Int?,
+        previous: (lat: Double, lon: Double, at: Timestamp)?, tooFarTries: [Timestamp] = [], now: Timestamp
+    ) {
+        self.hunt = hunt
+        self.stop = stop
+        self.player = player
+        self.hasLiveCheckIn = hasLiveCheckIn
+        self.nextStop = nextStop
+        self.previous = previous
+        self.tooFarTries = tooFarTries
+        self.now = now
+    }
 }
 
 /// What the rules make of a check-in: write it with its verdict, or refuse it and count the
