@@ -106,6 +106,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private let interruptDescriptor: Int32
     /// Set once a caller stopped waiting for this connection: it is closed, never reused.
     private let abandoned = Atomic<Bool>(false)
+    /// Set when the server refused a write as read-only (SQLSTATE 25006): not reused.
+    private let refusedWrites = Atomic<Bool>(false)
 
     /// Most statements kept prepared per connection; beyond, statements run unprepared (dynamic
     /// SQL, such as multi-row inserts of varying size, must not grow the server's memory).
@@ -137,6 +139,9 @@ public final class PostgresConnection: @unchecked Sendable {
             ("keepalives_interval", String(configuration.keepalivesIntervalSeconds)),
             ("keepalives_count", String(configuration.keepalivesCount)),
             ("tcp_user_timeout", String(configuration.tcpUserTimeoutSeconds * 1000)),
+            // Only a server that takes writes: of a multi-host URL's servers, the primary; a
+            // standby (or a primary set read-only) is passed over, never written to or listened on.
+            ("target_session_attrs", "read-write"),
             ("dbname", configuration.connectionString),
             ("client_encoding", "UTF8"),
         ]
@@ -191,7 +196,8 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Whether the connection is still usable. A broken one must be discarded, never reused.
     public var isHealthy: Bool {
-        !isAbandoned && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+        !isAbandoned && !refusedWrites.load(ordering: .relaxed) && PQstatus(handle) == CONNECTION_OK
+            && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
     /// Whether a caller stopped waiting for this connection (``abandon()``).
@@ -261,6 +267,9 @@ public final class PostgresConnection: @unchecked Sendable {
         do {
             return try result.rows(connection: handle)
         } catch {
+            // A server that refuses writes: this connection is never reused (the next one goes
+            // to a server that takes them).
+            if error.code == .readOnly { refusedWrites.store(true, ordering: .relaxed) }
             // A plan invalidated by a schema change (or a statement the server lost): forget it,
             // so the next call prepares it afresh.
             if let statement, error.sqlState == "0A000" || error.sqlState == "26000" {

@@ -31,6 +31,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         /// (``PostgresConfiguration/commandTimeout``) passed, or a lock was not granted within
         /// `lock_timeout` (SQLSTATE 55P03). Retrying later may work.
         public static let timeout = Code("timeout")
+        /// SQLSTATE 25006: the server refuses writes (a standby, or a primary an operator set
+        /// read-only before a failover). The connection is not reused: the next one is opened on
+        /// a server that takes writes (`target_session_attrs=read-write`), when there is one.
+        public static let readOnly = Code("readOnly")
         /// Any other server error.
         public static let server = Code("server")
         /// A result value could not be decoded as the requested Swift type.
@@ -72,6 +76,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case "40001", "40P01": return .serializationFailure
         case "57014": return .queryCanceled
         case "55P03": return .timeout
+        case "25006": return .readOnly
         case "57P01", "57P02", "57P03": return .connectionFailure
         default: break
         }

@@ -37,10 +37,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 
     /// Classifies a client error. A command the database did not finish in time (the pool's
     /// deadline, `statement_timeout`, `lock_timeout`, a cancel) is `unavailable` like an
-    /// unreachable database: the client may retry.
+    /// unreachable database, and so is a write refused by a read-only server (a failover under
+    /// way): the client may retry.
     public init(_ error: PostgresError) {
         switch error.code {
-        case .connectionFailure, .poolClosed, .timeout, .queryCanceled: self = .unavailable(error.message)
+        case .connectionFailure, .poolClosed, .timeout, .queryCanceled, .readOnly: self = .unavailable(error.message)
         case .uniqueViolation: self = .conflict(constraint: error.constraint)
         case .client: self = .invalidInput(error.message)
         default: self = .unexpected(error.description)

@@ -245,3 +245,40 @@ struct ConnectionTransactionTests {
         #expect(try connection.scalarInt("SELECT count(*) FROM t") == 0)
     }
 }
+
+/// Only a server that takes writes: a standby, or a primary an operator set read-only, is never
+/// written to through the pool (issue 41: following the primary on purpose).
+@Suite("Read-write sessions only")
+struct ReadWriteTests {
+    @Test("a server that reports itself read-only is passed over; the connection string may ask for any")
+    func readOnlyServersArePassedOver() throws {
+        var configuration = try TestDatabase.isolatedConfiguration()
+        // A session whose server says default_transaction_read_only = on looks, to libpq, like
+        // a standby would.
+        configuration.options = (configuration.options ?? "") + " -c default_transaction_read_only=on"
+        let refused = #expect(throws: PostgresError.self) { try PostgresConnection.connect(configuration) }
+        #expect(refused?.code == .connectionFailure)
+        #expect(refused?.message.contains("read-only") == true, "\(refused?.message ?? "")")
+        configuration.connectionString += (configuration.connectionString.contains("?") ? "&" : "?") + "target_session_attrs=any"
+        let connection = try PostgresConnection.connect(configuration)
+        #expect(try connection.scalarString("SHOW default_transaction_read_only") == "on")
+    }
+
+    @Test("a write refused as read-only is readOnly, and its connection is replaced by one that takes writes")
+    func refusedWriteRetiresTheConnection() async throws {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        let pool = PostgresPool(configuration: configuration, maxConnections: 1)
+        // The pool's one connection turns read-only, as a fenced primary's sessions do.
+        let first = try await pool.withConnection { connection in
+            try connection.query("SET default_transaction_read_only = on")
+            return connection.backendPID
+        }
+        let refused = await #expect(throws: PostgresError.self) { try await pool.query("CREATE TABLE written (a int)") }
+        #expect(refused?.code == .readOnly && refused?.sqlState == "25006")
+        // Not reused: the next write gets a connection of its own, which takes it.
+        try await pool.query("CREATE TABLE written (a int)")
+        let next = try await pool.withConnection { $0.backendPID }
+        #expect(next != first)
+        await pool.shutdown()
+    }
+}
