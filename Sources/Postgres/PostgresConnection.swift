@@ -106,6 +106,25 @@ public final class PostgresConnection: @unchecked Sendable {
     private let interruptDescriptor: Int32
     /// Set once a caller stopped waiting for this connection: it is closed, never reused.
     private let abandoned = Atomic<Bool>(false)
+    /// Set by the notice receiver when a commit's wait for a synchronous standby was cancelled.
+    private let replicationWaitCancelled = Atomic<Bool>(false)
+
+    /// Whether a warning's primary message is PostgreSQL's for a cancelled wait for synchronous
+    /// replication ("canceling wait for synchronous replication …" or "canceling the wait for
+    /// synchronous replication and terminating connection …"): the commit stands locally only.
+    static func isCancelledReplicationWait(_ message: String) -> Bool {
+        message.hasPrefix("canceling wait for synchronous replication")
+            || message.hasPrefix("canceling the wait for synchronous replication")
+    }
+
+    /// Throws ``PostgresError/Code/commitUnconfirmed`` when the statement just run committed
+    /// without its synchronous standby's confirmation.
+    private func checkReplicationConfirmed() throws(PostgresError) {
+        guard replicationWaitCancelled.exchange(false, ordering: .relaxed) else { return }
+        throw PostgresError(
+            code: .commitUnconfirmed,
+            message: "the commit was not confirmed by the synchronous standby (its wait was cancelled); it may be lost in a failover")
+    }
     /// Set when the server refused a write as read-only (SQLSTATE 25006): not reused.
     private let refusedWrites = Atomic<Bool>(false)
 
@@ -161,10 +180,19 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(handle)
             throw PostgresError(code: .connectionFailure, message: message)
         }
-        // libpq prints notices and warnings to stderr by default; errors reach callers as
-        // typed errors, so the rest is dropped here.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         let connection = PostgresConnection(handle: handle)
+        // libpq prints notices and warnings to stderr by default; errors reach callers as typed
+        // errors, and of the rest only a cancelled wait for a synchronous standby matters (the
+        // statement then fails with commitUnconfirmed). The connection outlives its handle's
+        // callbacks (its deinit finishes the handle), so it is passed unretained.
+        PQsetNoticeReceiver(handle, { context, result in
+            guard let context, let result else { return }
+            let connection = Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue()
+            let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? ""
+            if PostgresConnection.isCancelledReplicationWait(message) {
+                connection.replicationWaitCancelled.store(true, ordering: .relaxed)
+            }
+        }, Unmanaged.passUnretained(connection).toOpaque())
         // Times the server prints are in UTC, whatever the server's default; one round trip
         // sets the server's own limits too (the text holds only numbers this code made).
         var settings = "SET TimeZone = 'UTC'"
@@ -263,9 +291,12 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError(code: .client, message: "too many parameters (\(sql.binds.count))")
         }
         let statement = sql.binds.isEmpty ? nil : try preparedName(for: sql)
+        replicationWaitCancelled.store(false, ordering: .relaxed)
         let result = ResultHandle(try execute(sql, statement: statement, binaryResults: binaryResults))
         do {
-            return try result.rows(connection: handle)
+            let rows = try result.rows(connection: handle)
+            try checkReplicationConfirmed()
+            return rows
         } catch {
             // A server that refuses writes: this connection is never reused (the next one goes
             // to a server that takes them).
@@ -303,8 +334,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// statements in one string (migrations). Never pass input here.
     public func execute(script: String) throws(PostgresError) {
         try checkNotAbandoned()
+        replicationWaitCancelled.store(false, ordering: .relaxed)
         let result = ResultHandle(PQexec(handle, script))
         _ = try result.rows(connection: handle)
+        try checkReplicationConfirmed()
     }
 
     /// Runs `body` inside `BEGIN`/`COMMIT`; rolls back when it throws.

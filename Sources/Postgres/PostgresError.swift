@@ -35,6 +35,11 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         /// read-only before a failover). The connection is not reused: the next one is opened on
         /// a server that takes writes (`target_session_attrs=read-write`), when there is one.
         public static let readOnly = Code("readOnly")
+        /// The statement committed on the primary, but its wait for a synchronous standby was
+        /// cancelled (PostgreSQL's `WARNING: canceling wait for synchronous replication`, sent with
+        /// a success): the write may be lost if the primary fails now. Not an acknowledgement:
+        /// a retry under the same `REQUEST` key finds out what stands.
+        public static let commitUnconfirmed = Code("commitUnconfirmed")
         /// Any other server error.
         public static let server = Code("server")
         /// A result value could not be decoded as the requested Swift type.

@@ -41,7 +41,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// way): the client may retry.
     public init(_ error: PostgresError) {
         switch error.code {
-        case .connectionFailure, .poolClosed, .timeout, .queryCanceled, .readOnly: self = .unavailable(error.message)
+        case .connectionFailure, .poolClosed, .timeout, .queryCanceled, .readOnly, .commitUnconfirmed: self = .unavailable(error.message)
         case .uniqueViolation: self = .conflict(constraint: error.constraint)
         case .client: self = .invalidInput(error.message)
         default: self = .unexpected(error.description)

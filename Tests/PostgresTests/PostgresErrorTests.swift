@@ -1,4 +1,4 @@
-import Postgres
+@testable import Postgres
 import Testing
 
 @Suite("PostgresError")
@@ -36,5 +36,19 @@ struct PostgresErrorTests {
         #expect(error.description == "PostgresError.uniqueViolation (23505): duplicate key")
         let bare = PostgresError(code: .poolClosed, message: "closed")
         #expect(bare.description == "PostgresError.poolClosed: closed")
+    }
+}
+
+@Suite("A commit whose synchronous standby did not confirm it")
+struct UnconfirmedCommitTests {
+    @Test("PostgreSQL's warnings for a cancelled wait for synchronous replication are recognised; others are not", arguments: [
+        ("canceling wait for synchronous replication due to user request", true),
+        ("canceling the wait for synchronous replication and terminating connection due to administrator command", true),
+        ("there is no transaction in progress", false),
+        ("canceling statement due to user request", false),
+        ("", false),
+    ])
+    func recognised(message: String, cancelled: Bool) {
+        #expect(PostgresConnection.isCancelledReplicationWait(message) == cancelled)
     }
 }
