@@ -38,6 +38,9 @@ public struct BoardStatistics: Sendable, Equatable {
     /// client), and those that still failed after every try, since the daemon started.
     public var transactionRetries: Int = 0
     public var transactionRetriesExhausted: Int = 0
+    /// Times a change log (pins' or hunts') was found rewritten under this daemon's place (a
+    /// failover to a standby without the last changes), each a reload.
+    public var changeLogRewrites: Int = 0
 }
 
 extension Board {
@@ -62,7 +65,8 @@ extension Board {
             feedPins: feed.isLoaded ? feed.count : 0, watches: feed.watches.count + feed.hunts.watchCount,
             eventsPublished: feed.watches.eventsPublished, databaseWaiting: waits.waiting, databaseWaits: waits.waits,
             databaseWaited: waits.waited, rankedUsers: ranked.0, rankedUsersThisWeek: ranked.1,
-            transactionRetries: retries.retries, transactionRetriesExhausted: retries.exhausted)
+            transactionRetries: retries.retries, transactionRetriesExhausted: retries.exhausted,
+            changeLogRewrites: feed.logRewrites + feed.hunts.logRewrites)
     }
 
     /// Open items in the moderation queue (a count query), or nil when the database does not

@@ -32,6 +32,13 @@ public final class Feed: Sendable {
     private let logger: Logger
     /// The last change applied; nil until the feed is loaded.
     private let position = Mutex<Int64?>(nil)
+    /// The stamp of the log's row at ``position`` (see `LogPlace`): set with it, read by the
+    /// catch-up (one at a time) to tell a rewritten log from the one it applied.
+    private let positionStamp = Mutex<Int64>(0)
+    private let rewrites = Atomic<Int>(0)
+
+    /// How many times the change log was found rewritten under this feed's place (each a reload).
+    public var logRewrites: Int { rewrites.load(ordering: .relaxed) }
     private let catchUps = CatchUpTurns()
     /// The live watches: changes applied to the feed become their events.
     public let watches: WatchHub
@@ -106,7 +113,7 @@ public final class Feed: Sendable {
     ) async throws(StoreError) -> Int {
         // A new pin put in directly from now on might land in the index about to be replaced.
         ownPins.withLock { $0.reloadsBegun += 1 }
-        let place = try await database.latestFeedChange()
+        let place = try await database.latestFeedPlace()
         try await reloadRegions()
         try await fillMissingCells()
         let database = self.database
@@ -130,7 +137,8 @@ public final class Feed: Sendable {
                 // Watches hear `overflow` after a reload: nothing loaded is still to announce.
                 ownPins.withLock { $0.unannounced = [] }
             }
-            position.withLock { $0 = place }
+            position.withLock { $0 = place.seq }
+            positionStamp.withLock { $0 = place.stamp }
         }
         return count
     }
@@ -193,10 +201,20 @@ public final class Feed: Sendable {
     private func applyNewChanges() async throws(StoreError) {
         guard var place = appliedChange else { return }
         while true {
-            let page = try await database.feedChanges(after: place, limit: Self.changesPerRead)
+            let page = try await database.feedChanges(after: place, stamp: positionStamp.withLock { $0 }, limit: Self.changesPerRead)
             guard page.isContinuous else {
-                // `expire` trimmed the log past this feed's place: start again from a full load.
-                logger.warning("the change log no longer reaches this feed's place; reloading", metadata: ["place": "\(place)"])
+                if page.rewritten {
+                    // The row at this feed's place is gone or another (a standby promoted without
+                    // the last changes, positions given out again): pins applied from it may be
+                    // lost, and changes given its positions since would be skipped.
+                    logger.error("the change log was rewritten under this feed's place (a failover?); reloading", metadata: [
+                        "place": "\(place)",
+                    ])
+                    rewrites.add(1, ordering: .relaxed)
+                } else {
+                    // `expire` trimmed the log past this feed's place: start again from a full load.
+                    logger.warning("the change log no longer reaches this feed's place; reloading", metadata: ["place": "\(place)"])
+                }
                 try await load()
                 // What changed meanwhile is not known pin by pin: every watch hears `overflow`.
                 publishing.withLock { _ in watches.overflowAll() }
@@ -228,6 +246,7 @@ public final class Feed: Sendable {
                 watches.publish(transitions)
                 // Under the same lock: a watch starting sees the index and its place agree.
                 position.withLock { $0 = last.sequence }
+                positionStamp.withLock { $0 = last.stamp }
             }
             if regionsChanged { try await reloadRegions() }
             place = last.sequence

@@ -67,6 +67,8 @@ public final class HuntFeed: Sendable {
         /// The last change applied; nil until the rankings are loaded (``load()``), which sets
         /// it to the log's position they reflect.
         var applied: Int?
+        /// The stamp of the log's row at ``applied`` (see `LogPlace`).
+        var appliedStamp: Int64 = 0
         /// Whether a ``load()`` is under way (another waits for it rather than loading too).
         var loading = false
         var rankings = Rankings()
@@ -78,6 +80,10 @@ public final class HuntFeed: Sendable {
 
     private let state = Mutex(State())
     private let catchUps = CatchUpTurns()
+    private let rewrites = Atomic<Int>(0)
+
+    /// How many times the log was found rewritten under this feed's place (each a reload).
+    public var logRewrites: Int { rewrites.load(ordering: .relaxed) }
 
     /// Boards kept for hunts nobody watches, before the oldest loaded are dropped (a dropped board
     /// is loaded again on its next read).
@@ -140,10 +146,11 @@ public final class HuntFeed: Sendable {
         let watched = state.withLock { state -> [String]? in
             // A load that finished first from a later place wins (this one would replay changes
             // its watchers have heard).
-            if let applied = state.applied, applied > through { return nil }
+            if let applied = state.applied, applied > Int(through.seq) { return nil }
             // Swapped in, not copied: a second reference would make the next change copy it all.
             swap(&state.rankings, &rankings)
-            state.applied = through
+            state.applied = Int(through.seq)
+            state.appliedStamp = through.stamp
             state.boards = [:]
             return Array(state.watched.keys)
         }
@@ -238,8 +245,22 @@ public final class HuntFeed: Sendable {
             after = state.withLock { $0.applied }
         }
         while let from = after {
-            let (changes, trimmedThrough) = try await database.huntChanges(after: from, limit: Self.changesPerRead)
-            if trimmedThrough > from {
+            let stamp = state.withLock { $0.appliedStamp }
+            let page = try await database.huntChanges(after: from, stamp: stamp, limit: Self.changesPerRead)
+            let changes = page.changes
+            if !page.placeHolds {
+                // The row at this daemon's place is gone or another (a standby promoted without
+                // the last changes, positions given out again): what was applied may never have
+                // happened. Everything is loaded afresh from the database as it now is.
+                logger.error("the hunts' change log was rewritten under this daemon's place (a failover?); reloading", metadata: [
+                    "place": "\(from)",
+                ])
+                rewrites.add(1, ordering: .relaxed)
+                state.withLock { $0.applied = nil }
+                try await load()
+                return
+            }
+            if page.trimmedThrough > from {
                 // `expire` trimmed the log past this daemon's place (it was away a long time):
                 // every board and the rankings are loaded afresh, the watched hunts' at once.
                 try await load()
@@ -285,6 +306,7 @@ public final class HuntFeed: Sendable {
             for logged in changes {
                 guard logged.seq > (state.applied ?? 0) else { continue }
                 state.applied = logged.seq
+                state.appliedStamp = logged.stamp
                 let hunt = logged.hunt
                 switch logged.change {
                 case .hunt:

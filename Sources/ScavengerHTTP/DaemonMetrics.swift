@@ -29,6 +29,7 @@ public final class DaemonMetrics: Sendable {
     /// Transactions run again after a deadlock or serialization failure, and those given up.
     let transactionRetries: MirroredCounter
     let transactionRetriesExhausted: MirroredCounter
+    let changeLogRewrites: MirroredCounter
 
     /// Metrics into `registry`, through a Prometheus factory of its own (tests), or through
     /// `factory` when given (the daemon passes the bootstrapped `MetricsSystem.factory`, which
@@ -49,6 +50,7 @@ public final class DaemonMetrics: Sendable {
         poolWaiting = CoreMetrics.Gauge(label: "scavenger_db_pool_waiting", factory: factory)
         transactionRetries = MirroredCounter(label: "scavenger_db_transaction_retries_total", factory: factory)
         transactionRetriesExhausted = MirroredCounter(label: "scavenger_db_transaction_retries_exhausted_total", factory: factory)
+        changeLogRewrites = MirroredCounter(label: "scavenger_change_log_rewrites_total", factory: factory)
         for gauge in [watches, connections, feedPins, moderationOpenItems, poolWaiting, rankedUsers, rankedUsersThisWeek] { gauge.record(0) }
     }
 
@@ -66,6 +68,7 @@ public final class DaemonMetrics: Sendable {
         poolWaiting.record(statistics.databaseWaiting)
         transactionRetries.follow(Double(statistics.transactionRetries))
         transactionRetriesExhausted.follow(Double(statistics.transactionRetriesExhausted))
+        changeLogRewrites.follow(Double(statistics.changeLogRewrites))
     }
 
     /// Per-request counters for `table`'s commands, in this registry.

@@ -1,11 +1,37 @@
 import Postgres
 import ScavengerCore
 
+/// A reader's place in a change log (`feed_changes` or `hunt_changes`): the position of the last
+/// change it applied and that row's random stamp (`db/0021`), 0 and 0 before any. The stamp tells
+/// the row at the position from another given the same position after a failover to a standby
+/// that had not received the last changes: then the reader must load afresh.
+public struct LogPlace: Sendable, Equatable {
+    public var seq: Int64
+    public var stamp: Int64
+
+    public init(seq: Int64, stamp: Int64) {
+        self.seq = seq
+        self.stamp = stamp
+    }
+
+    /// Whether a reader at `seq` with `stamp` may go on from there: at the start, or with no stamp
+    /// to check; when the row at `seq` is found with that stamp; or when it is gone because
+    /// `expire` trimmed through it (the trim mark decides about what follows). A row missing but
+    /// not trimmed, or stamped otherwise, was lost or rewritten.
+    public static func holds(seq: Int64, stamp: Int64?, found: Int64?, trimmedThrough: Int64) -> Bool {
+        guard seq > 0, let stamp else { return true }
+        if let found { return found == stamp }
+        return trimmedThrough >= seq
+    }
+}
+
 /// One entry of the change log (`feed_changes`): a change that affects feeds, numbered in
 /// commit order, with what the feed must now hold.
 public struct FeedChange: Sendable {
     /// Its place in the log.
     public var sequence: Int64
+    /// The row's random stamp (see ``LogPlace``).
+    public var stamp: Int64 = 0
     public var subject: Subject
 
     public enum Subject: Sendable {
@@ -19,18 +45,29 @@ public struct FeedChange: Sendable {
 /// A page of the change log after a place in it.
 public struct FeedChangePage: Sendable {
     public var changes: [FeedChange]
-    /// False when the log no longer reaches back to the place asked for (`expire` trimmed it):
-    /// the feed must be loaded afresh.
+    /// False when the log no longer reaches back to the place asked for (`expire` trimmed it), or
+    /// the row at the place is not the reader's (``LogPlace``): the feed must be loaded afresh.
     public var isContinuous: Bool
+    /// Whether the row at the place was lost or rewritten (a failover), not trimmed.
+    public var rewritten: Bool = false
 }
 
 extension Database {
     /// The last change in the log (0 when there is none): a feed loaded after this call holds
     /// every change up to it.
     public func latestFeedChange() async throws(StoreError) -> Int64 {
+        try await latestFeedPlace().seq
+    }
+
+    /// The last change in the log with its row's stamp (0 and 0 when there is none).
+    public func latestFeedPlace() async throws(StoreError) -> LogPlace {
         try await mappingErrors {
-            let rows = try await pool.query("SELECT coalesce(max(seq), 0) AS latest FROM feed_changes")
-            return Int64(try rows[0].int("latest") as Int)
+            let rows = try await pool.query("""
+                SELECT coalesce(max(seq), 0) AS latest,
+                       coalesce((SELECT l.stamp FROM feed_changes l ORDER BY l.seq DESC LIMIT 1), 0) AS stamp
+                FROM feed_changes
+                """)
+            return LogPlace(seq: Int64(try rows[0].int("latest") as Int), stamp: Int64(try rows[0].int("stamp") as Int))
         }
     }
 
@@ -43,13 +80,15 @@ extension Database {
     /// keeps its generic one. With the place visible it planned afresh at every call, which took
     /// five times as long as running the query. Each pin is looked up alone (`LATERAL … LIMIT
     /// 1`), so no plan can scan the pins table.
-    public func feedChanges(after sequence: Int64, limit: Int) async throws(StoreError) -> FeedChangePage {
+    public func feedChanges(after sequence: Int64, stamp: Int64? = nil, limit: Int) async throws(StoreError) -> FeedChangePage {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT c.seq, c.kind AS change_kind, c.subject, (SELECT through FROM feed_changes_trimmed) AS trimmed_through,
+                SELECT c.seq, c.kind AS change_kind, c.subject, c.stamp AS change_stamp,
+                       (SELECT through FROM feed_changes_trimmed) AS trimmed_through,
+                       (SELECT l.stamp FROM feed_changes l WHERE l.seq = (SELECT \(sequence)::bigint)) AS place_stamp,
                        p.id IS NOT NULL AS pin_present, \(unescaped: Self.pinColumns)
                 FROM (
-                    SELECT seq, kind, subject FROM feed_changes WHERE seq > (SELECT \(sequence)::bigint)
+                    SELECT seq, kind, subject, stamp FROM feed_changes WHERE seq > (SELECT \(sequence)::bigint)
                     ORDER BY seq LIMIT \(unescaped: String(limit))
                 ) c
                 LEFT JOIN LATERAL (
@@ -60,13 +99,16 @@ extension Database {
                 """)
             var changes: [FeedChange] = []
             var trimmedThrough: Int64 = 0
+            var placeStamp: Int64?
             let (seq, kind, subject, through, present) = try (
                 rows.column("seq"), rows.column("change_kind"), rows.column("subject"), rows.column("trimmed_through"),
                 rows.column("pin_present"))
+            let (changeStamp, place) = try (rows.column("change_stamp"), rows.column("place_stamp"))
             let pin = try PinColumns(rows)
             changes.reserveCapacity(rows.count)
             for row in rows {
                 trimmedThrough = Int64(try row.int(through) as Int)
+                placeStamp = (try row.int(place) as Int?).map(Int64.init)
                 let subjectID: String = try row.string(subject)
                 let change: FeedChange.Subject
                 if try row.string(kind) as String == "region" {
@@ -75,13 +117,18 @@ extension Database {
                     let now: IndexedPin? = try row.bool(present) ? pin.pin(row) : nil
                     change = .pin(id: subjectID, now: now)
                 }
-                changes.append(FeedChange(sequence: Int64(try row.int(seq) as Int), subject: change))
+                changes.append(FeedChange(sequence: Int64(try row.int(seq) as Int), stamp: Int64(try row.int(changeStamp) as Int), subject: change))
             }
             if rows.isEmpty {
-                let trimmed = try await pool.query("SELECT through FROM feed_changes_trimmed")
+                let trimmed = try await pool.query("""
+                    SELECT through, (SELECT l.stamp FROM feed_changes l WHERE l.seq = \(sequence)::bigint) AS place_stamp
+                    FROM feed_changes_trimmed
+                    """)
                 trimmedThrough = Int64(try trimmed[0].int("through") as Int)
+                placeStamp = (try trimmed[0].int("place_stamp") as Int?).map(Int64.init)
             }
-            return FeedChangePage(changes: changes, isContinuous: sequence >= trimmedThrough)
+            let holds = LogPlace.holds(seq: sequence, stamp: stamp, found: placeStamp, trimmedThrough: trimmedThrough)
+            return FeedChangePage(changes: changes, isContinuous: sequence >= trimmedThrough && holds, rewritten: !holds)
         }
     }
 

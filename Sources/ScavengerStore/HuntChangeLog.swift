@@ -3,24 +3,32 @@ import ScavengerCore
 
 // The hunts' change log as the daemons read it (its writer is HuntLog).
 extension Database {
-    /// Changes after `seq`, in order, at most `limit`, and how far `expire` has trimmed the log:
-    /// when `trimmedThrough` is past `seq`, changes after `seq` may be gone.
-    public func huntChanges(after seq: Int, limit: Int) async throws(StoreError) -> (changes: [LoggedHuntChange], trimmedThrough: Int) {
+    /// Changes after `seq`, in order, at most `limit`, each with its stamp; how far `expire` has
+    /// trimmed the log (when `trimmedThrough` is past `seq`, changes after `seq` may be gone); and
+    /// whether the row at `seq` is still the one stamped `stamp` (a reader's place): false when the
+    /// log was rewritten under it (a standby promoted without the last changes, positions given
+    /// out again), and the reader must load afresh. Place 0, or no stamp given, always holds.
+    public func huntChanges(after seq: Int, stamp: Int64? = nil, limit: Int) async throws(StoreError) -> HuntChangePage {
         try await mappingErrors {
-            // The trim mark rides on the rows: with none after `seq` the log is continuous (trimming
-            // always keeps the newest entry, so a trim past `seq` leaves rows after it).
-            // A complete prefix (`hunt_changes_after` reads under the log's lock, exclusively).
+            // A complete prefix (`hunt_changes_after` reads under the log's lock, exclusively),
+            // and one row with no change when there is none after `seq`.
             let rows = try await pool.query("SELECT * FROM hunt_changes_after(\(seq)::bigint, \(limit)::integer)")
-            let changes = try rows.map { row in
+            var changes: [LoggedHuntChange] = []
+            for row in rows {
+                guard let position: Int = try row.int("seq") else { continue }
                 let kind: String = try row.string("kind")
                 let payload: String = try row.string("payload")
                 let hunt: String = try row.string("hunt_id")
                 guard let change = HuntChangeCoding.decode(kind: kind, payload: payload, hunt: hunt) else {
                     throw StoreError.unexpected("a hunt change of kind \(kind) cannot be read: \(payload)")
                 }
-                return LoggedHuntChange(seq: try row.int("seq"), hunt: hunt, change: change)
+                changes.append(LoggedHuntChange(seq: position, hunt: hunt, change: change, stamp: Int64(try row.int("stamp") as Int)))
             }
-            return (changes, try rows.first.map { try $0.int("trimmed_through") } ?? 0)
+            let trimmedThrough: Int = try rows.first.map { try $0.int("trimmed_through") } ?? 0
+            let placeStamp: Int? = try rows.first.flatMap { try $0.int("place_stamp") }
+            let holds = LogPlace.holds(
+                seq: Int64(seq), stamp: stamp, found: placeStamp.map(Int64.init), trimmedThrough: Int64(trimmedThrough))
+            return HuntChangePage(changes: changes, trimmedThrough: trimmedThrough, placeHolds: holds)
         }
     }
 
@@ -40,11 +48,12 @@ extension Database {
         }
     }
 
-    /// The last position of the hunts' change log (0 when empty).
-    public func lastHuntChange() async throws(StoreError) -> Int {
+    /// The last position of the hunts' change log and its row's stamp (0 and 0 when empty), every
+    /// position below it committed.
+    public func lastHuntChange() async throws(StoreError) -> LogPlace {
         try await mappingErrors {
-            let rows = try await pool.query("SELECT hunt_changes_through() AS seq")
-            return try rows[0].int("seq")
+            let rows = try await pool.query("SELECT seq, stamp FROM hunt_changes_end()")
+            return LogPlace(seq: Int64(try rows[0].int("seq") as Int), stamp: Int64(try rows[0].int("stamp") as Int))
         }
     }
 }

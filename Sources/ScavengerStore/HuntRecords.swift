@@ -312,6 +312,17 @@ public struct LoggedHuntChange: Sendable, Equatable {
     public var seq: Int
     public var hunt: String
     public var change: HuntChange
+    /// The row's random stamp (see ``LogPlace``).
+    public var stamp: Int64 = 0
+}
+
+/// A page of the hunts' change log after a reader's place (``Database/huntChanges(after:stamp:limit:)``).
+public struct HuntChangePage: Sendable {
+    public var changes: [LoggedHuntChange]
+    /// How far `expire` trimmed the log: past the place, changes after it may be gone.
+    public var trimmedThrough: Int
+    /// Whether the row at the place is still the one the reader applied (see ``LogPlace``).
+    public var placeHolds: Bool
 }
 
 /// Where the next page of public hunts starts: the sort key of the last hunt shown.

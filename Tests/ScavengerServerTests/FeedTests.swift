@@ -402,6 +402,63 @@ struct FeedTests {
         }
     }
 
+    @Test("a log rewritten under the feed's place (a standby promoted without the last changes): the feed reloads and holds what the database holds")
+    func rewrittenLogReloads() async throws {
+        try await withDatabaseServer { _, environment in
+            let other = environment.otherProcess()
+            let author = try await registerAlice(in: other)
+            let kept = try await other.createPin(textPin("kept", by: author.id))
+            let lost = try await other.createPin(textPin("lost", by: author.id, lon: 0.0001))
+            try await environment.feed.catchUp()
+            #expect(environment.feed.count == 2 && environment.feed.logRewrites == 0)
+            // The failover, written by hand: the primary that took over never had `lost` (its row
+            // and its log entry are gone) and gave that position to another pin, `new`.
+            let connection = try PostgresConnection.connect(environment.configuration)
+            let newID = "p" + String(repeating: "n", count: 24)
+            try connection.transaction { connection in
+                try connection.query("SET LOCAL session_replication_role = replica")
+                let place: Int = try connection.query("SELECT max(seq) AS seq FROM feed_changes")[0].int("seq")
+                try connection.query("DELETE FROM pins WHERE id = \(lost.id)")
+                try connection.query("DELETE FROM feed_changes WHERE seq = \(place)::bigint")
+                try connection.query("""
+                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
+                    VALUES (\(newID), \(author.id), 0, 0.0002, 'text', 'new', now() + interval '1 hour')
+                    """)
+                try connection.query("""
+                    INSERT INTO feed_changes (seq, kind, subject) OVERRIDING SYSTEM VALUE VALUES (\(place)::bigint, 'pin', \(newID))
+                    """)
+            }
+            try await environment.feed.catchUp()
+            #expect(environment.feed.logRewrites == 1)
+            let ids = try environment.feed.withNearby(NearbyQuery(lat: 0, lon: 0, radius: 1000)) { page in page.pins.map { Pin($0.record).id } }
+            #expect(Set(ids) == [kept.id, newID])
+            // Going on from the new place, nothing more is found rewritten.
+            _ = try await other.createPin(textPin("after", by: author.id, lon: 0.0003))
+            try await environment.feed.catchUp()
+            #expect(environment.feed.count == 3 && environment.feed.logRewrites == 1)
+        }
+    }
+
+    @Test("the hunts' feed: a log rewritten under its place is found out, and the rankings are loaded afresh")
+    func huntFeedFindsRewrittenLog() async throws {
+        try await withDatabaseServer { _, environment in
+            let hunts = environment.feed.hunts
+            let entry = #"[{"hunt":"h1","kind":"hunt","payload":{}}]"#
+            try await hunts.catchUp()
+            try await environment.pool.query("SELECT log_hunt_changes(\(entry)::jsonb)")
+            try await hunts.catchUp()
+            #expect(hunts.isLoaded && hunts.logRewrites == 0)
+            try await environment.pool.query("""
+                UPDATE hunt_changes SET stamp = stamp + 1 WHERE seq = (SELECT max(seq) FROM hunt_changes)
+                """)
+            try await hunts.catchUp()
+            #expect(hunts.isLoaded && hunts.logRewrites == 1)
+            try await environment.pool.query("SELECT log_hunt_changes(\(entry)::jsonb)")
+            try await hunts.catchUp()
+            #expect(hunts.logRewrites == 1)
+        }
+    }
+
     @Test("a change log entry rolled back leaves a gap that catching up steps over")
     func rolledBackChangesLeaveGaps() async throws {
         try await withDatabaseServer { _, environment in

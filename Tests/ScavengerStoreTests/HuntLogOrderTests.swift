@@ -29,7 +29,7 @@ struct HuntLogOrderTests {
         try await TestDatabase.migrate(configuration)
         let pool = PostgresPool(configuration: configuration, maxConnections: 4)
         let db = Database(pool: pool)
-        let start = try await db.lastHuntChange()
+        let start = Int(try await db.lastHuntChange().seq)
 
         // First writer: logs (position start+1) and stays open.
         let first = try PostgresConnection.connect(configuration)
@@ -43,7 +43,7 @@ struct HuntLogOrderTests {
         // Readers wait for the first writer: each read must not return "second" without "first".
         let read = Task { try await db.huntChanges(after: start, limit: 10).changes.map(\.hunt) }
         try await Self.untilSomeoneWaitsForTheLog(pool)
-        let through = Task { try await db.lastHuntChange() }
+        let through = Task { Int(try await db.lastHuntChange().seq) }
         try first.query("COMMIT")
         #expect(try await read.value == ["first", "second"])
         #expect(try await through.value == start + 2)
@@ -93,6 +93,38 @@ struct HuntLogOrderTests {
         while heard == 0 { heard += try ours(waitingMilliseconds: 1_000) }
         heard += try ours(waitingMilliseconds: 200)
         #expect(heard == 1)
+        await pool.shutdown()
+    }
+
+    @Test("a place holds at the start, with no stamp, when its row has the stamp, or when expire trimmed through it", arguments: [
+        (0, 5, nil, 0, true), (7, nil, nil, 0, true), (7, 5, 5, 0, true), (7, 5, 6, 0, false), (7, 5, nil, 3, false),
+        (7, 5, nil, 7, true), (7, 5, nil, 9, true),
+    ] as [(Int64, Int64?, Int64?, Int64, Bool)])
+    func placeHolds(seq: Int64, stamp: Int64?, found: Int64?, trimmedThrough: Int64, holds: Bool) {
+        #expect(LogPlace.holds(seq: seq, stamp: stamp, found: found, trimmedThrough: trimmedThrough) == holds)
+    }
+
+    @Test("the row at a reader's place given to another change (a failover) is found out; the right one is not")
+    func rewrittenPlaceIsFoundOut() async throws {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        try await TestDatabase.migrate(configuration)
+        let pool = PostgresPool(configuration: configuration, maxConnections: 2)
+        let db = Database(pool: pool)
+        try await pool.query("SELECT log_hunt_changes(\(Self.entry("first"))::jsonb)")
+        let place = try await db.lastHuntChange()
+        #expect(place.seq > 0)
+        #expect(try await db.huntChanges(after: Int(place.seq), stamp: place.stamp, limit: 10).placeHolds)
+        // Nothing after the place, and a stamp of another row: the page says so even when empty.
+        #expect(try await !db.huntChanges(after: Int(place.seq), stamp: place.stamp &+ 1, limit: 10).placeHolds)
+        // The row lost, its position given to another change.
+        try await pool.query("DELETE FROM hunt_changes WHERE seq = \(place.seq)")
+        try await pool.query("""
+            INSERT INTO hunt_changes (seq, hunt_id, kind) OVERRIDING SYSTEM VALUE VALUES (\(place.seq), 'other', 'hunt')
+            """)
+        let page = try await db.huntChanges(after: Int(place.seq), stamp: place.stamp, limit: 10)
+        #expect(!page.placeHolds && page.changes.isEmpty)
+        // A reader that asks without a stamp (a client's WATCH … SINCE) is not checked.
+        #expect(try await db.huntChanges(after: Int(place.seq), limit: 10).placeHolds)
         await pool.shutdown()
     }
 }
