@@ -7,10 +7,11 @@ extension Board {
     public static let rankingPageLimits = 1 ... 200
 
     /// RANKING: a page of the ranking of all users by their points across every hunt, all-time,
-    /// this week's or last week's by `now` (UTC; by default the board's clock), after a cursor, or the page around the caller
-    /// (`around`; the first page for a caller without points or without a login). Read from
-    /// memory: kept by the change log on every daemon, with this daemon's own writes applied
-    /// before their replies. Loads the rankings first when nothing has yet.
+    /// this week's or last week's by `now` (UTC; the board's clock unless given), after a cursor,
+    /// or the page around the caller (`around`; the first page for a caller without points or
+    /// without a login). Read from memory: kept by the change log on every daemon, with this
+    /// daemon's own writes applied before their replies. Loads the rankings first when nothing
+    /// has yet.
     public func ranking(
         _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp? = nil
     ) async throws(BoardError) -> (entries: [LeaderboardEntry], next: String?) {
