@@ -69,7 +69,8 @@ final class DeadlineTimer: Sendable {
     /// armed for a later time than an earlier one re-armed since finds nothing due, and leaves
     /// the arming as it is.
     private func fire() {
-        let now = NIODeadline.now()
+        // The loop's time: the system's on a real loop, the test's on an `EmbeddedEventLoop`.
+        let now = loop.now
         let (due, next) = state.withLock { state -> ([@Sendable () -> Void], NIODeadline?) in
             var dueIDs: [UInt64] = []
             var earliest: NIODeadline?

@@ -110,7 +110,7 @@ extension Board {
     private func checkCode(_ code: String, hash: String, stop: HuntStop, account: Account) async throws {
         guard let hunt = try await store.hunt(id: stop.hunt) else { throw Self.noSuchStop }
         guard try await store.player(huntID: hunt.id, userID: account.id) != nil else { throw Self.notAPlayer }
-        try Self.requireRunning(hunt, at: Timestamp.now)
+        try Self.requireRunning(hunt, at: clock.now)
         let rules = self.rules.hunts
         let guess = try await store.takeCodeGuess(stopID: stop.id, userID: account.id, windowSeconds: rules.codeGuessWindowSeconds) {
             counted, now in

@@ -165,7 +165,7 @@ extension Board {
             try Validation.huntName(draft.name)
             try Validation.huntDescription(draft.description)
         }
-        let now = Timestamp.now
+        let now = clock.now
         let schedule: HuntSchedule
         do {
             schedule = try HuntSchedule(starts: draft.starts, ends: draft.ends, durationSeconds: draft.durationSeconds, now: now)
@@ -176,14 +176,14 @@ extension Board {
             let account = try await writer(of: session)
             let limit = rate(.post, for: account.user.role)
             let made = MadeInTransaction<HuntView>()
-            let keyed = try keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord) in Self.hosted(record, at: .now) }
+            let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord) in Self.hosted(record, at: clock.now) }
             for _ in 0 ..< Self.joinCodeDraws {
                 let new = NewHunt(
                     hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
                     isPublic: draft.isPublic, schedule: schedule, rate: limit)
                 do {
                     let record = try await charging(.post, limit) { try await store.createHunt(new, request: keyed) }
-                    return made.value { Self.hosted(record, at: .now) }
+                    return made.value { Self.hosted(record, at: clock.now) }
                 } catch StoreError.conflict(constraint: "hunts_code") {
                     continue
                 }
@@ -304,7 +304,7 @@ extension Board {
                 record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
             }
             let made = MadeInTransaction<HuntView>()
-            let keyed = try keyedWrite(request, userID: account.id, made: made) { (record: HuntRecord?) in record.map { view($0, .now) } }
+            let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord?) in record.map { view($0, clock.now) } }
             guard let record = try await store.changeSchedule(huntID: id, request: keyed, { hunt, now in
                 try Self.rule {
                     var moderator: Int?
@@ -317,7 +317,7 @@ extension Board {
                 }
             }) else { throw Self.noSuchHunt }
             await applyOwnHuntWrite()
-            return made.value { view(record, .now) }
+            return made.value { view(record, clock.now) }
         }
     }
 
@@ -378,9 +378,9 @@ extension Board {
                 record = found
             }
             let playerName = name ?? account.user.name
-            let view: @Sendable (Database.JoinOutcome) -> HuntView = { outcome in
+            let view: @Sendable (Database.JoinOutcome) -> HuntView = { [clock] outcome in
                 switch outcome {
-                case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt): HuntView(hunt: hunt.hunt(at: .now), code: nil)
+                case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt): HuntView(hunt: hunt.hunt(at: clock.now), code: nil)
                 }
             }
             let made = MadeInTransaction<HuntView>()
@@ -465,7 +465,7 @@ extension Board {
     public func hunt(id: String, viewer session: Session) async throws(BoardError) -> HuntDetails {
         try await guarded {
             let (record, relation) = try await readableHunt(id, viewer: Self.viewerID(session), session: session)
-            let now = Timestamp.now
+            let now = clock.now
             let state = record.schedule.state(at: now)
             let stopRecords = try await store.stops(huntID: record.id)
             let withheld = Set(stopRecords.filter(\.withheld).map(\.stop.id))
@@ -518,7 +518,7 @@ extension Board {
             try checks.circle(lat: near.lat, lon: near.lon, radius: near.radius)
         }
         return try await guarded {
-            let now = Timestamp.now
+            let now = clock.now
             if mine {
                 let viewer = try login(of: session).userID
                 var after: (created: Timestamp, id: String)?

@@ -7,13 +7,15 @@ extension Board {
     public static let rankingPageLimits = 1 ... 200
 
     /// RANKING: a page of the ranking of all users by their points across every hunt, all-time,
-    /// this week's or last week's by `now` (UTC), after a cursor, or the page around the caller
-    /// (`around`; the first page for a caller without points or without a login). Read from
-    /// memory: kept by the change log on every daemon, with this daemon's own writes applied
-    /// before their replies. Loads the rankings first when nothing has yet.
+    /// this week's or last week's by `now` (UTC; the board's clock unless given), after a cursor,
+    /// or the page around the caller (`around`; the first page for a caller without points or
+    /// without a login). Read from memory: kept by the change log on every daemon, with this
+    /// daemon's own writes applied before their replies. Loads the rankings first when nothing
+    /// has yet.
     public func ranking(
-        _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp = .now
+        _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp? = nil
     ) async throws(BoardError) -> (entries: [LeaderboardEntry], next: String?) {
+        let now = now ?? clock.now
         if let page = try rankingFromMemory(period, limit: limit, cursor: cursor, around: around, viewer: session, now: now) {
             return page
         }
@@ -27,8 +29,9 @@ extension Board {
     /// ``ranking(_:limit:cursor:around:viewer:now:)`` answered at once, without suspending; nil
     /// when the rankings are not loaded yet. Bad arguments are refused either way.
     public func rankingFromMemory(
-        _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp = .now
+        _ period: RankingPeriod, limit: Int, cursor: String?, around: Bool, viewer session: Session, now: Timestamp? = nil
     ) throws(BoardError) -> (entries: [LeaderboardEntry], next: String?)? {
+        let now = now ?? clock.now
         try RequestChecks.whole(limit, "LIMIT", in: Self.rankingPageLimits)
         if around, cursor != nil { throw BoardError(.badArgument, "AROUND and CURSOR cannot be combined") }
         let board = period.board(at: now)

@@ -58,7 +58,7 @@ extension Board {
     /// The in-memory gauges and counters.
     public func statistics() -> BoardStatistics {
         let waits = store.pool.waitStatistics
-        let week = RankingPeriod.thisWeek.board(at: .now)
+        let week = RankingPeriod.thisWeek.board(at: clock.now)
         let ranked = feed.hunts.withRankings { ($0.count(.allTime), $0.count(week)) } ?? (0, 0)
         let retries = store.pool.retryStatistics
         return BoardStatistics(

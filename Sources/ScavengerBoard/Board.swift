@@ -85,15 +85,23 @@ public final class Board: Sendable {
     let joinFailures: FailureLimiter
     /// Where failures that are not the caller's are logged, once, with their cause.
     let logger: Logger
+    /// The time as the board judges it in memory: whether a hunt is running before a check-in
+    /// is sent, a new schedule's `STARTS` and `ENDS`, a hunt's state as replies show it, the
+    /// week of a ranking. (What the database decides inside a transaction, it decides by its
+    /// own clock.)
+    let clock: any WallClock
 
     /// The PostgreSQL store behind the feed.
     var store: Database { feed.database }
 
+    /// - Parameter clock: the time of day; by default the feed's (the system's unless a test
+    ///   holds one), so that the board and its feed never disagree on it.
     public init(
         feed: Feed, passwords: PasswordHasher, rules: BoardRules = BoardRules(),
-        logger: Logger = Logger(label: "scavenger.board")
+        logger: Logger = Logger(label: "scavenger.board"), clock: (any WallClock)? = nil
     ) {
         self.feed = feed
+        self.clock = clock ?? feed.clock
         self.passwords = passwords
         self.rules = rules
         self.logger = logger

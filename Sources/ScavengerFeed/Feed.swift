@@ -59,19 +59,20 @@ public final class Feed: Sendable {
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
 
-    public init(database: Database, logger: Logger) {
+    /// The time as the feed sees it: which pins have expired, and when a hunt's `STARTS` or
+    /// `ENDS` passes (its ``hunts`` read the same clock).
+    public let clock: any WallClock
+
+    /// - Parameter clock: the time of day; the system's unless a test holds one.
+    public init(database: Database, logger: Logger, clock: any WallClock = .system) {
         self.database = database
         self.index = ReadWriteLock(PinIndex())
         self.regionIndex = Mutex(RegionIndex.empty)
         self.logger = logger
+        self.clock = clock
         self.watches = WatchHub()
-        self.hunts = HuntFeed(database: database, logger: logger)
-        self.expiries = Mutex(ExpiryQueue(announcedThrough: Self.now().microseconds))
-    }
-
-    /// The current time, as pins' times are kept.
-    public static func now() -> Timestamp {
-        Timestamp(microseconds: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down)))
+        self.hunts = HuntFeed(database: database, logger: logger, clock: clock)
+        self.expiries = Mutex(ExpiryQueue(announcedThrough: clock.now.microseconds))
     }
 
     /// Whether the feed has been loaded: until then it cannot answer (``FeedListener`` loads it,
@@ -362,7 +363,7 @@ public final class Feed: Sendable {
     /// A page of NEARBY as borrowed records, handed to `body` while the index cannot change
     /// (under the read lock, so other readers go on): for writing a reply without copying pins.
     public func withNearby<Result>(_ query: NearbyQuery, _ body: (NearbyRecords) -> Result) throws(PinIndexError) -> Result {
-        let now = Self.now()
+        let now = clock.now
         return try index.read { index throws(PinIndexError) in body(try index.nearbyRecords(query, now: now)) }
     }
 
@@ -372,7 +373,7 @@ public final class Feed: Sendable {
         named name: String, limit: Int, kind: PinKind?, after cursor: RegionCursor?, _ body: (RegionRecords) -> Result
     ) throws(PinIndexError) -> Result? {
         guard regionIndex.withLock({ $0 }).definitions[name] != nil else { return nil }
-        let now = Self.now()
+        let now = clock.now
         return try index.read { index throws(PinIndexError) in
             body(try index.regionRecords(named: name, limit: limit, kind: kind, after: cursor, now: now))
         }
@@ -381,7 +382,7 @@ public final class Feed: Sendable {
     /// Every defined region with its number of live pins, by name.
     public func regionCounts() -> [(name: String, pins: Int)] {
         let names = regionNames
-        let now = Self.now()
+        let now = clock.now
         let counts = index.read { $0.liveCounts(now: now) }
         return names.map { (name: $0, pins: counts[$0] ?? 0) }
     }
@@ -449,7 +450,7 @@ public final class Feed: Sendable {
     /// since the last call; ``FeedListener`` calls it every second. Returns how many expired.
     @discardableResult
     public func announceExpiries() -> Int {
-        let now = Self.now().microseconds
+        let now = clock.now.microseconds
         return publishing.withLock { _ in announceExpiries(through: now) }
     }
 

@@ -93,9 +93,16 @@ public final class HuntFeed: Sendable {
 
     private let logger: Logger
 
-    public init(database: Database, logger: Logger = Logger(label: "scavenger.hunts")) {
+    /// The time as this daemon sees it: when a watched hunt's `STARTS` or `ENDS` has passed, and
+    /// which weeks the rankings hold.
+    public let clock: any WallClock
+
+    /// - Parameter clock: the time of day; the system's unless a test holds one (a ``Feed``
+    ///   gives its own).
+    public init(database: Database, logger: Logger = Logger(label: "scavenger.hunts"), clock: any WallClock = .system) {
         self.database = database
         self.logger = logger
+        self.clock = clock
     }
 
     /// Totals read from the database at a time while the rankings load.
@@ -112,14 +119,16 @@ public final class HuntFeed: Sendable {
 
     // MARK: Rankings
 
-    /// Loads the rankings of all users (all-time, this week's and last week's by `now`) from the
+    /// Loads the rankings of all users (all-time, this week's and last week's by `now`, by
+    /// default the ``clock``'s) from the
     /// users' totals, in batches, and takes the log's position read before them as the place to
     /// apply changes from: a change committed meanwhile is both (perhaps) in a batch and applied
     /// again, which is harmless since a `totals` entry carries a user's whole totals, and entries
     /// apply in log order. Every hunt board loaded before is dropped (loaded again on use).
     /// Returns the users ranked all-time.
     @discardableResult
-    public func load(now: Timestamp = .now) async throws(StoreError) -> Int {
+    public func load(now: Timestamp? = nil) async throws(StoreError) -> Int {
+        let now = now ?? clock.now
         let started = ContinuousClock.now
         let through = try await database.lastHuntChange()
         var rankings = Rankings()
@@ -282,7 +291,7 @@ public final class HuntFeed: Sendable {
 
     /// Applies a batch in order under the lock; answers the position reached.
     private func apply(_ changes: [LoggedHuntChange], records: [String: HuntRecord]) -> Int? {
-        let now = Timestamp.now
+        let now = clock.now
         return state.withLock { state in
             var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
             func tell(_ hunt: String, _ event: (String) -> WatchEvent) {
@@ -389,8 +398,9 @@ public final class HuntFeed: Sendable {
     }
 
     /// Announces watched hunts whose state the clock has changed (a `STARTS` or `ENDS` passed):
-    /// every daemon does so by its own clock, within a tick.
-    public func announceScheduledChanges(at now: Timestamp = .now) {
+    /// every daemon does so by its own clock (``clock``, unless `now` is given), within a tick.
+    public func announceScheduledChanges(at now: Timestamp? = nil) {
+        let now = now ?? clock.now
         state.withLock { state in
             var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
             for (hunt, var watched) in state.watched {
@@ -426,7 +436,7 @@ public final class HuntFeed: Sendable {
     /// Starts a watch of `record`'s hunt for `sink` (after ``prepareWatch(of:)``), by its host
     /// (`player` nil) or the player of that name; returns its id, `h` and a number.
     public func addWatch(_ record: HuntRecord, player: String?, sink: any WatchSink) -> String {
-        let now = Timestamp.now
+        let now = clock.now
         return state.withLock { state in
             state.counter += 1
             let id = "h\(state.counter)"

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 @testable import Postgres
 import Synchronization
@@ -8,12 +9,17 @@ import Testing
 struct DeadlineTimerTests {
     static let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
 
-    /// What fired, and when.
+    /// What fired, and when by `loop`'s time.
     final class Record: Sendable {
         let fired = Mutex<[Int: [NIODeadline]]>([:])
+        let loop: any EventLoop
+
+        init(_ loop: any EventLoop = DeadlineTimerTests.loop) {
+            self.loop = loop
+        }
 
         func action(_ key: Int) -> @Sendable () -> Void {
-            { self.fired.withLock { $0[key, default: []].append(.now()) } }
+            { [loop] in self.fired.withLock { $0[key, default: []].append(loop.now) } }
         }
 
         func times(_ key: Int) -> [NIODeadline] {
@@ -31,38 +37,78 @@ struct DeadlineTimerTests {
         return condition()
     }
 
-    @Test func firesOnceAfterItsDeadline() async throws {
-        let timer = DeadlineTimer(loop: Self.loop)
-        let record = Record()
-        let deadline = NIODeadline.now() + .milliseconds(50)
+    // The timer on an `EmbeddedEventLoop`, whose time moves only when the test advances it:
+    // what fires, and when, is exact, and nothing waits. (Synchronous tests: such a loop is used
+    // on the thread that made it.)
+
+    @Test func firesOnceAfterItsDeadline() {
+        let loop = EmbeddedEventLoop()
+        let timer = DeadlineTimer(loop: loop)
+        let record = Record(loop)
+        let deadline = loop.now + .milliseconds(50)
         _ = timer.schedule(at: deadline, record.action(1))
-        #expect(try await Self.eventually { !record.times(1).isEmpty })
-        try await Task.sleep(for: .milliseconds(100))
-        let times = record.times(1)
-        #expect(times.count == 1)
-        #expect(times.allSatisfy { $0 >= deadline })
+        loop.advanceTime(by: .milliseconds(49))
+        #expect(record.times(1).isEmpty)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(record.times(1) == [deadline])
+        loop.advanceTime(by: .seconds(10))
+        #expect(record.times(1).count == 1)
         #expect(timer.count == 0)
     }
 
-    @Test func aCancelledDeadlineNeverFires() async throws {
-        let timer = DeadlineTimer(loop: Self.loop)
-        let record = Record()
-        timer.schedule(at: .now() + .milliseconds(30), record.action(1)).cancel()
-        _ = timer.schedule(at: .now() + .milliseconds(80), record.action(2))
-        #expect(try await Self.eventually { !record.times(2).isEmpty })
+    @Test func aCancelledDeadlineNeverFires() {
+        let loop = EmbeddedEventLoop()
+        let timer = DeadlineTimer(loop: loop)
+        let record = Record(loop)
+        timer.schedule(at: loop.now + .milliseconds(30), record.action(1)).cancel()
+        let second = loop.now + .milliseconds(80)
+        _ = timer.schedule(at: second, record.action(2))
+        loop.advanceTime(by: .milliseconds(30))
+        #expect(record.times(1).isEmpty)
+        #expect(timer.count == 1)
+        loop.advanceTime(by: .milliseconds(50))
+        #expect(record.times(2) == [second])
         #expect(record.times(1).isEmpty)
         #expect(timer.count == 0)
     }
 
     /// The loop waits for the later deadline; the earlier one must wake it, not wait a minute.
-    @Test func anEarlierDeadlineArmedAfterALaterOneFiresInTime() async throws {
-        let timer = DeadlineTimer(loop: Self.loop)
-        let record = Record()
-        let late = timer.schedule(at: .now() + .seconds(60), record.action(1))
-        _ = timer.schedule(at: .now() + .milliseconds(50), record.action(2))
-        #expect(try await Self.eventually(within: 10) { !record.times(2).isEmpty })
+    @Test func anEarlierDeadlineArmedAfterALaterOneFiresInTime() {
+        let loop = EmbeddedEventLoop()
+        let timer = DeadlineTimer(loop: loop)
+        let record = Record(loop)
+        let late = timer.schedule(at: loop.now + .seconds(60), record.action(1))
+        let early = loop.now + .milliseconds(50)
+        _ = timer.schedule(at: early, record.action(2))
+        loop.advanceTime(by: .milliseconds(50))
+        #expect(record.times(2) == [early])
         #expect(record.times(1).isEmpty)
         late.cancel()
+        loop.advanceTime(by: .seconds(60))
+        #expect(record.times(1).isEmpty)
+        #expect(timer.count == 0)
+    }
+
+    /// A deadline already passed when it is armed fires on the loop's next turn; one armed for
+    /// later than the armed one fires when the loop, woken for the earlier, re-arms for it.
+    @Test func passedAndLaterDeadlines() {
+        let loop = EmbeddedEventLoop()
+        let timer = DeadlineTimer(loop: loop)
+        let record = Record(loop)
+        loop.advanceTime(by: .seconds(1))
+        let start = loop.now
+        _ = timer.schedule(at: start + .milliseconds(10), record.action(1))
+        _ = timer.schedule(at: start + .milliseconds(20), record.action(2))
+        _ = timer.schedule(at: start - .milliseconds(5), record.action(3))
+        loop.run()
+        // (When: an `EmbeddedEventLoop` runs a task scheduled in the past at that past time.)
+        #expect(record.times(3).count == 1)
+        #expect(record.times(1).isEmpty && record.times(2).isEmpty)
+        loop.advanceTime(by: .milliseconds(10))
+        #expect(record.times(1) == [start + .milliseconds(10)])
+        #expect(record.times(2).isEmpty)
+        loop.advanceTime(by: .milliseconds(10))
+        #expect(record.times(2) == [start + .milliseconds(20)])
         #expect(timer.count == 0)
     }
 

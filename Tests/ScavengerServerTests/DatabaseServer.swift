@@ -13,7 +13,7 @@ import ServiceLifecycle
 import Sodium
 import Testing
 
-/// A real server on a real, migrated PostgreSQL schema of its own.
+/// A real server on a real, migrated PostgreSQL schema of its own, its feed and board on `clock`.
 func withDatabaseServer(
     configuration: PostgresConfiguration? = nil,
     pinRules: PinRules = PinRules(),
@@ -22,12 +22,13 @@ func withDatabaseServer(
     listening: Bool = false,
     hashing: PasswordHashing = .minimum,
     hashingThreads: Int = 2,
+    clock: any WallClock = .system,
     configure: (inout BoardRules) -> Void = { _ in },
     _ body: (SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
     try await TestEnvironment.make(
         configuration: configuration, pinRules: pinRules, feedRules: feedRules, moderationRules: moderationRules, hashing: hashing,
-        hashingThreads: hashingThreads, configure: configure
+        hashingThreads: hashingThreads, clock: clock, configure: configure
     ).use { environment in
         let extra: [any Service] = listening ? [try await environment.listener()] : []
         try await withServer(board: environment.board, alongside: extra) { address, _ in

@@ -142,12 +142,13 @@ private func logIn(
 }
 
 /// A second daemon on the environment's database, beside the one `withDatabaseServer` runs: a
-/// board with a feed (hunts included) and a listener of its own, as another process would have.
-/// Runs `body` with the first daemon's address and the second's.
+/// board with a feed (hunts included) and a listener of its own, as another process would have,
+/// both on `clock`. Runs `body` with the first daemon's address and the second's.
 func withTwoDaemons(
-    configuration: PostgresConfiguration? = nil, _ body: (SocketAddress, SocketAddress, TestEnvironment) async throws -> Void
+    configuration: PostgresConfiguration? = nil, clock: any WallClock = .system,
+    _ body: (SocketAddress, SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    try await withDatabaseServer(configuration: configuration, listening: true) { first, environment in
+    try await withDatabaseServer(configuration: configuration, listening: true, clock: clock) { first, environment in
         let other = environment.secondDaemon()
         do {
             var logger = Logger(label: "second-daemon")
@@ -497,50 +498,58 @@ struct LiveHuntTests {
 
     @Test("a hunt whose STARTS and then its DURATION pass starts and ends by itself; its watchers hear both, from the daemon's clock")
     func automaticStartAndEnd() async throws {
-        try await withDatabaseServer(listening: true) { address, environment in
+        // The daemon's clock is held: the test moves it to the start, then to the end.
+        let clock = HeldClock()
+        try await withDatabaseServer(listening: true, clock: clock) { address, environment in
             try await asUsers(["host", "amy"], address, environment) { (users: [Conversation]) async throws in
                 try #require(users.count == 2)
                 let (host, amy) = (users[0], users[1])
                 try await asLoggedIn(["amy", "host"], address) { (connections: [Conversation]) async throws in
-                    let starts = rfc3339(secondsFromNow: 8)
-                    let hunt = try await host.makeHunt("PUBLIC STARTS \(starts) DURATION 3", stops: [StopPlan()], start: false)
+                    // An hour away, so that the database's clock (which the daemon's does not
+                    // follow) never reaches it while the test runs: only the held clock does.
+                    let starts = clock.wholeSecond(secondsFromNow: 3600)
+                    let hunt = try await host.makeHunt("PUBLIC STARTS \(starts.rfc3339) DURATION 3", stops: [StopPlan()], start: false)
                     try await amy.join(hunt)
                     var watchers: [HuntWatcher] = []
                     for connection in connections { watchers.append(HuntWatcher(connection: connection, watch: try await connection.watchHunt(hunt.id))) }
-                    // (Only if the watches began before the start can they hear it: on a very slow
-                    // machine they might not have, and then only the end is theirs to hear.)
-                    let startTime = try parseTime(starts)
-                    let watchedBeforeStart = Date() < startTime
-                    try await Self.expectAutomaticStartAndEnd(hunt.id, starts: starts, watchers: watchers, heardStart: watchedBeforeStart)
-                    try await eventually("HUNT says the hunt has ended") { try await host.hunt(hunt.id)["hunt"]["state"].string == "ended" }
+                    // A microsecond before its STARTS, it has not started.
+                    clock.set(to: Timestamp(microseconds: starts.microseconds - 1))
+                    #expect(try await host.hunt(hunt.id)["hunt"]["state"].string == "scheduled")
+                    try await Self.expectAutomaticStartAndEnd(hunt.id, starts: starts, watchers: watchers, clock: clock)
                     let seen = try await host.hunt(hunt.id)["hunt"]
-                    #expect(try seen["starts"].string == starts)
-                    #expect(try parseTime(seen["ends"]) == parseTime(starts).addingTimeInterval(3))
+                    #expect(try seen["state"].string == "ended")
+                    #expect(try seen["starts"].string == starts.rfc3339)
+                    #expect(try seen["ends"].string == Self.ends(starts).rfc3339)
                 }
             }
         }
     }
 
-    /// Each watcher hears the hunt start by itself (when `heardStart`) at `starts` with `ends` 3 s
-    /// later, then end; and nothing else.
+    /// The end of a hunt that starts at `starts` and lasts 3 s.
+    static func ends(_ starts: Timestamp) -> Timestamp {
+        Timestamp(microseconds: starts.microseconds + 3_000_000)
+    }
+
+    /// Moves `clock` to `starts`: each watcher hears the hunt start by itself, with `ends` 3 s
+    /// later; then to that end: each hears it end; and nothing else. (Each daemon announces it
+    /// on its listener's next look at the clock, within half a second.)
     static func expectAutomaticStartAndEnd(
-        _ hunt: String, starts: String, watchers: [HuntWatcher], heardStart: Bool, sourceLocation: SourceLocation = #_sourceLocation
+        _ hunt: String, starts: Timestamp, watchers: [HuntWatcher], clock: HeldClock, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        for watcher in watchers {
-            var states: [String] = []
-            // (The suite's time limit guards against events that never come.)
-            while states.last != "ended" {
+        for (time, state) in [(starts, "running"), (ends(starts), "ended")] {
+            clock.set(to: time)
+            for watcher in watchers {
+                // (The suite's time limit guards against events that never come.)
                 let event = try await watcher.connection.event()
                 #expect(try event["watch"].string == watcher.watch, sourceLocation: sourceLocation)
                 #expect(eventType(event) == "hunt", "\(canonicalJSON(event))", sourceLocation: sourceLocation)
                 #expect(!holdsKey(event, "code"), sourceLocation: sourceLocation)
                 let view = event["hunt"]
                 #expect(try view["id"].string == hunt, sourceLocation: sourceLocation)
-                #expect(try view["starts"].string == starts, sourceLocation: sourceLocation)
-                #expect(try parseTime(view["ends"]) == parseTime(starts).addingTimeInterval(3), sourceLocation: sourceLocation)
-                states.append(try view["state"].string)
+                #expect(try view["starts"].string == starts.rfc3339, sourceLocation: sourceLocation)
+                #expect(try view["ends"].string == ends(starts).rfc3339, sourceLocation: sourceLocation)
+                #expect(try view["state"].string == state, sourceLocation: sourceLocation)
             }
-            #expect(states == (heardStart ? ["running", "ended"] : ["ended"]), sourceLocation: sourceLocation)
         }
     }
 
@@ -706,39 +715,35 @@ struct LiveHuntTests {
 
     @Test("two daemons: a hunt that starts and ends by itself is announced by both")
     func automaticStartAndEndOnTwoDaemons() async throws {
-        try await withTwoDaemons { a, b, environment in
+        // Both daemons read one held clock, as two machines whose clocks agree.
+        let clock = HeldClock()
+        try await withTwoDaemons(clock: clock) { a, b, environment in
             try await asUsers(["host", "amy"], a, environment) { (users: [Conversation]) async throws in
                 try #require(users.count == 2)
                 let (host, amy) = (users[0], users[1])
                 try await asLoggedIn(["amy"], b) { (onB: [Conversation]) async throws in
                     try await asLoggedIn(["host"], a) { (onA: [Conversation]) async throws in
-                        let starts = rfc3339(secondsFromNow: 8)
-                        let hunt = try await host.makeHunt("STARTS \(starts) DURATION 1", stops: [StopPlan()], start: false)
+                        // An hour away: neither the database's clock nor the held one reaches it
+                        // until the test moves the held one there.
+                        let starts = clock.wholeSecond(secondsFromNow: 3600)
+                        let hunt = try await host.makeHunt("STARTS \(starts.rfc3339) DURATION 1", stops: [StopPlan()], start: false)
                         try await amy.join(hunt)
                         var watchers: [HuntWatcher] = []
                         for connection in onA + onB { watchers.append(HuntWatcher(connection: connection, watch: try await connection.watchHunt(hunt.id))) }
-                        let startTime = try parseTime(starts)
-                        let watchedBeforeStart = Date() < startTime
                         // The host, on B, makes it last 2 s longer: both daemons' clocks end it then.
                         let extended = try await asLoggedInReturning("host", b) { try await $0.ok("EXTEND \(hunt.id) 2")["hunt"] }
-                        if try extended["state"].string == "scheduled" {
-                            // Heard before the start: the hunt as it is then.
-                            for watcher in watchers {
-                                let event = try await watcher.connection.event()
-                                #expect(eventType(event) == "hunt" && !holdsKey(event, "code"), "\(canonicalJSON(event))")
-                                #expect(canonicalJSON(event["hunt"]) == canonicalJSON(withoutCode(extended)))
-                            }
-                            try await Self.expectAutomaticStartAndEnd(hunt.id, starts: starts, watchers: watchers, heardStart: watchedBeforeStart)
-                        } else {
-                            // (A machine so slow the hunt started first: only the end is sure to be heard.)
-                            for watcher in watchers {
-                                var last = ""
-                                while last != "ended" { last = try await watcher.connection.event()["hunt"]["state"].string }
-                            }
+                        #expect(try extended["state"].string == "scheduled")
+                        // Heard before the start: the hunt as it is then.
+                        for watcher in watchers {
+                            let event = try await watcher.connection.event()
+                            #expect(eventType(event) == "hunt" && !holdsKey(event, "code"), "\(canonicalJSON(event))")
+                            #expect(canonicalJSON(event["hunt"]) == canonicalJSON(withoutCode(extended)))
                         }
+                        try await Self.expectAutomaticStartAndEnd(hunt.id, starts: starts, watchers: watchers, clock: clock)
                         for connection in onA + onB {
-                            try await eventually("HUNT says the hunt has ended") { try await connection.hunt(hunt.id)["hunt"]["state"].string == "ended" }
-                            #expect(try parseTime(await connection.hunt(hunt.id)["hunt"]["ends"]) == startTime.addingTimeInterval(3))
+                            let seen = try await connection.hunt(hunt.id)["hunt"]
+                            #expect(try seen["state"].string == "ended")
+                            #expect(try seen["ends"].string == Self.ends(starts).rfc3339)
                         }
                     }
                 }

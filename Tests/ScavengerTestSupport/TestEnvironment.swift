@@ -30,12 +30,14 @@ public struct TestEnvironment: Sendable {
     ///   - commandTimeout: the board's pool's deadline per command, when it needs one.
     ///   - metrics: where the store records its metrics, if anywhere.
     ///   - loadFeed: false leaves the feed unloaded (a daemon that has just started).
+    ///   - clock: the time of day the feed and the board read (a ``HeldClock`` for a test that
+    ///     moves time on); the system's by default.
     public static func make(
         configuration: PostgresConfiguration? = nil, prefix: String = "test", commandTimeout: Duration? = nil,
         pinRules: PinRules = PinRules(), feedRules: FeedRules = FeedRules(),
         moderationRules: ModerationRules = ModerationRules(), sessionTTLSeconds: Int = 3600,
         hashing: PasswordHashing = .minimum, hashingThreads: Int = 2, metrics: (any MetricsFactory)? = nil,
-        loadFeed: Bool = true, configure: (inout BoardRules) -> Void = { _ in }
+        loadFeed: Bool = true, clock: any WallClock = .system, configure: (inout BoardRules) -> Void = { _ in }
     ) async throws -> TestEnvironment {
         let slot = await Slot.take()
         let pool: PostgresPool
@@ -47,7 +49,7 @@ public struct TestEnvironment: Sendable {
             var boardConfiguration = schema
             if let commandTimeout { boardConfiguration.commandTimeout = commandTimeout }
             pool = PostgresPool(configuration: boardConfiguration, maxConnections: 6)
-            feed = Feed(database: Database(pool: pool, metrics: metrics), logger: quietLogger("test-feed"))
+            feed = Feed(database: Database(pool: pool, metrics: metrics), logger: quietLogger("test-feed"), clock: clock)
         } catch {
             slot.give()
             throw error
@@ -93,11 +95,11 @@ public struct TestEnvironment: Sendable {
         Database(pool: pool)
     }
 
-    /// A second daemon's board on the same database and rules: a feed (not loaded yet) and a
-    /// hasher of its own. Shut its hasher down when done.
+    /// A second daemon's board on the same database, rules and clock: a feed (not loaded yet)
+    /// and a hasher of its own. Shut its hasher down when done.
     public func secondDaemon() -> Board {
         Board(
-            feed: Feed(database: Database(pool: pool), logger: Self.quietLogger("second-daemon")),
+            feed: Feed(database: Database(pool: pool), logger: Self.quietLogger("second-daemon"), clock: feed.clock),
             passwords: PasswordHasher(parameters: .minimum), rules: board.rules)
     }
 
