@@ -428,6 +428,35 @@ class Load:
     def record(self, sent, kind, outcome):
         self.events.append((sent, now(), kind, outcome))
 
+    def exchange(self, client, kind, line):
+        """Sends one request `line` of `kind` (POST, DELETE, REPORT) on `client` and records its
+        fate in `events`, which fault_figures counts: the reply's code (OK, UNAVAILABLE, …), or
+        LOST when the connection broke or no reply came (the request may or may not have run).
+        Returns (code, reply), the reply None when LOST; the caller drops a LOST connection."""
+        sent = now()
+        try:
+            reply = client.request(line)
+        except Lost:
+            self.record(sent, kind, "LOST")
+            return "LOST", None
+        code = error_code(reply)
+        self.record(sent, kind, code)
+        return code, reply
+
+    def act_on_pin(self, client, kind, pin, line, took_effect, unknown):
+        """A DELETE or REPORT of `pin` through exchange. Answered OK, the pin goes into the set
+        `took_effect`; otherwise into the dict `unknown` with the code it got (LOST, or an ERR:
+        whether it changed anything is checked later), and an ERR other than UNAVAILABLE is an
+        unexpected reply. Returns the code (LOST: the caller drops the connection)."""
+        code, reply = self.exchange(client, kind, line)
+        if code == "OK":
+            took_effect.add(pin)
+            return code
+        unknown[pin] = code
+        if code not in ("LOST", "UNAVAILABLE"):
+            self.unexpected.append(f"{kind} {pin}: {reply}")
+        return code
+
     def worker(self, k, user):
         rng = random.Random(f"{self.seed}-{self.tag}-{k}")
         client = None
@@ -442,18 +471,12 @@ class Load:
                 i += 1
                 text = f"{self.tag} {user.name} #{i}"
                 lat, lon = self.area.point(rng)
-                sent = now()
-                try:
-                    reply = client.request(f"POST {lat} {lon} {json.dumps(text)}")
-                except Lost:
-                    self.record(sent, "POST", "LOST")
-                    self.texts[text] = "LOST"
+                code, reply = self.exchange(client, "POST", f"POST {lat} {lon} {json.dumps(text)}")
+                self.texts[text] = code
+                if code == "LOST":
                     client.close()
                     client = None
                     continue
-                code = error_code(reply)
-                self.record(sent, "POST", code)
-                self.texts[text] = code
                 if code == "OK":
                     pin = ok_json(reply)["pin"]["id"]
                     self.acked[text] = pin
@@ -469,23 +492,11 @@ class Load:
                     continue
                 if self.deletes and i % 10 == 0 and (i - 7) in mine:
                     target = mine.pop(i - 7)
-                    sent = now()
-                    try:
-                        reply = client.request(f"DELETE {target}")
-                    except Lost:
-                        self.record(sent, "DELETE", "LOST")
-                        self.delete_unknown[target] = "LOST"
+                    if self.act_on_pin(client, "DELETE", target, f"DELETE {target}",
+                                       self.deleted, self.delete_unknown) == "LOST":
                         client.close()
                         client = None
                         continue
-                    code = error_code(reply)
-                    self.record(sent, "DELETE", code)
-                    if code == "OK":
-                        self.deleted.add(target)
-                    else:
-                        self.delete_unknown[target] = code
-                        if code != "UNAVAILABLE":
-                            self.unexpected.append(f"DELETE {target}: {reply}")
         except Exception as error:  # noqa: BLE001 - a worker must not die silently
             self.unexpected.append(f"worker {k} crashed: {error!r}")
         finally:
@@ -525,23 +536,10 @@ class Reporter:
                     continue
                 pin = candidates[0]
                 self.done.add(pin)
-                sent = now()
-                try:
-                    reply = client.request(f"REPORT {pin} spam")
-                except Lost:
-                    load.record(sent, "REPORT", "LOST")
-                    self.unknown[pin] = "LOST"
+                if load.act_on_pin(client, "REPORT", pin, f"REPORT {pin} spam", self.hidden, self.unknown) == "LOST":
                     client.close()
                     client = None
                     continue
-                code = error_code(reply)
-                load.record(sent, "REPORT", code)
-                if code == "OK":
-                    self.hidden.add(pin)
-                else:
-                    self.unknown[pin] = code
-                    if code != "UNAVAILABLE":
-                        load.unexpected.append(f"REPORT {pin}: {reply}")
                 time.sleep(self.interval)
         except Exception as error:  # noqa: BLE001
             load.unexpected.append(f"reporter crashed: {error!r}")
