@@ -664,13 +664,19 @@ class RetryingClients:
         self.ended = now()
 
     def send(self, session, write, abandon=None):
-        """Sends write.line until OK or a definitive ERR; the reply, or None once given up. With
-        `abandon` (seconds), the first send's connection is closed that long after it, its reply
-        unread, as if it had broken: the write is then unanswered, sent or not, run or not."""
+        """Sends write.line through `session` until it is answered OK or a definitive ERR, or the
+        clients give up, and records it all on `write`: each send (sends, sent_at), why each one
+        after the first was needed (causes), the last reply; then its outcome ("OK", the ERR's
+        code, or "UNRESOLVED" once given up) and, when OK, the OK line in write.oks (which
+        check_keyed compares across sends of one key). Returns the last reply, or None once given
+        up. With `abandon` (seconds), the first send's connection is closed that long after it,
+        its reply unread, as if it had broken: the write is then unanswered, sent or not, run or
+        not."""
         cause = None
         while True:
             client = session.get()
             if client is None:
+                write.outcome = "UNRESOLVED"
                 return None
             if cause is not None:
                 write.causes.append(cause)
@@ -698,6 +704,9 @@ class RetryingClients:
                 cause = code
                 time.sleep(0.05)
                 continue
+            write.outcome = code
+            if code == "OK":
+                write.oks.append(reply)
             return reply
 
     def write(self, session, kind, request, text=None, target=None, abandon=None):
@@ -706,14 +715,11 @@ class RetryingClients:
         write.owner = (session.k, session.user)
         self.writes.append(write)
         reply = self.send(session, write, abandon)
-        if reply is None:
-            write.outcome = "UNRESOLVED"
+        if write.outcome == "UNRESOLVED":
             return write
-        write.outcome = error_code(reply)
         if write.outcome != "OK":
             self.unexpected.append(f"{write.line}: {reply}")
             return write
-        write.oks.append(reply)
         answer = ok_json(reply)
         if kind == "POST":
             write.result_id = answer["pin"]["id"]
@@ -732,10 +738,7 @@ class RetryingClients:
             reply = self.send(session, again)
         finally:
             session.drop()
-        again.outcome = "UNRESOLVED" if reply is None else error_code(reply)
-        if again.outcome == "OK":
-            again.oks.append(reply)
-        elif again.outcome != "UNRESOLVED":
+        if again.outcome not in ("OK", "UNRESOLVED"):
             self.unexpected.append(f"{again.line} (sent again): {reply}")
 
     def conflict(self, session, rng, write, i):
@@ -743,8 +746,7 @@ class RetryingClients:
         text = f"{self.tag} {write.text.split(' ')[1]} conflict #{i}"
         probe = KeyedWrite("CONFLICT", write.key, f"POST {lat} {lon} {json.dumps(text)} REQUEST {write.key}", text)
         self.conflicts.append(probe)
-        reply = self.send(session, probe)
-        probe.outcome = "UNRESOLVED" if reply is None else error_code(reply)
+        self.send(session, probe)
 
     def worker(self, k, user):
         rng = random.Random(f"{self.tag}-{k}")
