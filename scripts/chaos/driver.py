@@ -157,6 +157,22 @@ def ok_json(reply):
     return json.loads(reply[3:])
 
 
+def until_ok(client, line, retry_on, pause, going, what):
+    """Sends `line` on `client` until it is answered OK, and returns that reply. A reply whose
+    code is in `retry_on` is sent again after `pause` seconds, as long as `going()` is true
+    (checked before each send; None when it turns false first); any other reply raises
+    RuntimeError("<what>: <reply>"). Lost (the connection broke) goes to the caller."""
+    while going():
+        reply = client.request(line)
+        code = error_code(reply)
+        if code == "OK":
+            return reply
+        if code not in retry_on:
+            raise RuntimeError(f"{what}: {reply}")
+        time.sleep(pause)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # PostgreSQL and the daemons
 # ---------------------------------------------------------------------------------------------
@@ -340,14 +356,11 @@ def register(port, names):
     def one(index, name):
         try:
             client = Client(port)
-            for _ in range(100):
-                reply = client.request(f"REGISTER {name} {name}@chaos.example {PASSWORD}")
-                if error_code(reply) == "OK":
-                    users[index] = User(name, ok_json(reply)["token"])
-                    break
-                if error_code(reply) != "UNAVAILABLE":
-                    raise RuntimeError(f"REGISTER {name}: {reply}")
-                time.sleep(0.1)
+            sends = iter(range(100))  # at most 100 sends
+            reply = until_ok(client, f"REGISTER {name} {name}@chaos.example {PASSWORD}", retry_on={"UNAVAILABLE"},
+                             pause=0.1, going=lambda: next(sends, None) is not None, what=f"REGISTER {name}")
+            if reply is not None:
+                users[index] = User(name, ok_json(reply)["token"])
             client.close()
         except Exception as error:  # noqa: BLE001 - reported below
             failures.append(error)
@@ -365,21 +378,19 @@ def register(port, names):
 def authed_client(port, user, stop=None, deadline=None):
     """A connection logged in as `user`; retries while the daemon is away or UNAVAILABLE. None
     when `stop` is set or `deadline` passes first."""
-    while (stop is None or not stop.is_set()) and (deadline is None or now() < deadline):
+    def going():
+        return (stop is None or not stop.is_set()) and (deadline is None or now() < deadline)
+
+    while going():
         try:
             client = Client(port() if callable(port) else port)
         except Lost:
             time.sleep(0.1)
             continue
         try:
-            while (stop is None or not stop.is_set()) and (deadline is None or now() < deadline):
-                reply = client.request(f"AUTH {user.token}")
-                code = error_code(reply)
-                if code == "OK":
-                    return client
-                if code != "UNAVAILABLE":
-                    raise RuntimeError(f"AUTH {user.name}: {reply}")
-                time.sleep(0.1)
+            if until_ok(client, f"AUTH {user.token}", retry_on={"UNAVAILABLE"}, pause=0.1, going=going,
+                        what=f"AUTH {user.name}") is not None:
+                return client
         except Lost:
             pass
         client.close()
@@ -586,17 +597,12 @@ class RetrySession:
                 self.clients.connects += 1
                 login = self.clients.connects % LOGIN_ONE_IN == 0
             line = f"LOGIN {self.user.name} {PASSWORD}" if login else f"AUTH {self.user.token}"
+            verb = line.split()[0]
             try:
-                while not self.clients.give_up.is_set():
-                    reply = client.request(line)
-                    code = error_code(reply)
-                    if code == "OK":
-                        self.client = client
-                        self.clients.logins[line.split()[0]] += 1
-                        break
-                    if code not in TRANSIENT:
-                        raise RuntimeError(f"{line.split()[0]} {self.user.name}: {reply}")
-                    time.sleep(0.05)
+                if until_ok(client, line, retry_on=TRANSIENT, pause=0.05, going=lambda: not self.clients.give_up.is_set(),
+                            what=f"{verb} {self.user.name}") is not None:
+                    self.client = client
+                    self.clients.logins[verb] += 1
             except Lost:
                 pass
             if self.client is None:
