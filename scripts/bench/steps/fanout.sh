@@ -27,9 +27,11 @@ fanout_step() {
         ulimit -n "$FANOUT_FDS"
     fi
     MAX_CONNS=$((FANOUT_WATCHERS + FANOUT_POSTERS + 64))
+    # shellcheck disable=SC2034  # MAX_CONNS_PER_ADDR: read by the fan-out daemon's limits (spawn_daemon)
     MAX_CONNS_PER_ADDR=$MAX_CONNS
     step "fan-out: a database of its own ($FANOUT_DB, no pins); scavengerd with --max-connections $MAX_CONNS (ulimit -n $(ulimit -n))"
     pg_psql -d postgres -c "CREATE DATABASE $FANOUT_DB"
+    # shellcheck disable=SC2034  # SCAV_URL: read by scav_migrate and start_daemon
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$FANOUT_DB
     scav_migrate
     start_daemon fanout

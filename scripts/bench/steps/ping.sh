@@ -17,6 +17,7 @@ ping_floor_step() {
     for threads in $FLOOR_THREADS; do
         pick_free_port "FLOOR_PORTS[$threads]"
         "$FLOOR" "${FLOOR_PORTS[$threads]}" "$threads" >"$RUN_DIR/nio-floor-$threads.log" 2>&1 9>&- &
+        # shellcheck disable=SC2004  # FLOOR_PIDS is associative (declare -A in bench.sh)
         FLOOR_PIDS[$threads]=$!
         await_ping "$LOADGEN" "$CENTRES" "${FLOOR_PORTS[$threads]}" "${FLOOR_PIDS[$threads]}" "$RUN_DIR/nio-floor-$threads.log"
     done

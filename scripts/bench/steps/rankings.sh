@@ -32,6 +32,7 @@ rankings_database() {
     fi
     step "rankings: a database of their own ($RANK_DB), with the check-ins' hunts ($RANK_WALKERS walkers, $HUNT_WALK_HUNTS of 100 stops)"
     pg_psql -d postgres -c "CREATE DATABASE $RANK_DB"
+    # shellcheck disable=SC2034  # SCAV_URL: read by scav_migrate and start_daemon
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$RANK_DB
     scav_migrate
     pg_psql -d "$RANK_DB" -v lb_players=100 -v walkers="$RANK_WALKERS" -v around=1 -v walk_hunts="$HUNT_WALK_HUNTS" \

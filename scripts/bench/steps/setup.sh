@@ -49,6 +49,7 @@ packages_and_builds_step() {
     if ((FULL)); then
         step "building the SwiftNIO floor server (scripts/bench/nio-floor; log: $RUN_DIR/build.log)"
         ensure_swift
+        # shellcheck disable=SC2034  # FLOOR: read by ping_floor_step
         FLOOR=$BENCH_DIR/nio-floor-build/release/nio-floor
         swift build -c release --package-path scripts/bench/nio-floor --scratch-path "$BENCH_DIR/nio-floor-build" >>"$RUN_DIR/build.log" 2>&1 \
             || { tail -n 40 "$RUN_DIR/build.log" >&2; die "building scripts/bench/nio-floor failed"; }
@@ -137,11 +138,15 @@ start_bench_cluster() {
     pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" 9>&- \
         -o "-p $PG_PORT -k '$PG_SOCKET' -h 127.0.0.1 -c max_connections=200 -c shared_buffers=512MB -c max_wal_size=8GB -c checkpoint_timeout=30min ${BENCH_PG_OPTIONS:-}" \
         >/dev/null || { tail -n 20 "$PG_LOG" >&2; die "cannot start the bench PostgreSQL"; }
+    # shellcheck disable=SC2034  # BPG_STARTED: read by cleanup
     BPG_STARTED=1
+    # shellcheck disable=SC2034  # BPG_PID: read by run_load and the steps' --cpu-pids
     BPG_PID=$(head -n 1 "$PG_DATA/postmaster.pid")
     ((FULL || RUN_HUNTS)) && pg_psql -d postgres -c "CREATE DATABASE bench_scav"
     ((FULL)) && pg_psql -d postgres -c "CREATE DATABASE bench_postgis"
+    # shellcheck disable=SC2034  # PGIS_CONN: read by nearby_step
     PGIS_CONN="host=127.0.0.1 port=$PG_PORT dbname=bench_postgis user=postgres"
+    # shellcheck disable=SC2034  # SCAV_URL: read by scav_migrate and start_daemon
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav
 }
 
@@ -190,6 +195,7 @@ SQL
         [[ $LOADED == "$PINS" ]] || die "expected $PINS pins without a cell in bench_scav, found $LOADED"
         # Every loaded pin was created before this instant, every pin POSTed in the runs after it: the
         # expiry sweep's set-up copies the loaded ones.
+        # shellcheck disable=SC2034  # LOADED_AT: read by sweep_setup
         LOADED_AT=$(pg_psql -d bench_scav -Atc "SELECT now()")
         meta postgis_table_mb "$(pg_psql -d bench_postgis -Atc "SELECT round(pg_total_relation_size('pins') / 1048576.0, 1)")"
     fi
