@@ -157,6 +157,22 @@ def ok_json(reply):
     return json.loads(reply[3:])
 
 
+def until_ok(client, line, retry_on, pause, going, what):
+    """Sends `line` on `client` until it is answered OK, and returns that reply. A reply whose
+    code is in `retry_on` is sent again after `pause` seconds, as long as `going()` is true
+    (checked before each send; None when it turns false first); any other reply raises
+    RuntimeError("<what>: <reply>"). Lost (the connection broke) goes to the caller."""
+    while going():
+        reply = client.request(line)
+        code = error_code(reply)
+        if code == "OK":
+            return reply
+        if code not in retry_on:
+            raise RuntimeError(f"{what}: {reply}")
+        time.sleep(pause)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # PostgreSQL and the daemons
 # ---------------------------------------------------------------------------------------------
@@ -340,14 +356,11 @@ def register(port, names):
     def one(index, name):
         try:
             client = Client(port)
-            for _ in range(100):
-                reply = client.request(f"REGISTER {name} {name}@chaos.example {PASSWORD}")
-                if error_code(reply) == "OK":
-                    users[index] = User(name, ok_json(reply)["token"])
-                    break
-                if error_code(reply) != "UNAVAILABLE":
-                    raise RuntimeError(f"REGISTER {name}: {reply}")
-                time.sleep(0.1)
+            sends = iter(range(100))  # at most 100 sends
+            reply = until_ok(client, f"REGISTER {name} {name}@chaos.example {PASSWORD}", retry_on={"UNAVAILABLE"},
+                             pause=0.1, going=lambda: next(sends, None) is not None, what=f"REGISTER {name}")
+            if reply is not None:
+                users[index] = User(name, ok_json(reply)["token"])
             client.close()
         except Exception as error:  # noqa: BLE001 - reported below
             failures.append(error)
@@ -365,21 +378,19 @@ def register(port, names):
 def authed_client(port, user, stop=None, deadline=None):
     """A connection logged in as `user`; retries while the daemon is away or UNAVAILABLE. None
     when `stop` is set or `deadline` passes first."""
-    while (stop is None or not stop.is_set()) and (deadline is None or now() < deadline):
+    def going():
+        return (stop is None or not stop.is_set()) and (deadline is None or now() < deadline)
+
+    while going():
         try:
             client = Client(port() if callable(port) else port)
         except Lost:
             time.sleep(0.1)
             continue
         try:
-            while (stop is None or not stop.is_set()) and (deadline is None or now() < deadline):
-                reply = client.request(f"AUTH {user.token}")
-                code = error_code(reply)
-                if code == "OK":
-                    return client
-                if code != "UNAVAILABLE":
-                    raise RuntimeError(f"AUTH {user.name}: {reply}")
-                time.sleep(0.1)
+            if until_ok(client, f"AUTH {user.token}", retry_on={"UNAVAILABLE"}, pause=0.1, going=going,
+                        what=f"AUTH {user.name}") is not None:
+                return client
         except Lost:
             pass
         client.close()
@@ -428,6 +439,35 @@ class Load:
     def record(self, sent, kind, outcome):
         self.events.append((sent, now(), kind, outcome))
 
+    def exchange(self, client, kind, line):
+        """Sends one request `line` of `kind` (POST, DELETE, REPORT) on `client` and records its
+        fate in `events`, which fault_figures counts: the reply's code (OK, UNAVAILABLE, …), or
+        LOST when the connection broke or no reply came (the request may or may not have run).
+        Returns (code, reply), the reply None when LOST; the caller drops a LOST connection."""
+        sent = now()
+        try:
+            reply = client.request(line)
+        except Lost:
+            self.record(sent, kind, "LOST")
+            return "LOST", None
+        code = error_code(reply)
+        self.record(sent, kind, code)
+        return code, reply
+
+    def act_on_pin(self, client, kind, pin, line, took_effect, unknown):
+        """A DELETE or REPORT of `pin` through exchange. Answered OK, the pin goes into the set
+        `took_effect`; otherwise into the dict `unknown` with the code it got (LOST, or an ERR:
+        whether it changed anything is checked later), and an ERR other than UNAVAILABLE is an
+        unexpected reply. Returns the code (LOST: the caller drops the connection)."""
+        code, reply = self.exchange(client, kind, line)
+        if code == "OK":
+            took_effect.add(pin)
+            return code
+        unknown[pin] = code
+        if code not in ("LOST", "UNAVAILABLE"):
+            self.unexpected.append(f"{kind} {pin}: {reply}")
+        return code
+
     def worker(self, k, user):
         rng = random.Random(f"{self.seed}-{self.tag}-{k}")
         client = None
@@ -442,18 +482,12 @@ class Load:
                 i += 1
                 text = f"{self.tag} {user.name} #{i}"
                 lat, lon = self.area.point(rng)
-                sent = now()
-                try:
-                    reply = client.request(f"POST {lat} {lon} {json.dumps(text)}")
-                except Lost:
-                    self.record(sent, "POST", "LOST")
-                    self.texts[text] = "LOST"
+                code, reply = self.exchange(client, "POST", f"POST {lat} {lon} {json.dumps(text)}")
+                self.texts[text] = code
+                if code == "LOST":
                     client.close()
                     client = None
                     continue
-                code = error_code(reply)
-                self.record(sent, "POST", code)
-                self.texts[text] = code
                 if code == "OK":
                     pin = ok_json(reply)["pin"]["id"]
                     self.acked[text] = pin
@@ -469,23 +503,11 @@ class Load:
                     continue
                 if self.deletes and i % 10 == 0 and (i - 7) in mine:
                     target = mine.pop(i - 7)
-                    sent = now()
-                    try:
-                        reply = client.request(f"DELETE {target}")
-                    except Lost:
-                        self.record(sent, "DELETE", "LOST")
-                        self.delete_unknown[target] = "LOST"
+                    if self.act_on_pin(client, "DELETE", target, f"DELETE {target}",
+                                       self.deleted, self.delete_unknown) == "LOST":
                         client.close()
                         client = None
                         continue
-                    code = error_code(reply)
-                    self.record(sent, "DELETE", code)
-                    if code == "OK":
-                        self.deleted.add(target)
-                    else:
-                        self.delete_unknown[target] = code
-                        if code != "UNAVAILABLE":
-                            self.unexpected.append(f"DELETE {target}: {reply}")
         except Exception as error:  # noqa: BLE001 - a worker must not die silently
             self.unexpected.append(f"worker {k} crashed: {error!r}")
         finally:
@@ -525,23 +547,10 @@ class Reporter:
                     continue
                 pin = candidates[0]
                 self.done.add(pin)
-                sent = now()
-                try:
-                    reply = client.request(f"REPORT {pin} spam")
-                except Lost:
-                    load.record(sent, "REPORT", "LOST")
-                    self.unknown[pin] = "LOST"
+                if load.act_on_pin(client, "REPORT", pin, f"REPORT {pin} spam", self.hidden, self.unknown) == "LOST":
                     client.close()
                     client = None
                     continue
-                code = error_code(reply)
-                load.record(sent, "REPORT", code)
-                if code == "OK":
-                    self.hidden.add(pin)
-                else:
-                    self.unknown[pin] = code
-                    if code != "UNAVAILABLE":
-                        load.unexpected.append(f"REPORT {pin}: {reply}")
                 time.sleep(self.interval)
         except Exception as error:  # noqa: BLE001
             load.unexpected.append(f"reporter crashed: {error!r}")
@@ -588,17 +597,12 @@ class RetrySession:
                 self.clients.connects += 1
                 login = self.clients.connects % LOGIN_ONE_IN == 0
             line = f"LOGIN {self.user.name} {PASSWORD}" if login else f"AUTH {self.user.token}"
+            verb = line.split()[0]
             try:
-                while not self.clients.give_up.is_set():
-                    reply = client.request(line)
-                    code = error_code(reply)
-                    if code == "OK":
-                        self.client = client
-                        self.clients.logins[line.split()[0]] += 1
-                        break
-                    if code not in TRANSIENT:
-                        raise RuntimeError(f"{line.split()[0]} {self.user.name}: {reply}")
-                    time.sleep(0.05)
+                if until_ok(client, line, retry_on=TRANSIENT, pause=0.05, going=lambda: not self.clients.give_up.is_set(),
+                            what=f"{verb} {self.user.name}") is not None:
+                    self.client = client
+                    self.clients.logins[verb] += 1
             except Lost:
                 pass
             if self.client is None:
@@ -666,13 +670,19 @@ class RetryingClients:
         self.ended = now()
 
     def send(self, session, write, abandon=None):
-        """Sends write.line until OK or a definitive ERR; the reply, or None once given up. With
-        `abandon` (seconds), the first send's connection is closed that long after it, its reply
-        unread, as if it had broken: the write is then unanswered, sent or not, run or not."""
+        """Sends write.line through `session` until it is answered OK or a definitive ERR, or the
+        clients give up, and records it all on `write`: each send (sends, sent_at), why each one
+        after the first was needed (causes), the last reply; then its outcome ("OK", the ERR's
+        code, or "UNRESOLVED" once given up) and, when OK, the OK line in write.oks (which
+        check_keyed compares across sends of one key). Returns the last reply, or None once given
+        up. With `abandon` (seconds), the first send's connection is closed that long after it,
+        its reply unread, as if it had broken: the write is then unanswered, sent or not, run or
+        not."""
         cause = None
         while True:
             client = session.get()
             if client is None:
+                write.outcome = "UNRESOLVED"
                 return None
             if cause is not None:
                 write.causes.append(cause)
@@ -700,6 +710,9 @@ class RetryingClients:
                 cause = code
                 time.sleep(0.05)
                 continue
+            write.outcome = code
+            if code == "OK":
+                write.oks.append(reply)
             return reply
 
     def write(self, session, kind, request, text=None, target=None, abandon=None):
@@ -708,14 +721,11 @@ class RetryingClients:
         write.owner = (session.k, session.user)
         self.writes.append(write)
         reply = self.send(session, write, abandon)
-        if reply is None:
-            write.outcome = "UNRESOLVED"
+        if write.outcome == "UNRESOLVED":
             return write
-        write.outcome = error_code(reply)
         if write.outcome != "OK":
             self.unexpected.append(f"{write.line}: {reply}")
             return write
-        write.oks.append(reply)
         answer = ok_json(reply)
         if kind == "POST":
             write.result_id = answer["pin"]["id"]
@@ -734,10 +744,7 @@ class RetryingClients:
             reply = self.send(session, again)
         finally:
             session.drop()
-        again.outcome = "UNRESOLVED" if reply is None else error_code(reply)
-        if again.outcome == "OK":
-            again.oks.append(reply)
-        elif again.outcome != "UNRESOLVED":
+        if again.outcome not in ("OK", "UNRESOLVED"):
             self.unexpected.append(f"{again.line} (sent again): {reply}")
 
     def conflict(self, session, rng, write, i):
@@ -745,8 +752,7 @@ class RetryingClients:
         text = f"{self.tag} {write.text.split(' ')[1]} conflict #{i}"
         probe = KeyedWrite("CONFLICT", write.key, f"POST {lat} {lon} {json.dumps(text)} REQUEST {write.key}", text)
         self.conflicts.append(probe)
-        reply = self.send(session, probe)
-        probe.outcome = "UNRESOLVED" if reply is None else error_code(reply)
+        self.send(session, probe)
 
     def worker(self, k, user):
         rng = random.Random(f"{self.tag}-{k}")
