@@ -2,7 +2,7 @@
 # Fault injection: does scavengerd lose or duplicate acknowledged writes, and do its feeds come
 # back in step with the database, when PostgreSQL restarts or the daemon dies (issue 15)?
 #
-#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,3,4,5]
+#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,3,4,5,6]
 #                    [--scavengerd PATH] [--keep] [--sabotage]
 #
 # Scenarios (scripts/chaos/driver.py runs them; each prints PASS or FAIL with its figures):
@@ -12,7 +12,10 @@
 #  4. a daemon started while PostgreSQL is down: PING and HELLO answer, NEARBY, REGIONS and
 #     AUTH answer ERR UNAVAILABLE, and once PostgreSQL is started NEARBY answers by itself;
 #  5. two daemons on one database under POST, DELETE and REPORT (each report hides its pin),
-#     then the same with a PostgreSQL restart in the middle.
+#     then the same with a PostgreSQL restart in the middle;
+#  6. a synchronous standby that never answers: a keyed POST's commit waits for it, the wait is
+#     cancelled (pg_cancel_backend), and the POST must be ERR UNAVAILABLE, not OK; once the
+#     requirement is lifted the same line is answered OK from its key, the pin stored once.
 # In 1, 2, 3 and 5, watchers follow a circle around one of the area's four places: `WATCH …
 # SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to the new
 # daemon; in 5 a pair on each daemon, through both phases); one of each pair also drops its
@@ -71,7 +74,7 @@ source scripts/lib.sh
 
 LOAD_SECONDS=20
 CONNECTIONS=8
-SCENARIOS=1,2,3,4,5
+SCENARIOS=1,2,3,4,5,6
 SCAVENGERD_GIVEN=""
 KEEP=0
 SABOTAGE=()
@@ -97,7 +100,7 @@ fi
 if ! [[ $CONNECTIONS =~ ^[0-9]+$ ]] || ((CONNECTIONS < 2 || CONNECTIONS > 50)); then
     die "--connections must be 2..50"
 fi
-[[ $SCENARIOS =~ ^[1-5](,[1-5])*$ ]] || die "--scenarios takes numbers 1 to 5, comma-separated"
+[[ $SCENARIOS =~ ^[1-6](,[1-6])*$ ]] || die "--scenarios takes numbers 1 to 6, comma-separated"
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }

@@ -38,6 +38,10 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
     public var retryAfterSeconds: Int?
     /// For ``Code/tooFar``: the distance from the fix to the stop in whole metres, rounded down.
     public var distanceMeters: Int?
+    /// For ``Code/unavailable``: the write committed on the primary, but its synchronous standby
+    /// never confirmed it, so it may be lost in a failover. Its `REQUEST` key's stored reply must
+    /// not answer this very request (that would acknowledge it); a later retry may.
+    public var commitUnconfirmed = false
 
     public init(_ code: Code, _ message: String) {
         self.code = code
@@ -60,6 +64,13 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The database's absence, in the words every front end shows.
     static let databaseUnavailable = BoardError(.unavailable, "the database is unavailable; retry")
+    /// A write not confirmed by the synchronous standby (``commitUnconfirmed``).
+    static let unconfirmedCommit: BoardError = {
+        var error = BoardError(
+            .unavailable, "the write was not confirmed by the database's standby; send it again with the same REQUEST key to learn whether it stands")
+        error.commitUnconfirmed = true
+        return error
+    }()
     /// A failure whose cause is in the log.
     static let internalFailure = BoardError(.internalError, "internal error")
 
@@ -100,6 +111,11 @@ extension Board {
             case .unavailable(let message):
                 logger.warning("database unavailable", metadata: ["use_case": "\(useCase)", "error": "\(message)"])
                 return .databaseUnavailable
+            case .commitUnconfirmed(let message):
+                logger.warning("a commit was not confirmed by the synchronous standby", metadata: [
+                    "use_case": "\(useCase)", "error": "\(message)",
+                ])
+                return .unconfirmedCommit
             case .conflict:
                 return BoardError(.conflict, "already exists")
             case .sessionRefused:

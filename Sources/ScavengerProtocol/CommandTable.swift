@@ -280,6 +280,9 @@ public struct CommandTable: Sendable {
         do {
             if let answer = try await stored() { return answer }
             return try await work()
+        } catch let error as BoardError where error.commitUnconfirmed {
+            // Its stored reply would acknowledge a write that may yet be lost: not from here.
+            return outcome(for: error, command: command, logger: context.logger)
         } catch {
             if let answer = try? await stored() { return answer }
             return outcome(for: error, command: command, logger: context.logger)

@@ -4,6 +4,10 @@ import Postgres
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The database cannot be reached or the connection broke; retrying later may work.
     case unavailable(String)
+    /// The write committed on the primary but its synchronous standby never confirmed it (the
+    /// wait was cancelled): it may be lost in a failover. Not an acknowledgement; a retry under
+    /// the same `REQUEST` key later finds out what stands.
+    case commitUnconfirmed(String)
     /// A uniqueness rule was broken (the constraint's name).
     case conflict(constraint: String?)
     /// A value the database cannot take (for example text with a NUL character).
@@ -25,6 +29,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unavailable(let message): return "database unavailable: \(message)"
+        case .commitUnconfirmed(let message): return "commit unconfirmed: \(message)"
         case .conflict(let constraint): return "conflict on \(constraint ?? "a unique constraint")"
         case .invalidInput(let message): return "invalid input: \(message)"
         case .migration(let message): return "migration failed: \(message)"
@@ -41,7 +46,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// way): the client may retry.
     public init(_ error: PostgresError) {
         switch error.code {
-        case .connectionFailure, .poolClosed, .timeout, .queryCanceled, .readOnly, .commitUnconfirmed: self = .unavailable(error.message)
+        case .connectionFailure, .poolClosed, .timeout, .queryCanceled, .readOnly: self = .unavailable(error.message)
+        case .commitUnconfirmed: self = .commitUnconfirmed(error.message)
         case .uniqueViolation: self = .conflict(constraint: error.constraint)
         case .client: self = .invalidInput(error.message)
         default: self = .unexpected(error.description)

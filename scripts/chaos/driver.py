@@ -1595,6 +1595,66 @@ class Chaos:
                 self.stop_daemon(result, daemon)
         self.log_excerpt(result, daemon)
 
+    # 6 ------------------------------------------------------------------------------------
+    def scenario6(self, result):
+        """A synchronous standby that does not answer (issue 41): a keyed POST's commit waits for
+        it; an operator cancels the wait (the commit then stands on the primary alone, and
+        PostgreSQL says so only with a WARNING). The POST must not be answered OK; once the
+        standby requirement is lifted, the same line again is answered OK from its key, with the
+        same pin, stored once."""
+        area = Area(60.0, 60.0)
+        daemon = Daemon(self.args, "s6-daemon")
+        lifted = False
+        try:
+            daemon.wait_loaded()
+            (author,) = register(daemon.port, ["c6author"])
+            client = authed_client(daemon.port, author, deadline=now() + 30)
+            lat, lon = area.places[0]
+            # A keyed write first, so that the daemon's request-key secret is stored before the
+            # standby is required (its first keyed write stores it).
+            self.expect_ok(client, f"POST {lat} {lon} \"chaos-6 before\" REQUEST {uuid.uuid4().hex}")
+            line = f"POST {lat} {lon} \"chaos-6 waited for a standby\" REQUEST {uuid.uuid4().hex}"
+            self.cluster.query("ALTER SYSTEM SET synchronous_standby_names = 'chaos_standby_that_never_answers'")
+            self.cluster.query("SELECT pg_reload_conf()")
+            client.send_only(line)
+            # The commit waits for the standby (SyncRep); cancel that wait, as a failover tool or
+            # an operator would.
+            waited = None
+            deadline = now() + 10
+            while now() < deadline:
+                pids = self.cluster.query(
+                    "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = current_database()")
+                if pids:
+                    waited = pids[0][0]
+                    break
+                time.sleep(0.02)
+            if waited is None:
+                result.fail("the keyed POST's commit never waited for the synchronous standby")
+                return
+            self.cluster.query(f"SELECT pg_cancel_backend({int(waited)})")
+            reply = client.read_line(10)
+            result.figure(f"the POST whose wait was cancelled answered {reply!r}")
+            if reply is None or error_code(reply) != "UNAVAILABLE":
+                result.fail(f"a commit not confirmed by the synchronous standby was answered {reply!r}, not ERR UNAVAILABLE")
+            self.cluster.query("ALTER SYSTEM RESET synchronous_standby_names")
+            self.cluster.query("SELECT pg_reload_conf()")
+            lifted = True
+            again = self.expect_ok(client, line)
+            pin = ok_json(again)["pin"]["id"]
+            stored = self.cluster.query("SELECT count(*) FROM pins WHERE body = 'chaos-6 waited for a standby'")[0][0]
+            result.figure(f"the same line again: {again[:60]}…; stored {stored} time(s)")
+            if stored != "1":
+                result.fail(f"the keyed POST is stored {stored} times, not once")
+            if self.cluster.query(f"SELECT count(*) FROM pins WHERE id = '{pin}'")[0][0] != "1":
+                result.fail("the retry's pin id is not the stored pin's")
+            client.close()
+        finally:
+            if not lifted:
+                self.cluster.query("ALTER SYSTEM RESET synchronous_standby_names")
+                self.cluster.query("SELECT pg_reload_conf()")
+            self.stop_daemon(result, daemon)
+        self.log_excerpt(result, daemon)
+
     # 5 ------------------------------------------------------------------------------------
     def scenario5(self, result):
         area = Area(50.0, 50.0)
@@ -1773,6 +1833,7 @@ class Chaos:
             3: "kill -9 the daemon under POST load, start a new one",
             4: "start a daemon while PostgreSQL is down",
             5: "two daemons on one database (POST, DELETE, REPORT; a PostgreSQL restart)",
+            6: "a synchronous standby that does not answer: a commit whose wait is cancelled is not OK",
         }
         results = []
         for number in numbers:
@@ -1810,14 +1871,14 @@ def main():
     parser.add_argument("--run-dir", required=True)
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds of load per scenario")
     parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--scenarios", default="1,2,3,4,5")
+    parser.add_argument("--scenarios", default="1,2,3,4,5,6")
     parser.add_argument("--seed", default="42")
     parser.add_argument("--sabotage", action="store_true",
                         help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
     args = parser.parse_args()
     numbers = [int(n) for n in args.scenarios.split(",") if n]
-    if any(n not in range(1, 6) for n in numbers):
-        parser.error("--scenarios takes numbers 1 to 5")
+    if any(n not in range(1, 7) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 6")
 
     def terminated(signum, frame):
         raise SystemExit(128 + signum)
