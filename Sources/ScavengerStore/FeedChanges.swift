@@ -53,13 +53,8 @@ public struct FeedChangePage: Sendable {
 }
 
 extension Database {
-    /// The last change in the log (0 when there is none): a feed loaded after this call holds
-    /// every change up to it.
-    public func latestFeedChange() async throws(StoreError) -> Int64 {
-        try await latestFeedPlace().seq
-    }
-
-    /// The last change in the log with its row's stamp (0 and 0 when there is none).
+    /// The last change in the log with its row's stamp (0 and 0 when there is none): a feed
+    /// loaded after this call holds every change up to it.
     public func latestFeedPlace() async throws(StoreError) -> LogPlace {
         try await mappingErrors {
             let rows = try await pool.query("""

@@ -58,7 +58,7 @@ struct StoreReadTests {
         #expect(try await db.pinsWithoutCell(limit: 10).isEmpty)
 
         // The change log.
-        let latest = try await db.latestFeedChange()
+        let latest = try await db.latestFeedPlace().seq
         #expect(latest > 0)
         let changes = try await db.feedChanges(after: 0, limit: 100)
         #expect(changes.isContinuous && changes.changes.last?.sequence == latest)
