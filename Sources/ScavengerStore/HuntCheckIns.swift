@@ -179,6 +179,19 @@ extension Database {
         if logged { log.append(hunt: "", .totals(try userTotals(totals[0]))) }
     }
 
+    /// Takes accepted check-ins (already deleted or rejected) out of the user's totals, all-time
+    /// and their weeks', in one statement (`score_debit_all`); the caller logs the totals after.
+    static func debitAllTotals(_ connection: PostgresConnection, userID: Int, _ debited: [(points: Int, at: Timestamp)]) throws {
+        guard !debited.isEmpty else { return }
+        // Arrays as PostgreSQL's text form: whole numbers, and times as microseconds since the epoch.
+        let points = "{" + debited.map { String($0.points) }.joined(separator: ",") + "}"
+        let micros = "{" + debited.map { String($0.at.microseconds) }.joined(separator: ",") + "}"
+        try connection.query("""
+            SELECT score_debit_all(\(userID)::bigint, \(points)::integer[],
+                ARRAY(SELECT 'epoch'::timestamptz + m * interval '1 microsecond' FROM unnest(\(micros)::bigint[]) WITH ORDINALITY AS u(m, i) ORDER BY i))
+            """)
+    }
+
     /// Logs the user's totals as they stand, with this week's (by PostgreSQL's clock): after a
     /// change of the hunts they play and nothing else.
     static func logCurrentTotals(_ connection: PostgresConnection, _ log: HuntLog, userID: Int) throws {

@@ -165,12 +165,11 @@ extension Database {
                 """)
             // The user's totals lose what this hunt gave them; the totals are logged once all is
             // taken (in between, points of check-ins already deleted would still count).
-            var debited: [Timestamp] = []
+            var debited: [(points: Int, at: Timestamp)] = []
             for checkIn in counted where try checkIn.string("status") as String == "accepted" {
-                let acceptedAt = Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))
-                try Self.debitTotals(connection, log, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, logged: false)
-                debited.append(acceptedAt)
+                debited.append((try checkIn.int("points"), Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))))
             }
+            try Self.debitAllTotals(connection, userID: userID, debited)
             try connection.query("""
                 UPDATE user_scores SET hunts_played = hunts_played - 1,
                     hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
@@ -181,7 +180,7 @@ extension Database {
             if debited.isEmpty {
                 try Self.logCurrentTotals(connection, log, userID: userID)
             } else {
-                try Self.logTotals(connection, log, userID: userID, weeks: Set(debited.map(ScoreWeek.init(containing:))))
+                try Self.logTotals(connection, log, userID: userID, weeks: Set(debited.map { ScoreWeek(containing: $0.at) }))
             }
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
             log.append(hunt: huntID, .left(player: name, userID: userID))
