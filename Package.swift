@@ -225,6 +225,8 @@ let package = Package(
             exclude: ["FuzzRegressions"]),
         .testTarget(name: "ScavengerBoardTests", dependencies: ["ScavengerBoard", "ScavengerCore", "ScavengerStore", "Sodium", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
+        // The feed's own pieces without a server: shared catch-ups (CatchUpTurns), ….
+        .testTarget(name: "ScavengerFeedTests", dependencies: ["ScavengerFeed", "ScavengerStore"]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
             "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",
