@@ -31,10 +31,9 @@ public final class Feed: Sendable {
     private let regionIndex: Mutex<RegionIndex>
     private let logger: Logger
     /// The last change applied; nil until the feed is loaded.
-    private let position = Mutex<Int64?>(nil)
-    /// The stamp of the log's row at ``position`` (see `LogPlace`): set with it, read by the
-    /// catch-up (one at a time) to tell a rewritten log from the one it applied.
-    private let positionStamp = Mutex<Int64>(0)
+    /// The last change applied and its row's stamp (see `LogPlace`: the stamp tells a rewritten
+    /// log from the one applied); nil until loaded.
+    private let position = Mutex<LogPlace?>(nil)
     private let rewrites = Atomic<Int>(0)
 
     /// How many times the change log was found rewritten under this feed's place (each a reload).
@@ -83,11 +82,11 @@ public final class Feed: Sendable {
     /// board that only parses (the line checks), where no change will ever come.
     public func loadOffline(_ pins: [IndexedPin], place: Int64 = 0) {
         for pin in pins { upsert(pin) }
-        position.withLock { $0 = place }
+        position.withLock { $0 = LogPlace(seq: place, stamp: 0) }
     }
 
     /// The last change in the log this feed has applied (nil before it is loaded).
-    public var appliedChange: Int64? { position.withLock { $0 } }
+    public var appliedChange: Int64? { position.withLock { $0?.seq } }
 
     // MARK: Loading
 
@@ -138,8 +137,7 @@ public final class Feed: Sendable {
                 // Watches hear `overflow` after a reload: nothing loaded is still to announce.
                 ownPins.withLock { $0.unannounced = [] }
             }
-            position.withLock { $0 = place.seq }
-            positionStamp.withLock { $0 = place.stamp }
+            position.withLock { $0 = place }
         }
         return count
     }
@@ -202,7 +200,8 @@ public final class Feed: Sendable {
     private func applyNewChanges() async throws(StoreError) {
         guard var place = appliedChange else { return }
         while true {
-            let page = try await database.feedChanges(after: place, stamp: positionStamp.withLock { $0 }, limit: Self.changesPerRead)
+            let page = try await database.feedChanges(
+                after: place, stamp: position.withLock { $0?.stamp }, limit: Self.changesPerRead)
             guard page.isContinuous else {
                 if page.rewritten {
                     // The row at this feed's place is gone or another (a standby promoted without
@@ -246,8 +245,7 @@ public final class Feed: Sendable {
                 }
                 watches.publish(transitions)
                 // Under the same lock: a watch starting sees the index and its place agree.
-                position.withLock { $0 = last.sequence }
-                positionStamp.withLock { $0 = last.stamp }
+                position.withLock { $0 = LogPlace(seq: last.sequence, stamp: last.stamp) }
             }
             if regionsChanged { try await reloadRegions() }
             place = last.sequence

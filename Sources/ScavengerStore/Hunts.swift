@@ -41,7 +41,7 @@ extension Database {
     /// whatever is judged from the player's own history (their last fix, their wrong codes) is
     /// judged one request after the other, whichever daemon each came to.
     static func lockPlayer(_ connection: PostgresConnection, userID: Int) throws {
-        try connection.query("SELECT pg_advisory_xact_lock(7470, hashtext(current_schema() || '.' || \(userID)::bigint::text))")
+        try connection.query("SELECT lock_player(\(userID)::bigint)")
     }
 
     // MARK: Hunts

@@ -13,6 +13,14 @@ struct HuntLogOrderTests {
         #"[{"hunt":"\#(hunt)","kind":"hunt","payload":{}}]"#
     }
 
+    /// A migrated schema of its own, a pool on it and the store.
+    static func migratedStore() async throws -> (PostgresConfiguration, PostgresPool, Database) {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        try await TestDatabase.migrate(configuration)
+        let pool = PostgresPool(configuration: configuration, maxConnections: 4)
+        return (configuration, pool, Database(pool: pool))
+    }
+
     /// Waits (polling the server's own view, not the clock) until a backend waits for the
     /// log's lock.
     static func untilSomeoneWaitsForTheLog(_ pool: PostgresPool) async throws {
@@ -25,10 +33,7 @@ struct HuntLogOrderTests {
 
     @Test("a write that has logged but not committed lets another commit, and holds readers back until it ends: they never see a hole")
     func readersSeeCompletePrefixes() async throws {
-        let configuration = try TestDatabase.isolatedConfiguration()
-        try await TestDatabase.migrate(configuration)
-        let pool = PostgresPool(configuration: configuration, maxConnections: 4)
-        let db = Database(pool: pool)
+        let (configuration, pool, db) = try await Self.migratedStore()
         let start = Int(try await db.lastHuntChange().seq)
 
         // First writer: logs (position start+1) and stays open.
@@ -61,10 +66,7 @@ struct HuntLogOrderTests {
 
     @Test("a committed hunt write wakes every listener, from outside its transaction; a write that logs nothing wakes none")
     func committedWritesWakeListeners() async throws {
-        let configuration = try TestDatabase.isolatedConfiguration()
-        try await TestDatabase.migrate(configuration)
-        let pool = PostgresPool(configuration: configuration, maxConnections: 4)
-        let db = Database(pool: pool)
+        let (configuration, pool, db) = try await Self.migratedStore()
         let host = try await db.register(
             name: "host", email: "host@example.com", passwordHash: "$argon2id$h", tokenHash: Array(repeating: 7, count: 32),
             sessionTTLSeconds: 3600)
@@ -106,10 +108,7 @@ struct HuntLogOrderTests {
 
     @Test("the row at a reader's place given to another change (a failover) is found out; the right one is not")
     func rewrittenPlaceIsFoundOut() async throws {
-        let configuration = try TestDatabase.isolatedConfiguration()
-        try await TestDatabase.migrate(configuration)
-        let pool = PostgresPool(configuration: configuration, maxConnections: 2)
-        let db = Database(pool: pool)
+        let (_, pool, db) = try await Self.migratedStore()
         try await pool.query("SELECT log_hunt_changes(\(Self.entry("first"))::jsonb)")
         let place = try await db.lastHuntChange()
         #expect(place.seq > 0)
