@@ -12,6 +12,15 @@ public final class Database: Sendable {
     /// Groups of text pins being written at once; see ``GroupCommit``.
     public let pinWriters: Int
 
+    /// Check-ins without a photo or a key are written in groups (see ``CheckInGroups``).
+    private let checkInGroupsMade = Mutex<CheckInGroups?>(nil)
+
+    /// Groups of check-ins written at once; 0 writes every check-in alone.
+    public let checkInWriters: Int
+
+    /// Records the check-ins in each group written (`scavenger_group_commit_checkins`).
+    let checkInGroupSizes: Recorder?
+
     /// Wakes the listeners after hunt writes commit (see ``HuntWakeUps``).
     let huntWakeUps: HuntWakeUps
 
@@ -26,13 +35,32 @@ public final class Database: Sendable {
     /// - Parameters:
     ///   - pinWriters: groups of text pins written at once. One makes the largest groups, which
     ///     PostgreSQL writes most cheaply per pin; each writer holds a connection.
+    ///   - checkInWriters: groups of check-ins written at once (``CheckInGroups``); 0 writes each
+    ///     check-in in a transaction of its own.
     ///   - metrics: where the store's own metrics go (group sizes); nil records none.
-    public init(pool: PostgresPool, pinWriters: Int = 1, metrics: (any MetricsFactory)? = nil) {
+    public init(pool: PostgresPool, pinWriters: Int = 1, checkInWriters: Int = 2, metrics: (any MetricsFactory)? = nil) {
         precondition(pinWriters >= 1, "at least one pin writer")
+        precondition(checkInWriters >= 0, "no negative number of check-in writers")
+        self.checkInWriters = checkInWriters
         self.pool = pool
         huntWakeUps = HuntWakeUps(pool: pool, writerID: writerID)
         self.pinWriters = pinWriters
         groupSizes = metrics.map { Recorder(label: Self.groupSizeLabel, aggregate: true, factory: $0) }
+        checkInGroupSizes = metrics.map { Recorder(label: Self.checkInGroupSizeLabel, aggregate: true, factory: $0) }
+    }
+
+    /// The histogram of check-in group sizes.
+    public static let checkInGroupSizeLabel = "scavenger_group_commit_checkins"
+
+    /// The check-in group committer, made on first use; nil when check-ins are written alone.
+    var checkInGroups: CheckInGroups? {
+        guard checkInWriters > 0 else { return nil }
+        return checkInGroupsMade.withLock { groups in
+            if let groups { return groups }
+            let made = CheckInGroups(database: self, maximumWriters: checkInWriters)
+            groups = made
+            return made
+        }
     }
 
     /// The histogram of group-commit sizes, in pins.

@@ -46,99 +46,183 @@ extension Database {
     /// A second live check-in at a stop is ``StoreError/conflict(constraint:)`` `checkins_one_live`.
     /// A refusal `judge` counts as a try (too far) commits that try alone. A photo check-in that
     /// is written takes a token of `photoRate` in the same transaction. Nil when there is no such stop.
+    ///
+    /// A check-in with neither a photo nor a `request` key is written in a group with other
+    /// players' (``CheckInGroups``): judged on its own facts, answered with its own outcome, but
+    /// committed in one transaction with them. The others are written alone.
     public func checkIn(
         _ new: NewCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil,
         judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws(StoreError) -> CheckInOutcome? {
+        let pending = PendingCheckIn(new: new, judge: judge)
+        if request == nil, new.photo == nil, let groups = checkInGroups {
+            return try await groups.write(pending).get()
+        }
+        return try await writeCheckInsAlone(pending, photoRate: photoRate, request: request)
+    }
+
+    /// One check-in in a transaction of its own (with its key, its photo's token).
+    func writeCheckInsAlone(
+        _ pending: PendingCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil
+    ) async throws(StoreError) -> CheckInOutcome? {
         try await huntTransaction(request: request) { connection, log in
-            // The locks first, in HuntLog's order (`checkin_lock`: the player, the stop's hunt
-            // shared so ENDHUNT waits, the caller's player row), then everything the rules judge
-            // from in one statement whose snapshot follows them: the stop with its hunt, the
-            // caller as its player, the clock, the player's live check-ins in this hunt (place and
-            // whether at this stop), the reference fix for the travel check (the latest check-in,
-            // in any hunt, that stands or may stand: a flagged jump is no reference for the next
-            // one), and their tries at this stop refused as too far.
-            try connection.query("SELECT checkin_lock(\(new.userID)::bigint, \(new.stopID))")
-            let found = try connection.query("""
-                SELECT \(unescaped: Self.stopColumns), \(unescaped: Self.huntColumns),
-                    p.user_id AS player_user_id, p.name AS player_name, p.points AS player_points, p.found AS player_found,
-                    (extract(epoch FROM p.points_at) * 1000000)::bigint AS player_at_us,
-                    (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us,
-                    (SELECT string_agg(ls.n::text || (CASE WHEN c.stop_id = s.id THEN '*' ELSE '' END), ',')
-                     FROM checkins c JOIN hunt_stops ls ON ls.id = c.stop_id
-                     WHERE c.hunt_id = h.id AND c.user_id = \(new.userID) AND c.status <> 'rejected') AS live,
-                    previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
-                    (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
-                     FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = \(new.userID) AND t.at > now() - interval '1 day') AS tries
-                FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id JOIN users hu ON hu.id = h.host_id
-                LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = \(new.userID)
-                LEFT JOIN LATERAL (
-                    SELECT lat, lon, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM checkins
-                    WHERE user_id = \(new.userID) AND status IN ('accepted', 'pending') ORDER BY created_at DESC LIMIT 1
-                ) AS previous ON true
-                WHERE s.id = \(new.stopID)
+            try Self.writeCheckIns([pending], photoRate: photoRate, connection, log)[0].get()
+        }
+    }
+
+    /// Writes check-ins of distinct players in the caller's transaction, appending their changes
+    /// to `log`: each one's outcome (nil: no such stop), or the refusal its `judge` threw. A
+    /// failed statement throws, and then nothing of the group may be committed.
+    ///
+    /// The locks first, all at once in one order (`checkin_lock_all`: the players, the stops'
+    /// hunts shared so ENDHUNT waits, the callers' player rows; HuntLog's order), then everything
+    /// the rules judge from in one statement whose snapshot follows them: each stop with its hunt,
+    /// the caller as its player, the clock, the player's live check-ins in the hunt (place and
+    /// whether at this stop), the reference fix for the travel check (the latest check-in, in
+    /// any hunt, that stands or may stand: a flagged jump is no reference for the next one), and
+    /// their tries at the stop refused as too far. Then each is judged, the refused-as-too-far
+    /// tries are counted, and the verdicts written one after the other in one call, in the
+    /// group's order (the order they arrived: of two players tied on points, the first ranks first).
+    static func writeCheckIns(
+        _ group: [PendingCheckIn], photoRate: RateLimit?, _ connection: PostgresConnection, _ log: HuntLog
+    ) throws -> [Result<CheckInOutcome?, StoreError>] {
+        let users = PostgresArray.text(group.map { String($0.new.userID) })
+        let stops = PostgresArray.text(group.map(\.new.stopID))
+        try connection.query("SELECT checkin_lock_all(\(users)::bigint[], \(stops)::text[])")
+        let found = try connection.query("""
+            SELECT v.n, \(unescaped: Self.stopColumns), \(unescaped: Self.huntColumns),
+                p.user_id AS player_user_id, p.name AS player_name, p.points AS player_points, p.found AS player_found,
+                (extract(epoch FROM p.points_at) * 1000000)::bigint AS player_at_us,
+                (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now_us,
+                (SELECT string_agg(ls.n::text || (CASE WHEN c.stop_id = s.id THEN '*' ELSE '' END), ',')
+                 FROM checkins c JOIN hunt_stops ls ON ls.id = c.stop_id
+                 WHERE c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS live,
+                previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
+                (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
+                 FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = v.user_id AND t.at > now() - interval '1 day') AS tries
+            FROM unnest(\(users)::bigint[], \(stops)::text[]) WITH ORDINALITY AS v(user_id, stop_id, n)
+            JOIN hunt_stops s ON s.id = v.stop_id JOIN hunts h ON h.id = s.hunt_id JOIN users hu ON hu.id = h.host_id
+            LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = v.user_id
+            LEFT JOIN LATERAL (
+                SELECT c.lat, c.lon, (extract(epoch FROM c.created_at) * 1000000)::bigint AS at_us FROM checkins c
+                WHERE c.user_id = v.user_id AND c.status IN ('accepted', 'pending') ORDER BY c.created_at DESC LIMIT 1
+            ) AS previous ON true
+            ORDER BY v.n
+            """)
+        var outcomes = [Result<CheckInOutcome?, StoreError>](repeating: .success(nil), count: group.count)
+        var tries: [(index: Int, at: Timestamp)] = []
+        var verdicts: [(index: Int, facts: CheckInFacts, player: PlayerRecord, verdict: CheckInVerdict)] = []
+        let stopColumns = try StopColumns(found), huntColumns = try HuntColumns(found)
+        for row in found {
+            let index = (try row.int("n") as Int) - 1
+            guard group.indices.contains(index) else { throw StoreError.unexpected("a check-in's facts for no check-in") }
+            let facts = try Self.checkInFacts(row, stopColumns: stopColumns, huntColumns: huntColumns)
+            do {
+                switch try group[index].judge(facts) {
+                case .write(let verdict):
+                    guard let player = facts.player else {
+                        throw StoreError.unexpected("a check-in was judged for someone who is not a player")
+                    }
+                    verdicts.append((index, facts, player, verdict))
+                case .refuseCountingTry(let refusal):
+                    tries.append((index, facts.now))
+                    outcomes[index] = .success(.refused(refusal))
+                }
+            } catch {
+                outcomes[index] = .failure(error as? StoreError ?? .refused(error))
+            }
+        }
+        if !tries.isEmpty {
+            let micros = PostgresArray.text(tries.map { String($0.at.microseconds) })
+            try connection.query("""
+                INSERT INTO checkin_tries (stop_id, user_id, at)
+                SELECT v.stop_id, v.user_id, 'epoch'::timestamptz + v.at_us * interval '1 microsecond'
+                FROM unnest(\(PostgresArray.text(tries.map { group[$0.index].new.stopID }))::text[],
+                    \(PostgresArray.text(tries.map { String(group[$0.index].new.userID) }))::bigint[], \(micros)::bigint[]) AS v(stop_id, user_id, at_us)
                 """)
-            guard let factsRow = found.first else { return nil }
-            let stop = try StopColumns(found).stop(factsRow).stop
-            let hunt = try HuntColumns(found).hunt(factsRow)
-            let player = try Self.player(factsRow, prefix: "player_")
-            var facts = CheckInFacts(
-                hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil,
-                now: Timestamp(microseconds: Int64(try factsRow.int("now_us") as Int)))
-            if player != nil {
-                var places = Set<Int>()
-                let live: String? = try factsRow.string("live")
-                for item in (live ?? "").split(separator: ",") {
-                    let here = item.hasSuffix("*")
-                    guard let place = Int(here ? item.dropLast() : item) else { throw StoreError.unexpected("a live check-in's place is not a number") }
-                    places.insert(place)
-                    if here { facts.hasLiveCheckIn = true }
-                }
-                facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
-                if let lat: Double = try factsRow.double("previous_lat"), let lon: Double = try factsRow.double("previous_lon"),
-                   let at: Int = try factsRow.int("previous_us") {
-                    facts.previous = (lat, lon, Timestamp(microseconds: Int64(at)))
-                }
-                let tries: String? = try factsRow.string("tries")
-                facts.tooFarTries = try (tries ?? "").split(separator: ",").map { item in
-                    guard let at = Int64(item) else { throw StoreError.unexpected("a too-far try's time is not a number") }
-                    return Timestamp(microseconds: at)
-                }
-            }
-            let verdict: CheckInVerdict
-            switch try judge(facts) {
-            case .write(let judged):
-                verdict = judged
-            case .refuseCountingTry(let refusal):
-                try connection.query("""
-                    INSERT INTO checkin_tries (stop_id, user_id, at)
-                    VALUES (\(stop.id), \(new.userID), 'epoch'::timestamptz + \(facts.now.microseconds)::bigint * interval '1 microsecond')
-                    """)
-                return .refused(refusal)
-            }
-            guard let player else { throw StoreError.unexpected("a check-in was judged for someone who is not a player") }
+        }
+        guard !verdicts.isEmpty else { return outcomes }
+        let written: PostgresRows
+        if verdicts.count == 1 {
+            // One (perhaps with a photo, which takes its token here): checkin_write itself.
+            let (index, facts, _, verdict) = verdicts[0]
+            let new = group[index].new
             if new.photo != nil { try Self.takeRateToken(connection, userID: new.userID, action: .photo, rate: photoRate) }
-            // The row, its photo and an accepted one's credit in one call (`checkin_write`).
-            let written = try connection.query("""
-                SELECT * FROM checkin_write(\(new.id), \(hunt.id), \(stop.id), \(new.userID)::bigint, \(verdict.status.rawValue),
+            written = try connection.query("""
+                SELECT 1 AS n, * FROM checkin_write(\(new.id), \(facts.hunt.id), \(facts.stop.id), \(new.userID)::bigint, \(verdict.status.rawValue),
                     \(verdict.points)::integer, \(new.lat)::double precision, \(new.lon)::double precision,
                     \(new.accuracyMeters)::double precision, \(verdict.distanceMeters)::double precision, \(new.photo?.mime),
                     \(new.photo?.data)::bytea, \(verdict.travel?.fromMeters)::double precision, \(verdict.travel?.seconds)::double precision,
-                    \(hunt.stops)::integer)
-                """)[0]
-            let at = Timestamp(microseconds: Int64(try written.int("at_us") as Int))
-            let standing = try Self.standing(written, at: "at_points_us")
+                    \(facts.hunt.stops)::integer)
+                """)
+        } else {
+            // Photos are written alone: no photo here.
+            func column(_ value: (PendingCheckIn, CheckInFacts, CheckInVerdict) -> String?) -> String {
+                PostgresArray.text(verdicts.map { value(group[$0.index], $0.facts, $0.verdict) })
+            }
+            written = try connection.query("""
+                SELECT * FROM checkin_write_all(
+                    \(column { p, _, _ in p.new.id })::text[], \(column { _, f, _ in f.hunt.id })::text[],
+                    \(column { _, f, _ in f.stop.id })::text[], \(column { p, _, _ in String(p.new.userID) })::bigint[],
+                    \(column { _, _, v in v.status.rawValue })::text[], \(column { _, _, v in String(v.points) })::integer[],
+                    \(column { p, _, _ in String(p.new.lat) })::double precision[], \(column { p, _, _ in String(p.new.lon) })::double precision[],
+                    \(column { p, _, _ in String(p.new.accuracyMeters) })::double precision[],
+                    \(column { _, _, v in String(v.distanceMeters) })::double precision[],
+                    \(column { _, _, v in v.travel.map { String($0.fromMeters) } })::double precision[],
+                    \(column { _, _, v in v.travel.map { String($0.seconds) } })::double precision[],
+                    \(column { _, f, _ in String(f.hunt.stops) })::integer[])
+                """)
+        }
+        guard written.count == verdicts.count else { throw StoreError.unexpected("check-ins written and judged differ in number") }
+        for row in written {
+            let number = (try row.int("n") as Int) - 1
+            guard verdicts.indices.contains(number) else { throw StoreError.unexpected("a check-in written that was not judged") }
+            let (index, facts, player, verdict) = verdicts[number]
+            let new = group[index].new
+            let at = Timestamp(microseconds: Int64(try row.int("at_us") as Int))
+            let standing = try Self.standing(row, at: "at_points_us")
             if verdict.status == .accepted {
-                log.append(hunt: "", .totals(try Self.userTotals(written, prefix: "t_")))
-                log.append(hunt: hunt.id, .found(player: player.name, stop: stop.id, points: verdict.points))
-                log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
+                log.append(hunt: "", .totals(try Self.userTotals(row, prefix: "t_")))
+                log.append(hunt: facts.hunt.id, .found(player: player.name, stop: facts.stop.id, points: verdict.points))
+                log.append(hunt: facts.hunt.id, .standing(standing, renamedFrom: nil))
             }
             let checkIn = CheckIn(
-                id: new.id, hunt: hunt.id, stop: stop.id, player: player.name, status: verdict.status, points: verdict.points, at: at,
-                distanceMeters: verdict.distanceMeters, photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) },
-                travel: verdict.travel)
-            return .written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try written.int("ahead") as Int)))
+                id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
+                points: verdict.points, at: at, distanceMeters: verdict.distanceMeters,
+                photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
+            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try row.int("ahead") as Int))))
         }
+        return outcomes
+    }
+
+    /// A check-in's facts from its row of ``writeCheckIns(_:photoRate:_:_:)``'s read.
+    private static func checkInFacts(_ row: PostgresRow, stopColumns: StopColumns, huntColumns: HuntColumns) throws -> CheckInFacts {
+        let stop = try stopColumns.stop(row).stop
+        let hunt = try huntColumns.hunt(row)
+        let player = try Self.player(row, prefix: "player_")
+        var facts = CheckInFacts(
+            hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil,
+            now: Timestamp(microseconds: Int64(try row.int("now_us") as Int)))
+        guard player != nil else { return facts }
+        var places = Set<Int>()
+        let live: String? = try row.string("live")
+        for item in (live ?? "").split(separator: ",") {
+            let here = item.hasSuffix("*")
+            guard let place = Int(here ? item.dropLast() : item) else { throw StoreError.unexpected("a live check-in's place is not a number") }
+            places.insert(place)
+            if here { facts.hasLiveCheckIn = true }
+        }
+        facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
+        if let lat: Double = try row.double("previous_lat"), let lon: Double = try row.double("previous_lon"),
+           let at: Int = try row.int("previous_us") {
+            facts.previous = (lat, lon, Timestamp(microseconds: Int64(at)))
+        }
+        let tries: String? = try row.string("tries")
+        facts.tooFarTries = try (tries ?? "").split(separator: ",").map { item in
+            guard let at = Int64(item) else { throw StoreError.unexpected("a too-far try's time is not a number") }
+            return Timestamp(microseconds: at)
+        }
+        return facts
     }
 
     /// Adds an accepted check-in's points to its player and its stop's `found_by`.

@@ -89,6 +89,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = ServeDefaults.databaseConnections
     @Option(help: "Seconds a command may wait for the database in all before it answers ERR UNAVAILABLE.") var databaseTimeout = ServeDefaults.databaseTimeout
     @Option(help: "Groups of text pins written at once (group commit; 1 makes the largest groups).") var pinWriters = 1
+    @Option(help: "Groups of check-ins written at once (group commit; 0 writes each check-in alone).") var checkInWriters = 2
     @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = ServeDefaults.defaultTtl
     @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = ServeDefaults.maxTtl
     @Option(help: "Largest photo in bytes, decoded (default 5 MiB).") var maxPhotoBytes = ServeDefaults.maxPhotoBytes
@@ -183,6 +184,9 @@ struct Serve: AsyncParsableCommand {
         guard (1 ... databaseConnections).contains(pinWriters) else {
             throw ArgumentParser.ValidationError("--pin-writers must be within 1…--database-connections")
         }
+        guard (0 ... databaseConnections).contains(checkInWriters) else {
+            throw ArgumentParser.ValidationError("--check-in-writers must be within 0…--database-connections")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ArgumentParser.ValidationError("unknown --log-level \(logLevel)") }
         guard maxTtl >= 1, (1 ... maxTtl).contains(defaultTtl) else {
             throw ArgumentParser.ValidationError("--default-ttl must be within 1…--max-ttl")
@@ -272,7 +276,7 @@ struct Serve: AsyncParsableCommand {
             // With an HTTP port, the daemon keeps metrics (for /metrics): requests counted and
             // timed in the one table both front ends share, and the store's group sizes.
             let metrics = httpPort.map { _ in DaemonMetrics.bootstrap() }
-            let store = Database(pool: pool, pinWriters: pinWriters, metrics: metrics?.factory)
+            let store = Database(pool: pool, pinWriters: pinWriters, checkInWriters: checkInWriters, metrics: metrics?.factory)
             // Served at once: the feed listener loads the feed (retrying while the database is
             // away), and until then what needs the feed answers UNAVAILABLE.
             let feed = Feed(database: store, logger: logger)
