@@ -5,9 +5,9 @@
 -- The locks of a group's check-ins in one call, in one order whatever order they came in, so
 -- that two groups, or a group and any other hunt write, never wait on each other in a circle:
 -- the players' advisory locks (lock_player) by user id, then the stops' hunts shared by hunt id,
--- then the callers' player rows by (hunt, user). Every other hunt write takes at most one of
--- each, in the same order (player, hunt, player row; see the store's HuntLog). Row locks are
--- taken in the ORDER BY's order (PostgreSQL locks rows above the sort).
+-- then the callers' player rows by (hunt, user), then the stops' rows (found_by) by id. Every
+-- other hunt write takes these in the same order (see the store's HuntLog). Row locks are taken
+-- in the ORDER BY's order (PostgreSQL locks rows above the sort).
 CREATE FUNCTION checkin_lock_all(p_users bigint[], p_stops text[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     u bigint;
@@ -22,6 +22,7 @@ BEGIN
     WHERE (p.hunt_id, p.user_id) IN (
         SELECT s.hunt_id, v.user_id FROM unnest(p_users, p_stops) AS v(user_id, stop_id) JOIN hunt_stops s ON s.id = v.stop_id)
     ORDER BY p.hunt_id, p.user_id FOR UPDATE OF p;
+    PERFORM 1 FROM hunt_stops s WHERE s.id = ANY (p_stops) ORDER BY s.id FOR NO KEY UPDATE OF s;
 END
 $$;
 

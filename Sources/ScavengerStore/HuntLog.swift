@@ -23,6 +23,10 @@ import ScavengerCore
 ///    writes commit side by side; a reader of the log takes it exclusively for the moment of
 ///    its read, so it reads a complete prefix: see `db/0020_hunt_log_commits_in_parallel.sql`).
 ///
+/// A group of check-ins (``CheckInGroups``) takes each step's locks for all its check-ins at
+/// once, in key order within the step (`checkin_lock_all`: the players by user id, the hunts by
+/// id, the players' rows, the stops' rows by id), before reading any fact.
+///
 /// A lock taken out of this order (a cascade of a deleted account, say) can still meet a
 /// deadlock; the pool runs such a transaction again (``PostgresPool/transaction(_:)``), so a
 /// client never sees it.
