@@ -15,73 +15,75 @@ extension Board {
     public func checkIn(
         _ draft: CheckInDraft, by session: Session, request: RequestKey<CheckInResult>? = nil
     ) async throws(BoardError) -> CheckInResult {
-        try guardedNow {
-            try Validation.coordinates(lat: draft.fix.lat, lon: draft.fix.lon)
-            try Validation.accuracy(draft.fix.accuracyMeters)
-            if let code = draft.code { try Validation.stopCode(code) }
-        }
-        return try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isStop(draft.stopID) else { throw Self.noSuchStop }
-            let hasCode = draft.code != nil
-            let hasPhoto = draft.photo != nil
-            var photo = draft.photo
-            if hasCode || hasPhoto {
-                // A code is checked against the stop's hash and a photo cleaned before the
-                // transaction, so the stop is read first; a plain check-in (the common one) is
-                // judged from the stop the transaction reads.
-                guard let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
-                let stop = stopRecord.stop
-                try Self.requireProofOptions(stop.proof, code: hasCode, photo: hasPhoto)
-                if let given = photo {
-                    do throws(PhotoScrubError) {
-                        photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
-                    } catch {
-                        throw BoardError(.badArgument, error.description)
-                    }
-                }
-                if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
-                    try await checkCode(code, hash: hash, stop: stop, account: account)
-                }
+        try await replaying(request, by: session) { () async throws(BoardError) -> CheckInResult in
+            try guardedNow {
+                try Validation.coordinates(lat: draft.fix.lat, lon: draft.fix.lon)
+                try Validation.accuracy(draft.fix.accuracyMeters)
+                if let code = draft.code { try Validation.stopCode(code) }
             }
-            let rules = self.rules.hunts
-            let new = NewCheckIn(
-                stopID: draft.stopID, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon,
-                accuracyMeters: draft.fix.accuracyMeters, photo: photo)
-            let fix = draft.fix
-            let result: @Sendable (CheckInWrite) -> CheckInResult = { written in
-                CheckInResult(checkIn: written.checkIn, points: written.standing.points, found: written.standing.found, rank: written.rank)
-            }
-            let keyed = try keyedWrite(request, userID: account.id) { (outcome: CheckInOutcome?) -> CheckInResult? in
-                guard case .written(let written) = outcome else { return nil }
-                return result(written)
-            }
-            let outcome: CheckInOutcome?
-            let photoRate = hasPhoto ? rate(.photo, for: account.user.role) : nil
-            do {
-                outcome = try await charging(.photo, photoRate) {
-                    try await store.checkIn(new, photoRate: photoRate, request: keyed) { facts in
-                        try Self.rule {
-                            try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
-                            return try Self.judge(fix, facts: facts, rules: rules)
+            return try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isStop(draft.stopID) else { throw Self.noSuchStop }
+                let hasCode = draft.code != nil
+                let hasPhoto = draft.photo != nil
+                var photo = draft.photo
+                if hasCode || hasPhoto {
+                    // A code is checked against the stop's hash and a photo cleaned before the
+                    // transaction, so the stop is read first; a plain check-in (the common one) is
+                    // judged from the stop the transaction reads.
+                    guard let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
+                    let stop = stopRecord.stop
+                    try Self.requireProofOptions(stop.proof, code: hasCode, photo: hasPhoto)
+                    if let given = photo {
+                        do throws(PhotoScrubError) {
+                            photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
+                        } catch {
+                            throw BoardError(.badArgument, error.description)
                         }
                     }
+                    if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
+                        try await checkCode(code, hash: hash, stop: stop, account: account)
+                    }
                 }
-            } catch StoreError.conflict(constraint: "checkins_one_live") {
-                throw BoardError(.conflict, "you have already checked in at this stop")
+                let rules = self.rules.hunts
+                let new = NewCheckIn(
+                    stopID: draft.stopID, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon,
+                    accuracyMeters: draft.fix.accuracyMeters, photo: photo)
+                let fix = draft.fix
+                let result: @Sendable (CheckInWrite) -> CheckInResult = { written in
+                    CheckInResult(checkIn: written.checkIn, points: written.standing.points, found: written.standing.found, rank: written.rank)
+                }
+                let keyed = try keyedWrite(request, userID: account.id) { (outcome: CheckInOutcome?) -> CheckInResult? in
+                    guard case .written(let written) = outcome else { return nil }
+                    return result(written)
+                }
+                let outcome: CheckInOutcome?
+                let photoRate = hasPhoto ? rate(.photo, for: account.user.role) : nil
+                do {
+                    outcome = try await charging(.photo, photoRate) {
+                        try await store.checkIn(new, photoRate: photoRate, request: keyed) { facts in
+                            try Self.rule {
+                                try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
+                                return try Self.judge(fix, facts: facts, rules: rules)
+                            }
+                        }
+                    }
+                } catch StoreError.conflict(constraint: "checkins_one_live") {
+                    throw BoardError(.conflict, "you have already checked in at this stop")
+                }
+                let written: CheckInWrite
+                switch outcome {
+                case nil: throw Self.noSuchStop
+                case .refused(let refusal)?: throw refusal
+                case .written(let write)?: written = write
+                }
+                // The hunt's leaderboard here has the check-in before the reply goes (the player's
+                // next LEADERBOARD shows it).
+                // Committed: the answer is OK whatever happens here (a leaderboard that cannot be
+                // loaded now is loaded by the next read).
+                _ = try? await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
+                return result(written)
             }
-            let written: CheckInWrite
-            switch outcome {
-            case nil: throw Self.noSuchStop
-            case .refused(let refusal)?: throw refusal
-            case .written(let write)?: written = write
-            }
-            // The hunt's leaderboard here has the check-in before the reply goes (the player's
-            // next LEADERBOARD shows it).
-            // Committed: the answer is OK whatever happens here (a leaderboard that cannot be
-            // loaded now is loaded by the next read).
-            _ = try? await leaderboard(of: written.checkIn.hunt, afterOwnWrite: true)
-            return result(written)
         }
     }
 
@@ -276,17 +278,19 @@ extension Board {
         checkInID: String, by session: Session, request: RequestKey<CheckIn>?,
         _ decide: @escaping @Sendable (ReviewFacts, Int?) throws -> ReviewDecision
     ) async throws(BoardError) -> CheckIn {
-        try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
-            let keyed = try keyedWrite(request, userID: account.id) {
-                (reviewed: (checkIn: CheckIn, standing: StandingChange)?) in reviewed?.checkIn
+        try await replaying(request, by: session) { () async throws(BoardError) -> CheckIn in
+            try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isCheckIn(checkInID) else { throw Self.noSuchCheckIn }
+                let keyed = try keyedWrite(request, userID: account.id) {
+                    (reviewed: (checkIn: CheckIn, standing: StandingChange)?) in reviewed?.checkIn
+                }
+                guard let reviewed = try await store.review(checkInID: checkInID, request: keyed, decide: { facts in
+                    try Self.rule { try Self.reviewDecision(facts, by: account, decide) }
+                }) else { throw Self.noSuchCheckIn }
+                await applyOwnHuntWrite()
+                return reviewed.checkIn
             }
-            guard let reviewed = try await store.review(checkInID: checkInID, request: keyed, decide: { facts in
-                try Self.rule { try Self.reviewDecision(facts, by: account, decide) }
-            }) else { throw Self.noSuchCheckIn }
-            await applyOwnHuntWrite()
-            return reviewed.checkIn
         }
     }
 

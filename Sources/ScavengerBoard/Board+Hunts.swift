@@ -71,7 +71,7 @@ public struct CheckInDraft: Sendable {
 }
 
 /// A hunt as one viewer may see it: with its join code for its host only.
-public struct HuntView: Sendable, Equatable {
+public struct HuntView: Sendable, Equatable, Codable {
     public var hunt: Hunt
     /// The join code: set only when the viewer is the host.
     public var code: JoinCode?
@@ -83,7 +83,7 @@ public struct HuntView: Sendable, Equatable {
 }
 
 /// A stop as one viewer may see it.
-public struct StopView: Sendable, Equatable {
+public struct StopView: Sendable, Equatable, Codable {
     public var stop: HuntStop
     /// Whether its place is shown (not for a hidden stop, but to its host and to those who found it).
     public var showsPlace: Bool
@@ -115,7 +115,7 @@ public struct HuntDetails: Sendable, Equatable {
 }
 
 /// A check-in and the player's standing after it.
-public struct CheckInResult: Sendable, Equatable {
+public struct CheckInResult: Sendable, Equatable, Codable {
     public var checkIn: CheckIn
     public var points: Int
     public var found: Int
@@ -161,34 +161,36 @@ extension Board {
 
     /// CREATEHUNT: a new hunt with a fresh join code, counted against the host's `POST` rate.
     public func createHunt(_ draft: HuntDraft, by session: Session, request: RequestKey<HuntView>? = nil) async throws(BoardError) -> HuntView {
-        try guardedNow {
-            try Validation.huntName(draft.name)
-            try Validation.huntDescription(draft.description)
-        }
-        let now = clock.now
-        let schedule: HuntSchedule
-        do {
-            schedule = try HuntSchedule(starts: draft.starts, ends: draft.ends, durationSeconds: draft.durationSeconds, now: now)
-        } catch {
-            throw BoardError(.badArgument, error.message)
-        }
-        return try await guarded {
-            let account = try await writer(of: session)
-            let limit = rate(.post, for: account.user.role)
-            let made = MadeInTransaction<HuntView>()
-            let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord) in Self.hosted(record, at: clock.now) }
-            for _ in 0 ..< Self.joinCodeDraws {
-                let new = NewHunt(
-                    hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
-                    isPublic: draft.isPublic, schedule: schedule, rate: limit)
-                do {
-                    let record = try await charging(.post, limit) { try await store.createHunt(new, request: keyed) }
-                    return made.value { Self.hosted(record, at: clock.now) }
-                } catch StoreError.conflict(constraint: "hunts_code") {
-                    continue
-                }
+        try await replaying(request, by: session) { () async throws(BoardError) -> HuntView in
+            try guardedNow {
+                try Validation.huntName(draft.name)
+                try Validation.huntDescription(draft.description)
             }
-            throw StoreError.unexpected("no free join code after \(Self.joinCodeDraws) draws")
+            let now = clock.now
+            let schedule: HuntSchedule
+            do throws(ValidationError) {
+                schedule = try HuntSchedule(starts: draft.starts, ends: draft.ends, durationSeconds: draft.durationSeconds, now: now)
+            } catch {
+                throw BoardError(.badArgument, error.message)
+            }
+            return try await guarded {
+                let account = try await writer(of: session)
+                let limit = rate(.post, for: account.user.role)
+                let made = MadeInTransaction<HuntView>()
+                let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord) in Self.hosted(record, at: clock.now) }
+                for _ in 0 ..< Self.joinCodeDraws {
+                    let new = NewHunt(
+                        hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
+                        isPublic: draft.isPublic, schedule: schedule, rate: limit)
+                    do {
+                        let record = try await charging(.post, limit) { try await store.createHunt(new, request: keyed) }
+                        return made.value { Self.hosted(record, at: clock.now) }
+                    } catch StoreError.conflict(constraint: "hunts_code") {
+                        continue
+                    }
+                }
+                throw StoreError.unexpected("no free join code after \(Self.joinCodeDraws) draws")
+            }
         }
     }
 
@@ -212,59 +214,63 @@ extension Board {
     public func addStop(
         huntID: String, _ draft: StopDraft, by session: Session, request: RequestKey<StopView>? = nil
     ) async throws(BoardError) -> StopView {
-        try guardedNow {
-            try Validation.coordinates(lat: draft.lat, lon: draft.lon)
-            try Validation.stopRadius(draft.radiusMeters)
-            try Validation.stopPoints(draft.points)
-            try Validation.stopTitle(draft.title)
-            try Validation.clue(draft.clue)
-            try Validation.stopProof(draft.proof, code: draft.code)
-        }
-        return try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "add stops")
-            var codeHash: String?
-            if let code = draft.code {
-                codeHash = try await passwords.hash(StopCode.normalized(code), parameters: .claimCodes)
+        try await replaying(request, by: session) { () async throws(BoardError) -> StopView in
+            try guardedNow {
+                try Validation.coordinates(lat: draft.lat, lon: draft.lon)
+                try Validation.stopRadius(draft.radiusMeters)
+                try Validation.stopPoints(draft.points)
+                try Validation.stopTitle(draft.title)
+                try Validation.clue(draft.clue)
+                try Validation.stopProof(draft.proof, code: draft.code)
             }
-            let new = NewStop(
-                lat: draft.lat, lon: draft.lon, radiusMeters: draft.radiusMeters, points: draft.points, title: draft.title, clue: draft.clue,
-                proof: draft.proof, codeHash: codeHash, hidden: draft.hidden)
-            let maximumStops = rules.hunts
-            let keyed = try keyedWrite(request, userID: account.id) { (record: StopRecord?) in
-                record.map { StopView(stop: $0.stop, showsPlace: true) }
-            }
-            guard let record = try await store.addStop(huntID: huntID, new, request: keyed, check: { hunt, now in
-                try Self.rule {
-                    try Self.requireHost(hunt, account, refusal)
-                    guard hunt.schedule.state(at: now) == .scheduled else {
-                        throw BoardError(.conflict, "stops can only be added before the hunt starts")
-                    }
-                    try maximumStops.checkRoomForStop(holding: hunt.stops)
+            return try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+                let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "add stops")
+                var codeHash: String?
+                if let code = draft.code {
+                    codeHash = try await passwords.hash(StopCode.normalized(code), parameters: .claimCodes)
                 }
-            }) else { throw Self.noSuchHunt }
-            return StopView(stop: record.stop, showsPlace: true)
+                let new = NewStop(
+                    lat: draft.lat, lon: draft.lon, radiusMeters: draft.radiusMeters, points: draft.points, title: draft.title, clue: draft.clue,
+                    proof: draft.proof, codeHash: codeHash, hidden: draft.hidden)
+                let maximumStops = rules.hunts
+                let keyed = try keyedWrite(request, userID: account.id) { (record: StopRecord?) in
+                    record.map { StopView(stop: $0.stop, showsPlace: true) }
+                }
+                guard let record = try await store.addStop(huntID: huntID, new, request: keyed, check: { hunt, now in
+                    try Self.rule {
+                        try Self.requireHost(hunt, account, refusal)
+                        guard hunt.schedule.state(at: now) == .scheduled else {
+                            throw BoardError(.conflict, "stops can only be added before the hunt starts")
+                        }
+                        try maximumStops.checkRoomForStop(holding: hunt.stops)
+                    }
+                }) else { throw Self.noSuchHunt }
+                return StopView(stop: record.stop, showsPlace: true)
+            }
         }
     }
 
     /// REMOVESTOP: only the host, while the hunt is scheduled; later stops move up.
     public func removeStop(id: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
-        try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isStop(id), let stop = try await store.stop(id: id) else { throw Self.noSuchStop }
-            let found = try await hostOnlyRefusal(huntID: stop.stop.hunt, account: account, what: "remove stops")
-            let refusal = found.code == .notFound ? Self.noSuchStop : found
-            let keyed = try keyedWrite(request, userID: account.id) { (removed: Bool) in removed ? () : nil }
-            let removed = try await store.removeStop(id: id, request: keyed) { hunt, now in
-                try Self.rule {
-                    try Self.requireHost(hunt, account, refusal)
-                    guard hunt.schedule.state(at: now) == .scheduled else {
-                        throw BoardError(.conflict, "stops can only be removed before the hunt starts")
+        try await replaying(request, by: session) { () async throws(BoardError) in
+            try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isStop(id), let stop = try await store.stop(id: id) else { throw Self.noSuchStop }
+                let found = try await hostOnlyRefusal(huntID: stop.stop.hunt, account: account, what: "remove stops")
+                let refusal = found.code == .notFound ? Self.noSuchStop : found
+                let keyed = try keyedWrite(request, userID: account.id) { (removed: Bool) in removed ? () : nil }
+                let removed = try await store.removeStop(id: id, request: keyed) { hunt, now in
+                    try Self.rule {
+                        try Self.requireHost(hunt, account, refusal)
+                        guard hunt.schedule.state(at: now) == .scheduled else {
+                            throw BoardError(.conflict, "stops can only be removed before the hunt starts")
+                        }
                     }
                 }
+                guard removed else { throw Self.noSuchStop }
             }
-            guard removed else { throw Self.noSuchStop }
         }
     }
 
@@ -296,49 +302,53 @@ extension Board {
         id: String, by session: Session, what: String, moderatorsToo: Bool = false, request: RequestKey<HuntView>?,
         _ change: @escaping @Sendable (HuntSchedule, Timestamp, Int?) throws -> (HuntSchedule, (moderator: Int, action: String)?)
     ) async throws(BoardError) -> HuntView {
-        try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isHunt(id) else { throw Self.noSuchHunt }
-            let refusal = try await hostOnlyRefusal(huntID: id, account: account, what: what)
-            let view: @Sendable (HuntRecord, Timestamp) -> HuntView = { record, now in
-                record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
-            }
-            let made = MadeInTransaction<HuntView>()
-            let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord?) in record.map { view($0, clock.now) } }
-            guard let record = try await store.changeSchedule(huntID: id, request: keyed, { hunt, now in
-                try Self.rule {
-                    var moderator: Int?
-                    if hunt.hostID != account.id {
-                        guard moderatorsToo, account.user.role.canModerate else { throw refusal }
-                        moderator = account.id
-                    }
-                    let (schedule, log) = try change(hunt.schedule, now, moderator)
-                    return (schedule, log)
+        try await replaying(request, by: session) { () async throws(BoardError) -> HuntView in
+            try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isHunt(id) else { throw Self.noSuchHunt }
+                let refusal = try await hostOnlyRefusal(huntID: id, account: account, what: what)
+                let view: @Sendable (HuntRecord, Timestamp) -> HuntView = { record, now in
+                    record.hostID == account.id ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
                 }
-            }) else { throw Self.noSuchHunt }
-            await applyOwnHuntWrite()
-            return made.value { view(record, clock.now) }
+                let made = MadeInTransaction<HuntView>()
+                let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord?) in record.map { view($0, clock.now) } }
+                guard let record = try await store.changeSchedule(huntID: id, request: keyed, { hunt, now in
+                    try Self.rule {
+                        var moderator: Int?
+                        if hunt.hostID != account.id {
+                            guard moderatorsToo, account.user.role.canModerate else { throw refusal }
+                            moderator = account.id
+                        }
+                        let (schedule, log) = try change(hunt.schedule, now, moderator)
+                        return (schedule, log)
+                    }
+                }) else { throw Self.noSuchHunt }
+                await applyOwnHuntWrite()
+                return made.value { view(record, clock.now) }
+            }
         }
     }
 
     /// HINT: the host sends a hint to a running hunt.
     public func hint(huntID: String, text: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
-        try checks.text(text)
-        try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "send hints")
-            let keyed = try keyedWrite(request, userID: account.id) { (at: Timestamp?) in at.map { _ in () } }
-            let replyRate = rate(.reply, for: account.user.role)
-            guard try await charging(.reply, replyRate, { try await store.addHint(huntID: huntID, text: text, rate: replyRate, request: keyed, check: { hunt, now in
-                try Self.rule {
-                    try Self.requireHost(hunt, account, refusal)
-                    guard hunt.schedule.state(at: now) == .running else {
-                        throw BoardError(.conflict, "hints can only be sent while the hunt is running")
+        try await replaying(request, by: session) { () async throws(BoardError) in
+            try checks.text(text)
+            try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+                let refusal = try await hostOnlyRefusal(huntID: huntID, account: account, what: "send hints")
+                let keyed = try keyedWrite(request, userID: account.id) { (at: Timestamp?) in at.map { _ in () } }
+                let replyRate = rate(.reply, for: account.user.role)
+                guard try await charging(.reply, replyRate, { try await store.addHint(huntID: huntID, text: text, rate: replyRate, request: keyed, check: { hunt, now in
+                    try Self.rule {
+                        try Self.requireHost(hunt, account, refusal)
+                        guard hunt.schedule.state(at: now) == .running else {
+                            throw BoardError(.conflict, "hints can only be sent while the hunt is running")
+                        }
                     }
-                }
-            }) }) != nil else { throw Self.noSuchHunt }
-            await applyOwnHuntWrite()
+                }) }) != nil else { throw Self.noSuchHunt }
+                await applyOwnHuntWrite()
+            }
         }
     }
 
@@ -348,76 +358,80 @@ extension Board {
     public func join(
         _ codeOrID: String, as name: String?, by session: Session, request: RequestKey<HuntView>? = nil
     ) async throws(BoardError) -> HuntView {
-        if let name {
-            try guardedNow { try Validation.playerName(name) }
-        }
-        return try await guarded {
-            let account = try await writer(of: session)
-            let record: HuntRecord
-            if Identifier.isHunt(codeOrID) {
-                guard let found = try await store.hunt(id: codeOrID), found.isPublic || found.hostID == account.id, !found.removed else {
-                    throw Self.noSuchHunt
-                }
-                record = found
-            } else {
-                // Codes cannot be guessed: an address that typed too many that found nothing
-                // waits. Each look-up holds a place in the address's limit until it is known to
-                // have found a hunt (then it costs nothing) or not (a token), so guesses arriving
-                // at once are judged no more than the tokens left, and a class typing the right
-                // code at once all get in (see ``FailureLimiter``).
-                try await joinFailures.begin(session.address, action: "JOINs by unknown codes")
-                let found: HuntRecord?
-                do {
-                    if let code = JoinCode(typed: codeOrID) { found = try await store.hunt(code: code) } else { found = nil }
-                } catch {
-                    joinFailures.end(session.address, failed: false)
-                    throw error
-                }
-                joinFailures.end(session.address, failed: found == nil)
-                guard let found else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
-                record = found
+        try await replaying(request, by: session) { () async throws(BoardError) -> HuntView in
+            if let name {
+                try guardedNow { try Validation.playerName(name) }
             }
-            let playerName = name ?? account.user.name
-            let view: @Sendable (Database.JoinOutcome) -> HuntView = { [clock] outcome in
-                switch outcome {
-                case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt): HuntView(hunt: hunt.hunt(at: clock.now), code: nil)
-                }
-            }
-            let made = MadeInTransaction<HuntView>()
-            let keyed = try keyedWrite(request, userID: account.id, made: made) { (outcome: Database.JoinOutcome?) in outcome.map(view) }
-            do {
-                let joinRate = rate(.join, for: account.user.role)
-                guard let outcome = try await charging(.join, joinRate, { try await store.join(
-                    huntID: record.id, userID: account.id, name: playerName, rate: joinRate, request: keyed, check: { hunt, now in
-                    try Self.rule {
-                        guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
-                        guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+            return try await guarded {
+                let account = try await writer(of: session)
+                let record: HuntRecord
+                if Identifier.isHunt(codeOrID) {
+                    guard let found = try await store.hunt(id: codeOrID), found.isPublic || found.hostID == account.id, !found.removed else {
+                        throw Self.noSuchHunt
                     }
-                }) }) else { throw Self.noSuchHunt }
-                await applyOwnHuntWrite()
-                return made.value { view(outcome) }
-            } catch StoreError.conflict(constraint: "hunt_players_name") {
-                throw BoardError(.conflict, "another player of this hunt is named \(playerName)")
+                    record = found
+                } else {
+                    // Codes cannot be guessed: an address that typed too many that found nothing
+                    // waits. Each look-up holds a place in the address's limit until it is known to
+                    // have found a hunt (then it costs nothing) or not (a token), so guesses arriving
+                    // at once are judged no more than the tokens left, and a class typing the right
+                    // code at once all get in (see ``FailureLimiter``).
+                    try await joinFailures.begin(session.address, action: "JOINs by unknown codes")
+                    let found: HuntRecord?
+                    do {
+                        if let code = JoinCode(typed: codeOrID) { found = try await store.hunt(code: code) } else { found = nil }
+                    } catch {
+                        joinFailures.end(session.address, failed: false)
+                        throw error
+                    }
+                    joinFailures.end(session.address, failed: found == nil)
+                    guard let found else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
+                    record = found
+                }
+                let playerName = name ?? account.user.name
+                let view: @Sendable (Database.JoinOutcome) -> HuntView = { [clock] outcome in
+                    switch outcome {
+                    case .joined(let hunt), .unchanged(let hunt), .renamed(let hunt): HuntView(hunt: hunt.hunt(at: clock.now), code: nil)
+                    }
+                }
+                let made = MadeInTransaction<HuntView>()
+                let keyed = try keyedWrite(request, userID: account.id, made: made) { (outcome: Database.JoinOutcome?) in outcome.map(view) }
+                do {
+                    let joinRate = rate(.join, for: account.user.role)
+                    guard let outcome = try await charging(.join, joinRate, { try await store.join(
+                        huntID: record.id, userID: account.id, name: playerName, rate: joinRate, request: keyed, check: { hunt, now in
+                        try Self.rule {
+                            guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
+                            guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+                        }
+                    }) }) else { throw Self.noSuchHunt }
+                    await applyOwnHuntWrite()
+                    return made.value { view(outcome) }
+                } catch StoreError.conflict(constraint: "hunt_players_name") {
+                    throw BoardError(.conflict, "another player of this hunt is named \(playerName)")
+                }
             }
         }
     }
 
     /// LEAVE: a player leaves a hunt before it ends, with their check-ins and points.
     public func leave(huntID: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
-        try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
-            let keyed = try keyedWrite(request, userID: account.id) { (left: Bool) in left ? () : nil }
-            let joinRate = rate(.join, for: account.user.role)
-            let left = try await charging(.join, joinRate) {
-                try await store.leave(huntID: huntID, userID: account.id, rate: joinRate, request: keyed) { hunt, now in
-                    try Self.rule {
-                        guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+        try await replaying(request, by: session) { () async throws(BoardError) in
+            try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
+                let keyed = try keyedWrite(request, userID: account.id) { (left: Bool) in left ? () : nil }
+                let joinRate = rate(.join, for: account.user.role)
+                let left = try await charging(.join, joinRate) {
+                    try await store.leave(huntID: huntID, userID: account.id, rate: joinRate, request: keyed) { hunt, now in
+                        try Self.rule {
+                            guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
+                        }
                     }
                 }
+                guard left else { throw BoardError(.notFound, "you are not a player of this hunt") }
+                await applyOwnHuntWrite()
             }
-            guard left else { throw BoardError(.notFound, "you are not a player of this hunt") }
-            await applyOwnHuntWrite()
         }
     }
 

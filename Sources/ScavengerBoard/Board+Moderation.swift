@@ -7,20 +7,22 @@ extension Board {
     public func report(
         _ item: String, reason: ReportReason, note: String?, by session: Session, request: RequestKey<FiledReport>? = nil
     ) async throws(BoardError) -> FiledReport {
-        try checks.note(note)
-        return try await guarded {
-            let reporter = try await writer(of: session)
-            let limit = rate(.report, for: reporter.user.role)
-            let keyed = try keyedWrite(request, userID: reporter.id) { (receipt: ReportReceipt) in
-                FiledReport(id: receipt.reportID, item: receipt.item)
+        try await replaying(request, by: session) { () async throws(BoardError) -> FiledReport in
+            try checks.note(note)
+            return try await guarded {
+                let reporter = try await writer(of: session)
+                let limit = rate(.report, for: reporter.user.role)
+                let keyed = try keyedWrite(request, userID: reporter.id) { (receipt: ReportReceipt) in
+                    FiledReport(id: receipt.reportID, item: receipt.item)
+                }
+                let receipt = try await charging(.report, limit) {
+                    try await store.report(
+                        reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit, request: keyed
+                    ) { facts in try ModerationDecisions.report(facts, by: reporter) }
+                }
+                await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
+                return FiledReport(id: receipt.reportID, item: receipt.item)
             }
-            let receipt = try await charging(.report, limit) {
-                try await store.report(
-                    reporter: reporter, item: item, reason: reason, note: note, rules: rules.moderation, rate: limit, request: keyed
-                ) { facts in try ModerationDecisions.report(facts, by: reporter) }
-            }
-            await refreshFeed(gone: receipt.hidNow && Identifier.isPin(item) ? item : nil)
-            return FiledReport(id: receipt.reportID, item: receipt.item)
         }
     }
 
@@ -83,13 +85,15 @@ extension Board {
     public func claim(_ item: String?, by session: Session, request: RequestKey<ModerationItem?>? = nil) async throws(BoardError)
         -> ModerationItem?
     {
-        return try await guarded {
-            let moderator = try await moderator(of: session)
-            let keyed = try keyedWrite(request, userID: moderator.id) { (claimed: ModerationItem?) in
-                ModerationItem??.some(claimed)
-            }
-            return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds, request: keyed) {
-                facts in try ModerationDecisions.claim(facts, by: moderator)
+        try await replaying(request, by: session) { () async throws(BoardError) -> ModerationItem? in
+            return try await guarded {
+                let moderator = try await moderator(of: session)
+                let keyed = try keyedWrite(request, userID: moderator.id) { (claimed: ModerationItem?) in
+                    ModerationItem??.some(claimed)
+                }
+                return try await store.claim(moderator: moderator, item: item, claimSeconds: rules.moderation.claimSeconds, request: keyed) {
+                    facts in try ModerationDecisions.claim(facts, by: moderator)
+                }
             }
         }
     }
@@ -101,19 +105,21 @@ extension Board {
         _ item: String, as resolution: Resolution, ban: BanLength?, note: String?, by session: Session,
         request: RequestKey<ModerationItem>? = nil
     ) async throws(BoardError) -> ModerationItem {
-        try checks.note(note)
-        try checks.ban(ban)
-        return try await guarded {
-            let moderator = try await moderator(of: session)
-            let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
-            let keyed = try keyedWrite(request, userID: moderator.id) { (outcome: ResolveOutcome) in outcome.item }
-            let outcome = try await store.resolve(
-                moderator: moderator, item: item, resolution: resolution, ban: ban, note: note, request: keyed,
-                decide: { facts in try ModerationDecisions.resolve(facts, by: moderator) },
-                decideBan: { facts in try ModerationDecisions.ban(facts, by: moderator, byName: false) })
-            await refreshFeed(gone: outcome.removedPin)
-            if Identifier.isHunt(item) { await applyOwnHuntWrite() }
-            return outcome.item
+        try await replaying(request, by: session) { () async throws(BoardError) -> ModerationItem in
+            try checks.note(note)
+            try checks.ban(ban)
+            return try await guarded {
+                let moderator = try await moderator(of: session)
+                let ban = ban ?? .seconds(rules.moderation.defaultBanSeconds)
+                let keyed = try keyedWrite(request, userID: moderator.id) { (outcome: ResolveOutcome) in outcome.item }
+                let outcome = try await store.resolve(
+                    moderator: moderator, item: item, resolution: resolution, ban: ban, note: note, request: keyed,
+                    decide: { facts in try ModerationDecisions.resolve(facts, by: moderator) },
+                    decideBan: { facts in try ModerationDecisions.ban(facts, by: moderator, byName: false) })
+                await refreshFeed(gone: outcome.removedPin)
+                if Identifier.isHunt(item) { await applyOwnHuntWrite() }
+                return outcome.item
+            }
         }
     }
 
@@ -122,13 +128,15 @@ extension Board {
     public func setBan(
         of username: String, to ban: BanLength?, note: String?, by session: Session, request: RequestKey<Void>? = nil
     ) async throws(BoardError) {
-        try checks.note(note)
-        try checks.ban(ban)
-        try await guarded {
-            let moderator = try await moderator(of: session)
-            let keyed = try keyedWrite(request, userID: moderator.id) { () in () }
-            try await store.setBan(moderator: moderator, username: username, ban: ban, note: note, request: keyed) { facts in
-                try ModerationDecisions.ban(facts, by: moderator, byName: true)
+        try await replaying(request, by: session) { () async throws(BoardError) in
+            try checks.note(note)
+            try checks.ban(ban)
+            try await guarded {
+                let moderator = try await moderator(of: session)
+                let keyed = try keyedWrite(request, userID: moderator.id) { () in () }
+                try await store.setBan(moderator: moderator, username: username, ban: ban, note: note, request: keyed) { facts in
+                    try ModerationDecisions.ban(facts, by: moderator, byName: true)
+                }
             }
         }
     }
@@ -153,7 +161,7 @@ extension Board {
 }
 
 /// A report the board accepted: its id and the item it is about.
-public struct FiledReport: Sendable, Equatable {
+public struct FiledReport: Sendable, Equatable, Codable {
     public var id: String
     public var item: String
 }

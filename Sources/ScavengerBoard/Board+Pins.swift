@@ -28,32 +28,34 @@ extension Board {
     /// why.
     /// With a `request` key, the pin is written alone with its key and reply in its transaction.
     public func post(_ draft: PinDraft, by session: Session, request: RequestKey<Pin>? = nil) async throws(BoardError) -> Pin {
-        try checks.pin(draft)
-        return try await guarded {
-            let login = try login(of: session)
-            // The pin's region comes from the feed's regions: none before they are loaded.
-            try requireLoadedFeed()
-            let draft = try draft.withPhotoMetadataRemoved()
-            let action: RateLimitedAction = draft.photo == nil ? .post : .photo
-            var new = NewPin(
-                authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,
-                ttlSeconds: draft.ttlSeconds, photo: draft.photo,
-                cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
-                region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash,
-                rate: rate(action, for: login.user.role))
-            return try await feed.writeOwnPin(id: new.id) {
-                try await charging(action, new.rate) {
-                    let made = MadeInTransaction<Pin>()
-                    do {
-                        return try await store.createPin(new, request: keyedWrite(request, userID: new.authorID, made: made) { $0 })
-                    } catch StoreError.sessionRefused {
-                        // Unauthorized or banned, with the reason; if the session checks out by now (a
-                        // ban ended in between), the write is tried once more, still checked.
-                        let account = try await writer(of: session)
-                        new.authorID = account.id
-                        new.authorName = account.user.name
-                        new.rate = rate(action, for: account.user.role)
-                        return try await store.createPin(new, request: keyedWrite(request, userID: new.authorID, made: made) { $0 })
+        try await replaying(request, by: session) { () async throws(BoardError) -> Pin in
+            try checks.pin(draft)
+            return try await guarded {
+                let login = try login(of: session)
+                // The pin's region comes from the feed's regions: none before they are loaded.
+                try requireLoadedFeed()
+                let draft = try draft.withPhotoMetadataRemoved()
+                let action: RateLimitedAction = draft.photo == nil ? .post : .photo
+                var new = NewPin(
+                    authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,
+                    ttlSeconds: draft.ttlSeconds, photo: draft.photo,
+                    cell: Int64(Grid.cell(lat: draft.lat, lon: draft.lon, level: 0).rawValue),
+                    region: feed.region(lat: draft.lat, lon: draft.lon), sessionTokenHash: login.tokenHash,
+                    rate: rate(action, for: login.user.role))
+                return try await feed.writeOwnPin(id: new.id) {
+                    try await charging(action, new.rate) {
+                        let made = MadeInTransaction<Pin>()
+                        do {
+                            return try await store.createPin(new, request: keyedWrite(request, userID: new.authorID, made: made) { $0 })
+                        } catch StoreError.sessionRefused {
+                            // Unauthorized or banned, with the reason; if the session checks out by now (a
+                            // ban ended in between), the write is tried once more, still checked.
+                            let account = try await writer(of: session)
+                            new.authorID = account.id
+                            new.authorName = account.user.name
+                            new.rate = rate(action, for: account.user.role)
+                            return try await store.createPin(new, request: keyedWrite(request, userID: new.authorID, made: made) { $0 })
+                        }
                     }
                 }
             }
@@ -93,15 +95,17 @@ extension Board {
     /// feed before this returns. A moderator's delete of someone else's pin is audited (log entry
     /// and evidence snapshot) in the same transaction; an author's own is not.
     public func delete(pinID id: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
-        try await guarded {
-            let account = try await writer(of: session)
-            guard Identifier.isPin(id) else { throw Self.noSuchPin }
-            let keyed = try keyedWrite(request, userID: account.id) { (deleted: Bool) in deleted ? () : nil }
-            let deleted = try await store.deletePin(id: id, by: account.id, request: keyed) { facts in
-                try Self.deletion(of: facts, by: account)
+        try await replaying(request, by: session) { () async throws(BoardError) in
+            try await guarded {
+                let account = try await writer(of: session)
+                guard Identifier.isPin(id) else { throw Self.noSuchPin }
+                let keyed = try keyedWrite(request, userID: account.id) { (deleted: Bool) in deleted ? () : nil }
+                let deleted = try await store.deletePin(id: id, by: account.id, request: keyed) { facts in
+                    try Self.deletion(of: facts, by: account)
+                }
+                guard deleted else { throw Self.noSuchPin }
+                await feed.applyOwnWrite { $0.remove(id: id) }
             }
-            guard deleted else { throw Self.noSuchPin }
-            await feed.applyOwnWrite { $0.remove(id: id) }
         }
     }
 
@@ -116,20 +120,22 @@ extension Board {
     public func reply(
         to pinID: String, text: String, by session: Session, request: RequestKey<PinReply>? = nil
     ) async throws(BoardError) -> PinReply {
-        try checks.text(text)
-        if Identifier.isHunt(pinID) { return try await huntReply(to: pinID, text: text, by: session, request: request) }
-        return try await guarded {
-            let account = try await writer(of: session)
-            let limit = rate(.reply, for: account.user.role)
-            let keyed = try keyedWrite(request, userID: account.id) { (reply: PinReply) in reply }
-            guard Identifier.isPin(pinID),
-                  let reply = try await charging(.reply, limit, {
-                      try await store.createReply(
-                          pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed)
-                  })
-            else { throw Self.noSuchPin }
-            await feed.applyOwnWrite { $0.replyAdded(pinID: pinID) }
-            return reply
+        try await replaying(request, by: session) { () async throws(BoardError) -> PinReply in
+            try checks.text(text)
+            if Identifier.isHunt(pinID) { return try await huntReply(to: pinID, text: text, by: session, request: request) }
+            return try await guarded {
+                let account = try await writer(of: session)
+                let limit = rate(.reply, for: account.user.role)
+                let keyed = try keyedWrite(request, userID: account.id) { (reply: PinReply) in reply }
+                guard Identifier.isPin(pinID),
+                      let reply = try await charging(.reply, limit, {
+                          try await store.createReply(
+                              pinID: pinID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed)
+                      })
+                else { throw Self.noSuchPin }
+                await feed.applyOwnWrite { $0.replyAdded(pinID: pinID) }
+                return reply
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 // HuntValidation, Presence, TravelSpeed, Leaderboard).
 
 /// Where a hunt is in its life; see ``HuntSchedule/state(at:)``.
-public enum HuntState: String, Sendable, CaseIterable {
+public enum HuntState: String, Sendable, CaseIterable, Codable {
     /// Not started yet: stops can be added and removed.
     case scheduled
     /// Players check in.
@@ -13,7 +13,7 @@ public enum HuntState: String, Sendable, CaseIterable {
 }
 
 /// What proves a player was at a stop.
-public enum StopProof: String, Sendable, CaseIterable {
+public enum StopProof: String, Sendable, CaseIterable, Codable {
     /// A fix within the stop's radius.
     case place
     /// The stop's secret code (the fix is recorded, not judged).
@@ -23,7 +23,7 @@ public enum StopProof: String, Sendable, CaseIterable {
 }
 
 /// Where a check-in stands.
-public enum CheckInStatus: String, Sendable, CaseIterable {
+public enum CheckInStatus: String, Sendable, CaseIterable, Codable {
     /// Counted: the stop's points (and any bonus) are in the player's score.
     case accepted
     /// A photo check-in waiting for review; earns nothing yet.
@@ -39,7 +39,7 @@ public enum CheckInStatus: String, Sendable, CaseIterable {
 
 /// A hunt as anyone allowed to read it sees it, at one moment. The join code is not here: only
 /// ``HostedHunt`` (the host's view) carries it, so a reply built from a `Hunt` cannot leak it.
-public struct Hunt: Sendable, Equatable {
+public struct Hunt: Sendable, Equatable, Codable {
     /// Its opaque id.
     public var id: String
     /// 1–80 characters.
@@ -111,7 +111,7 @@ public struct HostedHunt: Sendable, Equatable {
 /// A stop of a hunt. Its place is always here; whether a viewer is shown it (a ``hidden`` stop's
 /// place only to the host and to players who found it) is decided where replies are written. A
 /// code stop's secret is never part of it.
-public struct HuntStop: Sendable, Equatable {
+public struct HuntStop: Sendable, Equatable, Codable {
     /// Its opaque id.
     public var id: String
     /// The id of its hunt.
@@ -158,7 +158,7 @@ public struct HuntStop: Sendable, Equatable {
 }
 
 /// A player's attempt to prove presence at a stop, with the server's verdict.
-public struct CheckIn: Sendable, Equatable {
+public struct CheckIn: Sendable, Equatable, Codable {
     /// Its opaque id.
     public var id: String
     /// The id of the stop's hunt.
@@ -200,7 +200,7 @@ public struct CheckIn: Sendable, Equatable {
 
 /// The travel-speed check's figures for a flagged check-in: how far its fix is from the player's
 /// previous standing fix, the seconds between them, and the speed that implies.
-public struct Travel: Sendable, Equatable {
+public struct Travel: Sendable, Equatable, Codable {
     public var fromMeters: Double
     public var seconds: Double
 

@@ -2,7 +2,7 @@
 /// read alike, 30 bits). Always held in upper case: what a player types is matched
 /// case-insensitively by normalizing it (``init(typed:)``). Unique among hunts that have not
 /// ended, which the store enforces; this type only makes and reads codes.
-public struct JoinCode: Sendable, Hashable, CustomStringConvertible {
+public struct JoinCode: Sendable, Hashable, CustomStringConvertible, Codable {
     /// The code, 6 characters of ``alphabet``.
     public let text: String
 

@@ -4,7 +4,7 @@ public enum ReportReason: String, Sendable, CaseIterable {
 }
 
 /// What a moderator decided.
-public enum Resolution: String, Sendable, CaseIterable {
+public enum Resolution: String, Sendable, CaseIterable, Codable {
     /// Nothing wrong: the content is shown again and cannot be hidden by reports again.
     case dismiss
     /// Taken out of every feed for good.
@@ -14,7 +14,7 @@ public enum Resolution: String, Sendable, CaseIterable {
 }
 
 /// Where a queue item stands.
-public enum ItemStatus: String, Sendable, CaseIterable {
+public enum ItemStatus: String, Sendable, CaseIterable, Codable {
     case open, claimed, resolved
 }
 
@@ -57,7 +57,7 @@ public struct ModerationRules: Sendable {
 }
 
 /// The evidence: the reported content as it was at the first report.
-public struct ContentSnapshot: Sendable, Equatable {
+public struct ContentSnapshot: Sendable, Equatable, Codable {
     public var author: String
     public var text: String
     /// For a reply, the pin it was under.
@@ -128,6 +128,45 @@ public struct ModerationItem: Sendable, Equatable {
             && lhs.status == rhs.status && lhs.claimedBy == rhs.claimedBy && lhs.hidden == rhs.hidden
             && lhs.firstReported == rhs.firstReported && lhs.lastReported == rhs.lastReported
             && lhs.resolution == rhs.resolution
+    }
+}
+
+extension ModerationItem: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case item, kind, content, reports, reasons, status, claimedBy, hidden, firstReported, lastReported, resolution
+    }
+
+    /// A reason with its count, as ``reasons`` is encoded.
+    private struct ReasonCount: Codable {
+        var reason: String
+        var count: Int
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            item: try values.decode(String.self, forKey: .item), kind: try values.decode(String.self, forKey: .kind),
+            content: try values.decode(ContentSnapshot.self, forKey: .content), reports: try values.decode(Int.self, forKey: .reports),
+            reasons: try values.decode([ReasonCount].self, forKey: .reasons).map { ($0.reason, $0.count) },
+            status: try values.decode(ItemStatus.self, forKey: .status), claimedBy: try values.decodeIfPresent(String.self, forKey: .claimedBy),
+            hidden: try values.decode(Bool.self, forKey: .hidden), firstReported: try values.decode(Timestamp.self, forKey: .firstReported),
+            lastReported: try values.decode(Timestamp.self, forKey: .lastReported),
+            resolution: try values.decodeIfPresent(Resolution.self, forKey: .resolution))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(item, forKey: .item)
+        try values.encode(kind, forKey: .kind)
+        try values.encode(content, forKey: .content)
+        try values.encode(reports, forKey: .reports)
+        try values.encode(reasons.map { ReasonCount(reason: $0.reason, count: $0.count) }, forKey: .reasons)
+        try values.encode(status, forKey: .status)
+        try values.encodeIfPresent(claimedBy, forKey: .claimedBy)
+        try values.encode(hidden, forKey: .hidden)
+        try values.encode(firstReported, forKey: .firstReported)
+        try values.encode(lastReported, forKey: .lastReported)
+        try values.encodeIfPresent(resolution, forKey: .resolution)
     }
 }
 

@@ -1,11 +1,11 @@
 /// A text pin, or a photo with a caption.
-public enum PinKind: String, Sendable, CaseIterable {
+public enum PinKind: String, Sendable, CaseIterable, Codable {
     case text
     case photo
 }
 
 /// The stored facts about a pin's photo (the bytes live apart).
-public struct PhotoInfo: Sendable, Equatable {
+public struct PhotoInfo: Sendable, Equatable, Codable {
     public var mime: String
     public var bytes: Int
 
@@ -16,7 +16,7 @@ public struct PhotoInfo: Sendable, Equatable {
 }
 
 /// A pin as clients see it.
-public struct Pin: Sendable, Equatable {
+public struct Pin: Sendable, Equatable, Codable {
     public var id: String
     public var lat: Double
     public var lon: Double
@@ -49,7 +49,7 @@ public struct Pin: Sendable, Equatable {
 }
 
 /// One message of the chat under a pin.
-public struct PinReply: Sendable, Equatable {
+public struct PinReply: Sendable, Equatable, Codable {
     public var id: String
     public var pin: String
     public var text: String

@@ -5,7 +5,7 @@ internal import Darwin
 #endif
 
 /// An instant, in microseconds since 1970-01-01T00:00:00Z, as PostgreSQL keeps it.
-public struct Timestamp: Sendable, Hashable, Comparable {
+public struct Timestamp: Sendable, Hashable, Comparable, Codable {
     public var microseconds: Int64
 
     public init(microseconds: Int64) {

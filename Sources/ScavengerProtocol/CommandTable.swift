@@ -18,12 +18,11 @@ public struct CommandContext: Sendable {
 }
 
 extension CommandContext {
-    /// The board's side of this request's `REQUEST` key, writing the reply as `render` does (nil
-    /// when the request gave no key): a write hands it to the board, which stores the reply
-    /// with the write.
-    public func keyed<Result>(_ render: @escaping @Sendable (Result) -> JSON) -> RequestKey<Result>? {
-        guard let requestKey else { return nil }
-        return RequestKey(key: requestKey.key, request: requestKey.request) { render($0).encoded }
+    /// This request's `REQUEST` key for the board (nil when the request gave none): the board
+    /// stores the write's result with it, and answers a retry of the same request with that
+    /// result, which the command then writes as it wrote the first answer.
+    public func keyed<Result>() -> RequestKey<Result>? {
+        requestKey.map { RequestKey(key: $0.key, request: $0.request) }
     }
 }
 
@@ -243,10 +242,6 @@ public struct CommandTable: Sendable {
                 return (.reply(outcome), spec.name)
             case .deferred(let work):
                 let name = spec.name
-                if let key = arguments.requestKey {
-                    let keyed = (key: key, request: arguments.canonicalRequest)
-                    return (.deferred { await Self.runKeyed(work, keyed, command: name, context: context) }, name)
-                }
                 return (.deferred {
                     do {
                         return try await work()
@@ -257,35 +252,6 @@ public struct CommandTable: Sendable {
             }
         } catch {
             return (.reply(Self.outcome(for: error, command: spec.name, logger: context.logger)), spec.name)
-        }
-    }
-
-    /// Runs a write that gave `REQUEST key`: answered from the stored reply when the same request
-    /// already ran (``Board/storedReply(key:request:session:)``), refused when another request
-    /// holds the key, run otherwise. A failed run looks once more: the first run of the request,
-    /// still going when this one began (on this daemon or another), may have committed since,
-    /// which is what made this one fail (its key taken, or the first's effect in its way).
-    private static func runKeyed(
-        _ work: @Sendable () async throws -> CommandOutcome, _ keyed: (key: String, request: String), command: String,
-        context: CommandContext
-    ) async -> CommandOutcome {
-        func stored() async throws -> CommandOutcome? {
-            switch try await context.board.storedReply(key: keyed.key, request: keyed.request, session: context.session) {
-            case .none: return nil
-            case .reply(let payload): return CommandOutcome(.ok(.raw(Array(payload.utf8))))
-            case .conflict:
-                return CommandOutcome(.error(.conflict, "this REQUEST key was used for a different request"))
-            }
-        }
-        do {
-            if let answer = try await stored() { return answer }
-            return try await work()
-        } catch let error as BoardError where error.commitUnconfirmed {
-            // Its stored reply would acknowledge a write that may yet be lost: not from here.
-            return outcome(for: error, command: command, logger: context.logger)
-        } catch {
-            if let answer = try? await stored() { return answer }
-            return outcome(for: error, command: command, logger: context.logger)
         }
     }
 

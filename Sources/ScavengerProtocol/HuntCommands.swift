@@ -112,7 +112,7 @@ enum HuntCommands {
                 return draft
             },
             execute: { draft, context in
-                huntReply(try await context.board.createHunt(draft, by: context.session, request: context.keyed(huntJSON)))
+                huntReply(try await context.board.createHunt(draft, by: context.session, request: context.keyed()))
             }),
         CommandSpec(
             "ADDSTOP", arity: 6 ... 13,
@@ -138,7 +138,7 @@ enum HuntCommands {
             },
             execute: { request, context in
                 let render: @Sendable (StopView) -> JSON = { ["stop": .stop($0)] }
-                let stop = try await context.board.addStop(huntID: request.0, request.1, by: context.session, request: context.keyed(render))
+                let stop = try await context.board.addStop(huntID: request.0, request.1, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(render(stop)))
             }),
         CommandSpec(
@@ -146,7 +146,7 @@ enum HuntCommands {
             summary: "Removes a stop from a hunt you host, before it starts; later stops move up one place.",
             parse: { arguments in try id(&arguments, "stop id") },
             execute: { stop, context in
-                try await context.board.removeStop(id: stop, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
+                try await context.board.removeStop(id: stop, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -158,14 +158,14 @@ enum HuntCommands {
                 return (target, options["AS"]?.text)
             },
             execute: { request, context in
-                huntReply(try await context.board.join(request.0, as: request.1, by: context.session, request: context.keyed(huntJSON)))
+                huntReply(try await context.board.join(request.0, as: request.1, by: context.session, request: context.keyed()))
             }),
         CommandSpec(
             "LEAVE", arity: 1 ... 1, syntax: "LEAVE hunt",
             summary: "Leaves a hunt before it ends; your check-ins and points leave with you.",
             parse: { arguments in try id(&arguments, "hunt id") },
             execute: { hunt, context in
-                try await context.board.leave(huntID: hunt, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
+                try await context.board.leave(huntID: hunt, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -213,7 +213,7 @@ enum HuntCommands {
         CommandSpec(
             "STARTHUNT", arity: 1 ... 1, syntax: "STARTHUNT hunt", summary: "Starts a scheduled hunt you host now.",
             parse: { arguments in try id(&arguments, "hunt id") },
-            execute: { hunt, context in huntReply(try await context.board.startHunt(id: hunt, by: context.session, request: context.keyed(huntJSON))) }),
+            execute: { hunt, context in huntReply(try await context.board.startHunt(id: hunt, by: context.session, request: context.keyed())) }),
         CommandSpec(
             "EXTEND", arity: 2 ... 2, syntax: "EXTEND hunt seconds",
             summary: "Moves the end of a hunt you host later by seconds (a hunt with no end gets one).",
@@ -222,12 +222,12 @@ enum HuntCommands {
                 return (hunt, try Arguments.integer(arguments.required("seconds"), "seconds", in: HuntLimits.extendSeconds))
             },
             execute: { request, context in
-                huntReply(try await context.board.extendHunt(id: request.0, bySeconds: request.1, by: context.session, request: context.keyed(huntJSON)))
+                huntReply(try await context.board.extendHunt(id: request.0, bySeconds: request.1, by: context.session, request: context.keyed()))
             }),
         CommandSpec(
             "ENDHUNT", arity: 1 ... 1, syntax: "ENDHUNT hunt", summary: "Ends a hunt now (its host, or a moderator).",
             parse: { arguments in try id(&arguments, "hunt id") },
-            execute: { hunt, context in huntReply(try await context.board.endHunt(id: hunt, by: context.session, request: context.keyed(huntJSON))) }),
+            execute: { hunt, context in huntReply(try await context.board.endHunt(id: hunt, by: context.session, request: context.keyed())) }),
         CommandSpec(
             "HINT", arity: 2 ... 2, syntax: "HINT hunt text",
             summary: "Sends a hint (1–500 characters) to the players of a running hunt you host.",
@@ -235,7 +235,7 @@ enum HuntCommands {
                 (try id(&arguments, "hunt id"), try Arguments.text(arguments.required("text")))
             },
             execute: { request, context in
-                try await context.board.hint(huntID: request.0, text: request.1, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
+                try await context.board.hint(huntID: request.0, text: request.1, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
@@ -258,7 +258,7 @@ enum HuntCommands {
                         ("score", .object([("points", .int(result.points)), ("found", .int(result.found)), ("rank", .int(result.rank))])),
                     ])
                 }
-                let result = try await context.board.checkIn(draft, by: context.session, request: context.keyed(render))
+                let result = try await context.board.checkIn(draft, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(render(result)))
             }),
         CommandSpec(
@@ -287,7 +287,7 @@ enum HuntCommands {
             },
             execute: { request, context in
                 let checkIn = try await context.board.approve(
-                    checkInID: request.0, bonus: request.1, by: context.session, request: context.keyed(checkInJSON))
+                    checkInID: request.0, bonus: request.1, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(checkInJSON(checkIn)))
             }),
         CommandSpec(
@@ -300,7 +300,7 @@ enum HuntCommands {
             },
             execute: { request, context in
                 let checkIn = try await context.board.reject(
-                    checkInID: request.0, note: request.1, by: context.session, request: context.keyed(checkInJSON))
+                    checkInID: request.0, note: request.1, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(checkInJSON(checkIn)))
             }),
         CommandSpec(

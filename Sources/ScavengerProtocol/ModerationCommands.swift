@@ -70,7 +70,7 @@ enum ModerationCommands {
                     ["report": ["id": .string(receipt.id), "item": .string(receipt.item), "status": "open"]]
                 }
                 let receipt = try await context.board.report(
-                    request.item, reason: request.reason, note: request.note, by: context.session, request: context.keyed(render))
+                    request.item, reason: request.reason, note: request.note, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(render(receipt)))
             }),
         CommandSpec(
@@ -102,7 +102,7 @@ enum ModerationCommands {
             parse: { arguments in arguments.requestKeyFollows ? nil : arguments.next()?.text },
             execute: { item, context in
                 let render: @Sendable (ModerationItem?) -> JSON = { claimed in claimed.map { ["item": JSON.item($0)] } ?? .null }
-                let claimed = try await context.board.claim(item, by: context.session, request: context.keyed(render))
+                let claimed = try await context.board.claim(item, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(render(claimed)))
             }),
         CommandSpec(
@@ -134,7 +134,7 @@ enum ModerationCommands {
                 let render: @Sendable (ModerationItem) -> JSON = { ["item": .item($0)] }
                 let item = try await context.board.resolve(
                     request.item, as: request.resolution, ban: request.ban, note: request.note, by: context.session,
-                    request: context.keyed(render))
+                    request: context.keyed())
                 return CommandOutcome(.ok(render(item)))
             }),
         CommandSpec(
@@ -147,14 +147,14 @@ enum ModerationCommands {
                 return (name, length, try note(options["NOTE"]))
             },
             execute: { request, context in
-                try await context.board.setBan(of: request.0, to: request.1, note: request.2, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
+                try await context.board.setBan(of: request.0, to: request.1, note: request.2, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
             "UNBAN", arity: 1 ... 1, syntax: "UNBAN username", summary: "Moderators: lifts a ban.",
             parse: { arguments in try arguments.required("username").text },
             execute: { name, context in
-                try await context.board.setBan(of: name, to: nil, note: nil, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
+                try await context.board.setBan(of: name, to: nil, note: nil, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(

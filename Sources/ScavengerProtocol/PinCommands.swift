@@ -109,7 +109,7 @@ enum PinCommands {
     /// Posts a parsed pin and answers it.
     static func post(_ draft: PinDraft, context: CommandContext) async throws -> CommandOutcome {
         let render: @Sendable (Pin) -> JSON = { ["pin": .pin($0)] }
-        return CommandOutcome(.ok(render(try await context.board.post(draft, by: context.session, request: context.keyed(render)))))
+        return CommandOutcome(.ok(render(try await context.board.post(draft, by: context.session, request: context.keyed()))))
     }
 
     static let all: [CommandSpec] = [
@@ -166,7 +166,7 @@ enum PinCommands {
             summary: "Deletes a pin with its replies and photo; only its author or a moderator.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                try await context.board.delete(pinID: id, by: context.session, request: context.keyed { (_: Void) -> JSON in true })
+                try await context.board.delete(pinID: id, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(true))
             }),
     ]
@@ -183,7 +183,7 @@ enum ReplyCommands {
             },
             execute: { request, context in
                 let render: @Sendable (PinReply) -> JSON = { ["reply": .reply($0)] }
-                let reply = try await context.board.reply(to: request.0, text: request.1, by: context.session, request: context.keyed(render))
+                let reply = try await context.board.reply(to: request.0, text: request.1, by: context.session, request: context.keyed())
                 return CommandOutcome(.ok(render(reply)))
             }),
         CommandSpec(

@@ -1,8 +1,8 @@
 import Postgres
 
 /// A write's `REQUEST` key, handed to the store write that carries it out: the write's own
-/// transaction stores the key, the request's digest and the reply line, so that neither is ever
-/// committed without the other.
+/// transaction stores the key, the request's digest and the write's result (as the board encoded
+/// it), so that neither is ever committed without the other.
 ///
 /// The key row goes in last, just before the commit. A second transaction writing the same key
 /// (a retry that came while the first still ran, on this daemon or another) waits there for the
@@ -20,27 +20,27 @@ public struct KeyedWrite<Result>: Sendable {
     /// How long a key holds, in seconds; a row older than that is replaced by the next write with
     /// its key.
     public let retentionSeconds: Int
-    /// The reply line's payload (after `OK `) for the write's result, rendered inside the
-    /// transaction; nil for a result that is a refusal, which records nothing.
-    let reply: @Sendable (Result) throws -> String?
+    /// The caller's encoding of the write's result, made inside the transaction; nil for a
+    /// result that is a refusal, which records nothing.
+    let encode: @Sendable (Result) throws -> String?
 
     public init(
-        userID: Int, key: String, digest: [UInt8], retentionSeconds: Int, reply: @escaping @Sendable (Result) throws -> String?
+        userID: Int, key: String, digest: [UInt8], retentionSeconds: Int, encode: @escaping @Sendable (Result) throws -> String?
     ) {
         self.userID = userID
         self.key = key
         self.digest = digest
         self.retentionSeconds = retentionSeconds
-        self.reply = reply
+        self.encode = encode
     }
 
-    /// Stores the key with the reply for `result`, in the caller's transaction; throws the key's
+    /// Stores the key with `result` encoded, in the caller's transaction; throws the key's
     /// conflict when a live row holds it (after waiting for a transaction still writing it).
     func record(_ result: Result, on connection: PostgresConnection) throws {
-        guard let reply = try reply(result) else { return }
+        guard let encoded = try encode(result) else { return }
         let rows = try connection.query("""
-            INSERT INTO request_keys AS k (user_id, key, digest, reply) VALUES (\(userID), \(key), \(digest), \(reply))
-            ON CONFLICT (user_id, key) DO UPDATE SET digest = excluded.digest, reply = excluded.reply, created_at = now()
+            INSERT INTO request_keys AS k (user_id, key, digest, result) VALUES (\(userID), \(key), \(digest), \(encoded))
+            ON CONFLICT (user_id, key) DO UPDATE SET digest = excluded.digest, result = excluded.result, reply = NULL, created_at = now()
                 WHERE k.created_at <= now() - \(retentionSeconds)::integer * interval '1 second'
             RETURNING 1 AS recorded
             """)
@@ -60,17 +60,18 @@ extension Optional {
 
 extension Database {
     /// What is stored under `userID`'s `key`, when it was written within the last
-    /// `retentionSeconds`: whether it was stored by the request of `digest`, and its reply.
+    /// `retentionSeconds`: whether it was stored by the request of `digest`, and the result it
+    /// stored (nil in a row written before results were kept, `db/0025`).
     public func requestReply(userID: Int, key: String, digest: [UInt8], retentionSeconds: Int) async throws(StoreError)
-        -> (sameRequest: Bool, reply: String)?
+        -> (sameRequest: Bool, result: String?)?
     {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT digest = \(digest) AS same, reply FROM request_keys
+                SELECT digest = \(digest) AS same, result FROM request_keys
                 WHERE user_id = \(userID) AND key = \(key) AND created_at > now() - \(retentionSeconds)::integer * interval '1 second'
                 """)
             guard let row = rows.first else { return nil }
-            return (try row.bool("same"), try row.string("reply"))
+            return (try row.bool("same"), try row.string("result"))
         }
     }
 

@@ -204,9 +204,11 @@ struct FailureRecoveryTests {
                 try await side.query("DELETE FROM pins WHERE body = 'lost answer'", idempotent: false)
                 proxy.resume()
                 let answered = try #require(await write.value).reply.line
-                let keyRow = try #require(try await side.query("SELECT reply FROM request_keys WHERE key = 'lost-answer-1'").first)
-                let stored: String = try keyRow.string("reply")
-                #expect(answered == "OK \(stored)\n", "\(answered)")
+                let keyRow = try #require(try await side.query("SELECT result FROM request_keys WHERE key = 'lost-answer-1'").first)
+                let stored: String = try keyRow.string("result")
+                let storedPin = try #require(try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? [String: Any])
+                let id = try #require(storedPin["id"] as? String)
+                #expect(answered.hasPrefix("OK {\"pin\":{\"id\":\"\(id)\""), "the answer is the stored pin's: \(answered)")
                 #expect(answered.contains("lost answer"))
                 #expect(try await side.query("SELECT count(*) AS n FROM pins WHERE body = 'lost answer'")[0].int("n") as Int == 0, "stays deleted")
                 // And a later retry from the client gets the same line.

@@ -234,10 +234,10 @@ struct RequestKeyTests {
             func new(_ text: String) -> NewPin {
                 NewPin(authorID: alice.id, authorName: "alice", lat: 1, lon: 2, text: text, ttlSeconds: 600, photo: nil, cell: 0, region: nil)
             }
-            func keyed(_ key: String, digest: UInt8 = 1, _ reply: @escaping @Sendable (Pin) throws -> String?) -> KeyedWrite<Pin> {
-                KeyedWrite(userID: alice.id, key: key, digest: [digest], retentionSeconds: 3600, reply: reply)
+            func keyed(_ key: String, digest: UInt8 = 1, _ encode: @escaping @Sendable (Pin) throws -> String?) -> KeyedWrite<Pin> {
+                KeyedWrite(userID: alice.id, key: key, digest: [digest], retentionSeconds: 3600, encode: encode)
             }
-            // The reply cannot be written: the pin goes with it.
+            // The result cannot be encoded: the pin goes with it.
             await #expect(throws: (any Error).self) { try await store.createPin(new("boom"), request: keyed("key-boom") { _ in throw Boom() }) }
             #expect(try await count(environment, "SELECT count(*) AS n FROM pins") == 0)
             #expect(try await count(environment, "SELECT count(*) AS n FROM request_keys") == 0)
@@ -246,8 +246,30 @@ struct RequestKeyTests {
             await #expect(throws: StoreError.self) { try await store.createPin(new("second"), request: keyed("key-0001", digest: 2) { _ in "x" }) }
             #expect(try await count(environment, "SELECT count(*) AS n FROM pins") == 1)
             let stored = try await store.requestReply(userID: alice.id, key: "key-0001", digest: [1], retentionSeconds: 3600)
-            #expect(stored?.reply == "\"\(pin.id)\"" && stored?.sameRequest == true)
+            #expect(stored?.result == "\"\(pin.id)\"" && stored?.sameRequest == true)
             #expect(try await store.requestReply(userID: alice.id, key: "key-0001", digest: [2], retentionSeconds: 3600)?.sameRequest == false)
+        }
+    }
+
+    @Test("the key keeps the board's result, not a reply line; a key kept by an older daemon (a line, no result) is CONFLICT and the write does not run again")
+    func storesResults() async throws {
+        try await withDatabaseServer { address, environment in
+            try await converse(address) { client in
+                try await client.register("alice")
+                let first = try await client.call("POST 10 20 \"kept as a result\" REQUEST result-01")
+                let stored: String = try await environment.pool.query("SELECT result FROM request_keys WHERE key = 'result-01'")[0].string("result")
+                let pin = try JSONDecoder().decode(Pin.self, from: Data(stored.utf8))
+                #expect(pin.text == "kept as a result" && first.contains(pin.id))
+                #expect(try await client.call("POST 10 20 \"kept as a result\" REQUEST result-01") == first)
+
+                // As a daemon before db/0025 left it: the line only.
+                try await environment.pool.query("""
+                    UPDATE request_keys SET reply = substr(\(first), 4), result = NULL WHERE key = 'result-01'
+                    """, idempotent: false)
+                let legacy = try await client.call("POST 10 20 \"kept as a result\" REQUEST result-01")
+                #expect(legacy.hasPrefix("ERR CONFLICT "), "\(legacy)")
+                #expect(try await count(environment, "SELECT count(*) AS n FROM pins WHERE body = 'kept as a result'") == 1)
+            }
         }
     }
 

@@ -1779,7 +1779,7 @@ class Chaos:
         fresh = new_pin_id()
         self.cluster.query(f"DELETE FROM pins WHERE id = '{lost}'")
         self.cluster.query(f"INSERT INTO pins (id, {PIN_COLUMNS}) SELECT '{fresh}', {PIN_COLUMNS} FROM pins WHERE id = '{copied}'")
-        self.cluster.query(f"UPDATE request_keys SET reply = replace(reply, 'chaos-', 'CHAOS-') WHERE key = '{changed.key}'")
+        self.cluster.query(f"UPDATE request_keys SET result = replace(result, 'chaos-', 'CHAOS-') WHERE key = '{changed.key}'")
         clients.repeat(*changed.owner, changed)
         result.note(f"sabotage: deleted keyed {lost}, copied keyed {copied} as {fresh}, changed the reply stored "
                     f"under {changed.key}; this scenario must FAIL")
