@@ -75,6 +75,7 @@ let package = Package(
         // The live feed: the pin index loaded from the store and kept in step with it.
         .target(name: "ScavengerFeed", dependencies: [
             "ScavengerCore", "ScavengerPinIndex", "ScavengerGeography", "ScavengerStore", "ReadWriteLock",
+            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "HeapModule", package: "swift-collections"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
