@@ -108,6 +108,9 @@ public final class HuntFeed: Sendable {
     /// Whether a load of the rankings is under way (at start-up, the listener's).
     public var isLoading: Bool { projections.withLock { $0.place.loading } }
 
+    /// Batches of events made and not yet handed to their sinks (for tests).
+    var undeliveredBatches: Int { deliveries.pending }
+
     // MARK: Rankings
 
     /// Loads the rankings of all users (all-time, this week's and last week's by `now`, by

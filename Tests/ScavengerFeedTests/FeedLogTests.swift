@@ -113,6 +113,33 @@ struct FeedLogTests {
         }
     }
 
+    @Test("catch-ups from several tasks while the hunts' log grows: a watcher hears every entry once, in log order")
+    func concurrentHuntCatchUps() async throws {
+        try await TestEnvironment.make().use { environment in
+            let hunts = environment.feed.hunts
+            try await hunts.catchUp()
+            let sink = RecordingSink()
+            let watch = hunts.addWatch(.fixture(), player: nil, sink: sink)
+            let entries = 40
+            let pool = environment.pool
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for number in 1 ... entries {
+                        let entry = #"[{"hunt":"h1","kind":"hint","payload":{"text":"\#(number)","at":0}}]"#
+                        try await pool.query("SELECT log_hunt_changes(\(entry)::jsonb)")
+                    }
+                }
+                for _ in 0 ..< 3 {
+                    group.addTask { for _ in 0 ..< 15 { try await hunts.catchUp() } }
+                }
+                try await group.waitForAll()
+            }
+            try await hunts.catchUp()
+            #expect(sink.events.compactMap(\.hintText) == (1 ... entries).map(String.init))
+            #expect(sink.events.allSatisfy { $0.watch == watch })
+        }
+    }
+
     @Test("a change log entry rolled back leaves a gap that catching up steps over")
     func rolledBackChangesLeaveGaps() async throws {
         try await TestEnvironment.make().use { environment in
