@@ -21,15 +21,20 @@ struct FeedLogTests {
             let direct = textPin("direct", by: author.id)
             _ = try await feed.writeOwnPin(id: direct.id) { try await store.createPin(direct) }
             #expect(feed.count == 1 && feed.appliedChange == place)
-            // Deleted by someone else, and that applied from the log, before the writer's
-            // commit came back: the deletion stands.
-            let deleted = textPin("deleted", by: author.id)
-            _ = try await feed.writeOwnPin(id: deleted.id) {
-                let pin = try await store.createPin(deleted)
-                _ = try await store.deletePin(id: deleted.id, by: author.id) { _ in .byAuthor }
-                try await feed.catchUp()
-                return pin
+            /// Writes a pin someone else deletes before the writer's commit comes back, after
+            /// which `meanwhile` runs, still before it comes back.
+            func writeDeleted(_ text: String, meanwhile: () async throws -> Void) async throws {
+                let deleted = textPin(text, by: author.id)
+                _ = try await feed.writeOwnPin(id: deleted.id) {
+                    let pin = try await store.createPin(deleted)
+                    _ = try await store.deletePin(id: deleted.id, by: author.id) { _ in .byAuthor }
+                    try await meanwhile()
+                    return pin
+                }
             }
+            // Deleted, and that applied from the log, before the writer's commit came back: the
+            // deletion stands.
+            try await writeDeleted("deleted") { try await feed.catchUp() }
             #expect(feed.count == 1)
             // A reload that read the database before the commit: the feed catches up to it.
             let early = textPin("after a reload", by: author.id)
@@ -39,13 +44,7 @@ struct FeedLogTests {
             }
             #expect(feed.count == 2)
             // A reload after the pin was written and deleted: the deletion stands.
-            let late = textPin("deleted before a reload", by: author.id)
-            _ = try await feed.writeOwnPin(id: late.id) {
-                let pin = try await store.createPin(late)
-                _ = try await store.deletePin(id: late.id, by: author.id) { _ in .byAuthor }
-                try await feed.load()
-                return pin
-            }
+            try await writeDeleted("deleted before a reload") { try await feed.load() }
             #expect(feed.count == 2)
             // A write that fails leaves nothing behind.
             await #expect(throws: CancellationError.self) {
