@@ -75,6 +75,7 @@ let package = Package(
         // The live feed: the pin index loaded from the store and kept in step with it.
         .target(name: "ScavengerFeed", dependencies: [
             "ScavengerCore", "ScavengerPinIndex", "ScavengerGeography", "ScavengerStore", "ReadWriteLock",
+            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "HeapModule", package: "swift-collections"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -225,8 +226,12 @@ let package = Package(
             exclude: ["FuzzRegressions"]),
         .testTarget(name: "ScavengerBoardTests", dependencies: ["ScavengerBoard", "ScavengerCore", "ScavengerStore", "Sodium", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerStoreTests", dependencies: ["ScavengerStore", "Postgres", "ScavengerTestSupport"]),
-        // The feed's own pieces without a server: shared catch-ups (CatchUpTurns), ….
-        .testTarget(name: "ScavengerFeedTests", dependencies: ["ScavengerFeed", "ScavengerStore"]),
+        // The feed's own pieces without a server: shared catch-ups (CatchUpTurns), the hunts'
+        // projections and their events' delivery, the watch hub; and the feeds against the test
+        // database (ScavengerTestSupport's TestEnvironment), catching up with the change logs.
+        .testTarget(name: "ScavengerFeedTests", dependencies: [
+            "ScavengerFeed", "ScavengerStore", "ScavengerCore", "ScavengerTestSupport", "Postgres",
+        ]),
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
             "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",

@@ -80,8 +80,9 @@ extension Board {
             }
             try await feed.hunts.prepareWatch(of: huntID)
             try checkRoomForWatch(session)
-            // Started outside the session's lock: delivering an event takes the hunts' lock and
-            // then the session's, so taking them the other way round here could deadlock.
+            // Started outside the session's lock: a sink may take the session's lock while it
+            // delivers (the hunts' feed calls it outside its own lock, the area watches' hub
+            // under its), so no lock of the feed's is taken inside the session's.
             let id = feed.hunts.addWatch(record, player: player, sink: session.eventSink ?? DiscardingWatchSink.shared)
             session.insertWatch(id)
             if !session.isConnected { endWatch(id, session: session) }

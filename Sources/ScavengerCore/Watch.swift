@@ -54,8 +54,9 @@ public enum WatchEvent: Sendable, Equatable {
 }
 
 /// Where a watch's events go: one per connection. Called with each batch of events in the
-/// order they happened, from any thread, while the hub is locked: it must hand them on (to an
-/// event loop) without blocking and without calling back into the hub.
+/// order they happened, from any thread: it must hand them on (to an event loop) without
+/// blocking. The area watches' hub calls it while locked, so it must not call back into the hub;
+/// the hunts' feed calls it with none of its locks held.
 public protocol WatchSink: AnyObject, Sendable {
     func deliver(_ events: [WatchEvent])
 }

@@ -4,39 +4,25 @@ import ScavengerStore
 import Synchronization
 
 /// The live side of hunts, in memory on every daemon and kept in step with the hunts' change log
-/// (`hunt_changes`): each hunt's leaderboard, loaded once from its players' standings and then
-/// changed only by the log (so a LEADERBOARD read never touches the database, and every daemon
-/// holds the same board), the rankings of all users (RANKING), loaded at start-up from the users'
-/// totals and then changed only by the log's `totals` entries, and the `WATCH HUNT` watches with
-/// their events.
+/// (`hunt_changes`): each hunt's leaderboard (``HuntBoards``), the rankings of all users
+/// (RANKING; `Rankings`, loaded at start-up from the users' totals and then changed only by the
+/// log's `totals` entries), and the `WATCH HUNT` watches with their events (``HuntWatches``),
+/// all as of one place in the log (``HuntLogPlace``).
 ///
-/// Boards are read and changed in place under the lock, never copied out: a copy held by a reader
-/// would make the next change copy the whole board (a million users, for the rankings).
+/// Changes are applied in log order, a batch at a time under ``projections``' lock, skipping what
+/// is already applied; so catch-ups may run at once from several tasks (the listener, and a use
+/// case that wants its own write applied before it answers). A board loaded at log position
+/// `through` skips the changes up to it (they are in its snapshot already).
 ///
-/// Changes are applied in log order, a batch at a time under ``state``'s lock, skipping what is
-/// already applied; so catch-ups may run at once from several tasks (the listener, and a use case
-/// that wants its own write applied before it answers). A board loaded at log position `through`
-/// skips the changes up to it (they are in its snapshot already).
-///
-/// Locks: ``state`` only; sinks are called under it and must not call back (``WatchSink``).
+/// **Locks.** ``projections`` guards the place and the projections kept as of it, together: they
+/// change together (a change is applied to the boards, the rankings and the watches, and the
+/// place moves past it, at once; a board is kept only if its snapshot is not behind the place;
+/// the rankings are swapped in with the place they reflect), so one lock, held briefly, never
+/// while the database is read or a sink is called. ``deliveries`` (a leaf, taken inside it)
+/// orders the events made under it; sinks are called after the lock is let go, in that order
+/// (``WatchDelivery``), so a sink may call back into the feed.
 public final class HuntFeed: Sendable {
     private let database: Database
-
-    /// A hunt's leaderboard and the last change in it, with who may read it (its host, whether
-    /// it is public or removed, and its players by user id), kept by the same log entries, so a
-    /// `LEADERBOARD` needs no read of the database; nil `access` when the log could not keep it
-    /// (an entry written before user ids were logged): then readers ask the database.
-    struct CachedBoard {
-        var board: Leaderboard
-        var through: Int
-        var access: Access?
-    }
-
-    /// Who may read a hunt, kept with its board.
-    struct Access {
-        var facts: HuntAccessFacts
-        var members: [Int: String]
-    }
 
     /// Who a viewer is to a hunt whose board is kept: what ``access(to:viewer:)`` answers.
     public struct Viewer: Sendable, Equatable {
@@ -47,47 +33,52 @@ public final class HuntFeed: Sendable {
         public var playerName: String?
     }
 
-    /// A `WATCH HUNT` watch, and the watching player's name in the hunt (nil for its host): a
-    /// player's watches close when they leave.
-    struct Watcher {
-        var hunt: String
-        var player: String?
-        var sink: any WatchSink
-    }
-
-    /// What a watched hunt looked like when its watchers last heard of it: the automatic start
-    /// and end are announced when its state at the clock differs.
-    struct WatchedHunt {
-        var record: HuntRecord
-        var announcedState: HuntState
-        var watchers: Set<String>
-    }
-
-    struct State {
-        /// The last change applied; nil until the rankings are loaded (``load()``), which sets
-        /// it to the log's position they reflect.
-        var applied: Int?
-        /// The stamp of the log's row at ``applied`` (see `LogPlace`).
-        var appliedStamp: Int64 = 0
-        /// Whether a ``load()`` is under way (another waits for it rather than loading too).
-        var loading = false
+    /// The place in the log and what the log has made of the hunts up to it.
+    struct Projections {
+        var place = HuntLogPlace()
         var rankings = Rankings()
-        var boards: [String: CachedBoard] = [:]
-        var watchers: [String: Watcher] = [:]
-        var watched: [String: WatchedHunt] = [:]
-        var counter: UInt64 = 0
+        var boards = HuntBoards()
+        var watches = HuntWatches()
+
+        /// Applies one change (after the place has moved to it), `record` being its hunt as read
+        /// again for a `hunt` entry; the watchers' events go to `outbox`.
+        mutating func apply(_ logged: LoggedHuntChange, record: HuntRecord?, now: Timestamp, into outbox: inout WatchOutbox) {
+            let hunt = logged.hunt
+            switch logged.change {
+            case .hunt:
+                if let record { watches.huntChanged(hunt, to: record, now: now, into: &outbox) }
+                boards.huntChanged(hunt, record: record)
+            case .hint(let text, let at):
+                watches.tell(hunt, into: &outbox) { .hint(watch: $0, text: text, at: at) }
+            case .found(let player, let stop, let points):
+                watches.tell(hunt, into: &outbox) { .found(watch: $0, player: player, stop: stop, points: points) }
+            case .reply(let reply):
+                watches.tell(hunt, into: &outbox) { .reply(watch: $0, reply: reply) }
+            case .standing(let standing, let renamedFrom):
+                if let old = renamedFrom { watches.renamePlayer(in: hunt, from: old, to: standing.player) }
+                for entry in boards.apply(standing, renamedFrom: renamedFrom, of: hunt, seq: logged.seq) {
+                    watches.tell(hunt, into: &outbox) { .score(watch: $0, entry: entry) }
+                }
+            case .left(let player, let userID):
+                // The player hears nothing of the hunt after their LEAVE.
+                watches.close(hunt, reason: "left", into: &outbox) { $0.player == player }
+                for entry in boards.remove(player, userID: userID, of: hunt, seq: logged.seq) {
+                    watches.tell(hunt, into: &outbox) { .score(watch: $0, entry: entry) }
+                }
+            case .totals(let totals):
+                rankings.apply(totals, now: now)
+            }
+        }
     }
 
-    private let state = Mutex(State())
+    private let projections = Mutex(Projections())
+    private let deliveries = WatchDelivery()
     private let catchUps = CatchUpTurns()
     private let rewrites = Atomic<Int>(0)
 
     /// How many times the log was found rewritten under this feed's place (each a reload).
     public var logRewrites: Int { rewrites.load(ordering: .relaxed) }
 
-    /// Boards kept for hunts nobody watches, before the oldest loaded are dropped (a dropped board
-    /// is loaded again on its next read).
-    static let maximumUnwatchedBoards = 2000
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
 
@@ -109,13 +100,16 @@ public final class HuntFeed: Sendable {
     static let totalsPerRead = 20000
 
     /// Hunt watches held.
-    public var watchCount: Int { state.withLock { $0.watchers.count } }
+    public var watchCount: Int { projections.withLock { $0.watches.count } }
 
     /// Whether the rankings are loaded and the feed has a place in the log.
-    public var isLoaded: Bool { state.withLock { $0.applied != nil } }
+    public var isLoaded: Bool { projections.withLock { $0.place.isLoaded } }
 
     /// Whether a load of the rankings is under way (at start-up, the listener's).
-    public var isLoading: Bool { state.withLock { $0.loading } }
+    public var isLoading: Bool { projections.withLock { $0.place.loading } }
+
+    /// Batches of events made and not yet handed to their sinks (for tests).
+    var undeliveredBatches: Int { deliveries.pending }
 
     // MARK: Rankings
 
@@ -152,16 +146,12 @@ public final class HuntFeed: Sendable {
             }
         }
         let ranked = rankings.count(.allTime), weeks = rankings.weeksHeld.count
-        let watched = state.withLock { state -> [String]? in
-            // A load that finished first from a later place wins (this one would replay changes
-            // its watchers have heard).
-            if let applied = state.applied, applied > Int(through.seq) { return nil }
+        let watched = projections.withLock { state -> Set<String>? in
+            guard state.place.loaded(at: through) else { return nil }
             // Swapped in, not copied: a second reference would make the next change copy it all.
             swap(&state.rankings, &rankings)
-            state.applied = Int(through.seq)
-            state.appliedStamp = through.stamp
-            state.boards = [:]
-            return Array(state.watched.keys)
+            state.boards.dropAll()
+            return state.watches.hunts
         }
         guard let watched else { return ranked }
         logger.info("rankings loaded", metadata: [
@@ -174,21 +164,16 @@ public final class HuntFeed: Sendable {
     /// ``load(now:)`` unless loaded or being loaded by another task; returns the users ranked
     /// all-time when it loaded.
     public func loadIfNeeded() async throws(StoreError) -> Int? {
-        let mayLoad = state.withLock { state in
-            if state.loading || state.applied != nil { return false }
-            state.loading = true
-            return true
-        }
-        guard mayLoad else { return nil }
-        defer { state.withLock { $0.loading = false } }
+        guard projections.withLock({ $0.place.beginLoad() }) else { return nil }
+        defer { projections.withLock { $0.place.endLoad() } }
         return try await load()
     }
 
     /// Reads the rankings in place under the lock (`body` must be quick and must not call back);
     /// nil before they are loaded.
     public func withRankings<T>(_ body: (Rankings) -> T) -> T? {
-        state.withLock { state in
-            guard state.applied != nil else { return nil }
+        projections.withLock { state in
+            guard state.place.isLoaded else { return nil }
             return body(state.rankings)
         }
     }
@@ -198,78 +183,56 @@ public final class HuntFeed: Sendable {
     /// A hunt's leaderboard as of the last change applied (or later): loaded on first use from the
     /// players' standings, in memory from then on.
     public func leaderboard(of huntID: String) async throws(StoreError) -> Leaderboard {
-        if let cached = state.withLock({ $0.boards[huntID]?.board }) { return cached }
+        if let cached = projections.withLock({ $0.boards.board(of: huntID) }) { return cached }
         let (players, through, facts) = try await database.playersSnapshot(huntID: huntID)
-        var board = Leaderboard()
-        var members: [Int: String] = [:]
-        for player in players {
-            board.update(player.name, points: player.points, found: player.found, at: player.points > 0 ? player.pointsAt : nil)
-            members[player.userID] = player.name
-        }
-        let access = facts.map { Access(facts: $0, members: members) }
-        return state.withLock { state in
-            // Another task may have loaded it meanwhile, possibly later in the log: keep the later.
-            if let cached = state.boards[huntID], cached.through >= through { return cached.board }
-            // Kept only when no change after its snapshot can have been passed over: the feed has
-            // started (its place is known) and is not past the snapshot.
-            guard let applied = state.applied, through >= applied else { return board }
-            if state.boards.count >= Self.maximumUnwatchedBoards + state.watched.count {
-                let unwatched = state.boards.keys.filter { state.watched[$0] == nil }
-                for id in unwatched.prefix(state.boards.count / 2) { state.boards[id] = nil }
-            }
-            state.boards[huntID] = CachedBoard(board: board, through: through, access: access)
-            return board
+        let snapshot = HuntBoards.Kept(players: players, through: through, facts: facts)
+        return projections.withLock { state in
+            state.boards.keep(snapshot, of: huntID, place: state.place, watches: state.watches)
         }
     }
 
     /// Who `viewer` (nil: nobody logged in) is to a hunt whose board and access are kept, from
     /// memory; nil when they are not kept (the caller asks the database).
     public func access(to huntID: String, viewer: Int?) -> Viewer? {
-        state.withLock { state in
-            guard let access = state.boards[huntID]?.access else { return nil }
-            return Viewer(
-                hostID: access.facts.hostID, isPublic: access.facts.isPublic, removed: access.facts.removed,
-                playerName: viewer.flatMap { access.members[$0] })
-        }
+        projections.withLock { $0.boards.viewer(viewer, of: huntID) }
     }
 
     // MARK: Catching up
 
     /// Applies every change committed since the last one applied: leaderboards change and
     /// watchers hear of it; returns once it has read the log at least once after this call
-    /// began, so a write committed before the call is applied when it returns. Calls at the same
-    /// time share reads (one in flight: each read of the log holds its writers back a moment,
-    /// see `hunt_changes_after`).
+    /// began, so a write committed before the call is applied, and its watchers' events handed
+    /// to their sinks, when it returns. Calls at the same time share reads (one in flight: each
+    /// read of the log holds its writers back a moment, see `hunt_changes_after`).
     public func catchUp() async throws(StoreError) {
         try await catchUps.take { () throws(StoreError) in try await self.applyNewChanges() }
     }
 
     /// One pass over the log from the feed's place to its end.
     private func applyNewChanges() async throws(StoreError) {
-        var after = state.withLock { $0.applied }
-        if after == nil {
+        var place = projections.withLock { $0.place.applied }
+        if place == nil {
             // The first catch-up loads the rankings, then applies what was committed meanwhile;
             // when another task is loading, its place comes with it.
             guard try await loadIfNeeded() != nil else { return }
-            after = state.withLock { $0.applied }
+            place = projections.withLock { $0.place.applied }
         }
-        while let from = after {
-            let stamp = state.withLock { $0.appliedStamp }
-            let page = try await database.huntChanges(after: from, stamp: stamp, limit: Self.changesPerRead)
+        while let from = place {
+            let page = try await database.huntChanges(after: Int(from.seq), stamp: from.stamp, limit: Self.changesPerRead)
             let changes = page.changes
             if !page.placeHolds {
                 // The row at this daemon's place is gone or another (a standby promoted without
                 // the last changes, positions given out again): what was applied may never have
                 // happened. Everything is loaded afresh from the database as it now is.
                 logger.error("the hunts' change log was rewritten under this daemon's place (a failover?); reloading", metadata: [
-                    "place": "\(from)",
+                    "place": "\(from.seq)",
                 ])
                 rewrites.add(1, ordering: .relaxed)
-                state.withLock { $0.applied = nil }
+                projections.withLock { $0.place.forget() }
                 try await load()
                 return
             }
-            if page.trimmedThrough > from {
+            if page.trimmedThrough > from.seq {
                 // `expire` trimmed the log past this daemon's place (it was away a long time):
                 // every board and the rankings are loaded afresh, the watched hunts' at once.
                 try await load()
@@ -278,157 +241,58 @@ public final class HuntFeed: Sendable {
             guard !changes.isEmpty else { return }
             // Hunts whose schedule changed are read again before the lock, for their events.
             var records: [String: HuntRecord] = [:]
-            let watched = state.withLock { Set($0.watched.keys) }
-            let kept = state.withLock { Set($0.boards.keys) }
+            let (watched, kept) = projections.withLock { ($0.watches.hunts, $0.boards.hunts) }
             for change in changes where change.change == .hunt && (watched.contains(change.hunt) || kept.contains(change.hunt))
                 && records[change.hunt] == nil {
                 records[change.hunt] = try await database.hunt(id: change.hunt)
             }
-            after = apply(changes, records: records)
+            place = await apply(changes, records: records)
             if changes.count < Self.changesPerRead { return }
         }
     }
 
-    /// Applies a batch in order under the lock; answers the position reached.
-    private func apply(_ changes: [LoggedHuntChange], records: [String: HuntRecord]) -> Int? {
+    /// Applies a batch in order under the lock, skipping what is applied already, then hands the
+    /// watchers' events to their sinks once it is let go (in the order the lock made them:
+    /// ``WatchDelivery``); answers the place reached.
+    func apply(_ changes: [LoggedHuntChange], records: [String: HuntRecord]) async -> LogPlace? {
         let now = clock.now
-        return state.withLock { state in
-            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
-            func tell(_ hunt: String, _ event: (String) -> WatchEvent) {
-                guard let watched = state.watched[hunt] else { return }
-                for id in watched.watchers.sorted() {
-                    guard let watcher = state.watchers[id] else { continue }
-                    batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(event(id))
-                }
-            }
-            /// Ends the hunt's watches that `which` picks, each told why, last: nothing follows.
-            func close(_ hunt: String, reason: String, _ which: (Watcher) -> Bool) {
-                guard var watched = state.watched[hunt] else { return }
-                for id in watched.watchers.sorted() {
-                    guard let watcher = state.watchers[id], which(watcher) else { continue }
-                    batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(.closed(watch: id, reason: reason))
-                    state.watchers[id] = nil
-                    watched.watchers.remove(id)
-                }
-                state.watched[hunt] = watched.watchers.isEmpty ? nil : watched
-            }
+        let (reached, batch) = projections.withLock { state -> (LogPlace?, Int?) in
+            var outbox = WatchOutbox()
             for logged in changes {
-                guard logged.seq > (state.applied ?? 0) else { continue }
-                state.applied = logged.seq
-                state.appliedStamp = logged.stamp
-                let hunt = logged.hunt
-                switch logged.change {
-                case .hunt:
-                    if let record = records[hunt], var watched = state.watched[hunt] {
-                        watched.record = record
-                        watched.announcedState = record.schedule.state(at: now)
-                        state.watched[hunt] = watched
-                        let view = record.hunt(at: now)
-                        tell(hunt) { .hunt(watch: $0, hunt: view) }
-                        // Removed by moderators: it ended (above), and every watch of it closes.
-                        if record.removed { close(hunt, reason: "removed") { _ in true } }
-                    }
-                    if state.boards[hunt]?.access != nil {
-                        if let record = records[hunt] {
-                            state.boards[hunt]!.access!.facts = HuntAccessFacts(hostID: record.hostID, isPublic: record.isPublic, removed: record.removed)
-                        } else {
-                            state.boards[hunt]!.access = nil
-                        }
-                    }
-                case .hint(let text, let at):
-                    tell(hunt) { .hint(watch: $0, text: text, at: at) }
-                case .found(let player, let stop, let points):
-                    tell(hunt) { .found(watch: $0, player: player, stop: stop, points: points) }
-                case .reply(let reply):
-                    tell(hunt) { .reply(watch: $0, reply: reply) }
-                case .standing(let standing, let renamedFrom):
-                    if let old = renamedFrom, let watched = state.watched[hunt] {
-                        for id in watched.watchers where state.watchers[id]?.player == old { state.watchers[id]?.player = standing.player }
-                    }
-                    // Changed in place: a board copied out and back would be copied whole.
-                    guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
-                    if state.boards[hunt]!.access != nil {
-                        if let user = standing.userID {
-                            state.boards[hunt]!.access!.members[user] = standing.player
-                        } else {
-                            state.boards[hunt]!.access = nil
-                        }
-                    }
-                    var changed: [LeaderboardEntry] = []
-                    if let old = renamedFrom {
-                        changed += state.boards[hunt]!.board.removeReportingChanges(old)
-                    }
-                    let at = standing.points > 0 ? standing.at : nil
-                    changed += state.boards[hunt]!.board.updateReportingChanges(
-                        standing.player, points: standing.points, found: standing.found, at: at)
-                    state.boards[hunt]!.through = logged.seq
-                    for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
-                case .left(let player, let userID):
-                    // The player hears nothing of the hunt after their LEAVE.
-                    close(hunt, reason: "left") { $0.player == player }
-                    guard let through = state.boards[hunt]?.through, logged.seq > through else { continue }
-                    if state.boards[hunt]!.access != nil {
-                        if let userID {
-                            state.boards[hunt]!.access!.members[userID] = nil
-                        } else {
-                            state.boards[hunt]!.access = nil
-                        }
-                    }
-                    let changed = state.boards[hunt]!.board.removeReportingChanges(player)
-                    state.boards[hunt]!.through = logged.seq
-                    for entry in Self.latest(changed) { tell(hunt) { .score(watch: $0, entry: entry) } }
-                case .totals(let totals):
-                    state.rankings.apply(totals, now: now)
-                }
+                guard state.place.advance(to: logged) else { continue }
+                state.apply(logged, record: records[logged.hunt], now: now, into: &outbox)
             }
-            for (_, batch) in batches { batch.sink.deliver(batch.events) }
-            return state.applied
+            return (state.place.applied, deliveries.enqueue(outbox))
         }
-    }
-
-    /// The last entry reported for each player, in the order first reported (a rename or several
-    /// steps in one change report a player once, as they stand now).
-    static func latest(_ entries: [LeaderboardEntry]) -> [LeaderboardEntry] {
-        var last: [String: LeaderboardEntry] = [:]
-        var order: [String] = []
-        for entry in entries {
-            if last.updateValue(entry, forKey: entry.player) == nil { order.append(entry.player) }
-        }
-        return order.compactMap { last[$0] }
+        await deliveries.deliver(through: batch)
+        return reached
     }
 
     /// Announces watched hunts whose state the clock has changed (a `STARTS` or `ENDS` passed):
     /// every daemon does so by its own clock (``clock``, unless `now` is given), within a tick.
+    /// The events are handed to the sinks before it returns, unless another task is handing
+    /// events over just then: that task hands these over too, after the ones made before them.
     public func announceScheduledChanges(at now: Timestamp? = nil) {
         let now = now ?? clock.now
-        state.withLock { state in
-            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
-            for (hunt, var watched) in state.watched {
-                let current = watched.record.schedule.state(at: now)
-                guard current != watched.announcedState else { continue }
-                watched.announcedState = current
-                state.watched[hunt] = watched
-                let view = watched.record.hunt(at: now)
-                for id in watched.watchers.sorted() {
-                    guard let watcher = state.watchers[id] else { continue }
-                    batches[ObjectIdentifier(watcher.sink), default: (watcher.sink, [])].events.append(.hunt(watch: id, hunt: view))
-                }
-            }
-            for (_, batch) in batches { batch.sink.deliver(batch.events) }
+        projections.withLock { state in
+            var outbox = WatchOutbox()
+            state.watches.announceScheduledChanges(at: now, into: &outbox)
+            deliveries.enqueue(outbox)
         }
+        deliveries.deliverQueued()
     }
 
     // MARK: Watches
 
     /// Gets ready to watch a hunt: the feed's place known and the hunt's leaderboard kept, so the
-    /// watch hears every change of it from ``addWatch(_:sink:)`` on. `unavailable` while another
-    /// task loads the rankings (at start-up).
+    /// watch hears every change of it from ``addWatch(_:player:sink:)`` on. `unavailable` while
+    /// another task loads the rankings (at start-up).
     public func prepareWatch(of huntID: String) async throws(StoreError) {
-        if state.withLock({ $0.applied == nil }) { try await catchUp() }
+        if !isLoaded { try await catchUp() }
         // Another task is loading the rankings (start-up): a board is kept only from then on.
         guard isLoaded else { throw .unavailable("the hunts' feed is still loading; retry") }
         // Loaded until it is kept (it is not when the feed moved past its snapshot meanwhile).
-        while state.withLock({ $0.boards[huntID] == nil }) {
+        while !projections.withLock({ $0.boards.holds(huntID) }) {
             _ = try await leaderboard(of: huntID)
         }
     }
@@ -437,30 +301,16 @@ public final class HuntFeed: Sendable {
     /// (`player` nil) or the player of that name; returns its id, `h` and a number.
     public func addWatch(_ record: HuntRecord, player: String?, sink: any WatchSink) -> String {
         let now = clock.now
-        return state.withLock { state in
-            state.counter += 1
-            let id = "h\(state.counter)"
-            state.watchers[id] = Watcher(hunt: record.id, player: player, sink: sink)
-            var watched = state.watched[record.id] ?? WatchedHunt(record: record, announcedState: record.schedule.state(at: now), watchers: [])
-            watched.watchers.insert(id)
-            state.watched[record.id] = watched
-            return id
-        }
+        return projections.withLock { $0.watches.add(record, player: player, sink: sink, now: now) }
     }
 
     /// Whether `id` names a hunt watch (rather than an area watch).
     public static func isHuntWatch(_ id: String) -> Bool { id.hasPrefix("h") }
 
-    /// Ends a hunt watch; false when there is none with that id.
+    /// Ends a hunt watch; false when there is none with that id. Events already made for it may
+    /// still reach its sink (which drops those of watches its connection no longer holds).
     @discardableResult
     public func removeWatch(id: String) -> Bool {
-        state.withLock { state in
-            guard let watcher = state.watchers.removeValue(forKey: id) else { return false }
-            if var watched = state.watched[watcher.hunt] {
-                watched.watchers.remove(id)
-                state.watched[watcher.hunt] = watched.watchers.isEmpty ? nil : watched
-            }
-            return true
-        }
+        projections.withLock { $0.watches.remove(id: id) }
     }
 }

@@ -127,14 +127,11 @@ public final class WatchHub: Sendable {
     /// feed that reloads from scratch, whose changes in between are not known one by one.
     public func overflowAll() {
         state.withLock { state in
-            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
+            var outbox = WatchOutbox()
             for (id, watch) in state.watches.sorted(by: { $0.key < $1.key }) {
-                batches[ObjectIdentifier(watch.sink), default: (watch.sink, [])].events.append(.overflow(watch: id))
+                outbox.add(.overflow(watch: id), for: watch.sink)
             }
-            for batch in batches.values {
-                published.add(batch.events.count, ordering: .relaxed)
-                batch.sink.deliver(batch.events)
-            }
+            deliver(outbox)
         }
     }
 
@@ -143,16 +140,10 @@ public final class WatchHub: Sendable {
     public func publish(_ transitions: [PinTransition]) {
         guard !transitions.isEmpty, count > 0 else { return }
         state.withLock { state in
-            var batches: [ObjectIdentifier: (sink: any WatchSink, events: [WatchEvent])] = [:]
-            var order: [ObjectIdentifier] = []
+            var outbox = WatchOutbox()
             func add(_ event: WatchEvent, for id: String) {
                 guard let sink = state.watches[id]?.sink else { return }
-                let key = ObjectIdentifier(sink)
-                if batches[key] == nil {
-                    batches[key] = (sink, [])
-                    order.append(key)
-                }
-                batches[key]!.events.append(event)
+                outbox.add(event, for: sink)
             }
             for transition in transitions {
                 let before = transition.before.map { matches($0, in: state) } ?? []
@@ -166,12 +157,14 @@ public final class WatchHub: Sendable {
                     }
                 }
             }
-            for key in order {
-                let batch = batches[key]!
-                published.add(batch.events.count, ordering: .relaxed)
-                batch.sink.deliver(batch.events)
-            }
+            deliver(outbox)
         }
+    }
+
+    /// Hands each sink its events, counting them (under the lock: see ``WatchSink``).
+    private func deliver(_ outbox: WatchOutbox) {
+        published.add(outbox.eventCount, ordering: .relaxed)
+        outbox.deliver()
     }
 }
 

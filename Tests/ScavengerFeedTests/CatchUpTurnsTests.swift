@@ -1,42 +1,8 @@
 @testable import ScavengerFeed
 import ScavengerStore
+import ScavengerTestSupport
 import Synchronization
 import Testing
-
-/// A gate that work waits at until the test lets a number of waiters through.
-final class Gate: Sendable {
-    private struct State {
-        var passes = 0
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
-
-    func wait() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.passes > 0 {
-                    state.passes -= 1
-                    return true
-                }
-                state.waiting.append(waiter)
-                return false
-            }
-            if now { waiter.resume() }
-        }
-    }
-
-    /// Lets `count` waiters through, those waiting first.
-    func release(_ count: Int) {
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            let woken = Array(state.waiting.prefix(count))
-            state.waiting.removeFirst(woken.count)
-            state.passes += count - woken.count
-            return woken
-        }
-        for waiter in woken { waiter.resume() }
-    }
-}
 
 /// Shared catch-ups: one read of the log at a time, and callers that arrive while one runs share
 /// the next instead of each starting their own.
@@ -60,7 +26,7 @@ struct CatchUpTurnsTests {
         let later = (0 ..< 10).map { _ in Task { try await turns.take(work) } }
         for _ in 0 ..< 1_000 { await Task.yield() }
         #expect(runs.load(ordering: .relaxed) == 1)
-        gate.release(100)
+        gate.open()
         try await first.value
         for task in later { try await task.value }
         #expect(mostInFlight.load(ordering: .relaxed) == 1)

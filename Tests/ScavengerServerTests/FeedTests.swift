@@ -5,26 +5,12 @@ import ScavengerCore
 import ScavengerGeography
 @testable import ScavengerStore
 import ScavengerTestSupport
-import Sodium
 import Synchronization
 import Testing
 
 /// A point `metres` north of (lat, lon), on the sphere.
 func north(of lat: Double, _ lon: Double, metres: Double) -> (Double, Double) {
     (lat + metres / Geodesy.earthRadius * 180 / .pi, lon)
-}
-
-/// Registers "alice" straight in the store, as another process would.
-func registerAlice(in store: Database) async throws -> Account {
-    try await store.register(
-        name: "alice", email: "alice@example.org", passwordHash: "x", tokenHash: Digest.sha256("t"), sessionTTLSeconds: 60)
-}
-
-/// A text pin by alice (`authorID`), living 60 s, in the cell of its place.
-func textPin(_ text: String, by authorID: Int, lat: Double = 0, lon: Double = 0) -> NewPin {
-    NewPin(
-        authorID: authorID, authorName: "alice", lat: lat, lon: lon, text: text, ttlSeconds: 60, photo: nil,
-        cell: Int64(Grid.cell(lat: lat, lon: lon, level: 0).rawValue), region: nil)
 }
 
 @Suite("NEARBY and regions over TCP with PostgreSQL")
@@ -268,52 +254,6 @@ struct FeedTests {
         }
     }
 
-    @Test("this daemon's new pin goes in directly, unless the log or a reload has reached it first")
-    func ownPinsGoInDirectly() async throws {
-        try await withDatabaseServer { _, environment in
-            let feed = environment.feed
-            let store = environment.otherProcess()
-            let author = try await registerAlice(in: store)
-            // Directly: in the feed on return, with no read of the log.
-            let place = try #require(feed.appliedChange)
-            let direct = textPin("direct", by: author.id)
-            _ = try await feed.writeOwnPin(id: direct.id) { try await store.createPin(direct) }
-            #expect(feed.count == 1 && feed.appliedChange == place)
-            // Deleted by someone else, and that applied from the log, before the writer's
-            // commit came back: the deletion stands.
-            let deleted = textPin("deleted", by: author.id)
-            _ = try await feed.writeOwnPin(id: deleted.id) {
-                let pin = try await store.createPin(deleted)
-                _ = try await store.deletePin(id: deleted.id, by: author.id) { _ in .byAuthor }
-                try await feed.catchUp()
-                return pin
-            }
-            #expect(feed.count == 1)
-            // A reload that read the database before the commit: the feed catches up to it.
-            let early = textPin("after a reload", by: author.id)
-            _ = try await feed.writeOwnPin(id: early.id) {
-                try await feed.load()
-                return try await store.createPin(early)
-            }
-            #expect(feed.count == 2)
-            // A reload after the pin was written and deleted: the deletion stands.
-            let late = textPin("deleted before a reload", by: author.id)
-            _ = try await feed.writeOwnPin(id: late.id) {
-                let pin = try await store.createPin(late)
-                _ = try await store.deletePin(id: late.id, by: author.id) { _ in .byAuthor }
-                try await feed.load()
-                return pin
-            }
-            #expect(feed.count == 2)
-            // A write that fails leaves nothing behind.
-            await #expect(throws: CancellationError.self) {
-                try await feed.writeOwnPin(id: Identifier.newPin()) { throw CancellationError() }
-            }
-            try await feed.catchUp()
-            #expect(feed.count == 2)
-        }
-    }
-
     @Test("a store's new pins wake listeners naming it, which its own listener sleeps through; other changes wake everyone")
     func wakeUpsNameTheirWriter() async throws {
         try await withDatabaseServer { _, environment in
@@ -406,85 +346,6 @@ struct FeedTests {
             #expect(plans.count == 1)
             #expect(try plans.first?.int(0) as Int? == 3)
             await pool.shutdown()
-        }
-    }
-
-    @Test("a log rewritten under the feed's place (a standby promoted without the last changes): the feed reloads and holds what the database holds")
-    func rewrittenLogReloads() async throws {
-        try await withDatabaseServer { _, environment in
-            let other = environment.otherProcess()
-            let author = try await registerAlice(in: other)
-            let kept = try await other.createPin(textPin("kept", by: author.id))
-            let lost = try await other.createPin(textPin("lost", by: author.id, lon: 0.0001))
-            try await environment.feed.catchUp()
-            #expect(environment.feed.count == 2 && environment.feed.logRewrites == 0)
-            // The failover, written by hand: the primary that took over never had `lost` (its row
-            // and its log entry are gone) and gave that position to another pin, `new`.
-            let connection = try PostgresConnection.connect(environment.configuration)
-            let newID = "p" + String(repeating: "n", count: 24)
-            try connection.transaction { connection in
-                try connection.query("SET LOCAL session_replication_role = replica")
-                let place: Int = try connection.query("SELECT max(seq) AS seq FROM feed_changes")[0].int("seq")
-                try connection.query("DELETE FROM pins WHERE id = \(lost.id)")
-                try connection.query("DELETE FROM feed_changes WHERE seq = \(place)::bigint")
-                try connection.query("""
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
-                    VALUES (\(newID), \(author.id), 0, 0.0002, 'text', 'new', now() + interval '1 hour')
-                    """)
-                try connection.query("""
-                    INSERT INTO feed_changes (seq, kind, subject) OVERRIDING SYSTEM VALUE VALUES (\(place)::bigint, 'pin', \(newID))
-                    """)
-            }
-            try await environment.feed.catchUp()
-            #expect(environment.feed.logRewrites == 1)
-            let ids = try environment.feed.withNearby(NearbyQuery(lat: 0, lon: 0, radius: 1000)) { page in page.pins.map { Pin($0.record).id } }
-            #expect(Set(ids) == [kept.id, newID])
-            // Going on from the new place, nothing more is found rewritten.
-            _ = try await other.createPin(textPin("after", by: author.id, lon: 0.0003))
-            try await environment.feed.catchUp()
-            #expect(environment.feed.count == 3 && environment.feed.logRewrites == 1)
-        }
-    }
-
-    @Test("the hunts' feed: a log rewritten under its place is found out, and the rankings are loaded afresh")
-    func huntFeedFindsRewrittenLog() async throws {
-        try await withDatabaseServer { _, environment in
-            let hunts = environment.feed.hunts
-            let entry = #"[{"hunt":"h1","kind":"hunt","payload":{}}]"#
-            try await hunts.catchUp()
-            try await environment.pool.query("SELECT log_hunt_changes(\(entry)::jsonb)")
-            try await hunts.catchUp()
-            #expect(hunts.isLoaded && hunts.logRewrites == 0)
-            try await environment.pool.query("""
-                UPDATE hunt_changes SET stamp = stamp + 1 WHERE seq = (SELECT max(seq) FROM hunt_changes)
-                """)
-            try await hunts.catchUp()
-            #expect(hunts.isLoaded && hunts.logRewrites == 1)
-            try await environment.pool.query("SELECT log_hunt_changes(\(entry)::jsonb)")
-            try await hunts.catchUp()
-            #expect(hunts.logRewrites == 1)
-        }
-    }
-
-    @Test("a change log entry rolled back leaves a gap that catching up steps over")
-    func rolledBackChangesLeaveGaps() async throws {
-        try await withDatabaseServer { _, environment in
-            let other = environment.otherProcess()
-            let author = try await registerAlice(in: other)
-            let connection = try PostgresConnection.connect(environment.configuration)
-            _ = try? connection.transaction { connection in
-                try connection.query("""
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
-                    VALUES ('p999999999999999999999999', \(author.id), 0, 0, 'text', 'never', now() + interval '1 hour')
-                    """)
-                throw CancellationError()
-            }
-            let kept = try await other.createPin(textPin("kept", by: author.id))
-            try await environment.feed.catchUp()
-            #expect(environment.feed.count == 1)
-            let sequences = try await environment.pool.query("SELECT seq FROM feed_changes")
-            #expect(sequences.count == 1)
-            #expect(kept.text == "kept")
         }
     }
 
