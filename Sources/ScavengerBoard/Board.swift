@@ -28,7 +28,7 @@ public struct BoardRules: Sendable {
     /// JOINs by a code that finds no hunt, per client address (against guessing codes); default
     /// 20 per 10 minutes. Nil: unlimited.
     public var joinFailureRate: RateLimit?
-    /// How long a write's `REQUEST` key holds its reply, in seconds; default 24 hours.
+    /// How long a write's `REQUEST` key holds its result, in seconds; default 24 hours.
     public var requestKeySeconds: Int
     /// The operator's secret for the HMAC that stores a `REQUEST` key's request as a digest (so
     /// no stored digest tests a guessed stop code or password without it); every daemon on one

@@ -24,7 +24,7 @@ enum ServeDefaults {
     /// `scavengerd expire --keep-changes`: how long the change logs keep an entry.
     static let keepChanges = 24 * 3600
     static let minimumKeepChanges = 3600
-    /// `serve --request-key-seconds` (and `expire`'s): how long a `REQUEST` key holds its reply.
+    /// `serve --request-key-seconds` (and `expire`'s): how long a `REQUEST` key holds its result.
     static let requestKeySeconds = 24 * 3600
     static let reportThreshold = 3
     static let reportMinAccountAge = 24 * 3600
@@ -94,7 +94,7 @@ enum LimitsTable {
             // Not a flag of `serve`: the sweep trims the log.
             Row(what: "change log kept for `WATCH … SINCE` (`scavengerd expire --keep-changes`)",
                 value: "\(duration(D.keepChanges)), at least \(duration(D.minimumKeepChanges))", flags: []),
-            Row(what: "a write's `REQUEST` key holds its reply (`scavengerd expire` keeps it as long)",
+            Row(what: "a write's `REQUEST` key holds its result (`scavengerd expire` keeps it as long)",
                 value: duration(D.requestKeySeconds), flags: ["--request-key-seconds"]),
             Row(what: "page size (`LIMIT`)", value: "1–200, 50 by default", flags: []),
             Row(what: "reporters that hide an item",

@@ -124,7 +124,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Stops one hunt may hold (ADDSTOP beyond it: CONFLICT).") var maxStopsPerHunt = ServeDefaults.maxStopsPerHunt
     @Option(help: "JOINs by a code that finds no hunt, per client address (COUNT/SECONDS or off); beyond, every JOIN by code waits.")
     var joinFailureRate = RateFlag(ServeDefaults.joinFailureRate)
-    @Option(help: "Seconds a write's REQUEST key holds its reply (default 24 hours): a retry with the key within it gets the same reply. Give `expire` the same --request-key-seconds.")
+    @Option(help: "Seconds a write's REQUEST key holds its result (default 24 hours): a retry with the key within it gets the same answer. Give `expire` the same --request-key-seconds.")
     var requestKeySeconds = ServeDefaults.requestKeySeconds
     @Option(help: "Seconds a SIGTERM first drains for: /healthz answers 503 (a load balancer stops sending) while the daemon still serves, then it stops as on SIGINT. 0 (the default): it stops at once.")
     var drainSeconds = 0
