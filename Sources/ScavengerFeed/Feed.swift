@@ -35,6 +35,8 @@ public final class Feed: Sendable {
     /// log from the one applied); nil until loaded.
     private let position = Mutex<LogPlace?>(nil)
     private let rewrites = Atomic<Int>(0)
+    /// Positions a rewritten log may have given out twice (see ``ReusedPositions``).
+    private let reusedPositions = Mutex(ReusedPositions())
 
     /// How many times the change log was found rewritten under this feed's place (each a reload).
     public var logRewrites: Int { rewrites.load(ordering: .relaxed) }
@@ -203,6 +205,7 @@ public final class Feed: Sendable {
             let page = try await database.feedChanges(
                 after: place, stamp: position.withLock { $0?.stamp }, limit: Self.changesPerRead)
             guard page.isContinuous else {
+                var parting: Int64?
                 if page.rewritten {
                     // The row at this feed's place is gone or another (a standby promoted without
                     // the last changes, positions given out again): pins applied from it may be
@@ -211,11 +214,21 @@ public final class Feed: Sendable {
                         "place": "\(place)",
                     ])
                     rewrites.add(1, ordering: .relaxed)
+                    let recent = reusedPositions.withLock { $0.recent.map(\.seq) }
+                    let stored = try await database.feedStamps(at: recent)
+                    parting = reusedPositions.withLock { $0.partingPoint(stored: stored) }
                 } else {
                     // `expire` trimmed the log past this feed's place: start again from a full load.
                     logger.warning("the change log no longer reaches this feed's place; reloading", metadata: ["place": "\(place)"])
                 }
                 try await load()
+                if let parting {
+                    let through = max(place, appliedChange ?? place)
+                    reusedPositions.withLock { $0.rewritten(parting: parting, through: through) }
+                    logger.error("watches resuming after the parting point read everything again", metadata: [
+                        "parted_after": "\(parting)", "through": "\(through)",
+                    ])
+                }
                 // What changed meanwhile is not known pin by pin: every watch hears `overflow`.
                 publishing.withLock { _ in watches.overflowAll() }
                 guard let reloaded = appliedChange else { return }
@@ -247,6 +260,7 @@ public final class Feed: Sendable {
                 // Under the same lock: a watch starting sees the index and its place agree.
                 position.withLock { $0 = LogPlace(seq: last.sequence, stamp: last.stamp) }
             }
+            reusedPositions.withLock { $0.applied(page.changes.lazy.map { .init(seq: $0.sequence, stamp: $0.stamp) }) }
             if regionsChanged { try await reloadRegions() }
             place = last.sequence
             if page.changes.count < Self.changesPerRead { return }
@@ -513,6 +527,11 @@ public final class Feed: Sendable {
     /// (read again when the feed has applied more than was read). Not resumed (a live watch
     /// only) when the log no longer reaches back to `since`; nil when `since` is past its end.
     public func resumeWatch(_ area: WatchArea, sink: any WatchSink, since: Int64) async throws(StoreError) -> StartedWatch? {
+        // The log read first from this feed's place, so that a log rewritten under it (a
+        // failover) is found before `since` is trusted: a position it may have given out twice
+        // is read again from the start.
+        try await catchUp()
+        if reusedPositions.withLock({ $0.mayBeReused(since) }) { return startWatch(area, sink: sink, snapshot: false) }
         // Pins inside the circle lie within this band of latitudes (the log filters by it).
         let degrees = area.radius / Geodesy.earthRadius * 180 / .pi + 1e-6
         let band = max(-90, area.lat - degrees) ... min(90, area.lat + degrees)

@@ -127,6 +127,20 @@ extension Database {
         }
     }
 
+    /// The stamps the change log holds now at `sequences` (positions it no longer has are left
+    /// out): where a rewritten log parts from what a feed applied.
+    public func feedStamps(at sequences: [Int64]) async throws(StoreError) -> [Int64: Int64] {
+        guard !sequences.isEmpty else { return [:] }
+        return try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT seq, stamp FROM feed_changes WHERE seq = ANY (\(PostgresArray.text(sequences.map(String.init)))::bigint[])
+                """)
+            var stamps: [Int64: Int64] = [:]
+            for row in rows { stamps[Int64(try row.int("seq") as Int)] = Int64(try row.int("stamp") as Int) }
+            return stamps
+        }
+    }
+
     /// The pin changes after `sequence` whose logged place lies in a latitude band (or is not
     /// logged: entries older than `db/0016`), oldest first, with the log's trim mark and its
     /// last entry, all read at one moment: for replaying the changes inside a watch's circle

@@ -64,23 +64,7 @@ struct FeedLogTests {
             let lost = try await other.createPin(textPin("lost", by: author.id, lon: 0.0001))
             try await environment.feed.catchUp()
             #expect(environment.feed.count == 2 && environment.feed.logRewrites == 0)
-            // The failover, written by hand: the primary that took over never had `lost` (its row
-            // and its log entry are gone) and gave that position to another pin, `new`.
-            let connection = try PostgresConnection.connect(environment.configuration)
-            let newID = "p" + String(repeating: "n", count: 24)
-            try connection.transaction { connection in
-                try connection.query("SET LOCAL session_replication_role = replica")
-                let place: Int = try connection.query("SELECT max(seq) AS seq FROM feed_changes")[0].int("seq")
-                try connection.query("DELETE FROM pins WHERE id = \(lost.id)")
-                try connection.query("DELETE FROM feed_changes WHERE seq = \(place)::bigint")
-                try connection.query("""
-                    INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
-                    VALUES (\(newID), \(author.id), 0, 0.0002, 'text', 'new', now() + interval '1 hour')
-                    """)
-                try connection.query("""
-                    INSERT INTO feed_changes (seq, kind, subject) OVERRIDING SYSTEM VALUE VALUES (\(place)::bigint, 'pin', \(newID))
-                    """)
-            }
+            let newID = try Self.failOver(environment, losing: lost, author: author)
             try await environment.feed.catchUp()
             #expect(environment.feed.logRewrites == 1)
             let ids = try environment.feed.withNearby(NearbyQuery(lat: 0, lon: 0, radius: 1000)) { page in page.pins.map { Pin($0.record).id } }
@@ -89,6 +73,51 @@ struct FeedLogTests {
             _ = try await other.createPin(textPin("after", by: author.id, lon: 0.0003))
             try await environment.feed.catchUp()
             #expect(environment.feed.count == 3 && environment.feed.logRewrites == 1)
+        }
+    }
+
+    /// A failover written by hand: the primary that took over never had `lost`, the last pin
+    /// logged (its row and its log entry are gone), and gave its position to another pin, whose
+    /// id this returns.
+    static func failOver(_ environment: TestEnvironment, losing lost: Pin, author: Account) throws -> String {
+        let connection = try PostgresConnection.connect(environment.configuration)
+        let newID = "p" + String(repeating: "n", count: 24)
+        try connection.transaction { connection in
+            try connection.query("SET LOCAL session_replication_role = replica")
+            let place: Int = try connection.query("SELECT max(seq) AS seq FROM feed_changes")[0].int("seq")
+            try connection.query("DELETE FROM pins WHERE id = \(lost.id)")
+            try connection.query("DELETE FROM feed_changes WHERE seq = \(place)::bigint")
+            try connection.query("""
+                INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
+                VALUES (\(newID), \(author.id), 0, 0.0002, 'text', 'new', now() + interval '1 hour')
+                """)
+            try connection.query("""
+                INSERT INTO feed_changes (seq, kind, subject) OVERRIDING SYSTEM VALUE VALUES (\(place)::bigint, 'pin', \(newID))
+                """)
+        }
+        return newID
+    }
+
+    @Test("after a failover gave positions out again, WATCH … SINCE one of them reads everything again; SINCE before the histories part resumes")
+    func resumeAfterRewrite() async throws {
+        try await TestEnvironment.make().use { environment in
+            let other = environment.otherProcess()
+            let author = try await registerAlice(in: other)
+            _ = try await other.createPin(textPin("kept", by: author.id))
+            try await environment.feed.catchUp()
+            let shared = try #require(environment.feed.appliedChange)
+            let lost = try await other.createPin(textPin("lost", by: author.id, lon: 0.0001))
+            try await environment.feed.catchUp()
+            let lostPlace = try #require(environment.feed.appliedChange)
+            _ = try Self.failOver(environment, losing: lost, author: author)
+            // A client that saw `lost` comes back before this daemon has read the log again:
+            // its SINCE names a position of the lost history, found out by the resume itself.
+            let area = WatchArea(lat: 0, lon: 0, radius: 1000)
+            let reread = try #require(try await environment.feed.resumeWatch(area, sink: RecordingSink(), since: lostPlace))
+            #expect(!reread.resumed)
+            #expect(environment.feed.logRewrites == 1)
+            let resumed = try #require(try await environment.feed.resumeWatch(area, sink: RecordingSink(), since: shared))
+            #expect(resumed.resumed)
         }
     }
 
