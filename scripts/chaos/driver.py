@@ -27,6 +27,7 @@ import json
 import math
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -178,39 +179,61 @@ def until_ok(client, line, retry_on, pause, going, what):
 # ---------------------------------------------------------------------------------------------
 
 class Cluster:
-    """The throwaway cluster chaos.sh started: pg_ctl (as its owner) and psql."""
+    """A throwaway cluster: chaos.sh's (by default, from `args`), or one of a standby pair's
+    nodes (StandbyPair: its own data directory, port and log); pg_ctl (as its owner) and psql."""
 
-    def __init__(self, args):
+    def __init__(self, args, data=None, port=None, socket=None, log=None, opts=None, database=None):
         self.args = args
         self.owner = ["runuser", "-u", args.pg_user, "--"] if args.pg_user else []
+        self.data = data or args.pg_data
+        self.port = port or args.pg_port
+        self.socket = socket or args.pg_socket
+        self.log = log or args.pg_log
+        self.opts = opts or args.pg_opts
+        self.database = database or args.database
+
+    def run_as_owner(self, tool, *words, check=True):
+        """Runs a server tool (initdb, pg_ctl, pg_basebackup) as the cluster's owner; its output."""
+        command = self.owner + [os.path.join(self.args.pg_bin, tool), *words]
+        result = subprocess.run(command, cwd="/", capture_output=True, text=True)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"{tool} {' '.join(words)} failed: {result.stderr.strip() or result.stdout.strip()}")
+        return result
 
     def pg_ctl(self, *words):
         started = now()
-        command = self.owner + [os.path.join(self.args.pg_bin, "pg_ctl"), *words, "-D", self.args.pg_data]
-        result = subprocess.run(command, cwd="/", capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"pg_ctl {' '.join(words)} failed: {result.stderr.strip() or result.stdout.strip()}")
+        self.run_as_owner("pg_ctl", *words, "-D", self.data)
         return now() - started
 
     def restart(self, mode):
         # restart reuses the options of the last start (postmaster.opts): same port and socket.
-        return self.pg_ctl("restart", "-w", "-t", "60", "-m", mode, "-l", self.args.pg_log)
+        return self.pg_ctl("restart", "-w", "-t", "60", "-m", mode, "-l", self.log)
 
     def stop(self):
         return self.pg_ctl("stop", "-w", "-t", "60", "-m", "fast")
 
     def start(self):
-        return self.pg_ctl("start", "-w", "-t", "60", "-l", self.args.pg_log, "-o", self.args.pg_opts)
+        return self.pg_ctl("start", "-w", "-t", "60", "-l", self.log, "-o", self.opts)
 
     def running(self):
-        command = self.owner + [os.path.join(self.args.pg_bin, "pg_ctl"), "status", "-D", self.args.pg_data]
-        return subprocess.run(command, cwd="/", capture_output=True).returncode == 0
+        return self.run_as_owner("pg_ctl", "status", "-D", self.data, check=False).returncode == 0
 
-    def query(self, sql):
+    def postmaster_alive(self):
+        """Whether this data directory's postmaster runs: its postmaster.pid names a live process
+        started on this directory (a killed one's file stays behind, and its pid may be reused)."""
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as file:
+                pid = int(file.readline())
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                return self.data.encode() in file.read().split(b"\0")
+        except (OSError, ValueError):
+            return False
+
+    def query(self, sql, database=None):
         """Rows of a query, as lists of strings (tab-separated, unaligned)."""
         command = [
             os.path.join(self.args.pg_bin, "psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
-            "-h", self.args.pg_socket, "-p", str(self.args.pg_port), "-U", "postgres", "-d", self.args.database,
+            "-h", self.socket, "-p", str(self.port), "-U", "postgres", "-d", database or self.database,
             "-c", sql,
         ]
         env = dict(os.environ, PGOPTIONS="-c client_min_messages=warning")
@@ -219,25 +242,165 @@ class Cluster:
             raise RuntimeError(f"psql failed: {result.stderr.strip()}")
         return [line.split("\t") for line in result.stdout.splitlines() if line]
 
+    def kill9(self):
+        """A crash of the whole server: SIGKILL to the postmaster and every process it started
+        (each of which is a process group of its own, so the postmaster's group is not enough).
+        The postmaster is stopped first (SIGSTOP), so that it forks no process while its
+        children are listed. Returns the number of processes killed."""
+        with open(os.path.join(self.data, "postmaster.pid")) as file:
+            postmaster = int(file.readline())
+        os.kill(postmaster, signal.SIGSTOP)
+        children = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status") as file:
+                    for line in file:
+                        if line.startswith("PPid:"):
+                            if int(line.split()[1]) == postmaster:
+                                children.append(int(entry))
+                            break
+            except OSError:
+                continue
+        victims = [postmaster, *children]
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        # Dead once gone or a zombie (the postmaster's parent is not this process).
+        deadline = now() + 10
+        while now() < deadline:
+            alive = []
+            for pid in victims:
+                try:
+                    with open(f"/proc/{pid}/stat") as file:
+                        if file.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            alive.append(pid)
+                except OSError:
+                    pass
+            if not alive:
+                return len(victims)
+            time.sleep(0.01)
+        raise RuntimeError(f"processes {alive} of the killed server are still alive")
+
+
+class StandbyPair:
+    """A primary and a streaming standby of their own (scenarios 7 and 8), beside chaos.sh's
+    cluster, which they leave alone: both in `<--pair-root>/<name>/` (primary/, standby/, their
+    logs), their sockets in chaos.sh's socket directory, on two ports chaos.sh picked. The
+    primary gets the database `chaos`, migrated; the standby is `pg_basebackup -R` of it, whose
+    `primary_conninfo` carries `application_name=<name>`. Synchronous: the primary requires it
+    (`synchronous_standby_names = 'FIRST 1 (<name>)'`, `synchronous_commit = on`, set before the
+    base backup, so the standby has the setting too, as a copied configuration would). The
+    daemons' URL names both nodes. stop() stops both (whatever state they are in), copies their
+    logs to the run directory and removes their directories (chaos.sh's clean-up also stops any
+    left running)."""
+
+    def __init__(self, args, name, ports, synchronous):
+        self.args, self.name, self.synchronous = args, name, synchronous
+        self.root = os.path.join(args.pair_root, name)
+        self.nodes = {}
+        for role, port in zip(("primary", "standby"), ports):
+            self.nodes[role] = Cluster(
+                args, data=os.path.join(self.root, role), port=port, socket=args.pg_socket,
+                log=os.path.join(self.root, f"{role}.log"),
+                opts=f"-p {port} -k '{args.pg_socket}' -h 127.0.0.1 -c max_connections=200")
+        self.primary, self.standby = self.nodes["primary"], self.nodes["standby"]
+        self.url = f"postgresql://postgres@127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/{args.database}"
+
+    def replication(self):
+        """The primary's view of its standby: (state, sync_state), or None when not connected."""
+        rows = self.primary.query(
+            f"SELECT state, sync_state FROM pg_stat_replication WHERE application_name = {quote(self.name)}",
+            database="postgres")
+        return tuple(rows[0]) if rows else None
+
+    def start(self):
+        """Creates, starts and connects both; returns the seconds it took."""
+        started = now()
+        if os.path.exists(self.root):
+            self.stop()
+        os.makedirs(self.root)
+        if self.args.pg_user:
+            shutil.chown(self.root, self.args.pg_user, self.args.pg_user)
+        os.chmod(self.root, 0o700)
+        primary, standby = self.primary, self.standby
+        primary.run_as_owner("initdb", "-D", primary.data, "-U", "postgres", "-E", "UTF8", "--locale=C", "--auth=trust")
+        primary.start()
+        primary.query(f"CREATE DATABASE {self.args.database}", database="postgres")
+        migrate = subprocess.run([self.args.scavengerd, "migrate", "--database-url", self.url],
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if migrate.returncode != 0:
+            raise RuntimeError(f"scavengerd migrate on {self.name}'s primary failed: {migrate.stderr.strip()[-500:]}")
+        if self.synchronous:
+            # No commit on the primary until the standby is connected: each would wait for it.
+            primary.query(f"ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 ({self.name})'")
+            primary.query("ALTER SYSTEM SET synchronous_commit = on")
+            primary.query("SELECT pg_reload_conf()")
+        primary.run_as_owner(
+            "pg_basebackup", "-D", standby.data, "-R", "-X", "stream", "-c", "fast",
+            "-d", f"host=127.0.0.1 port={primary.port} user=postgres application_name={self.name}")
+        standby.start()
+        wanted = ("streaming", "sync" if self.synchronous else "async")
+        deadline = now() + 60
+        while self.replication() != wanted:
+            if now() > deadline:
+                raise RuntimeError(f"{self.name}'s standby is not {wanted} after 60 s: {self.replication()}")
+            time.sleep(0.05)
+        return now() - started
+
+    def detach(self):
+        """Cuts the standby off its primary (its walreceiver stops, `primary_conninfo` emptied), as a
+        network partition would: from now on it receives no WAL, so a promotion ends it where
+        it is. (Pausing its replay, or delaying it, would not do: a promotion first replays all
+        the WAL received.) Returns once the primary no longer lists it."""
+        self.standby.query("ALTER SYSTEM SET primary_conninfo = ''")
+        self.standby.query("SELECT pg_reload_conf()")
+        deadline = now() + 30
+        while self.replication() is not None:
+            if now() > deadline:
+                raise RuntimeError(f"{self.name}'s standby is still connected 30 s after its primary_conninfo was emptied")
+            time.sleep(0.02)
+
+    def stop(self):
+        """Stops both nodes, copies their logs to the run directory, removes their directories."""
+        for role, node in self.nodes.items():
+            if node.postmaster_alive():
+                try:
+                    node.pg_ctl("stop", "-w", "-t", "30", "-m", "immediate")
+                except RuntimeError as error:
+                    say(f"    cannot stop {self.name}'s {role}: {error}")
+            if os.path.exists(node.log):
+                shutil.copyfile(node.log, os.path.join(self.args.run_dir, f"{self.name}-{role}-postgres.log"))
+        if not self.args.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
 
 class Daemon:
     """A `scavengerd serve --port 0` process; its standard error goes to RUN_DIR/NAME.log."""
 
     all = []
 
-    def __init__(self, args, name):
+    def __init__(self, args, name, database_url=None, http=False):
+        """`database_url` instead of chaos.sh's; with `http`, an HTTP port too (`--http-port 0`:
+        /metrics)."""
         self.name = name
         self.log_path = os.path.join(args.run_dir, f"{name}.log")
         self.log = open(self.log_path, "wb")
-        command = [args.scavengerd, "serve", "--port", "0", "--database-url", args.database_url, *DAEMON_FLAGS]
+        command = [args.scavengerd, "serve", "--port", "0", "--database-url", database_url or args.database_url,
+                   *DAEMON_FLAGS, *(["--http-port", "0"] if http else [])]
         self.started = now()
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
         Daemon.all.append(self)
         self.port = None
+        self.http_port = None
         deadline = self.started + 60
-        while self.port is None:
+        while self.port is None or (http and self.http_port is None):
             self.port = self.listening_port()
-            if self.port is not None:
+            self.http_port = self.listening_port("HTTP port listening") if http else None
+            if self.port is not None and (not http or self.http_port is not None):
                 break
             if self.process.poll() is not None or now() > deadline:
                 raise RuntimeError(f"{name} did not start listening; its log ends: {self.tail(5)}")
@@ -251,9 +414,10 @@ class Daemon:
     def tail(self, lines=10):
         return " | ".join(self.stderr().splitlines()[-lines:])
 
-    def listening_port(self):
+    def listening_port(self, what="listening"):
+        """The port of the log's first line ending in `what`: the line port's by default."""
         for line in self.stderr().splitlines():
-            if "listening" in line and "TLS" not in line:
+            if line.endswith("] " + what):
                 digits = ""
                 for character in line[line.rindex(":") + 1:]:
                     if not character.isdigit():
@@ -281,6 +445,29 @@ class Daemon:
             if now() > started + within:
                 raise RuntimeError(f"{self.name}'s feed is not loaded after {within} s: {reply}")
             time.sleep(0.05)
+
+    def metric(self, name):
+        """The value of a counter or gauge on /metrics (the sum over its labels), or None when
+        the daemon has no HTTP port or does not list it."""
+        if self.http_port is None:
+            return None
+        client = socket.create_connection(("127.0.0.1", self.http_port), timeout=10)
+        try:
+            client.sendall(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            answer = b""
+            while True:
+                chunk = client.recv(1 << 16)
+                if not chunk:
+                    break
+                answer += chunk
+        finally:
+            client.close()
+        head, _, body = answer.decode(errors="replace").partition("\r\n\r\n")
+        if not head.startswith("HTTP/1.") or head.split(" ", 2)[1] != "200":
+            raise RuntimeError(f"{self.name}'s /metrics answered {head.splitlines()[0] if head else 'nothing'}")
+        values = [float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+                  if line.startswith(name) and line[len(name):len(name) + 1] in (" ", "{")]
+        return sum(values) if values else None
 
     def kill9(self):
         self.process.send_signal(signal.SIGKILL)
