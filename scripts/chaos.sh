@@ -66,8 +66,9 @@
 # after the summary.
 # How long clients saw ERR UNAVAILABLE, and how long no POST succeeded, are reported, not judged.
 #
-# Load lasts --seconds per scenario (20; --short: 5, the whole run well under two minutes); the
-# fault comes at 40 % of it and the load goes on at least 3 s (or 30 %) past the fault's end.
+# Load lasts --seconds per scenario (20; --short: 5, the whole run two to three minutes); the
+# fault comes at 40 % of it (8 cuts its standby off at 25 %, the crash comes 1.5 s or 15 %
+# later) and the load goes on at least 3 s (or 30 %) past the fault's end.
 #
 # It starts a PostgreSQL cluster of its own under .data/chaos/pg (or /tmp/scavenger-chaos-pg-*
 # when the postgres user cannot reach the checkout) on a free port, never the checkout's own
