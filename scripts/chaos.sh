@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fault injection: does scavengerd lose or duplicate acknowledged writes, and do its feeds come
-# back in step with the database, when PostgreSQL restarts or the daemon dies (issue 15)?
+# back in step with the database, when PostgreSQL restarts or the daemon dies (issue 15), or a
+# standby takes over from a dead primary (issue 41)?
 #
-#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,3,4,5,6]
+#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,3,4,5,6,7,8]
 #                    [--scavengerd PATH] [--keep] [--sabotage]
 #
 # Scenarios (scripts/chaos/driver.py runs them; each prints PASS or FAIL with its figures):
@@ -15,11 +16,27 @@
 #     then the same with a PostgreSQL restart in the middle;
 #  6. a synchronous standby that never answers: a keyed POST's commit waits for it, the wait is
 #     cancelled (pg_cancel_backend), and the POST must be ERR UNAVAILABLE, not OK; once the
-#     requirement is lifted the same line is answered OK from its key, the pin stored once.
-# In 1, 2, 3 and 5, watchers follow a circle around one of the area's four places: `WATCH …
-# SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to the new
-# daemon; in 5 a pair on each daemon, through both phases); one of each pair also drops its
-# connection itself every 0.3-1 s.
+#     requirement is lifted the same line is answered OK from its key, the pin stored once;
+#  7. a primary and a synchronous streaming standby of their own (`pg_basebackup -R`, its
+#     application_name in `synchronous_standby_names = 'FIRST 1 (standby7)'`), two daemons
+#     given both in one URL (`…@127.0.0.1:P1,127.0.0.1:P2/chaos`); under load through both the
+#     primary's server is killed outright (SIGKILL to the postmaster and every process it
+#     started), a second later the standby promoted (`pg_ctl promote`) and the setting it
+#     inherited cleared there. Nothing acknowledged may be lost, the daemons run on (same
+#     pids), none finds its change log rewritten;
+#  8. the same with an asynchronous standby cut off from its primary (`primary_conninfo`
+#     emptied) 1.5 s before the crash, so that the promoted node lacks the last writes (pausing
+#     its replay would not do: a promotion replays all the WAL received). The loss is reported,
+#     not judged; every daemon must notice that positions of its change log were handed out
+#     again (scavenger_change_log_rewrites_total > 0 on /metrics) and reload, and every watcher
+#     end with the database's view (told to read again, `resumed: false` or a SINCE past the
+#     log's end, it takes a SNAPSHOT), writes succeed after it, none doubled.
+# In 1, 2, 3, 5, 7 and 8, watchers follow a circle around one of the area's four places:
+# `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to
+# the new daemon; in 5, 7 and 8 a pair on each daemon, in 5 through both phases); one of each
+# pair also drops its connection itself every 0.3-1 s. In 7 and 8 a third on each daemon is away
+# from the crash to the load's end and comes back with SINCE its old seq (in 8 once the new
+# primary has handed that position out again to another change).
 # Beside the load there, 4 retrying clients (in 5, in each phase) send every write with
 # `REQUEST <key>` (a new uuid each): POSTs into the watched circle, and side pins outside it that
 # they REPLY to or DELETE. A write that gets no answer (connection broken, or no reply within
@@ -28,9 +45,9 @@
 # write in eight is abandoned at its first send (its connection closed 0-5 ms after, the reply
 # unread), so retries meet first attempts that committed unanswered or still run under every
 # fault. Every fifth POST's line, and every REPLY's and DELETE's, is sent again after its OK on
-# a new connection (through the other daemon in 5), every eleventh POST's key with another
-# text. How many retried writes were answered from their key (an earlier send had committed) is
-# reported.
+# a new connection (through the other daemon in 5, 7 and 8), every eleventh POST's key with
+# another text. How many retried writes were answered from their key (an earlier send had
+# committed) is reported.
 # Checks: every POST answered OK is stored exactly once, under its id and with its text, and no
 # text is stored twice (texts are unique, so that catches a retry written under a new id);
 # a DELETE answered OK took effect, a REPORT answered OK hid its pin; writes succeed after the
@@ -39,22 +56,25 @@
 # Watchers: the pins their events leave visible equal the database's in the circle (missing 0;
 # how long after the load they came level is reported, the check waits at most 10 s), no pin's
 # `pin` or `gone` event came twice (doubled 0), no seq went down, and no `WATCH … SINCE`
-# answered `resumed: false`. Retrying clients: lost (a write answered OK whose POST or REPLY is
-# not stored under its id, or whose DELETE did not take effect) and doubled (a keyed text stored
-# twice) must be 0; every OK line got for one key is the same line (a DELETE sent again gets
-# `OK true` again, not NOT_FOUND); a key used with another text gets ERR CONFLICT and stores
-# nothing; every write ends OK (a definitive ERR fails, as does one still unanswered 30 s after
-# the load stopped, a hang guard). The watchers' and the retrying clients' counts end the
-# output, one line each, after the summary.
+# answered `resumed: false` (but in 8). Retrying clients: lost (a write answered OK whose POST
+# or REPLY is not stored under its id, or whose DELETE did not take effect; in 8 reported, with
+# what that loss alone explains) and doubled (a keyed text stored twice) must be 0; every OK
+# line got for one key is the same line (a DELETE sent again gets `OK true` again, not
+# NOT_FOUND); a key used with another text gets ERR CONFLICT and stores nothing; every write
+# ends OK (a definitive ERR fails, as does one still unanswered 30 s after the load stopped, a
+# hang guard). The watchers' and the retrying clients' counts end the output, one line each,
+# after the summary.
 # How long clients saw ERR UNAVAILABLE, and how long no POST succeeded, are reported, not judged.
 #
-# Load lasts --seconds per scenario (20; --short: 5, the whole run well under two minutes); the
-# fault comes at 40 % of it and the load goes on at least 3 s (or 30 %) past the fault's end.
+# Load lasts --seconds per scenario (20; --short: 5, the whole run two to three minutes); the
+# fault comes at 40 % of it (8 cuts its standby off at 25 %, the crash comes 1.5 s or 15 %
+# later) and the load goes on at least 3 s (or 30 %) past the fault's end.
 #
 # It starts a PostgreSQL cluster of its own under .data/chaos/pg (or /tmp/scavenger-chaos-pg-*
 # when the postgres user cannot reach the checkout) on a free port, never the checkout's own
-# cluster, creates the database `chaos` and runs `scavengerd migrate` on it; the cluster is
-# stopped and removed on exit, whatever the reason (--keep leaves its data directory). Daemons
+# cluster, creates the database `chaos` and runs `scavengerd migrate` on it; 7 and 8 make
+# their pair in its pairs/ directory, on two more free ports each. Every cluster is stopped
+# and removed on exit, whatever the reason (--keep leaves the data directories). Daemons
 # run with `serve --port 0` and no rate limits. Without --scavengerd it builds the debug
 # daemon (`swift build --product scavengerd`). Logs (each daemon's stderr, PostgreSQL's log) and
 # results.txt go to .data/chaos/runs/<UTC time>/.
@@ -74,9 +94,10 @@ source scripts/lib.sh
 
 LOAD_SECONDS=20
 CONNECTIONS=8
-SCENARIOS=1,2,3,4,5,6
+SCENARIOS=1,2,3,4,5,6,7,8
 SCAVENGERD_GIVEN=""
 KEEP=0
+KEEP_ARG=()
 SABOTAGE=()
 
 usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -88,7 +109,7 @@ while (($# > 0)); do
         --connections) CONNECTIONS=${2:-}; shift 2 ;;
         --scenarios) SCENARIOS=${2:-}; shift 2 ;;
         --scavengerd) SCAVENGERD_GIVEN=${2:-}; shift 2 ;;
-        --keep) KEEP=1; shift ;;
+        --keep) KEEP=1; KEEP_ARG=(--keep); shift ;;
         --sabotage) SABOTAGE=(--sabotage); shift ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -100,7 +121,7 @@ fi
 if ! [[ $CONNECTIONS =~ ^[0-9]+$ ]] || ((CONNECTIONS < 2 || CONNECTIONS > 50)); then
     die "--connections must be 2..50"
 fi
-[[ $SCENARIOS =~ ^[1-6](,[1-6])*$ ]] || die "--scenarios takes numbers 1 to 6, comma-separated"
+[[ $SCENARIOS =~ ^[1-8](,[1-8])*$ ]] || die "--scenarios takes numbers 1 to 8, comma-separated"
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
@@ -134,6 +155,17 @@ cleanup() {
         kill -KILL "$DRIVER_PID" 2>/dev/null || true
         wait "$DRIVER_PID" 2>/dev/null || true
     fi
+    # Scenarios 7 and 8's primaries and standbys (the driver stops them itself, unless it was
+    # killed): whatever still runs there. A killed primary leaves its postmaster.pid behind: only
+    # a process that is that directory's postmaster is stopped, not one that took its pid since.
+    local pid_file pid
+    for pid_file in "${PAIR_ROOT:-/nonexistent}"/*/*/postmaster.pid; do
+        [[ -f $pid_file ]] || continue
+        pid=$(head -n 1 "$pid_file")
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "${pid_file%/*}" || continue
+        pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "${pid_file%/*}" >/dev/null 2>&1 || true
+    done
     if ((CPG_STARTED)); then
         pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null 2>&1 \
             || pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$PG_DATA" >/dev/null 2>&1 || true
@@ -153,7 +185,7 @@ trap 'exit 143' TERM
 
 # A free loopback TCP port outside the kernel's ephemeral range (as scripts/bench.sh picks them):
 # a client polling a port there while nothing listens can end up connected to itself and hold
-# it, and here PostgreSQL's port is closed and reopened on purpose.
+# it, and here PostgreSQL's port is closed and reopened on purpose. Not one of the ports given.
 pick_free_port() {
     local lo=32768 hi=60999 base i port
     read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
@@ -161,6 +193,7 @@ pick_free_port() {
     for ((i = 0; i < 4000; i++)); do
         port=$((base + i))
         ((port >= lo && port <= hi)) && continue
+        [[ " $* " == *" $port "* ]] && continue
         if port_is_free "$port"; then
             printf '%s\n' "$port"
             return 0
@@ -222,6 +255,14 @@ pg_run "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_LOG" -o "$PG_OPTS" 
     || { tail -n 20 "$PG_LOG" >&2; die "cannot start the chaos PostgreSQL"; }
 CPG_STARTED=1
 pg_psql -d postgres -c "CREATE DATABASE chaos"
+# Scenarios 7 and 8 start a primary and a streaming standby of their own under $PAIR_ROOT, on
+# two of these ports each (their sockets in $PG_SOCKET).
+PAIR_ROOT=$PG_ROOT/pairs
+mkdir -p "$PAIR_ROOT"
+FAILOVER_PORTS=()
+for _ in 1 2 3 4; do
+    FAILOVER_PORTS+=("$(pick_free_port "$PG_PORT" "${FAILOVER_PORTS[@]}")")
+done
 DATABASE_URL=postgresql://postgres@127.0.0.1:$PG_PORT/chaos
 "$SCAVENGERD" migrate --database-url "$DATABASE_URL" >"$RUN_DIR/migrate.log" 2>&1 \
     || { cat "$RUN_DIR/migrate.log" >&2; die "scavengerd migrate failed"; }
@@ -237,6 +278,8 @@ python3 -u scripts/chaos/driver.py \
     --scavengerd "$SCAVENGERD" --database-url "$DATABASE_URL" --database chaos \
     --pg-bin "$PG_BIN" --pg-data "$PG_DATA" --pg-log "$PG_LOG" --pg-socket "$PG_SOCKET" \
     --pg-port "$PG_PORT" --pg-opts "$PG_OPTS" --pg-user "$PG_OWNER" --run-dir "$RUN_DIR" \
+    --pair-root "$PAIR_ROOT" --failover-ports "$(IFS=,; printf '%s' "${FAILOVER_PORTS[*]}")" \
+    "${KEEP_ARG[@]}" \
     --seconds "$LOAD_SECONDS" --connections "$CONNECTIONS" --scenarios "$SCENARIOS" "${SABOTAGE[@]}" 9>&- &
 DRIVER_PID=$!
 status=0

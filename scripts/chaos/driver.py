@@ -3,7 +3,9 @@
 
 scripts/chaos.sh starts a PostgreSQL cluster of its own, migrates a database on it and runs this
 with the paths it needs; this starts and stops the daemons, drives the load, breaks things
-(restarts PostgreSQL, kills the daemon, starts a daemon while PostgreSQL is down) and checks:
+(restarts PostgreSQL, kills the daemon, starts a daemon while PostgreSQL is down; in 7 and 8, on
+a primary and streaming standby of their own, kills the primary and promotes the standby) and
+checks:
 
   - every POST answered OK is in `pins` exactly once, under the id it was answered with, with
     its text, and no text was stored twice (each POST's text is unique, so a second row with the
@@ -18,6 +20,10 @@ with the paths it needs; this starts and stops the daemons, drives the load, bre
     each pin's appearance and disappearance in their circle once, and their view equals the
     database's once they have caught up (waiting at most WATCH_GUARD).
 
+After a failover to a standby that lacked the last changes (8), lost writes are reported, not
+judged (see check_keyed's `lost_since`); what must hold is that every daemon notices and reloads
+and that every feed and watcher ends equal to the new primary's database.
+
 Durations (how long clients saw ERR UNAVAILABLE, how long no POST succeeded) are reported, not
 judged. Exit code 0 when every scenario passed, 1 otherwise.
 """
@@ -27,6 +33,7 @@ import json
 import math
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -178,39 +185,61 @@ def until_ok(client, line, retry_on, pause, going, what):
 # ---------------------------------------------------------------------------------------------
 
 class Cluster:
-    """The throwaway cluster chaos.sh started: pg_ctl (as its owner) and psql."""
+    """A throwaway cluster: chaos.sh's (by default, from `args`), or one of a standby pair's
+    nodes (StandbyPair: its own data directory, port and log); pg_ctl (as its owner) and psql."""
 
-    def __init__(self, args):
+    def __init__(self, args, data=None, port=None, socket=None, log=None, opts=None, database=None):
         self.args = args
         self.owner = ["runuser", "-u", args.pg_user, "--"] if args.pg_user else []
+        self.data = data or args.pg_data
+        self.port = port or args.pg_port
+        self.socket = socket or args.pg_socket
+        self.log = log or args.pg_log
+        self.opts = opts or args.pg_opts
+        self.database = database or args.database
+
+    def run_as_owner(self, tool, *words, check=True):
+        """Runs a server tool (initdb, pg_ctl, pg_basebackup) as the cluster's owner; its output."""
+        command = self.owner + [os.path.join(self.args.pg_bin, tool), *words]
+        result = subprocess.run(command, cwd="/", capture_output=True, text=True)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"{tool} {' '.join(words)} failed: {result.stderr.strip() or result.stdout.strip()}")
+        return result
 
     def pg_ctl(self, *words):
         started = now()
-        command = self.owner + [os.path.join(self.args.pg_bin, "pg_ctl"), *words, "-D", self.args.pg_data]
-        result = subprocess.run(command, cwd="/", capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"pg_ctl {' '.join(words)} failed: {result.stderr.strip() or result.stdout.strip()}")
+        self.run_as_owner("pg_ctl", *words, "-D", self.data)
         return now() - started
 
     def restart(self, mode):
         # restart reuses the options of the last start (postmaster.opts): same port and socket.
-        return self.pg_ctl("restart", "-w", "-t", "60", "-m", mode, "-l", self.args.pg_log)
+        return self.pg_ctl("restart", "-w", "-t", "60", "-m", mode, "-l", self.log)
 
     def stop(self):
         return self.pg_ctl("stop", "-w", "-t", "60", "-m", "fast")
 
     def start(self):
-        return self.pg_ctl("start", "-w", "-t", "60", "-l", self.args.pg_log, "-o", self.args.pg_opts)
+        return self.pg_ctl("start", "-w", "-t", "60", "-l", self.log, "-o", self.opts)
 
     def running(self):
-        command = self.owner + [os.path.join(self.args.pg_bin, "pg_ctl"), "status", "-D", self.args.pg_data]
-        return subprocess.run(command, cwd="/", capture_output=True).returncode == 0
+        return self.run_as_owner("pg_ctl", "status", "-D", self.data, check=False).returncode == 0
 
-    def query(self, sql):
+    def postmaster_alive(self):
+        """Whether this data directory's postmaster runs: its postmaster.pid names a live process
+        started on this directory (a killed one's file stays behind, and its pid may be reused)."""
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as file:
+                pid = int(file.readline())
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                return self.data.encode() in file.read().split(b"\0")
+        except (OSError, ValueError):
+            return False
+
+    def query(self, sql, database=None):
         """Rows of a query, as lists of strings (tab-separated, unaligned)."""
         command = [
             os.path.join(self.args.pg_bin, "psql"), "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
-            "-h", self.args.pg_socket, "-p", str(self.args.pg_port), "-U", "postgres", "-d", self.args.database,
+            "-h", self.socket, "-p", str(self.port), "-U", "postgres", "-d", database or self.database,
             "-c", sql,
         ]
         env = dict(os.environ, PGOPTIONS="-c client_min_messages=warning")
@@ -219,25 +248,165 @@ class Cluster:
             raise RuntimeError(f"psql failed: {result.stderr.strip()}")
         return [line.split("\t") for line in result.stdout.splitlines() if line]
 
+    def kill9(self):
+        """A crash of the whole server: SIGKILL to the postmaster and every process it started
+        (each of which is a process group of its own, so the postmaster's group is not enough).
+        The postmaster is stopped first (SIGSTOP), so that it forks no process while its
+        children are listed. Returns the number of processes killed."""
+        with open(os.path.join(self.data, "postmaster.pid")) as file:
+            postmaster = int(file.readline())
+        os.kill(postmaster, signal.SIGSTOP)
+        children = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status") as file:
+                    for line in file:
+                        if line.startswith("PPid:"):
+                            if int(line.split()[1]) == postmaster:
+                                children.append(int(entry))
+                            break
+            except OSError:
+                continue
+        victims = [postmaster, *children]
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        # Dead once gone or a zombie (the postmaster's parent is not this process).
+        deadline = now() + 10
+        while now() < deadline:
+            alive = []
+            for pid in victims:
+                try:
+                    with open(f"/proc/{pid}/stat") as file:
+                        if file.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            alive.append(pid)
+                except OSError:
+                    pass
+            if not alive:
+                return len(victims)
+            time.sleep(0.01)
+        raise RuntimeError(f"processes {alive} of the killed server are still alive")
+
+
+class StandbyPair:
+    """A primary and a streaming standby of their own (scenarios 7 and 8), beside chaos.sh's
+    cluster, which they leave alone: both in `<--pair-root>/<name>/` (primary/, standby/, their
+    logs), their sockets in chaos.sh's socket directory, on two ports chaos.sh picked. The
+    primary gets the database `chaos`, migrated; the standby is `pg_basebackup -R` of it, whose
+    `primary_conninfo` carries `application_name=<name>`. Synchronous: the primary requires it
+    (`synchronous_standby_names = 'FIRST 1 (<name>)'`, `synchronous_commit = on`, set before the
+    base backup, so the standby has the setting too, as a copied configuration would). The
+    daemons' URL names both nodes. stop() stops both (whatever state they are in), copies their
+    logs to the run directory and removes their directories (chaos.sh's clean-up also stops any
+    left running)."""
+
+    def __init__(self, args, name, ports, synchronous):
+        self.args, self.name, self.synchronous = args, name, synchronous
+        self.root = os.path.join(args.pair_root, name)
+        self.nodes = {}
+        for role, port in zip(("primary", "standby"), ports):
+            self.nodes[role] = Cluster(
+                args, data=os.path.join(self.root, role), port=port, socket=args.pg_socket,
+                log=os.path.join(self.root, f"{role}.log"),
+                opts=f"-p {port} -k '{args.pg_socket}' -h 127.0.0.1 -c max_connections=200")
+        self.primary, self.standby = self.nodes["primary"], self.nodes["standby"]
+        self.url = f"postgresql://postgres@127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/{args.database}"
+
+    def replication(self):
+        """The primary's view of its standby: (state, sync_state), or None when not connected."""
+        rows = self.primary.query(
+            f"SELECT state, sync_state FROM pg_stat_replication WHERE application_name = {quote(self.name)}",
+            database="postgres")
+        return tuple(rows[0]) if rows else None
+
+    def start(self):
+        """Creates, starts and connects both; returns the seconds it took."""
+        started = now()
+        if os.path.exists(self.root):
+            self.stop()
+        os.makedirs(self.root)
+        if self.args.pg_user:
+            shutil.chown(self.root, self.args.pg_user, self.args.pg_user)
+        os.chmod(self.root, 0o700)
+        primary, standby = self.primary, self.standby
+        primary.run_as_owner("initdb", "-D", primary.data, "-U", "postgres", "-E", "UTF8", "--locale=C", "--auth=trust")
+        primary.start()
+        primary.query(f"CREATE DATABASE {self.args.database}", database="postgres")
+        migrate = subprocess.run([self.args.scavengerd, "migrate", "--database-url", self.url],
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if migrate.returncode != 0:
+            raise RuntimeError(f"scavengerd migrate on {self.name}'s primary failed: {migrate.stderr.strip()[-500:]}")
+        if self.synchronous:
+            # No commit on the primary until the standby is connected: each would wait for it.
+            primary.query(f"ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 ({self.name})'")
+            primary.query("ALTER SYSTEM SET synchronous_commit = on")
+            primary.query("SELECT pg_reload_conf()")
+        primary.run_as_owner(
+            "pg_basebackup", "-D", standby.data, "-R", "-X", "stream", "-c", "fast",
+            "-d", f"host=127.0.0.1 port={primary.port} user=postgres application_name={self.name}")
+        standby.start()
+        wanted = ("streaming", "sync" if self.synchronous else "async")
+        deadline = now() + 60
+        while self.replication() != wanted:
+            if now() > deadline:
+                raise RuntimeError(f"{self.name}'s standby is not {wanted} after 60 s: {self.replication()}")
+            time.sleep(0.05)
+        return now() - started
+
+    def detach(self):
+        """Cuts the standby off its primary (its walreceiver stops, `primary_conninfo` emptied), as a
+        network partition would: from now on it receives no WAL, so a promotion ends it where
+        it is. (Pausing its replay, or delaying it, would not do: a promotion first replays all
+        the WAL received.) Returns once the primary no longer lists it."""
+        self.standby.query("ALTER SYSTEM SET primary_conninfo = ''")
+        self.standby.query("SELECT pg_reload_conf()")
+        deadline = now() + 30
+        while self.replication() is not None:
+            if now() > deadline:
+                raise RuntimeError(f"{self.name}'s standby is still connected 30 s after its primary_conninfo was emptied")
+            time.sleep(0.02)
+
+    def stop(self):
+        """Stops both nodes, copies their logs to the run directory, removes their directories."""
+        for role, node in self.nodes.items():
+            if node.postmaster_alive():
+                try:
+                    node.pg_ctl("stop", "-w", "-t", "30", "-m", "immediate")
+                except RuntimeError as error:
+                    say(f"    cannot stop {self.name}'s {role}: {error}")
+            if os.path.exists(node.log):
+                shutil.copyfile(node.log, os.path.join(self.args.run_dir, f"{self.name}-{role}-postgres.log"))
+        if not self.args.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
 
 class Daemon:
     """A `scavengerd serve --port 0` process; its standard error goes to RUN_DIR/NAME.log."""
 
     all = []
 
-    def __init__(self, args, name):
+    def __init__(self, args, name, database_url=None, http=False):
+        """`database_url` instead of chaos.sh's; with `http`, an HTTP port too (`--http-port 0`:
+        /metrics)."""
         self.name = name
         self.log_path = os.path.join(args.run_dir, f"{name}.log")
         self.log = open(self.log_path, "wb")
-        command = [args.scavengerd, "serve", "--port", "0", "--database-url", args.database_url, *DAEMON_FLAGS]
+        command = [args.scavengerd, "serve", "--port", "0", "--database-url", database_url or args.database_url,
+                   *DAEMON_FLAGS, *(["--http-port", "0"] if http else [])]
         self.started = now()
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
         Daemon.all.append(self)
         self.port = None
+        self.http_port = None
         deadline = self.started + 60
-        while self.port is None:
+        while self.port is None or (http and self.http_port is None):
             self.port = self.listening_port()
-            if self.port is not None:
+            self.http_port = self.listening_port("HTTP port listening") if http else None
+            if self.port is not None and (not http or self.http_port is not None):
                 break
             if self.process.poll() is not None or now() > deadline:
                 raise RuntimeError(f"{name} did not start listening; its log ends: {self.tail(5)}")
@@ -251,9 +420,10 @@ class Daemon:
     def tail(self, lines=10):
         return " | ".join(self.stderr().splitlines()[-lines:])
 
-    def listening_port(self):
+    def listening_port(self, what="listening"):
+        """The port of the log's first line ending in `what`: the line port's by default."""
         for line in self.stderr().splitlines():
-            if "listening" in line and "TLS" not in line:
+            if line.endswith("] " + what):
                 digits = ""
                 for character in line[line.rindex(":") + 1:]:
                     if not character.isdigit():
@@ -281,6 +451,29 @@ class Daemon:
             if now() > started + within:
                 raise RuntimeError(f"{self.name}'s feed is not loaded after {within} s: {reply}")
             time.sleep(0.05)
+
+    def metric(self, name):
+        """The value of a counter or gauge on /metrics (the sum over its labels), or None when
+        the daemon has no HTTP port or does not list it."""
+        if self.http_port is None:
+            return None
+        client = socket.create_connection(("127.0.0.1", self.http_port), timeout=10)
+        try:
+            client.sendall(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            answer = b""
+            while True:
+                chunk = client.recv(1 << 16)
+                if not chunk:
+                    break
+                answer += chunk
+        finally:
+            client.close()
+        head, _, body = answer.decode(errors="replace").partition("\r\n\r\n")
+        if not head.startswith("HTTP/1.") or head.split(" ", 2)[1] != "200":
+            raise RuntimeError(f"{self.name}'s /metrics answered {head.splitlines()[0] if head else 'nothing'}")
+        values = [float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+                  if line.startswith(name) and line[len(name):len(name) + 1] in (" ", "{")]
+        return sum(values) if values else None
 
     def kill9(self):
         self.process.send_signal(signal.SIGKILL)
@@ -582,6 +775,7 @@ class RetrySession:
     def __init__(self, clients, k, user, port):
         self.clients, self.k, self.user, self.port = clients, k, user, port
         self.client = None
+        self.login = None    # (verb, when) of the connection's login
 
     def get(self):
         """A logged-in connection, or None once the clients give up."""
@@ -602,6 +796,7 @@ class RetrySession:
                 if until_ok(client, line, retry_on=TRANSIENT, pause=0.05, going=lambda: not self.clients.give_up.is_set(),
                             what=f"{verb} {self.user.name}") is not None:
                     self.client = client
+                    self.login = (verb, now())
                     self.clients.logins[verb] += 1
             except Lost:
                 pass
@@ -646,6 +841,11 @@ class RetryingClients:
         self.unexpected = []
         self.logins = {"AUTH": 0, "LOGIN": 0}
         self.connects = 0
+        # With `relogin` (scenario 8, where a failover may lose a LOGIN's session), a write
+        # answered ERR UNAUTHORIZED is sent again after logging in again; each such answer's
+        # (verb, when) of the lost login goes into `relogins`.
+        self.relogin = False
+        self.relogins = []
         self.lock = threading.Lock()
         self.threads = []
         self.ended = None
@@ -709,6 +909,12 @@ class RetryingClients:
             if code in TRANSIENT:
                 cause = code
                 time.sleep(0.05)
+                continue
+            if code == "UNAUTHORIZED" and self.relogin:
+                with self.lock:
+                    self.relogins.append(session.login)
+                cause = code
+                session.drop()
                 continue
             write.outcome = code
             if code == "OK":
@@ -804,10 +1010,14 @@ class Watcher:
     dropped). It keeps every pin id's `pin` and `gone` events and the pins visible to it; a
     second `pin` or `gone` event for one id is doubled (in this test no pin in the circle
     changes but by being written, deleted or hidden), a `pin` after a `gone` reappeared, a seq
-    below one already seen out of order, `resumed: false` a re-snapshot."""
+    below one already seen out of order, `resumed: false` a re-snapshot. With `after_failover`
+    (scenario 8, a promoted standby that lacks the last changes), a `WATCH … SINCE` answered
+    `ERR BAD_ARGUMENT … past the end of the change log` is read again from a SNAPSHOT too (its
+    seq belongs to the lost history; what else could a client do?), counted in `past_end`."""
 
-    def __init__(self, name, port, lat, lon, radius_m, restless, seed):
+    def __init__(self, name, port, lat, lon, radius_m, restless, seed, after_failover=False):
         self.name, self.port = name, port
+        self.after_failover = after_failover
         self.lat, self.lon, self.radius_m = lat, lon, radius_m
         self.restless = restless
         self.rng = random.Random(f"{seed}-{name}")
@@ -825,6 +1035,11 @@ class Watcher:
         self.connections = 0
         self.resumed = 0          # WATCH … SINCE answered resumed true
         self.not_resumed = 0      # … answered resumed false: it had to SNAPSHOT again
+        self.past_end = 0         # … answered BAD_ARGUMENT, past the log's end (after_failover): SNAPSHOT again
+        self.resumes = []         # (sent, since, resumed) of every WATCH … SINCE answered OK
+        # While set, it stays disconnected (a phone in a tunnel); cleared, it resumes (SINCE).
+        self.away = threading.Event()
+        self.readies = []         # when each SNAPSHOT came to its `ready`
         self.snapshot_retries = 0  # connection gone before the snapshot's ready
         self.drops = 0            # connections it closed itself
         self.broken = 0           # connections that broke or went silent
@@ -844,6 +1059,9 @@ class Watcher:
     def run(self):
         try:
             while not self.stop.is_set():
+                if self.away.is_set():
+                    time.sleep(0.05)
+                    continue
                 try:
                     client = Client(self.port())
                 except Lost:
@@ -866,8 +1084,13 @@ class Watcher:
         self.connections += 1
         since = self.last_seq
         line = f"WATCH {self.lat} {self.lon} {self.radius_m} " + ("SNAPSHOT" if since is None else f"SINCE {since}")
+        sent = now()
         reply = client.request(line)
         code = error_code(reply)
+        if code == "BAD_ARGUMENT" and since is not None and self.after_failover and "past the end" in reply:
+            self.past_end += 1
+            self.forget()
+            return
         if code != "OK":
             if code in TRANSIENT:
                 self.transient[code] = self.transient.get(code, 0) + 1
@@ -878,16 +1101,14 @@ class Watcher:
             return
         answer = ok_json(reply)
         if since is not None:
+            self.resumes.append((sent, since, answer.get("resumed") is True))
             if answer.get("resumed") is True:
                 self.resumed += 1
             else:
-                # The log did not reach back: start again from a snapshot (a failure here).
+                # The log did not reach back: start again from a snapshot (a failure here, but
+                # after a lossy failover).
                 self.not_resumed += 1
-                with self.lock:
-                    self.visible.clear()
-                    self.seen_pin.clear()
-                    self.seen_gone.clear()
-                    self.last_seq = None
+                self.forget()
                 return
         self.in_snapshot = since is None
         snapshot = []
@@ -895,6 +1116,8 @@ class Watcher:
         while not self.stop.is_set():
             if drop_at is not None and not self.in_snapshot and now() >= drop_at:
                 self.drops += 1
+                return
+            if self.away.is_set():
                 return
             line = client.read_line(0.1)
             if line is None:
@@ -915,12 +1138,21 @@ class Watcher:
                             self.apply(item)
                         self.last_seq = max(self.last_seq or 0, event.get("seq", answer["seq"]))
                     self.in_snapshot = False
+                    self.readies.append(now())
                     self.ready.set()
                 else:
                     snapshot.append(event)
                 continue
             with self.lock:
                 self.apply(event)
+
+    def forget(self):
+        """Drops all it has seen: the next connection takes a SNAPSHOT."""
+        with self.lock:
+            self.visible.clear()
+            self.seen_pin.clear()
+            self.seen_gone.clear()
+            self.last_seq = None
 
     def apply(self, event):
         kind, seq = event.get("type"), event.get("seq")
@@ -946,16 +1178,17 @@ class Watcher:
             self.errors.append(f"an event of an unexpected type: {json.dumps(event)[:200]}")
 
 
-def start_watchers(area, daemons, seed):
+def start_watchers(area, daemons, seed, after_failover=False, away=False):
     """Two watchers of the area's first place on each (name, port) of `daemons`: one keeps its
-    connection as long as it lasts, one drops it every 0.3–1 s; returns them once each has its
-    snapshot."""
+    connection as long as it lasts, one drops it every 0.3–1 s; with `away`, a third that keeps
+    it too, until the scenario sends it away (Watcher.away) and back. Returns them once each has
+    its snapshot."""
     lat, lon = area.places[0]
     watchers = []
+    kinds = [("steady", False), ("restless", True)] + ([("away", False)] if away else [])
     for name, port in daemons:
-        for restless in (False, True):
-            watcher = Watcher(f"{name}-{'restless' if restless else 'steady'}", port, lat, lon, area.radius_m,
-                              restless, seed)
+        for kind, restless in kinds:
+            watcher = Watcher(f"{name}-{kind}", port, lat, lon, area.radius_m, restless, seed, after_failover)
             watcher.start()
             watchers.append(watcher)
     for watcher in watchers:
@@ -1028,9 +1261,11 @@ def sample(ids, count=10):
     return ", ".join(ids[:count]) + (f" … ({len(ids)} in all)" if len(ids) > count else "")
 
 
-def check_writes(cluster, result, load, label=""):
+def check_writes(cluster, result, load, label="", lossy=False):
     """Every acknowledged POST is stored once, under its id, with its text; nothing is stored
-    twice; DELETEs answered OK took effect."""
+    twice; DELETEs answered OK took effect. With `lossy` (a failover to a standby that lacked the
+    last changes), acknowledged writes missing are reported, not failed. Returns how many
+    acknowledged writes are missing."""
     rows = cluster.query(
         "SELECT p.id, u.name, p.body, p.hidden FROM pins p JOIN users u ON u.id = p.author_id "
         f"WHERE starts_with(p.body, '{load.tag} ')")
@@ -1059,7 +1294,9 @@ def check_writes(cluster, result, load, label=""):
     result.figure(
         f"{label}acknowledged {len(load.acked)}, present {present}{deleted_note}, missing {len(missing)}, "
         f"duplicates {extra_rows}, rows {len(rows)}")
-    if missing:
+    if missing and lossy:
+        result.figure(f"{label}{len(missing)} acknowledged pins were lost in the failover: {sample(missing, 3)}")
+    elif missing:
         result.fail(f"{label}{len(missing)} acknowledged pins are not in the database: {sample(missing)}")
     if acked_not_as_stored:
         result.fail(f"{label}{len(acked_not_as_stored)} acknowledged texts are stored under another id: {sample(acked_not_as_stored)}")
@@ -1068,7 +1305,9 @@ def check_writes(cluster, result, load, label=""):
     if duplicates:
         shown = "; ".join(f"{author} {text!r}: {ids}" for (author, text), ids in list(duplicates.items())[:5])
         result.fail(f"{label}{len(duplicates)} texts stored more than once ({extra_rows} extra rows): {shown}")
-    if undeleted:
+    if undeleted and lossy:
+        result.figure(f"{label}{len(undeleted)} DELETEs answered OK were lost in the failover: {sample(undeleted, 3)}")
+    elif undeleted:
         result.fail(f"{label}{len(undeleted)} pins whose DELETE was answered OK are still stored: {sample(undeleted)}")
     for outcome, ids in sorted(stored_unacked.items()):
         if outcome == "LOST":
@@ -1078,6 +1317,7 @@ def check_writes(cluster, result, load, label=""):
                         f"(the README says a failed command changes nothing): {sample(ids, 5)}")
     if load.unexpected:
         result.fail(f"{label}{len(load.unexpected)} unexpected replies, e.g. {load.unexpected[:3]}")
+    return len(missing) + len(undeleted)
 
 
 def fault_figures(result, load, fault_start, fault_end, what):
@@ -1208,12 +1448,23 @@ def check_feeds(cluster, result, daemons, area, since, label="", window=FEED_WIN
                           "REPORTs that got no OK)")
 
 
-def check_keyed(cluster, result, clients, label=""):
+def check_keyed(cluster, result, clients, label="", lost_since=None):
     """The retrying clients' writes: every POST answered OK is stored once, under the id it was
     answered with (unless a DELETE answered OK removed it), every REPLY answered OK once under its
     id, and a DELETE answered OK took effect; no text is stored twice (lost and doubled must be
     0); all the OK lines got for one key are the same line; a used key with another text is
-    ERR CONFLICT and stores nothing; every write ends OK (no definitive ERR, none unresolved)."""
+    ERR CONFLICT and stores nothing; every write ends OK (no definitive ERR, none unresolved).
+
+    With `lost_since` (a failover to a standby cut off at that moment, which lost what was
+    committed since, keys with their writes), lost writes are reported, not failed, and so is
+    what follows from a loss alone: a key whose first OK's write is lost answered again with
+    another line (sent again after the failover, it ran again: `elsewhere`), or stored under
+    another text (its CONFLICT probe ran), ERR NOT_FOUND for a REPLY or DELETE whose pin is lost,
+    and ERR UNAUTHORIZED on a connection logged in with LOGIN since then (its session is lost;
+    the client logs in again, see RetryingClients.relogin). Doubled must still be 0 (a key is
+    stored by its write's own transaction, so both stand or fall together), and every write must
+    still end. Returns how many acknowledged writes are missing."""
+    lossy = lost_since is not None
     tag = clients.tag
     pins = {}
     for pin, body in cluster.query(f"SELECT id, body FROM pins WHERE starts_with(body, '{tag} ')"):
@@ -1249,13 +1500,48 @@ def check_keyed(cluster, result, clients, label=""):
         for line in write.oks:
             lines.setdefault(write.key, set()).add(line)
     differing = {key: sorted(got) for key, got in lines.items() if len(got) > 1}
+    definitive = [write for write in writes + clients.repeats if write.outcome not in ("OK", "UNRESOLVED")]
+    if lossy:
+        # What a lost write explains: its key answered again with another line, or with
+        # another text stored; a REPLY or DELETE of a lost pin not found.
+        stored_results = stored_ids | {reply for ids in replies.values() for reply in ids}
+        gone_keys = {write.key for write in writes if write.outcome == "OK" and write.kind in ("POST", "REPLY")
+                     and write.result_id not in stored_results}
+        explained = {
+            "keys answered again with another line": [key for key in differing if key in gone_keys],
+            "CONFLICT probes of a lost key stored": [probe for probe in clients.conflicts if probe.key in gone_keys
+                                                     and probe.outcome not in ("CONFLICT", "UNRESOLVED")],
+            "NOT_FOUND for a lost pin": [write for write in definitive if write.outcome == "NOT_FOUND"
+                                         and write.target is not None and write.target not in stored_ids],
+            "UNAUTHORIZED after a lost LOGIN": [login for login in clients.relogins
+                                                if login is not None and login[0] == "LOGIN" and login[1] >= lost_since],
+        }
+        unexplained_logins = [login for login in clients.relogins if login not in explained["UNAUTHORIZED after a lost LOGIN"]]
+        differing = {key: got for key, got in differing.items() if key not in gone_keys}
+        definitive = [write for write in definitive if write not in explained["NOT_FOUND for a lost pin"]]
+        # Definitive ERRs are judged just above (`definitive`); anything else still fails.
+        clients_unexpected = [text for text in clients.unexpected if ": ERR " not in text]
+        conflicts_checked = [probe for probe in clients.conflicts if probe.key not in gone_keys]
+        lost_figure = f"{label}retrying clients: {len(lost) + len(elsewhere)} acknowledged writes lost in the failover"
+        if elsewhere:
+            lost_figure += f" ({len(elsewhere)} of them written again, under a new id, when their key was sent again)"
+        lost_figure += "; explained by the loss: " + ", ".join(f"{what} {len(items)}" for what, items in explained.items())
+        result.figure(lost_figure)
+        lost_count = len(lost) + len(elsewhere)
+        lost, elsewhere = [], []
+    else:
+        clients_unexpected = list(clients.unexpected)
+        conflicts_checked = list(clients.conflicts)
+        lost_count = len(lost)
+        definitive = []
+        unexplained_logins = list(clients.relogins)
     repeats = list(clients.repeats)
     repeated_same = sum(1 for again in repeats if again.outcome == "OK" and len(lines.get(again.key, ())) == 1)
-    conflicts = list(clients.conflicts)
+    conflicts = conflicts_checked
     conflict_errs = sum(1 for probe in conflicts if probe.outcome == "CONFLICT")
     conflict_other = [f"{probe.line}: {probe.reply}" for probe in conflicts if probe.outcome not in ("CONFLICT", "UNRESOLVED")]
     conflict_stored = [probe.text for probe in conflicts if probe.text in pins]
-    unresolved = [write for write in writes + repeats + conflicts if write.outcome == "UNRESOLVED"]
+    unresolved = [write for write in writes + repeats + list(clients.conflicts) if write.outcome == "UNRESOLVED"]
     retries = sum(len(write.causes) for write in writes)
     retried = [write for write in writes if write.causes and write.outcome == "OK"]
     # A retried write whose key row was written (by its transaction, which began after its
@@ -1282,7 +1568,8 @@ def check_keyed(cluster, result, clients, label=""):
                + f"; a key sent again after its OK {len(repeats)} (same line {repeated_same}"
                + (f"; retries {repeat_retries}" if repeat_retries else "") + ")"
                + f", a key with another text {len(conflicts)} (ERR CONFLICT {conflict_errs})"
-               + f"; lost {len(lost)}, doubled {len(doubled)}")
+               + f"; lost {lost_count}" + (" (a lossy failover: reported, not judged)" if lossy else "")
+               + f", doubled {len(doubled)}")
     result.count(summary)
     if lost:
         result.fail(f"{label}{len(lost)} writes answered OK are lost: {'; '.join(lost[:5])}")
@@ -1300,8 +1587,15 @@ def check_keyed(cluster, result, clients, label=""):
     if unresolved:
         result.fail(f"{label}{len(unresolved)} keyed requests got neither OK nor a definitive ERR within "
                     f"{SETTLE_GUARD:.0f} s of the load's end: {[(w.line[:100], w.reply) for w in unresolved[:3]]}")
-    if clients.unexpected:
-        result.fail(f"{label}{len(clients.unexpected)} unexpected replies to retrying clients, e.g. {clients.unexpected[:3]}")
+    if clients_unexpected:
+        result.fail(f"{label}{len(clients_unexpected)} unexpected replies to retrying clients, e.g. {clients_unexpected[:3]}")
+    if definitive:
+        result.fail(f"{label}{len(definitive)} keyed writes got a definitive ERR the failover's loss does not explain: "
+                    f"{[(write.line[:100], write.reply) for write in definitive[:3]]}")
+    if unexplained_logins:
+        result.fail(f"{label}{len(unexplained_logins)} writes were answered ERR UNAUTHORIZED on a session no lost "
+                    f"LOGIN explains (logged in with AUTH, or before the loss): {unexplained_logins[:3]}")
+    return lost_count
 
 
 def distance_m(lat1, lon1, lat2, lon2):
@@ -1320,11 +1614,13 @@ def circle_visible(cluster, lat, lon, radius_m):
     return {row[0] for row in rows if distance_m(lat, lon, float(row[1]), float(row[2])) <= radius_m}
 
 
-def check_watchers(cluster, result, watchers, since, label=""):
+def check_watchers(cluster, result, watchers, since, label="", rereads_ok=False):
     """Each watcher's view (the pins its events left visible) equals the database's live, visible
     pins in its circle (waiting up to WATCH_GUARD for it to come level; how long after `since`,
     when the load stopped, is reported), and it saw each pin's `pin` and `gone` at most once,
-    nothing out of order, and never had to SNAPSHOT again."""
+    nothing out of order, and never had to SNAPSHOT again. With `rereads_ok` (after a failover
+    that lost changes), being told to read again (`resumed: false`, or a SINCE past the log's
+    end) is the right answer and no failure; the view must still end equal to the database's."""
     if not watchers:
         return
     first = watchers[0]
@@ -1353,9 +1649,11 @@ def check_watchers(cluster, result, watchers, since, label=""):
         totals["missing"] += len(missing)
         totals["doubled"] += len(doubled)
         totals["not_resumed"] += watcher.not_resumed
+        totals["past_end"] = totals.get("past_end", 0) + watcher.past_end
         extra = [f"{what} {n}" for what, n in (("dropped by itself", watcher.drops), ("broken", watcher.broken),
                                               ("snapshot taken again", watcher.snapshot_retries),
-                                              ("overflow", watcher.overflows)) if n]
+                                              ("overflow", watcher.overflows),
+                                              ("SINCE past the log's end", watcher.past_end)) if n]
         extra += [f"WATCH answered {code} {n}" for code, n in sorted(watcher.transient.items())]
         result.figure(
             f"{label}watcher {watcher.name}: {watcher.events} events over {watcher.connections} connections "
@@ -1372,12 +1670,14 @@ def check_watchers(cluster, result, watchers, since, label=""):
             result.fail(f"{name} got a pin again after its gone for {len(reappeared)} pins: {sample(reappeared, 5)}")
         if out_of_order:
             result.fail(f"{name} got {len(out_of_order)} events with a seq below one it had seen: {out_of_order[:5]}")
-        if watcher.not_resumed:
+        if watcher.not_resumed and not rereads_ok:
             result.fail(f"{name} got resumed false {watcher.not_resumed} times (the log should reach back)")
         if watcher.errors:
             result.fail(f"{name}: {len(watcher.errors)} unexpected replies or events, e.g. {watcher.errors[:3]}")
     result.count(f"{label}resumed watchers: {len(watchers)}, events {totals['events']}, resumed with SINCE "
-                 f"{totals['resumed']}, re-snapshots {totals['not_resumed']}; missing {totals['missing']}, "
+                 f"{totals['resumed']}, re-snapshots {totals['not_resumed']}"
+                 + (f", SINCE past the log's end {totals['past_end']}" if totals.get("past_end") else "")
+                 + f"; missing {totals['missing']}, "
                  f"doubled {totals['doubled']}")
 
 
@@ -1752,6 +2052,187 @@ class Chaos:
         for daemon in daemons:
             self.log_excerpt(result, daemon)
 
+    # 7 and 8 ------------------------------------------------------------------------------
+    def failover_under_load(self, result, number, synchronous):
+        """A primary and a streaming standby of their own (StandbyPair), two daemons given both
+        nodes in one URL, and under the usual load (Load and retrying clients through both
+        daemons, watchers on each) the primary killed outright: SIGKILL to the postmaster and
+        every process it started. A failover tool's second later the standby is promoted
+        (`pg_ctl promote`). The daemons are not restarted: they must find the new primary.
+
+        7, synchronous (issue 41): nothing acknowledged may be lost. The promoted node inherited
+        `synchronous_standby_names` (its own standby is gone), so it is cleared there (ALTER
+        SYSTEM RESET, reload) right after the promotion, as the README tells operators. Checks as
+        in 1 (against the new primary), both daemons still the same processes, and no daemon
+        found its change log rewritten (everything they had read was on the standby).
+
+        8, asynchronous and lagging: at a quarter of the load the standby is cut off (detach),
+        so at the crash it lacks the last writes, which the promotion loses. Reported: how far
+        behind it was and how many acknowledged writes were lost (not judged). Passes when every
+        daemon noticed its change log rewritten (scavenger_change_log_rewrites_total > 0 on its
+        /metrics) and reloaded, so that its NEARBY equals the new primary's database; when
+        every watcher ends with the database's view (told to read again, with `resumed: false`
+        or a SINCE past the log's end, it takes a SNAPSHOT); when writes succeed after the
+        failover and no write is doubled or left unanswered (see check_keyed's `lossy`)."""
+        area = Area(-10.0 * (number - 6), 10.0 * number)
+        first = 2 * (number - 7)
+        pair = StandbyPair(self.args, f"standby{number}", self.args.failover_ports[first:first + 2], synchronous)
+        lossy = not synchronous
+        daemons, watchers = [], []
+        try:
+            kind = "synchronous" if synchronous else "asynchronous"
+            result.figure(f"a primary and its {kind} streaming standby set up in {pair.start():.1f} s")
+            for letter in "AB":
+                daemons.append(Daemon(self.args, f"s{number}-daemon-{letter}", database_url=pair.url, http=True))
+            a, b = daemons
+            for daemon in daemons:
+                daemon.wait_loaded()
+            pids = {daemon.name: daemon.process.pid for daemon in daemons}
+
+            def ports(k):
+                return daemons[k % 2].port
+
+            def other_ports(k):
+                return daemons[(k + 1) % 2].port
+
+            users = register(a.port, self.names(f"c{number}", self.connections))
+            load = Load(f"chaos-{number}", area, users, ports, self.args.seed)
+            keyed = self.retrying(str(number), area, b.port, ports, other_ports)
+            keyed.relogin = lossy
+            watchers = start_watchers(area, [(f"s{number}-A", lambda: a.port), (f"s{number}-B", lambda: b.port)],
+                                      self.args.seed, after_failover=lossy, away=True)
+            away = [watcher for watcher in watchers if watcher.name.endswith("-away")]
+            crash = {}
+
+            def fail_over():
+                if lossy:
+                    # Since then (or a moment before: the standby streamed asynchronously) the
+                    # standby may lack what commits.
+                    crash["detached"] = now()
+                    pair.detach()
+                    time.sleep(max(1.5, self.seconds * 0.15))
+                    crash["primary_seq"] = int(pair.primary.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
+                # One watcher on each daemon goes away until the load is over (a phone in a
+                # tunnel): it comes back with SINCE the seq it had before the crash.
+                for watcher in away:
+                    watcher.away.set()
+                crash["start"] = now()
+                crash["killed"] = pair.primary.kill9()
+                crash["dead"] = now()
+                # As a failover tool would, after noticing: meanwhile the daemons find only a
+                # standby (read-only), which target_session_attrs=read-write refuses.
+                time.sleep(1.0)
+                if lossy:
+                    crash["standby_seq"] = int(pair.standby.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
+                crash["promote"] = pair.standby.pg_ctl("promote", "-w", "-t", "60")
+                if synchronous:
+                    crash["inherited"] = pair.standby.query("SHOW synchronous_standby_names")[0][0]
+                    pair.standby.query("ALTER SYSTEM RESET synchronous_standby_names")
+                    pair.standby.query("SELECT pg_reload_conf()")
+
+            _, fault_end = self.run_load(load, fail_over, fault_at=self.seconds * (0.25 if lossy else 0.4), also=[keyed])
+            new = pair.standby
+            result.figure(f"killed the primary's {crash['killed']} processes; promoted the standby 1 s later "
+                          f"(pg_ctl promote took {crash['promote']:.2f} s)")
+            if synchronous:
+                result.figure(f"the promoted node had synchronous_standby_names = {crash['inherited']!r}; cleared")
+            else:
+                behind = crash["primary_seq"] - crash["standby_seq"]
+                result.figure(f"the standby was cut off {crash['start'] - crash['detached']:.1f} s before the crash; "
+                              f"its change log then ended at {crash['standby_seq']}, the primary's at "
+                              f"{crash['primary_seq']} or later ({behind}+ entries behind)")
+                if behind <= 0:
+                    result.fail("the standby was not behind its primary at the crash: this scenario tested nothing")
+            fault_figures(result, load, crash["start"], fault_end, "the failover (kill -9 of the primary, promotion)")
+            for daemon in daemons:
+                if daemon.process.poll() is not None:
+                    result.fail(f"{daemon.name} (pid {pids[daemon.name]}) exited with {daemon.process.returncode}")
+            if all(daemon.process.poll() is None for daemon in daemons):
+                result.figure(f"both daemons ran on, pids {' and '.join(str(pid) for pid in pids.values())}, never restarted")
+            self.bring_back(result, new, area, a, users[0], away, crash.get("standby_seq"))
+            check_feeds(new, result, daemons, area, keyed.ended, since_what="the load stopped (on the promoted standby)")
+            lost = check_writes(new, result, load, lossy=lossy)
+            lost += check_keyed(new, result, keyed, lost_since=crash["detached"] if lossy else None)
+            check_watchers(new, result, watchers, keyed.ended, rereads_ok=lossy)
+            if lossy:
+                # Positions after the standby's log end belong to the lost history: the new
+                # primary hands them out again to other changes. A `resumed: true` to a watcher's
+                # first SINCE answered after the failover (a seq it had before, unless it read
+                # everything again first) from there claims a replay the daemon cannot have
+                # made: the diagnosis of a watcher that does not end with the database's view
+                # (which fails above).
+                past = []
+                for watcher in watchers:
+                    reread = min((t for t in watcher.readies if t > crash["dead"]), default=math.inf)
+                    first = next(((sent, since, resumed) for sent, since, resumed in watcher.resumes
+                                  if sent > crash["dead"]), None)
+                    if first is not None and first[0] < reread and first[1] > crash["standby_seq"] and first[2]:
+                        past.append(f"{watcher.name} (SINCE {first[1]})")
+                result.figure(f"watchers whose first WATCH … SINCE after the failover, from past the promoted standby's "
+                              f"log end ({crash['standby_seq']}), was answered resumed true: {len(past)}"
+                              + (f": {', '.join(past)}" if past else ""))
+            rewrites = {daemon.name: daemon.metric("scavenger_change_log_rewrites_total") for daemon in daemons}
+            result.figure("change log found rewritten (reloads): "
+                          + ", ".join(f"{name} {value if value is None else int(value)}" for name, value in rewrites.items()))
+            if synchronous:
+                for name, value in rewrites.items():
+                    if value:
+                        result.fail(f"{name} found its change log rewritten after a failover to a synchronous standby")
+            else:
+                for name, value in rewrites.items():
+                    if not value:
+                        result.fail(f"{name} did not notice that the promoted standby's change log was rewritten "
+                                    f"(scavenger_change_log_rewrites_total {value})")
+                acknowledged = len(load.acked) + sum(1 for w in keyed.writes if w.outcome == "OK")
+                result.count(f"acknowledged writes lost in the failover: {lost} of {acknowledged} (reported, not judged); "
+                             "reloads " + ", ".join(f"{name} {value if value is None else int(value)}"
+                                                    for name, value in rewrites.items()))
+                if not lost:
+                    result.note("no acknowledged write was lost: the standby's lag fell between writes")
+        finally:
+            stop_watchers(watchers)
+            for daemon in daemons:
+                self.stop_daemon(result, daemon)
+            pair.stop()
+        for daemon in daemons:
+            self.log_excerpt(result, daemon)
+
+    def bring_back(self, result, cluster, area, daemon, user, away, lost_from=None):
+        """Brings the watchers sent away at the crash back (they resume with SINCE the seq they
+        had). With `lost_from` (the promoted standby's log end), their seqs lie in the lost
+        history: first, POSTs (through `daemon`, outside the watched circle) until the new
+        primary has handed those positions out again, so that a SINCE from there must not be
+        mistaken for a place in the new log."""
+        seqs = [watcher.last_seq for watcher in away]
+        end = int(cluster.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
+        fillers = 0
+        if lost_from is not None and seqs and max(seqs) > end:
+            client = authed_client(daemon.port, user, deadline=now() + 30)
+            if client is None:
+                raise RuntimeError("cannot log in to write past the away watchers' seqs")
+            try:
+                rng = random.Random(f"{self.args.seed}-fillers")
+                while end < max(seqs):
+                    lat, lon = area.point(rng, 3)
+                    fillers += 1
+                    self.expect_ok(client, f"POST {lat} {lon} {json.dumps(f'chaos filler #{fillers}')}")
+                    if fillers % 20 == 0:
+                        end = int(cluster.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
+            finally:
+                client.close()
+        where = (f"past the promoted standby's log end ({lost_from}), positions its log (now to {end}) has handed out "
+                 f"again{f' ({fillers} more POSTs to get there)' if fillers else ''}" if lost_from is not None
+                 else f"(the log now ends at {end})")
+        result.figure(f"watchers away since the crash come back with SINCE {', '.join(map(str, seqs))} {where}")
+        for watcher in away:
+            watcher.away.clear()
+
+    def scenario7(self, result):
+        self.failover_under_load(result, 7, synchronous=True)
+
+    def scenario8(self, result):
+        self.failover_under_load(result, 8, synchronous=False)
+
     # helpers ------------------------------------------------------------------------------
     def sabotage(self, result, load):
         """Checks the checks (--sabotage): behind the daemon's back, deletes one acknowledged
@@ -1834,6 +2315,8 @@ class Chaos:
             4: "start a daemon while PostgreSQL is down",
             5: "two daemons on one database (POST, DELETE, REPORT; a PostgreSQL restart)",
             6: "a synchronous standby that does not answer: a commit whose wait is cancelled is not OK",
+            7: "kill -9 the primary under load, promote its synchronous standby: nothing acknowledged lost",
+            8: "kill -9 the primary under load, promote its lagging asynchronous standby: daemons reload",
         }
         results = []
         for number in numbers:
@@ -1871,14 +2354,22 @@ def main():
     parser.add_argument("--run-dir", required=True)
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds of load per scenario")
     parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--scenarios", default="1,2,3,4,5,6")
+    parser.add_argument("--scenarios", default="1,2,3,4,5,6,7,8")
+    parser.add_argument("--pair-root", help="where scenarios 7 and 8 put their primary and standby (a directory "
+                        "the --pg-user can reach; chaos.sh stops what runs there on exit)")
+    parser.add_argument("--failover-ports", default="",
+                        help="four free TCP ports, comma-separated: scenario 7's primary and standby, then 8's")
+    parser.add_argument("--keep", action="store_true", help="leave scenarios 7 and 8's data directories")
     parser.add_argument("--seed", default="42")
     parser.add_argument("--sabotage", action="store_true",
                         help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
     args = parser.parse_args()
     numbers = [int(n) for n in args.scenarios.split(",") if n]
-    if any(n not in range(1, 7) for n in numbers):
-        parser.error("--scenarios takes numbers 1 to 6")
+    if any(n not in range(1, 9) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 8")
+    args.failover_ports = [int(port) for port in args.failover_ports.split(",") if port]
+    if any(n in (7, 8) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
+        parser.error("scenarios 7 and 8 need --pair-root and four --failover-ports")
 
     def terminated(signum, frame):
         raise SystemExit(128 + signum)
