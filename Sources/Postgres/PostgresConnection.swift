@@ -37,6 +37,10 @@ public struct PostgresConfiguration: Sendable {
     /// with a deadlock or a serialization failure (SQLSTATE 40P01, 40001) before giving the error
     /// to its caller; each new try waits a short random back-off first. Default 10.
     public var transactionAttempts: Int
+    /// Which of a multi-host URL's servers a session may open on (libpq's `target_session_attrs`),
+    /// unless the connection string says: `read-write` (the default: the primary only) for the
+    /// pool that writes and listens, `prefer-standby` for one that only reads.
+    public var targetSessionAttributes: String = "read-write"
 
     public init(
         connectionString: String,
@@ -158,9 +162,10 @@ public final class PostgresConnection: @unchecked Sendable {
             ("keepalives_interval", String(configuration.keepalivesIntervalSeconds)),
             ("keepalives_count", String(configuration.keepalivesCount)),
             ("tcp_user_timeout", String(configuration.tcpUserTimeoutSeconds * 1000)),
-            // Only a server that takes writes: of a multi-host URL's servers, the primary; a
-            // standby (or a primary set read-only) is passed over, never written to or listened on.
-            ("target_session_attrs", "read-write"),
+            // By default only a server that takes writes: of a multi-host URL's servers, the
+            // primary; a standby (or a primary set read-only) is passed over, never written to or
+            // listened on. A pool that only reads may prefer a standby.
+            ("target_session_attrs", configuration.targetSessionAttributes),
             ("dbname", configuration.connectionString),
             ("client_encoding", "UTF8"),
         ]

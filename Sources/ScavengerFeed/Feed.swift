@@ -27,6 +27,8 @@ import Synchronization
 /// (NEARBY, REGION) take only `index`'s read side (and `regionIndex` before it, released).
 public final class Feed: Sendable {
     public let database: Database
+    /// Where start-up loads may read from besides the primary (see ``StandbyReads``).
+    private let standbyReads: StandbyReads?
     private let index: ReadWriteLock<PinIndex>
     private let regionIndex: Mutex<RegionIndex>
     private let logger: Logger
@@ -65,14 +67,16 @@ public final class Feed: Sendable {
     public let clock: any WallClock
 
     /// - Parameter clock: the time of day; the system's unless a test holds one.
-    public init(database: Database, logger: Logger, clock: any WallClock = .system) {
+    /// - Parameter standbyReads: a standby the start-up loads may read from (nil: the primary).
+    public init(database: Database, logger: Logger, clock: any WallClock = .system, standbyReads: StandbyReads? = nil) {
         self.database = database
+        self.standbyReads = standbyReads
         self.index = ReadWriteLock(PinIndex())
         self.regionIndex = Mutex(RegionIndex.empty)
         self.logger = logger
         self.clock = clock
         self.watches = WatchHub()
-        self.hunts = HuntFeed(database: database, logger: logger, clock: clock)
+        self.hunts = HuntFeed(database: database, logger: logger, clock: clock, standbyReads: standbyReads)
         self.expiries = Mutex(ExpiryQueue(announcedThrough: clock.now.microseconds))
     }
 
@@ -118,17 +122,20 @@ public final class Feed: Sendable {
         let place = try await database.latestFeedPlace()
         try await reloadRegions()
         try await fillMissingCells()
-        let database = self.database
+        // The pages from a standby that shows everything up to `place` (and the cells just
+        // filled), when there is one: the log after `place` is followed on the primary.
+        let database = await standbyReads?.reader(after: self.database, for: "pins", logger: logger) ?? self.database
         var size = try await database.pinTableSize()
         var (fresh, loadedExpiries) = try await loadPages(
-            size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch, beforeEachRange: beforeEachRange)
+            size.pages, estimatedRows: size.estimatedRows, from: database, pagesPerBatch: pagesPerBatch, beforeEachRange: beforeEachRange)
         // A rewrite of the table (VACUUM FULL, CLUSTER) while the ranges were read moved its rows
         // to other pages without a change in the log: read it again.
         while case let after = try await database.pinTableSize(), after.file != size.file {
             logger.warning("the pins table was rewritten while the feed loaded; loading it again")
             size = after
             (fresh, loadedExpiries) = try await loadPages(
-            size.pages, estimatedRows: size.estimatedRows, pagesPerBatch: pagesPerBatch, beforeEachRange: beforeEachRange)
+                size.pages, estimatedRows: size.estimatedRows, from: database, pagesPerBatch: pagesPerBatch,
+                beforeEachRange: beforeEachRange)
         }
         fresh.finishBulkLoad()
         let count = fresh.count
@@ -147,9 +154,8 @@ public final class Feed: Sendable {
     /// Reads `pages` pages of the pins table into a fresh index (cells not yet filled in: see
     /// ``PinIndex/finishBulkLoad()``), with each new pin's expiry.
     private func loadPages(
-        _ pages: Int, estimatedRows: Int?, pagesPerBatch: Int, beforeEachRange: (@Sendable () async -> Void)?
+        _ pages: Int, estimatedRows: Int?, from database: Database, pagesPerBatch: Int, beforeEachRange: (@Sendable () async -> Void)?
     ) async throws(StoreError) -> (PinIndex, [ExpiryQueue.Entry]) {
-        let database = self.database
         let fresh = PinIndex()
         let step = max(1, pagesPerBatch)
         // Room for the rows PostgreSQL expects, so a large table's records do not regrow and

@@ -90,11 +90,19 @@ public final class HuntFeed: Sendable {
 
     /// - Parameter clock: the time of day; the system's unless a test holds one (a ``Feed``
     ///   gives its own).
-    public init(database: Database, logger: Logger = Logger(label: "scavenger.hunts"), clock: any WallClock = .system) {
+    /// - Parameter standbyReads: a standby the rankings' load may read the totals from (nil: the primary).
+    public init(
+        database: Database, logger: Logger = Logger(label: "scavenger.hunts"), clock: any WallClock = .system,
+        standbyReads: StandbyReads? = nil
+    ) {
         self.database = database
         self.logger = logger
         self.clock = clock
+        self.standbyReads = standbyReads
     }
+
+    /// Where the rankings' load may read the totals besides the primary (see ``StandbyReads``).
+    private let standbyReads: StandbyReads?
 
     /// Totals read from the database at a time while the rankings load.
     static let totalsPerRead = 20000
@@ -125,6 +133,8 @@ public final class HuntFeed: Sendable {
         let now = now ?? clock.now
         let started = ContinuousClock.now
         let through = try await database.lastHuntChange()
+        // The totals from a standby that shows everything up to `through`, when there is one.
+        let database = await standbyReads?.reader(after: self.database, for: "rankings", logger: logger) ?? self.database
         var rankings = Rankings()
         var after = 0
         while true {

@@ -22,58 +22,28 @@ final class CheckInGroups: Sendable {
     private typealias Group = [(checkIn: PendingCheckIn, waiter: Waiter)]
 
     private let database: GroupCommit.UnownedDatabase
-    private let maximumBatch: Int
-    private let maximumWriters: Int
-    private let state = Mutex(State())
-
-    private struct State: ~Copyable {
-        var pending: Group = []
-        var writers = 0
-        var groupsWritten = 0
-    }
+    private let queue: Mutex<GroupQueue<(checkIn: PendingCheckIn, waiter: Waiter)>>
+    private let written = Atomic<Int>(0)
 
     /// Check-ins waiting for a group (for tests).
-    var waiting: Int { state.withLock { $0.pending.count } }
+    var waiting: Int { queue.withLock { $0.pending.count } }
 
     /// Groups written (committed or not) since this started (for tests).
-    var groupsWritten: Int { state.withLock { $0.groupsWritten } }
+    var groupsWritten: Int { written.load(ordering: .acquiring) }
 
     init(database: Database, maximumBatch: Int = 32, maximumWriters: Int) {
-        precondition(maximumBatch >= 1 && maximumWriters >= 1)
         self.database = GroupCommit.UnownedDatabase(value: database)
-        self.maximumBatch = maximumBatch
-        self.maximumWriters = maximumWriters
+        // One check-in per player a group: a player's second is judged after their first.
+        queue = Mutex(GroupQueue(maximumBatch: maximumBatch, maximumWriters: maximumWriters) { $0.checkIn.new.userID })
     }
 
     /// Writes the check-in in the next group it fits; returns its outcome once that group has
     /// committed (or failed).
     func write(_ checkIn: PendingCheckIn) async -> Result<CheckInOutcome?, StoreError> {
         await withCheckedContinuation { (waiter: Waiter) in
-            let group = state.withLock { state -> Group? in
-                state.pending.append((checkIn, waiter))
-                guard state.writers < maximumWriters else { return nil }
-                state.writers += 1
-                return Self.takeGroup(&state.pending, maximumBatch: maximumBatch)
-            }
+            let group = queue.withLock { $0.arrive((checkIn, waiter)) }
             if let group { start(group) }
         }
-    }
-
-    /// The oldest waiting check-ins, at most a batch and one per player; the rest stay waiting
-    /// in their order.
-    private static func takeGroup(_ pending: inout Group, maximumBatch: Int) -> Group {
-        var taken: Group = []
-        var players = Set<Int>()
-        var left: Group = []
-        for member in pending {
-            if taken.count < maximumBatch, players.insert(member.checkIn.new.userID).inserted {
-                taken.append(member)
-            } else {
-                left.append(member)
-            }
-        }
-        pending = left
-        return taken
     }
 
     /// Writes `group` from a task of its own, takes the next group (or gives the writer's place
@@ -84,14 +54,8 @@ final class CheckInGroups: Sendable {
             while true {
                 let outcomes = await database.value.writeCheckInGroup(group.map(\.checkIn))
                 database.value.checkInGroupSizes?.record(group.count)
-                let next = state.withLock { state -> Group? in
-                    state.groupsWritten += 1
-                    guard !state.pending.isEmpty else {
-                        state.writers -= 1
-                        return nil
-                    }
-                    return Self.takeGroup(&state.pending, maximumBatch: maximumBatch)
-                }
+                written.add(1, ordering: .releasing)
+                let next = queue.withLock { $0.next() }
                 for (index, member) in group.enumerated() { member.waiter.resume(returning: outcomes[index]) }
                 guard let next else { return }
                 group = next

@@ -20,14 +20,7 @@ final class GroupCommit: Sendable {
     private typealias Group = [(pin: NewPin, waiter: Waiter)]
 
     private let database: UnownedDatabase
-    private let maximumBatch: Int
-    private let maximumWriters: Int
-    private let state = Mutex(State())
-
-    private struct State: ~Copyable {
-        var pending: Group = []
-        var writers = 0
-    }
+    private let queue: Mutex<GroupQueue<(pin: NewPin, waiter: Waiter)>>
 
     /// Breaks the reference cycle with the database that owns this.
     struct UnownedDatabase: @unchecked Sendable {
@@ -36,30 +29,16 @@ final class GroupCommit: Sendable {
 
     init(database: Database, maximumBatch: Int = 64, maximumWriters: Int = 1) {
         self.database = UnownedDatabase(value: database)
-        self.maximumBatch = maximumBatch
-        self.maximumWriters = maximumWriters
+        queue = Mutex(GroupQueue(maximumBatch: maximumBatch, maximumWriters: maximumWriters))
     }
 
     /// Writes the pin in the next group; returns once that group has committed.
     func write(_ pin: NewPin) async throws(StoreError) -> Pin {
         let outcome = await withCheckedContinuation { (waiter: Waiter) in
-            let group = state.withLock { state -> Group? in
-                state.pending.append((pin, waiter))
-                guard state.writers < maximumWriters else { return nil }
-                state.writers += 1
-                return takeGroup(&state)
-            }
+            let group = queue.withLock { $0.arrive((pin, waiter)) }
             if let group { start(group) }
         }
         return try outcome.get()
-    }
-
-    /// The oldest waiting pins, at most a batch (under the state's lock).
-    private func takeGroup(_ state: inout State) -> Group {
-        let count = min(state.pending.count, maximumBatch)
-        let taken = Array(state.pending.prefix(count))
-        state.pending.removeFirst(count)
-        return taken
     }
 
     /// Writes `group` from a pool thread; then answers its callers and goes on with the next.
@@ -85,13 +64,7 @@ final class GroupCommit: Sendable {
         for (index, member) in group.enumerated() {
             member.waiter.resume(returning: outcomes[index])
         }
-        let next = state.withLock { state -> Group? in
-            guard !state.pending.isEmpty else {
-                state.writers -= 1
-                return nil
-            }
-            return takeGroup(&state)
-        }
+        let next = queue.withLock { $0.next() }
         if let next { start(next) }
     }
 }

@@ -89,6 +89,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections in the pool.") var databaseConnections = ServeDefaults.databaseConnections
     @Option(help: "Seconds a command may wait for the database in all before it answers ERR UNAVAILABLE.") var databaseTimeout = ServeDefaults.databaseTimeout
     @Option(help: "Groups of text pins written at once (group commit; 1 makes the largest groups).") var pinWriters = 1
+    @Option(help: "A standby for the start-up loads of pins and rankings (libpq URL; sessions prefer a standby unless it sets target_session_attrs); the log is followed on --database-url. Default: $READ_DATABASE_URL, else none.")
+    var readDatabaseUrl: String?
     @Option(help: "Groups of check-ins written at once (group commit; 0 writes each check-in alone).") var checkInWriters = 2
     @Option(help: "Seconds a pin lives when POST gives no TTL (default 48 hours).") var defaultTtl = ServeDefaults.defaultTtl
     @Option(help: "Longest TTL a client may ask for, in seconds (default 30 days).") var maxTtl = ServeDefaults.maxTtl
@@ -259,6 +261,14 @@ struct Serve: AsyncParsableCommand {
         return try TLSSettings(host: tlsHost, port: tlsPort, certificateChainFile: tlsCert, privateKeyFile: tlsKey)
     }
 
+    /// The standby the start-up loads read from (`--read-database-url`), with a small pool of its own.
+    func standbyReads(commandTimeout: Duration?) -> StandbyReads? {
+        guard let url = readDatabaseUrl ?? ProcessInfo.processInfo.environment["READ_DATABASE_URL"], !url.isEmpty else { return nil }
+        var configuration = PostgresConfiguration(connectionString: url, applicationName: "scavengerd-loads", commandTimeout: commandTimeout)
+        configuration.targetSessionAttributes = "prefer-standby"
+        return StandbyReads(standby: Database(pool: PostgresPool(configuration: configuration, maxConnections: 2)))
+    }
+
     func run() async throws {
         try await reportingFailure {
             // Before anything waits on the database: a bad certificate or key fails at once.
@@ -279,7 +289,7 @@ struct Serve: AsyncParsableCommand {
             let store = Database(pool: pool, pinWriters: pinWriters, checkInWriters: checkInWriters, metrics: metrics?.factory)
             // Served at once: the feed listener loads the feed (retrying while the database is
             // away), and until then what needs the feed answers UNAVAILABLE.
-            let feed = Feed(database: store, logger: logger)
+            let feed = Feed(database: store, logger: logger, standbyReads: standbyReads(commandTimeout: databaseConfiguration.commandTimeout))
             // Every connection is a descriptor: make room for them, the database's, and refused
             // connections on their way out, or serve fewer (a client past the descriptor limit
             // would wait in the backlog instead of hearing ERR UNAVAILABLE).

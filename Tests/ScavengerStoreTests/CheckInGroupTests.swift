@@ -24,12 +24,7 @@ struct CheckInGroupTests {
             try await TestDatabase.migrate(configuration)
             pool = PostgresPool(configuration: configuration, maxConnections: 4)
             database = Database(pool: pool, checkInWriters: 1)
-            let host = try await database.register(
-                name: "host", email: "host@example.com", passwordHash: "$argon2id$h", tokenHash: Array(repeating: 1, count: 32),
-                sessionTTLSeconds: 3600)
-            let hunt = try await database.createHunt(NewHunt(
-                hostID: host.id, name: "Walk", description: "", code: JoinCode.random(), ordered: false, isPublic: false,
-                schedule: HuntSchedule(), rate: nil))
+            let (_, hunt) = try await database.hostAndHunt()
             var stops: [StopRecord] = []
             for n in 1 ... stopCount {
                 let stop = try await database.addStop(huntID: hunt.id, NewStop(
@@ -41,7 +36,7 @@ struct CheckInGroupTests {
             for n in 1 ... playerCount {
                 let player = try await database.register(
                     name: "player\(n)", email: "p\(n)@example.com", passwordHash: "$argon2id$h",
-                    tokenHash: Array(repeating: UInt8(n + 1), count: 32), sessionTTLSeconds: 3600)
+                    tokenHash: Array(repeating: UInt8(n + 10), count: 32), sessionTTLSeconds: 3600)
                 _ = try await database.join(huntID: hunt.id, userID: player.id, name: "player\(n)") { _, _ in }
                 players.append(player)
             }

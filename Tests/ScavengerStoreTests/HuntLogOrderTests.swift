@@ -67,12 +67,7 @@ struct HuntLogOrderTests {
     @Test("a committed hunt write wakes every listener, from outside its transaction; a write that logs nothing wakes none")
     func committedWritesWakeListeners() async throws {
         let (configuration, pool, db) = try await Self.migratedStore()
-        let host = try await db.register(
-            name: "host", email: "host@example.com", passwordHash: "$argon2id$h", tokenHash: Array(repeating: 7, count: 32),
-            sessionTTLSeconds: 3600)
-        let hunt = try await db.createHunt(NewHunt(
-            hostID: host.id, name: "Walk", description: "", code: JoinCode.random(), ordered: false, isPublic: false,
-            schedule: HuntSchedule(), rate: nil))
+        let (_, hunt) = try await db.hostAndHunt()
         // Its own connection, listening: other tests share the database and its channels, so
         // only wake-ups naming this store (its writer id) count.
         let listener = try PostgresConnection.connect(configuration)

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ScavengerCore
 import ScavengerStore
 import ScavengerTestSupport
 import Testing
@@ -44,4 +45,17 @@ func projectMigrationFiles() throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: TestDatabase.migrationsDirectory.path)
         .filter { $0.hasSuffix(".sql") }
         .sorted()
+}
+
+extension Database {
+    /// A host ("host", token 7…7) and a private, unscheduled hunt of theirs named "Walk".
+    func hostAndHunt() async throws -> (host: Account, hunt: HuntRecord) {
+        let host = try await register(
+            name: "host", email: "host@example.com", passwordHash: "$argon2id$h", tokenHash: Array(repeating: 7, count: 32),
+            sessionTTLSeconds: 3600)
+        let hunt = try await createHunt(NewHunt(
+            hostID: host.id, name: "Walk", description: "", code: JoinCode.random(), ordered: false, isPublic: false,
+            schedule: HuntSchedule(), rate: nil))
+        return (host, hunt)
+    }
 }

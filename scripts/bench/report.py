@@ -683,8 +683,8 @@ def hunts_section(w, meta, agg):
         w(f"The first LEADERBOARD loads the board of {players:,} players from the database: "
           f"{fnum(fmeta(meta, 'hunt_board_load_ms'), 1)} ms (one request, before the runs).")
     if lb["n"] and around["n"]:
-        w(f"AROUND ÷ LIMIT 50: {fnum(ratio(around['rps'], lb['rps']), 2)}× the throughput. The board is in memory, "
-          f"but each read looks the hunt up in the database, and AROUND the caller's standing and check-ins too.")
+        w(f"AROUND ÷ LIMIT 50: {fnum(ratio(around['rps'], lb['rps']), 2)}× the throughput. The board, and who may "
+          f"read it, are in memory: neither reads the database once the board is kept.")
     w("")
 
 
