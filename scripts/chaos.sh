@@ -30,7 +30,14 @@
 #     not judged; every daemon must notice that positions of its change log were handed out
 #     again (scavenger_change_log_rewrites_total > 0 on /metrics) and reload, and every watcher
 #     end with the database's view (told to read again, `resumed: false` or a SINCE past the
-#     log's end, it takes a SNAPSHOT), writes succeed after it, none doubled.
+#     log's end, it takes a SNAPSHOT), writes succeed after it, none doubled;
+# 12. (full runs only, or --scenarios 12) a new daemon started with --read-database-url naming an
+#     asynchronous standby while another daemon takes writes on the primary, 200,000 pins in the
+#     database (the driver's --standby-pins) and the standby's replay held for 2 s as it starts:
+#     it must load its pins and rankings from the standby (its log says so, the standby returned
+#     at least the pins), end holding every live pin (scavenger_feed_pins = the database's), its
+#     NEARBY equal to the database, nothing acknowledged lost. With --sabotage the replay is held
+#     past its wait: it loads from the primary, and 12 must FAIL.
 # In 1, 2, 3, 5, 7 and 8, watchers follow a circle around one of the area's four places:
 # `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to
 # the new daemon; in 5, 7 and 8 a pair on each daemon, in 5 through both phases); one of each
@@ -121,7 +128,7 @@ fi
 if ! [[ $CONNECTIONS =~ ^[0-9]+$ ]] || ((CONNECTIONS < 2 || CONNECTIONS > 50)); then
     die "--connections must be 2..50"
 fi
-[[ $SCENARIOS =~ ^[1-8](,[1-8])*$ ]] || die "--scenarios takes numbers 1 to 8, comma-separated"
+[[ $SCENARIOS =~ ^([1-8]|12)(,([1-8]|12))*$ ]] || die "--scenarios takes numbers 1 to 8 and 12, comma-separated"
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }

@@ -43,6 +43,8 @@ import time
 import traceback
 import uuid
 
+import standby_load  # scenario 12: a new daemon loading from a standby (scripts/chaos/standby_load.py)
+
 # Flags every daemon gets: no per-user or per-address limits in the way of the load (the
 # retrying clients REPLY too), and one report by anyone hides a pin (scenario 5 hides pins that
 # way).
@@ -389,14 +391,14 @@ class Daemon:
 
     all = []
 
-    def __init__(self, args, name, database_url=None, http=False):
+    def __init__(self, args, name, database_url=None, http=False, extra=()):
         """`database_url` instead of chaos.sh's; with `http`, an HTTP port too (`--http-port 0`:
-        /metrics)."""
+        /metrics); `extra`, more options for `serve`."""
         self.name = name
         self.log_path = os.path.join(args.run_dir, f"{name}.log")
         self.log = open(self.log_path, "wb")
         command = [args.scavengerd, "serve", "--port", "0", "--database-url", database_url or args.database_url,
-                   *DAEMON_FLAGS, *(["--http-port", "0"] if http else [])]
+                   *DAEMON_FLAGS, *(["--http-port", "0"] if http else []), *extra]
         self.started = now()
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
         Daemon.all.append(self)
@@ -2233,6 +2235,9 @@ class Chaos:
     def scenario8(self, result):
         self.failover_under_load(result, 8, synchronous=False)
 
+    def scenario12(self, result):
+        standby_load.scenario12(self, result, sys.modules[__name__])
+
     # helpers ------------------------------------------------------------------------------
     def sabotage(self, result, load):
         """Checks the checks (--sabotage): behind the daemon's back, deletes one acknowledged
@@ -2317,6 +2322,7 @@ class Chaos:
             6: "a synchronous standby that does not answer: a commit whose wait is cancelled is not OK",
             7: "kill -9 the primary under load, promote its synchronous standby: nothing acknowledged lost",
             8: "kill -9 the primary under load, promote its lagging asynchronous standby: daemons reload",
+            12: "a new daemon loads its pins and rankings from a standby while the primary takes writes",
         }
         results = []
         for number in numbers:
@@ -2359,17 +2365,19 @@ def main():
                         "the --pg-user can reach; chaos.sh stops what runs there on exit)")
     parser.add_argument("--failover-ports", default="",
                         help="four free TCP ports, comma-separated: scenario 7's primary and standby, then 8's")
+    parser.add_argument("--standby-pins", type=int, default=200_000,
+                        help="pins scenario 12's new daemon loads from the standby (the issue's million: 1000000)")
     parser.add_argument("--keep", action="store_true", help="leave scenarios 7 and 8's data directories")
     parser.add_argument("--seed", default="42")
     parser.add_argument("--sabotage", action="store_true",
                         help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
     args = parser.parse_args()
     numbers = [int(n) for n in args.scenarios.split(",") if n]
-    if any(n not in range(1, 9) for n in numbers):
-        parser.error("--scenarios takes numbers 1 to 8")
+    if any(n not in (*range(1, 9), 12) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 8 and 12")
     args.failover_ports = [int(port) for port in args.failover_ports.split(",") if port]
-    if any(n in (7, 8) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
-        parser.error("scenarios 7 and 8 need --pair-root and four --failover-ports")
+    if any(n in (7, 8, 12) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
+        parser.error("scenarios 7, 8 and 12 need --pair-root and four --failover-ports")
 
     def terminated(signum, frame):
         raise SystemExit(128 + signum)
