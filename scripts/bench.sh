@@ -128,6 +128,10 @@
 # --only crowd runs step 4e alone (the throwaway cluster and the daemon; no Redis, pins, other steps
 # or sweep): about a minute once built at --seconds 10; with --quick (300 players in 30 hunts,
 # 2 s runs) about 30 s.
+# --only standby runs step 4f alone: the crowd's database and daemon, a synchronous streaming
+# standby of the bench cluster, and POST and accepted CHECKIN at --standby-conns (8) with
+# `synchronous_commit = local` and `= on`, alternating, --standby-rounds (2) rounds each, the
+# check-ins in --standby-mix (checkin=80,leave=10,join=10: leaves let players check in again).
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -178,6 +182,10 @@ CROWD_HUNTS=100
 CROWD_JOINERS=300
 CROWD_CONNS="8 32"
 CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"
+STANDBY_CONNS=8
+STANDBY_ROUNDS=2
+STANDBY_MIX="checkin=80,leave=10,join=10"
+STANDBY_DATA=""
 MAX_CONNS_PER_ADDR=""
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
@@ -239,6 +247,9 @@ while (($# > 0)); do
         --crowd-joiners) CROWD_JOINERS=$2; shift 2 ;;
         --crowd-conns) CROWD_CONNS=$2; shift 2 ;;
         --crowd-mix) CROWD_MIX=$2; shift 2 ;;
+        --standby-conns) STANDBY_CONNS=$2; shift 2 ;;
+        --standby-rounds) STANDBY_ROUNDS=$2; shift 2 ;;
+        --standby-mix) STANDBY_MIX=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -270,14 +281,19 @@ done
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
-[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout || $ONLY == crowd ]] || die "--only takes one part: hunts, ranking, fanout or crowd"
+[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout || $ONLY == crowd || $ONLY == standby ]] \
+    || die "--only takes one part: hunts, ranking, fanout, crowd or standby"
 FULL=1
 [[ -z $ONLY ]] || FULL=0
 RUN_HUNTS=0
 RUN_RANKING=0
 RUN_FANOUT=0
 RUN_CROWD=0
+RUN_STANDBY=0
 if ((FULL)) || [[ $ONLY == crowd ]]; then RUN_CROWD=1; fi
+if ((FULL)) || [[ $ONLY == standby ]]; then RUN_STANDBY=1; fi
+[[ $STANDBY_CONNS =~ ^[0-9]+$ ]] && ((STANDBY_CONNS >= 1 && STANDBY_CONNS <= 512)) || die "--standby-conns must be 1..512"
+[[ $STANDBY_ROUNDS =~ ^[0-9]+$ ]] && ((STANDBY_ROUNDS >= 1 && STANDBY_ROUNDS <= 10)) || die "--standby-rounds must be 1..10"
 [[ $CROWD_HUNTS =~ ^[0-9]+$ ]] && ((CROWD_HUNTS >= 1 && CROWD_HUNTS <= 1000)) || die "--crowd-hunts must be 1..1000"
 [[ $CROWD_PLAYERS =~ ^[0-9]+$ ]] && ((CROWD_PLAYERS >= CROWD_HUNTS && CROWD_PLAYERS <= 9999)) || die "--crowd-players must be --crowd-hunts..9999"
 [[ $CROWD_JOINERS =~ ^[0-9]+$ ]] && ((CROWD_JOINERS >= 1 && CROWD_JOINERS <= CROWD_PLAYERS && CROWD_JOINERS <= 900)) \
@@ -374,6 +390,9 @@ cleanup() {
     done
     FLOOR_PIDS=()
     rm -rf "$RUN_DIR/redis"
+    if [[ -n $STANDBY_DATA && -f $STANDBY_DATA/postmaster.pid ]]; then
+        pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$STANDBY_DATA" >/dev/null 2>&1 || true
+    fi
     if ((BPG_STARTED)); then
         pg_run "$PG_BIN/pg_ctl" stop -w -t 60 -m fast -D "$PG_DATA" >/dev/null 2>&1 \
             || pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "$PG_DATA" >/dev/null 2>&1 || true
@@ -535,6 +554,8 @@ source scripts/bench/steps/rankings.sh
 source scripts/bench/steps/crowd.sh
 # shellcheck source=scripts/bench/steps/fanout.sh
 source scripts/bench/steps/fanout.sh
+# shellcheck source=scripts/bench/steps/standby.sh
+source scripts/bench/steps/standby.sh
 # shellcheck source=scripts/bench/steps/report.sh
 source scripts/bench/steps/report.sh
 
@@ -560,6 +581,9 @@ if ((RUN_RANKING)); then
 fi
 if ((RUN_CROWD)); then
     crowd_step             # 4e
+fi
+if ((RUN_STANDBY)); then
+    standby_step           # 4f
 fi
 if ((RUN_FANOUT)); then
     fanout_step            # 4d

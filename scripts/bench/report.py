@@ -350,7 +350,7 @@ def main():
         label = r.get("label", "")
         dataset = ("sparse" if label.startswith("rsparse") else "hunts" if label.startswith("rhunts")
                    else "ranking" if label.startswith("rranking") else "crowd" if label.startswith("rcrowd")
-                   else "dense")
+                   else "standby" if label.startswith("rstandby") else "dense")
         groups[(dataset, r["target"], r["op"], int(r["conns"]))].append(r)
 
     def agg(target, op, conns, dataset="dense"):
@@ -621,10 +621,33 @@ def main():
         w("")
     if crowd:
         crowd_section(w, meta, crowd, agg)
+    if "standby_local_post_rps" in meta:
+        standby_section(w, meta)
     if "sweep_line" in meta:
         expiry_section(w, meta, sweep)
     w(f"Whole run: {meta.get('wall_s', '?')} s wall clock (set-up and loading included).")
     print("\n".join(out))
+
+
+def standby_section(w, meta):
+    """Step 4f: POST and accepted CHECKIN with a synchronous standby against local commits."""
+    w("## A synchronous standby: what OK on two machines costs")
+    w("")
+    w("The crowd's database and daemon, and a streaming standby of the bench cluster on the same host, named in "
+      "`synchronous_standby_names`; `synchronous_commit` set for the whole cluster and reloaded between runs, "
+      "`local` and `on` alternating (medians of the rounds).")
+    w("")
+    w("| | POST/s | accepted CHECKIN/s |")
+    w("| --- | ---: | ---: |")
+    for mode in ("local", "on"):
+        w(f"| `synchronous_commit = {mode}` | {fnum(fmeta(meta, f'standby_{mode}_post_rps'))} | "
+          f"{fnum(fmeta(meta, f'standby_{mode}_checkin_rps'))} |")
+    local_post, on_post = fmeta(meta, "standby_local_post_rps"), fmeta(meta, "standby_on_post_rps")
+    local_checkin, on_checkin = fmeta(meta, "standby_local_checkin_rps"), fmeta(meta, "standby_on_checkin_rps")
+    w("")
+    w(f"With the standby confirming every commit: POST {fnum(ratio(on_post, local_post), 2)}×, "
+      f"CHECKIN {fnum(ratio(on_checkin, local_checkin), 2)}× the local-commit throughput.")
+    w("")
 
 
 def fmeta(meta, key):
