@@ -33,7 +33,7 @@ extension Board {
                     // judged from the stop the transaction reads.
                     guard let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
                     let stop = stopRecord.stop
-                    try Self.requireProofOptions(stop.proof, code: hasCode, photo: hasPhoto)
+                    try HuntDecisions.proofOptions(stop.proof, code: hasCode, photo: hasPhoto)
                     if let given = photo {
                         do throws(PhotoScrubError) {
                             photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
@@ -63,7 +63,7 @@ extension Board {
                     outcome = try await charging(.photo, photoRate) {
                         try await store.checkIn(new, photoRate: photoRate, request: keyed) { facts in
                             try Self.rule {
-                                try Self.requireProofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
+                                try HuntDecisions.proofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
                                 return try Self.judge(fix, facts: facts, rules: rules)
                             }
                         }
@@ -87,22 +87,6 @@ extension Board {
         }
     }
 
-    /// The options a stop's proof needs, and no other: a photo stop takes `PHOTO`, a code stop
-    /// `CODE`, a place stop neither (`badArgument` otherwise).
-    private static func requireProofOptions(_ proof: StopProof, code: Bool, photo: Bool) throws(BoardError) {
-        switch proof {
-        case .photo:
-            guard !code else { throw BoardError(.badArgument, "CODE is only for code stops") }
-            guard photo else { throw BoardError(.badArgument, "this stop needs a PHOTO") }
-        case .code:
-            guard !photo else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
-            guard code else { throw BoardError(.badArgument, "this stop needs its CODE") }
-        case .place:
-            guard !code else { throw BoardError(.badArgument, "CODE is only for code stops") }
-            guard !photo else { throw BoardError(.badArgument, "PHOTO is only for photo stops") }
-        }
-    }
-
     /// A code stop's secret: refused while the player is locked out after wrong codes; a wrong one
     /// is counted and refused. The player and the hunt's state are checked first, so nobody who
     /// could not check in learns anything about the code (and the transaction checks them again).
@@ -112,7 +96,7 @@ extension Board {
     private func checkCode(_ code: String, hash: String, stop: HuntStop, account: Account) async throws {
         guard let hunt = try await store.hunt(id: stop.hunt) else { throw Self.noSuchStop }
         guard try await store.player(huntID: hunt.id, userID: account.id) != nil else { throw Self.notAPlayer }
-        try Self.requireRunning(hunt, at: clock.now)
+        try HuntDecisions.running(hunt, at: clock.now)
         let rules = self.rules.hunts
         let guess = try await store.takeCodeGuess(stopID: stop.id, userID: account.id, windowSeconds: rules.codeGuessWindowSeconds) {
             counted, now in
@@ -138,25 +122,11 @@ extension Board {
 
     static let notAPlayer = BoardError(.forbidden, "you are not a player of this hunt; JOIN it first")
 
-    /// Refuses a check-in outside the running window, saying when it starts or that it ended.
-    private static func requireRunning(_ hunt: HuntRecord, at now: Timestamp) throws(BoardError) {
-        let settled = hunt.schedule.settled(at: now)
-        switch settled.state(at: now) {
-        case .running: return
-        case .ended: throw BoardError(.conflict, "the hunt has ended")
-        case .scheduled:
-            if let starts = settled.starts {
-                throw BoardError(.conflict, "the hunt has not started; it starts at \(starts.rfc3339)")
-            }
-            throw BoardError(.conflict, "the hunt has not started; its host starts it")
-        }
-    }
-
     /// The rules of a check-in, on the facts read under the transaction's locks: a verdict to
     /// write, a refusal (thrown), or a `TOO_FAR` refusal that counts as a try at the stop.
     static func judge(_ fix: Fix, facts: CheckInFacts, rules: HuntRules) throws -> CheckInJudgement {
         guard facts.player != nil else { throw notAPlayer }
-        try requireRunning(facts.hunt, at: facts.now)
+        try HuntDecisions.running(facts.hunt, at: facts.now)
         guard !facts.hasLiveCheckIn else { throw BoardError(.conflict, "you have already checked in at this stop") }
         if facts.hunt.ordered, let next = facts.nextStop, next != facts.stop.n {
             throw BoardError(.conflict, "this hunt is ordered: your next stop is number \(next)")

@@ -194,11 +194,6 @@ extension Board {
         }
     }
 
-    /// Refuses anyone but the host, with `refusal` (``hostOnlyRefusal(huntID:account:what:)``).
-    private static func requireHost(_ hunt: HuntRecord, _ account: Account, _ refusal: BoardError) throws(BoardError) {
-        guard hunt.hostID == account.id else { throw refusal }
-    }
-
     /// What someone who is not a hunt's host hears when they try its host's command: `FORBIDDEN`
     /// when they may read the hunt (anyone, for a public hunt; its players), `NOT_FOUND` when
     /// they may not (so a private hunt does not exist to strangers). Read before the write's
@@ -240,7 +235,7 @@ extension Board {
                 }
                 guard let record = try await store.addStop(huntID: huntID, new, request: keyed, check: { hunt, now in
                     try Self.rule {
-                        try Self.requireHost(hunt, account, refusal)
+                        try HuntDecisions.hostOnly(hunt, by: account, refusal: refusal)
                         guard hunt.schedule.state(at: now) == .scheduled else {
                             throw BoardError(.conflict, "stops can only be added before the hunt starts")
                         }
@@ -263,7 +258,7 @@ extension Board {
                 let keyed = try keyedWrite(request, userID: account.id) { (removed: Bool) in removed ? () : nil }
                 let removed = try await store.removeStop(id: id, request: keyed) { hunt, now in
                     try Self.rule {
-                        try Self.requireHost(hunt, account, refusal)
+                        try HuntDecisions.hostOnly(hunt, by: account, refusal: refusal)
                         guard hunt.schedule.state(at: now) == .scheduled else {
                             throw BoardError(.conflict, "stops can only be removed before the hunt starts")
                         }
@@ -314,11 +309,7 @@ extension Board {
                 let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord?) in record.map { view($0, clock.now) } }
                 guard let record = try await store.changeSchedule(huntID: id, request: keyed, { hunt, now in
                     try Self.rule {
-                        var moderator: Int?
-                        if hunt.hostID != account.id {
-                            guard moderatorsToo, account.user.role.canModerate else { throw refusal }
-                            moderator = account.id
-                        }
+                        let moderator = try HuntDecisions.scheduleChange(hunt, by: account, moderatorsToo: moderatorsToo, refusal: refusal)
                         let (schedule, log) = try change(hunt.schedule, now, moderator)
                         return (schedule, log)
                     }
@@ -341,7 +332,7 @@ extension Board {
                 let replyRate = rate(.reply, for: account.user.role)
                 guard try await charging(.reply, replyRate, { try await store.addHint(huntID: huntID, text: text, rate: replyRate, request: keyed, check: { hunt, now in
                     try Self.rule {
-                        try Self.requireHost(hunt, account, refusal)
+                        try HuntDecisions.hostOnly(hunt, by: account, refusal: refusal)
                         guard hunt.schedule.state(at: now) == .running else {
                             throw BoardError(.conflict, "hints can only be sent while the hunt is running")
                         }
@@ -400,10 +391,7 @@ extension Board {
                     let joinRate = rate(.join, for: account.user.role)
                     guard let outcome = try await charging(.join, joinRate, { try await store.join(
                         huntID: record.id, userID: account.id, name: playerName, rate: joinRate, request: keyed, check: { hunt, now in
-                        try Self.rule {
-                            guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
-                            guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
-                        }
+                        try Self.rule { try HuntDecisions.join(hunt, at: now, by: account) }
                     }) }) else { throw Self.noSuchHunt }
                     await applyOwnHuntWrite()
                     return made.value { view(outcome) }
@@ -424,9 +412,7 @@ extension Board {
                 let joinRate = rate(.join, for: account.user.role)
                 let left = try await charging(.join, joinRate) {
                     try await store.leave(huntID: huntID, userID: account.id, rate: joinRate, request: keyed) { hunt, now in
-                        try Self.rule {
-                            guard hunt.schedule.state(at: now) != .ended else { throw BoardError(.conflict, "the hunt has ended") }
-                        }
+                        try Self.rule { try HuntDecisions.leave(hunt, at: now) }
                     }
                 }
                 guard left else { throw BoardError(.notFound, "you are not a player of this hunt") }
@@ -578,10 +564,7 @@ extension Board {
                 try await store.createHuntReply(
                     huntID: huntID, authorID: account.id, authorName: account.user.name, text: text, rate: limit, request: keyed,
                     check: { hunt, member in
-                        try Self.rule {
-                            guard !hunt.removed || hunt.hostID == account.id else { throw Self.noSuchHunt }
-                            guard member else { throw hunt.isPublic ? Self.chatMembersOnly : Self.noSuchHunt }
-                        }
+                        try Self.rule { try HuntDecisions.chat(hunt, member: member, by: account) }
                     })
             }) else { throw Self.noSuchHunt }
             await applyOwnHuntWrite()
