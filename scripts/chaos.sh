@@ -36,7 +36,8 @@
 #     HAProxy the driver runs itself (`haproxy -f <run dir>/haproxy.cfg -db`, never the system's
 #     service; scripts/chaos/rolling.py writes the config): `mode tcp`, `balance leastconn`, each
 #     server checked with `GET /healthz` on its HTTP port every 200 ms (`fall 1 rise 2`), client
-#     and server timeouts of an hour. Every client (the load, the retrying clients, a pair of
+#     and server timeouts of an hour. Every client (the load, the retrying clients and four more
+#     that abandon no write, so keep their connection until the daemon closes it, a pair of
 #     watchers) connects through HAProxy only. Under load A gets SIGTERM (its /healthz answers
 #     503, HAProxy marks it DOWN, it stops, finishing what it was sent), must exit 0, and a new A
 #     is started on the same ports; once HAProxy has it UP, the same for B. Checks as below, and

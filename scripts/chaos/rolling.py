@@ -5,7 +5,8 @@ Two daemons (A and B) on fixed ports, each with an HTTP port and `--drain-second
 HAProxy of this run's own (`haproxy -f <run dir>/haproxy.cfg -db`, in the foreground, never the
 system's service) in front of them: TCP mode for the line protocol, each server checked with
 `GET /healthz` on its daemon's HTTP port. Every client connects through HAProxy only: the plain
-load, the retrying clients (every write with `REQUEST <key>`, sent again until OK) and a pair of
+load, the retrying clients (every write with `REQUEST <key>`, sent again until OK), four more that
+abandon no write and so keep their connection until the daemon closes it, and a pair of
 watchers. Under that load A is restarted (SIGTERM; its /healthz answers 503 while it drains, so
 HAProxy marks it DOWN and sends new connections to B; it then stops, finishing what it was sent,
 and must exit 0), a new A started on the same ports and, once HAProxy has it UP again, the same
@@ -318,11 +319,12 @@ class RollingRestart:
                 self.chaos.sabotage(result, load)
                 self.chaos.sabotage_keyed(result, keyed)
                 self.chaos.sabotage_watchers(result, watchers)
-            d.check_feeds(self.cluster, result, list(current.values()), area, keyed.ended)
+            ended = max(keyed.ended, steady.ended)
+            d.check_feeds(self.cluster, result, list(current.values()), area, ended)
             d.check_writes(self.cluster, result, load)
             d.check_keyed(self.cluster, result, keyed)
             d.check_keyed(self.cluster, result, steady, label="steady: ")
-            d.check_watchers(self.cluster, result, watchers, keyed.ended)
+            d.check_watchers(self.cluster, result, watchers, ended)
             codes = ", ".join(f"{daemon.name} {daemon.process.returncode}" for daemon in old)
             result.count(f"rolling restart: old daemons' exit statuses {codes}; "
                          f"HAProxy {'still running' if self.proxy.process.poll() is None else 'gone'}")
