@@ -22,8 +22,10 @@ SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-d
 # Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
 # QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them); tmux
 # is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests);
-# systemd brings systemd-analyze, which checks scripts/scavengerd.service (SystemdUnitTests).
-SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd"
+# systemd brings systemd-analyze, which checks scripts/scavengerd.service (SystemdUnitTests);
+# haproxy balances two daemons in scripts/chaos.sh's rolling restart (scenario 9; the driver runs
+# its own, in the foreground, not the system's service).
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd haproxy"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432

@@ -43,6 +43,7 @@ import time
 import traceback
 import uuid
 
+import rolling  # scenario 9: a rolling restart behind HAProxy (scripts/chaos/rolling.py)
 import standby_load  # scenario 12: a new daemon loading from a standby (scripts/chaos/standby_load.py)
 
 # Flags every daemon gets: no per-user or per-address limits in the way of the load (the
@@ -2235,6 +2236,9 @@ class Chaos:
     def scenario8(self, result):
         self.failover_under_load(result, 8, synchronous=False)
 
+    def scenario9(self, result):
+        rolling.scenario9(self, result)
+
     def scenario12(self, result):
         standby_load.scenario12(self, result, sys.modules[__name__])
 
@@ -2322,6 +2326,7 @@ class Chaos:
             6: "a synchronous standby that does not answer: a commit whose wait is cancelled is not OK",
             7: "kill -9 the primary under load, promote its synchronous standby: nothing acknowledged lost",
             8: "kill -9 the primary under load, promote its lagging asynchronous standby: daemons reload",
+            9: "a rolling restart of two daemons behind HAProxy under load: nothing failed, lost or doubled",
             12: "a new daemon loads its pins and rankings from a standby while the primary takes writes",
         }
         results = []
@@ -2373,8 +2378,8 @@ def main():
                         help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
     args = parser.parse_args()
     numbers = [int(n) for n in args.scenarios.split(",") if n]
-    if any(n not in (*range(1, 9), 12) for n in numbers):
-        parser.error("--scenarios takes numbers 1 to 8 and 12")
+    if any(n not in range(1, 13) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 12")
     args.failover_ports = [int(port) for port in args.failover_ports.split(",") if port]
     if any(n in (7, 8, 12) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
         parser.error("scenarios 7, 8 and 12 need --pair-root and four --failover-ports")
