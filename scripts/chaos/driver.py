@@ -43,6 +43,11 @@ import time
 import traceback
 import uuid
 
+# Scenarios 10 and 11 (pg_auto_failover) live in autofailover.py, which imports this module as
+# `driver`: when this file runs as the script, that is this very module, not a second copy.
+sys.modules.setdefault("driver", sys.modules[__name__])
+import autofailover  # noqa: E402
+
 # Flags every daemon gets: no per-user or per-address limits in the way of the load (the
 # retrying clients REPLY too), and one report by anyone hides a pin (scenario 5 hides pins that
 # way).
@@ -2319,6 +2324,7 @@ class Chaos:
             8: "kill -9 the primary under load, promote its lagging asynchronous standby: daemons reload",
         }
         results = []
+        titles.update(autofailover.TITLES)
         for number in numbers:
             result = Result(number, titles[number])
             say(f"==> scenario {number}: {titles[number]}")
@@ -2337,6 +2343,12 @@ class Chaos:
             results.append(result)
             say(result.line())
         return results
+
+    def scenario10(self, result):
+        autofailover.scenario10(self, result)
+
+    def scenario11(self, result):
+        autofailover.scenario11(self, result)
 
 
 def main():
@@ -2365,8 +2377,8 @@ def main():
                         help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
     args = parser.parse_args()
     numbers = [int(n) for n in args.scenarios.split(",") if n]
-    if any(n not in range(1, 9) for n in numbers):
-        parser.error("--scenarios takes numbers 1 to 8")
+    if any(n not in range(1, 12) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 11")
     args.failover_ports = [int(port) for port in args.failover_ports.split(",") if port]
     if any(n in (7, 8) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
         parser.error("scenarios 7 and 8 need --pair-root and four --failover-ports")
@@ -2379,6 +2391,7 @@ def main():
         results = Chaos(args).run(numbers)
     finally:
         Daemon.kill_all()
+        autofailover.stop_all()
     say("")
     say("==> chaos summary")
     for result in results:
