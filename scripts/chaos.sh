@@ -3,7 +3,7 @@
 # back in step with the database, when PostgreSQL restarts or the daemon dies (issue 15), or a
 # standby takes over from a dead primary (issue 41)?
 #
-#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,3,4,5,6,7,8]
+#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios 1,2,…,11]
 #                    [--scavengerd PATH] [--keep] [--sabotage]
 #
 # Scenarios (scripts/chaos/driver.py runs them; each prints PASS or FAIL with its figures):
@@ -31,12 +31,30 @@
 #     again (scavenger_change_log_rewrites_total > 0 on /metrics) and reload, and every watcher
 #     end with the database's view (told to read again, `resumed: false` or a SINCE past the
 #     log's end, it takes a SNAPSHOT), writes succeed after it, none doubled.
-# In 1, 2, 3, 5, 7 and 8, watchers follow a circle around one of the area's four places:
-# `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to
-# the new daemon; in 5, 7 and 8 a pair on each daemon, in 5 through both phases); one of each
-# pair also drops its connection itself every 0.3-1 s. In 7 and 8 a third on each daemon is away
-# from the crash to the load's end and comes back with SINCE its old seq (in 8 once the new
-# primary has handed that position out again to another change).
+# 10. 7 with pg_auto_failover deciding (scripts/chaos/autofailover.py; Debian's
+#     postgresql-15-auto-failover and pg-auto-failover-cli): a monitor and two data nodes of
+#     their own (`pg_autoctl create monitor`, `pg_autoctl create postgres` twice, each run by
+#     `pg_autoctl run`), the second a synchronous standby by the monitor's defaults
+#     (`synchronous_standby_names = 'ANY 1 (pgautofailover_standby_2)'`); the monitor's health
+#     checks made faster (`ALTER SYSTEM SET pgautofailover.health_check_period = 1000`,
+#     health_check_timeout 1000, health_check_max_retries 1, health_check_retry_delay 500,
+#     node_considered_unhealthy_timeout 4000, primary_demote_timeout 6000; the nodes'
+#     `timeout.network_partition_timeout` 3 s, below the demote timeout). Under load the
+#     primary's machine dies: its pg_autoctl processes and its PostgreSQL all get SIGKILL, and
+#     nothing but the monitor promotes the standby. The checks of 7, against the node the monitor
+#     then reports primary; the time to the promotion is reported;
+# 11. the dead node's `pg_autoctl run` started again under load: the monitor has it rewound
+#     (pg_rewind) and back as the synchronous standby; once it reports it secondary,
+#     `pg_autoctl perform switchover` makes it primary again, still under load. The checks of 7.
+#     After 10 it goes on with 10's formation; alone, it first has a formation of its own fail
+#     over without load. 10 and 11 run only in full runs (not with --short), or when named.
+# In 1, 2, 3, 5, 7, 8, 10 and 11, watchers follow a circle around one of the area's four
+# places: `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>`
+# (in 3 to the new daemon; in 5, 7, 8, 10 and 11 a pair on each daemon, in 5 through both
+# phases); one of each pair also drops its connection itself every 0.3-1 s. In 7, 8, 10 and 11
+# a third on each daemon is away from the crash (the switchover) to the load's end and comes
+# back with SINCE its old seq (in 8 once the new primary has handed that position out again to
+# another change).
 # Beside the load there, 4 retrying clients (in 5, in each phase) send every write with
 # `REQUEST <key>` (a new uuid each): POSTs into the watched circle, and side pins outside it that
 # they REPLY to or DELETE. A write that gets no answer (connection broken, or no reply within
@@ -73,8 +91,9 @@
 # It starts a PostgreSQL cluster of its own under .data/chaos/pg (or /tmp/scavenger-chaos-pg-*
 # when the postgres user cannot reach the checkout) on a free port, never the checkout's own
 # cluster, creates the database `chaos` and runs `scavengerd migrate` on it; 7 and 8 make
-# their pair in its pairs/ directory, on two more free ports each. Every cluster is stopped
-# and removed on exit, whatever the reason (--keep leaves the data directories). Daemons
+# their pair in its pairs/ directory, on two more free ports each, 10 and 11 their formation in
+# pairs/autofailover (three free ports). Every cluster and every pg_autoctl is stopped and
+# removed on exit, whatever the reason (--keep leaves the data directories). Daemons
 # run with `serve --port 0` and no rate limits. Without --scavengerd it builds the debug
 # daemon (`swift build --product scavengerd`). Logs (each daemon's stderr, PostgreSQL's log) and
 # results.txt go to .data/chaos/runs/<UTC time>/.
@@ -95,6 +114,8 @@ source scripts/lib.sh
 LOAD_SECONDS=20
 CONNECTIONS=8
 SCENARIOS=1,2,3,4,5,6,7,8
+SHORT=0
+SCENARIOS_GIVEN=0
 SCAVENGERD_GIVEN=""
 KEEP=0
 KEEP_ARG=()
@@ -104,10 +125,10 @@ usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while (($# > 0)); do
     case $1 in
-        --short) LOAD_SECONDS=5; shift ;;
+        --short) LOAD_SECONDS=5; SHORT=1; shift ;;
         --seconds) LOAD_SECONDS=${2:-}; shift 2 ;;
         --connections) CONNECTIONS=${2:-}; shift 2 ;;
-        --scenarios) SCENARIOS=${2:-}; shift 2 ;;
+        --scenarios) SCENARIOS=${2:-}; SCENARIOS_GIVEN=1; shift 2 ;;
         --scavengerd) SCAVENGERD_GIVEN=${2:-}; shift 2 ;;
         --keep) KEEP=1; KEEP_ARG=(--keep); shift ;;
         --sabotage) SABOTAGE=(--sabotage); shift ;;
@@ -121,7 +142,9 @@ fi
 if ! [[ $CONNECTIONS =~ ^[0-9]+$ ]] || ((CONNECTIONS < 2 || CONNECTIONS > 50)); then
     die "--connections must be 2..50"
 fi
-[[ $SCENARIOS =~ ^[1-8](,[1-8])*$ ]] || die "--scenarios takes numbers 1 to 8, comma-separated"
+[[ $SCENARIOS =~ ^([1-9]|1[01])(,([1-9]|1[01]))*$ ]] || die "--scenarios takes numbers 1 to 11, comma-separated"
+# Scenarios 10 and 11 (pg_auto_failover) run in full runs only.
+((SHORT || SCENARIOS_GIVEN)) || SCENARIOS+=,10,11
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
@@ -155,10 +178,24 @@ cleanup() {
         kill -KILL "$DRIVER_PID" 2>/dev/null || true
         wait "$DRIVER_PID" 2>/dev/null || true
     fi
+    local pid_file pid
+    # Scenarios 10 and 11's pg_autoctl processes first (they would start their PostgreSQL again):
+    # each runs in a session and process group of its own, whose id the driver wrote in a .pgid
+    # file and removes once it is gone; only one holding pg_autoctl or postgres is killed.
+    for pid_file in "${PAIR_ROOT:-/nonexistent}"/*/*.pgid; do
+        [[ -f $pid_file ]] || continue
+        pid=$(<"$pid_file")
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        pgrep -s "$pid" -x "pg_autoctl|postgres" >/dev/null || continue
+        kill -KILL -- "-$pid" 2>/dev/null || true
+        for ((i = 0; i < 100; i++)); do
+            pgrep -s "$pid" >/dev/null || break
+            sleep 0.1
+        done
+    done
     # Scenarios 7 and 8's primaries and standbys (the driver stops them itself, unless it was
     # killed): whatever still runs there. A killed primary leaves its postmaster.pid behind: only
     # a process that is that directory's postmaster is stopped, not one that took its pid since.
-    local pid_file pid
     for pid_file in "${PAIR_ROOT:-/nonexistent}"/*/*/postmaster.pid; do
         [[ -f $pid_file ]] || continue
         pid=$(head -n 1 "$pid_file")
@@ -208,6 +245,8 @@ pick_free_port() {
 
 ensure_packages
 command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
+# shellcheck disable=SC2086  # a list of package names
+[[ ,$SCENARIOS, != *,1[01],* ]] || install_missing_packages $SCAVENGER_FAILOVER_PACKAGES
 if [[ -n $SCAVENGERD_GIVEN ]]; then
     [[ -x $SCAVENGERD_GIVEN ]] || die "--scavengerd $SCAVENGERD_GIVEN is not an executable"
     SCAVENGERD=$(cd "$(dirname "$SCAVENGERD_GIVEN")" && pwd -P)/$(basename "$SCAVENGERD_GIVEN")
