@@ -43,9 +43,10 @@
 #     primary's machine dies: its pg_autoctl processes and its PostgreSQL all get SIGKILL, and
 #     nothing but the monitor promotes the standby. The checks of 7, against the node the monitor
 #     then reports primary; the time to the promotion is reported;
-# 11. the dead node's `pg_autoctl run` started again under load: the monitor has it rewound
-#     (pg_rewind) and back as the synchronous standby; once it reports it secondary,
-#     `pg_autoctl perform switchover` makes it primary again, still under load. The checks of 7.
+# 11. the dead node's `pg_autoctl run` started again, two new daemons up: the monitor has it
+#     rewound (pg_rewind, or copied again when that fails) and back as the synchronous standby;
+#     once it reports it secondary, under load, `pg_autoctl perform switchover` makes it primary
+#     again. The checks of 7.
 #     After 10 it goes on with 10's formation; alone, it first has a formation of its own fail
 #     over without load. 10 and 11 run only in full runs (not with --short), or when named.
 # In 1, 2, 3, 5, 7, 8, 10 and 11, watchers follow a circle around one of the area's four

@@ -16,9 +16,10 @@ defaults keep 20 s below 30 s), so a failover takes seconds, not a minute.
     processes and its PostgreSQL (the postmaster and every process it started) are killed with
     SIGKILL, and the monitor is left to promote the standby by itself. Then the checks of
     scenario 7 against the node the monitor now calls primary.
-11: the node that died is brought back (`pg_autoctl run`): the monitor has it rewound
-    (pg_rewind) and it rejoins as a synchronous standby; once the monitor reports it secondary,
-    `pg_autoctl perform switchover` makes it primary again. All of it under load, and the same
+11: the node that died is brought back (`pg_autoctl run`, the daemons up, before the load):
+    the monitor has it rewound (pg_rewind; pg_auto_failover copies it again with pg_basebackup
+    when that fails) and it rejoins as a synchronous standby; once the monitor reports it
+    secondary, under load, `pg_autoctl perform switchover` makes it primary again. The same
     checks. After 10 it goes on with 10's formation; alone (or after a 10 that did not see the
     promotion), it first builds a formation and has it fail over without load.
 
@@ -460,14 +461,15 @@ def report_failover(result, formation, crash):
         driver.say(f"    monitor event: {line}")
 
 
-def under_load(chaos, result, number, formation, fault, what):
+def under_load(chaos, result, number, formation, fault, what, before=None):
     """Scenario 7's frame on the formation: two daemons given both data nodes in one URL, the
     load through both (Load, retrying clients sending each key again through the other daemon),
     two watchers on each and a third on each away from the fault to the load's end; `fault(info)`
     at 40 % of the load (it puts monotonic times in `info`, "figures_from" where the fault
-    figures count from). Then, against the node the monitor reports primary: the feeds, the
-    writes, the keyed writes, the watchers; the daemons still the same processes, none having
-    found its change log rewritten."""
+    figures count from, and "report", what reports it). `before(info)`, if given, runs once the
+    daemons are up, before the load. Then, against the node the monitor reports primary: the
+    feeds, the writes, the keyed writes, the watchers; the daemons still the same processes,
+    none having found its change log rewritten."""
     args = chaos.args
     area = driver.Area(-10.0 * (number - 6), 10.0 * number)
     daemons, watchers = [], []
@@ -479,6 +481,8 @@ def under_load(chaos, result, number, formation, fault, what):
         for daemon in daemons:
             daemon.wait_loaded()
         pids = {daemon.name: daemon.process.pid for daemon in daemons}
+        if before is not None:
+            before(info)
 
         def ports(k):
             return daemons[k % 2].port
@@ -571,16 +575,17 @@ def scenario11(chaos, result):
         else:
             result.figure("scenario 10's formation: node_a down since its crash, node_b primary")
 
-        def fault(info):
-            steps = {}
-            info["steps"] = steps
+        steps = {}
+
+        def rejoin(info):
+            # The old primary's machine is back: its keeper is started again (the daemons are
+            # up, the load not yet: pg_auto_failover may take a minute or more when its
+            # pg_rewind fails and it copies the node again), and the monitor has it rewound and
+            # following node_b. Meanwhile, what node_a answers when asked whether it is in
+            # recovery (a primary would say f).
             info["report"] = lambda: report_rejoin(result, formation, steps)
-            info["figures_from"] = now()
             steps["clock"] = formation.monitor_clock()
             steps["run"] = now()
-            # The old primary's machine is back: its keeper is started again, and the monitor
-            # has it rewound and following node_b. Meanwhile, what node_a answers when asked
-            # whether it is in recovery (a primary would say f).
             watching = threading.Event()
             answers = steps["answers"] = {}
             watch = threading.Thread(target=ask_recovery, args=(formation.nodes["node_a"], watching, answers), daemon=True)
@@ -597,7 +602,9 @@ def scenario11(chaos, result):
             steps["replication"] = formation.nodes["node_b"].query(
                 "SELECT application_name, state, sync_state FROM pg_stat_replication", database="postgres")
             steps["port_files"] = port_settings(formation.nodes["node_a"])
-            # Then the switchover back, the figures counted from here.
+
+        def switchover(info):
+            # Then, under load, the switchover back to node_a.
             info["figures_from"] = steps["switch"] = now()
             perform = formation.command("perform", "switchover", "--pgdata", formation.monitor.data,
                                         "--formation", "default", "--group", "0", timeout=STATE_GUARD, check=False)
@@ -607,7 +614,8 @@ def scenario11(chaos, result):
                                   "node_a primary again, node_b its secondary")
             steps["switched"] = now()
 
-        under_load(chaos, result, 11, formation, fault, "the switchover (pg_autoctl perform switchover)")
+        under_load(chaos, result, 11, formation, switchover, "the switchover (pg_autoctl perform switchover)",
+                   before=rejoin)
     finally:
         formation.stop()
 
@@ -650,9 +658,12 @@ def report_rejoin(result, formation, steps):
     log_path = os.path.join(formation.root, "node_a.log")
     with open(log_path, errors="replace") as file:
         log = file.read()
-    # pg_autoctl logs the commands it runs and pg_rewind's output ("pg_rewind: …").
-    rewind = [line.split("pg_rewind: ", 1)[1].strip() for line in log.splitlines() if "pg_rewind: " in line
-              and any(word in line for word in ("diverged", "rewind", "Done", "error", "fatal"))]
+    # pg_autoctl logs the commands it runs and pg_rewind's output (often a line "pg_rewind:",
+    # then the message on a line of its own).
+    phrases = ("servers diverged at WAL location", "rewinding from last common checkpoint", "no rewind required",
+               "Done!", "single-user mode in target cluster failed", "Failed to run pg_rewind")
+    rewind = [line[line.index(phrase):].strip() for line in log.splitlines() for phrase in phrases if phrase in line]
+    rewind += [line.split("FATAL:", 1)[1].strip() for line in log.splitlines() if "FATAL:" in line][:1]
     rebuilt = any("/pg_basebackup " in line for line in log.splitlines())
     result.figure("node_a's keeper log: " + (f"pg_rewind said {'; '.join(rewind)}" if rewind else "no pg_rewind")
                   + ("; a pg_basebackup ran (the rewind failed)" if rebuilt else "")
