@@ -201,7 +201,7 @@ cleanup() {
         [[ -f $pid_file ]] || continue
         pid=$(head -n 1 "$pid_file")
         [[ $pid =~ ^[0-9]+$ ]] || continue
-        tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "${pid_file%/*}" || continue
+        tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | grep -qxF -- "${pid_file%/*}" || continue
         pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "${pid_file%/*}" >/dev/null 2>&1 || true
     done
     if ((CPG_STARTED)); then
