@@ -46,7 +46,9 @@
 # 11. the dead node's `pg_autoctl run` started again, two new daemons up: the monitor has it
 #     rewound (pg_rewind, or copied again when that fails) and back as the synchronous standby;
 #     once it reports it secondary, under load, `pg_autoctl perform switchover` makes it primary
-#     again. The checks of 7.
+#     again. The checks of 7. pg_auto_failover 2.0 (bookworm's) can lose writes there: a race
+#     of its monitor turns the old primary's draining into wait_primary (no synchronous standby)
+#     while the standby is promoted; 11 then fails and names the monitor's event.
 #     After 10 it goes on with 10's formation; alone, it first has a formation of its own fail
 #     over without load. 10 and 11 run only in full runs (not with --short), or when named.
 # In 1, 2, 3, 5, 7, 8, 10 and 11, watchers follow a circle around one of the area's four
