@@ -45,6 +45,26 @@
 #     its counters, and how many requests met a closed connection or ERR UNAVAILABLE and were
 #     sent again (and for how long) are reported. The Debian package haproxy is installed when
 #     missing. With --sabotage, A is killed with SIGKILL instead (no drain, exit status not 0).
+# 10. 7 with pg_auto_failover deciding (scripts/chaos/autofailover.py; Debian's
+#     postgresql-15-auto-failover and pg-auto-failover-cli): a monitor and two data nodes of
+#     their own (`pg_autoctl create monitor`, `pg_autoctl create postgres` twice, each run by
+#     `pg_autoctl run`), the second a synchronous standby by the monitor's defaults
+#     (`synchronous_standby_names = 'ANY 1 (pgautofailover_standby_2)'`); the monitor's health
+#     checks made faster (`ALTER SYSTEM SET pgautofailover.health_check_period = 1000`,
+#     health_check_timeout 1000, health_check_max_retries 1, health_check_retry_delay 500,
+#     node_considered_unhealthy_timeout 4000, primary_demote_timeout 6000; the nodes'
+#     `timeout.network_partition_timeout` 3 s, below the demote timeout). Under load the
+#     primary's machine dies: its pg_autoctl processes and its PostgreSQL all get SIGKILL, and
+#     nothing but the monitor promotes the standby. The checks of 7, against the node the monitor
+#     then reports primary; the time to the promotion is reported;
+# 11. the dead node's `pg_autoctl run` started again, two new daemons up: the monitor has it
+#     rewound (pg_rewind, or copied again when that fails) and back as the synchronous standby;
+#     once it reports it secondary, under load, `pg_autoctl perform switchover` makes it primary
+#     again. The checks of 7. pg_auto_failover 2.0 (bookworm's) can lose writes there: a race
+#     of its monitor turns the old primary's draining into wait_primary (no synchronous standby)
+#     while the standby is promoted; 11 then fails and names the monitor's event.
+#     After 10 it goes on with 10's formation; alone, it first has a formation of its own fail
+#     over without load. 10 and 11 run only in full runs (not with --short), or when named;
 # 12. (full runs only, or --scenarios 12) a new daemon started with --read-database-url naming an
 #     asynchronous standby while another daemon takes writes on the primary, 200,000 pins in the
 #     database (the driver's --standby-pins) and the standby's replay held for 2 s as it starts:
@@ -52,12 +72,13 @@
 #     at least the pins), end holding every live pin (scavenger_feed_pins = the database's), its
 #     NEARBY equal to the database, nothing acknowledged lost. With --sabotage the replay is held
 #     past its wait: it loads from the primary, and 12 must FAIL.
-# In 1, 2, 3, 5, 7 and 8, watchers follow a circle around one of the area's four places:
-# `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>` (in 3 to
-# the new daemon; in 5, 7 and 8 a pair on each daemon, in 5 through both phases); one of each
-# pair also drops its connection itself every 0.3-1 s. In 7 and 8 a third on each daemon is away
-# from the crash to the load's end and comes back with SINCE its old seq (in 8 once the new
-# primary has handed that position out again to another change).
+# In 1, 2, 3, 5, 7, 8, 10 and 11, watchers follow a circle around one of the area's four
+# places: `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>`
+# (in 3 to the new daemon; in 5, 7, 8, 10 and 11 a pair on each daemon, in 5 through both
+# phases); one of each pair also drops its connection itself every 0.3-1 s. In 7, 8, 10 and 11
+# a third on each daemon is away from the crash (the switchover) to the load's end and comes
+# back with SINCE its old seq (in 8 once the new primary has handed that position out again to
+# another change).
 # Beside the load there, 4 retrying clients (in 5, in each phase) send every write with
 # `REQUEST <key>` (a new uuid each): POSTs into the watched circle, and side pins outside it that
 # they REPLY to or DELETE. A write that gets no answer (connection broken, or no reply within
@@ -94,8 +115,9 @@
 # It starts a PostgreSQL cluster of its own under .data/chaos/pg (or /tmp/scavenger-chaos-pg-*
 # when the postgres user cannot reach the checkout) on a free port, never the checkout's own
 # cluster, creates the database `chaos` and runs `scavengerd migrate` on it; 7 and 8 make
-# their pair in its pairs/ directory, on two more free ports each. Every cluster is stopped
-# and removed on exit, whatever the reason (--keep leaves the data directories). Daemons
+# their pair in its pairs/ directory, on two more free ports each, 10 and 11 their formation in
+# pairs/autofailover (three free ports). Every cluster and every pg_autoctl is stopped and
+# removed on exit, whatever the reason (--keep leaves the data directories). Daemons
 # run with `serve --port 0` and no rate limits. Without --scavengerd it builds the debug
 # daemon (`swift build --product scavengerd`). Logs (each daemon's stderr, PostgreSQL's log) and
 # results.txt go to .data/chaos/runs/<UTC time>/.
@@ -116,8 +138,8 @@ source scripts/lib.sh
 LOAD_SECONDS=20
 CONNECTIONS=8
 SCENARIOS=""
-# Without --scenarios: every scenario, but --short (scripts/test.sh) leaves out 9.
-DEFAULT_SCENARIOS=1,2,3,4,5,6,7,8,9,12
+# Without --scenarios: every scenario, but --short (scripts/test.sh) leaves out 9 to 12.
+DEFAULT_SCENARIOS=1,2,3,4,5,6,7,8,9,10,11,12
 SCAVENGERD_GIVEN=""
 KEEP=0
 KEEP_ARG=()
@@ -179,15 +201,29 @@ cleanup() {
         kill -KILL "$DRIVER_PID" 2>/dev/null || true
         wait "$DRIVER_PID" 2>/dev/null || true
     fi
+    local pid_file pid
+    # Scenarios 10 and 11's pg_autoctl processes first (they would start their PostgreSQL again):
+    # each runs in a session and process group of its own, whose id the driver wrote in a .pgid
+    # file and removes once it is gone; only one holding pg_autoctl or postgres is killed.
+    for pid_file in "${PAIR_ROOT:-/nonexistent}"/*/*.pgid; do
+        [[ -f $pid_file ]] || continue
+        pid=$(<"$pid_file")
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        pgrep -s "$pid" -x "pg_autoctl|postgres" >/dev/null || continue
+        kill -KILL -- "-$pid" 2>/dev/null || true
+        for ((i = 0; i < 100; i++)); do
+            pgrep -s "$pid" >/dev/null || break
+            sleep 0.1
+        done
+    done
     # Scenarios 7 and 8's primaries and standbys (the driver stops them itself, unless it was
     # killed): whatever still runs there. A killed primary leaves its postmaster.pid behind: only
     # a process that is that directory's postmaster is stopped, not one that took its pid since.
-    local pid_file pid
     for pid_file in "${PAIR_ROOT:-/nonexistent}"/*/*/postmaster.pid; do
         [[ -f $pid_file ]] || continue
         pid=$(head -n 1 "$pid_file")
         [[ $pid =~ ^[0-9]+$ ]] || continue
-        tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "${pid_file%/*}" || continue
+        tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | grep -qxF -- "${pid_file%/*}" || continue
         pg_run "$PG_BIN/pg_ctl" stop -w -t 30 -m immediate -D "${pid_file%/*}" >/dev/null 2>&1 || true
     done
     if ((CPG_STARTED)); then
@@ -233,6 +269,8 @@ pick_free_port() {
 ensure_packages
 command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
 if [[ ,$SCENARIOS, == *,9,* ]]; then SCAVENGER_PACKAGES="haproxy" ensure_packages; fi
+# shellcheck disable=SC2086  # a list of package names
+[[ ,$SCENARIOS, != *,1[01],* ]] || install_missing_packages $SCAVENGER_FAILOVER_PACKAGES
 if [[ -n $SCAVENGERD_GIVEN ]]; then
     [[ -x $SCAVENGERD_GIVEN ]] || die "--scavengerd $SCAVENGERD_GIVEN is not an executable"
     SCAVENGERD=$(cd "$(dirname "$SCAVENGERD_GIVEN")" && pwd -P)/$(basename "$SCAVENGERD_GIVEN")

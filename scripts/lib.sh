@@ -25,7 +25,10 @@ SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-d
 # systemd brings systemd-analyze, which checks scripts/scavengerd.service (SystemdUnitTests);
 # haproxy balances two daemons in scripts/chaos.sh's rolling restart (scenario 9; the driver runs
 # its own, in the foreground, not the system's service).
-SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd haproxy"
+# SCAVENGER_FAILOVER_PACKAGES: pg_auto_failover (the monitor's extension for bookworm's
+# PostgreSQL 15, and pg_autoctl), which chaos scenarios 10 and 11 fail over with.
+SCAVENGER_FAILOVER_PACKAGES="postgresql-15-auto-failover pg-auto-failover-cli"
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd haproxy $SCAVENGER_FAILOVER_PACKAGES"
 
 # First port tried for a new cluster; the search walks upward from here.
 PG_FIRST_PORT=55432

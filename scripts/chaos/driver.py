@@ -45,6 +45,10 @@ import uuid
 
 import rolling  # scenario 9: a rolling restart behind HAProxy (scripts/chaos/rolling.py)
 import standby_load  # scenario 12: a new daemon loading from a standby (scripts/chaos/standby_load.py)
+# Scenarios 10 and 11 (pg_auto_failover) live in autofailover.py, which imports this module as
+# `driver`: when this file runs as the script, that is this very module, not a second copy.
+sys.modules.setdefault("driver", sys.modules[__name__])
+import autofailover  # noqa: E402
 
 # Flags every daemon gets: no per-user or per-address limits in the way of the load (the
 # retrying clients REPLY too), and one report by anyone hides a pin (scenario 5 hides pins that
@@ -2330,6 +2334,7 @@ class Chaos:
             12: "a new daemon loads its pins and rankings from a standby while the primary takes writes",
         }
         results = []
+        titles.update(autofailover.TITLES)
         for number in numbers:
             result = Result(number, titles[number])
             say(f"==> scenario {number}: {titles[number]}")
@@ -2348,6 +2353,12 @@ class Chaos:
             results.append(result)
             say(result.line())
         return results
+
+    def scenario10(self, result):
+        autofailover.scenario10(self, result)
+
+    def scenario11(self, result):
+        autofailover.scenario11(self, result)
 
 
 def main():
@@ -2392,6 +2403,7 @@ def main():
         results = Chaos(args).run(numbers)
     finally:
         Daemon.kill_all()
+        autofailover.stop_all()
     say("")
     say("==> chaos summary")
     for result in results:
