@@ -74,6 +74,10 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A failure whose cause is in the log.
     static let internalFailure = BoardError(.internalError, "internal error")
 
+    /// A keyed write found its key taken by another run of the same request whose result could not
+    /// be read (the database went away between the two): retrying gets that result.
+    static let requestKeyBusy = BoardError(.unavailable, "this REQUEST key's other run has not answered yet; retry")
+
     public var description: String { "\(code): \(message)" }
 }
 
@@ -116,6 +120,10 @@ extension Board {
                     "use_case": "\(useCase)", "error": "\(message)",
                 ])
                 return .unconfirmedCommit
+            case .conflict(constraint: requestKeyConstraint):
+                // Another run of the request holds its key and committed (``Board/replaying(_:by:_:)``
+                // answers from its result), or cannot be read just now: the client retries.
+                return .requestKeyBusy
             case .conflict:
                 return BoardError(.conflict, "already exists")
             case .sessionRefused:
