@@ -13,6 +13,9 @@ public struct StandbyReads: Sendable {
     /// How long a load waits for the standby to replay up to its place.
     public let maximumWait: Duration
 
+    /// How often a load looks again at a standby that has not caught up.
+    static let pollInterval = Duration.milliseconds(50)
+
     public init(standby: Database, maximumWait: Duration = .seconds(10)) {
         self.standby = standby
         self.maximumWait = maximumWait
@@ -23,14 +26,15 @@ public struct StandbyReads: Sendable {
     func reader(after primary: Database, for what: String, logger: Logger) async -> Database {
         do {
             let position = try await primary.walPosition()
-            let deadline = ContinuousClock.now.advanced(by: maximumWait)
-            while true {
+            // Bounded by the number of looks, not by reading a clock: one every poll interval
+            // for the wait allowed.
+            let looks = max(1, Int(maximumWait / Self.pollInterval) + 1)
+            for look in 1 ... looks {
                 if try await standby.hasReplayed(position) {
                     logger.info("loading from the standby", metadata: ["load": "\(what)", "primary_wal": "\(position)"])
                     return standby
                 }
-                guard ContinuousClock.now < deadline else { break }
-                try await Task.sleep(for: .milliseconds(50))
+                if look < looks { try await Task.sleep(for: Self.pollInterval) }
             }
             logger.warning("the standby has not replayed up to the load's place; loading from the primary", metadata: [
                 "load": "\(what)", "primary_wal": "\(position)",

@@ -299,6 +299,16 @@ class Cluster:
         raise RuntimeError(f"processes {alive} of the killed server are still alive")
 
 
+def read_until_closed(client):
+    """Every byte a socket sends until its peer closes it."""
+    answer = b""
+    while True:
+        chunk = client.recv(1 << 16)
+        if not chunk:
+            return answer
+        answer += chunk
+
+
 class StandbyPair:
     """A primary and a streaming standby of their own (scenarios 7 and 8), beside chaos.sh's
     cluster, which they leave alone: both in `<--pair-root>/<name>/` (primary/, standby/, their
@@ -467,12 +477,7 @@ class Daemon:
         client = socket.create_connection(("127.0.0.1", self.http_port), timeout=10)
         try:
             client.sendall(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-            answer = b""
-            while True:
-                chunk = client.recv(1 << 16)
-                if not chunk:
-                    break
-                answer += chunk
+            answer = read_until_closed(client)
         finally:
             client.close()
         head, _, body = answer.decode(errors="replace").partition("\r\n\r\n")

@@ -180,12 +180,7 @@ class HAProxy:
         try:
             client.connect(self.stats_socket)
             client.sendall(line.encode() + b"\n")
-            answer = b""
-            while True:
-                chunk = client.recv(1 << 16)
-                if not chunk:
-                    break
-                answer += chunk
+            answer = sys.modules["driver"].read_until_closed(client)
         finally:
             client.close()
         return answer.decode(errors="replace")
