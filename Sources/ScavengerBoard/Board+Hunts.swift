@@ -11,6 +11,12 @@ public struct HuntDraft: Sendable {
     public var starts: Timestamp?
     public var ends: Timestamp?
     public var durationSeconds: Int?
+    /// `TEAMS [SIZE n]`: the largest team of a team hunt; nil for single players.
+    public var teamSize: Int? = nil
+    /// `TRIAL seconds`: a time trial's length; nil for none.
+    public var trialSeconds: Int? = nil
+    /// `BADGE name`: the hunt's own badge; nil for none.
+    public var badgeName: String? = nil
 
     public init(
         name: String, description: String = "", ordered: Bool = false, isPublic: Bool = false, starts: Timestamp? = nil,
@@ -165,6 +171,8 @@ extension Board {
             try guardedNow {
                 try Validation.huntName(draft.name)
                 try Validation.huntDescription(draft.description)
+                if let badge = draft.badgeName { try Validation.badgeName(badge) }
+                try HuntDecisions.options(teamSize: draft.teamSize, trialSeconds: draft.trialSeconds)
             }
             let now = clock.now
             let schedule: HuntSchedule
@@ -179,9 +187,12 @@ extension Board {
                 let made = MadeInTransaction<HuntView>()
                 let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord) in Self.hosted(record, at: clock.now) }
                 for _ in 0 ..< Self.joinCodeDraws {
-                    let new = NewHunt(
+                    var new = NewHunt(
                         hostID: account.id, name: draft.name, description: draft.description, code: JoinCode.random(), ordered: draft.ordered,
                         isPublic: draft.isPublic, schedule: schedule, rate: limit)
+                    new.teamSize = draft.teamSize
+                    new.trialSeconds = draft.trialSeconds
+                    new.badgeName = draft.badgeName
                     do {
                         let record = try await charging(.post, limit) { try await store.createHunt(new, request: keyed) }
                         return made.value { Self.hosted(record, at: clock.now) }

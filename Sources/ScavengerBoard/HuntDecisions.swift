@@ -9,6 +9,17 @@ import ScavengerStore
 enum HuntDecisions {
     static let ended = BoardError(.conflict, "the hunt has ended")
 
+    /// `CREATEHUNT`'s 1.4 options: a team size of 2–50 and a trial of 60 s to 7 days.
+    static func options(teamSize: Int?, trialSeconds: Int?) throws(BoardError) {
+        if let size = teamSize, !HuntLimits.teamSize.contains(size) {
+            throw BoardError(.badArgument, "SIZE must be \(HuntLimits.teamSize.lowerBound)–\(HuntLimits.teamSize.upperBound) players")
+        }
+        if let seconds = trialSeconds, !HuntLimits.trialSeconds.contains(seconds) {
+            throw BoardError(
+                .badArgument, "TRIAL must be \(HuntLimits.trialSeconds.lowerBound)–\(HuntLimits.trialSeconds.upperBound) seconds (1 minute to 7 days)")
+        }
+    }
+
     /// `JOIN`: anyone but the host, until the hunt has ended.
     static func join(_ hunt: HuntRecord, at now: Timestamp, by account: Account) throws(BoardError) {
         guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }

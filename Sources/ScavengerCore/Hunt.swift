@@ -62,12 +62,21 @@ public struct Hunt: Sendable, Equatable, Codable {
     public var stops: Int
     /// How many players have joined (and not left).
     public var players: Int
+    /// A team hunt's largest team (protocol 1.4's `teams`); nil for a hunt of single players.
+    public var teams: Int? = nil
+    /// A time trial's seconds from a player's (or team's) first check-in; nil for no trial.
+    public var trial: Int? = nil
+    /// The name of the hunt's own badge (`BADGE`), awarded to everyone who completes it; nil for none.
+    public var badge: String? = nil
 
     /// A hunt from its fields.
     public init(
         id: String, name: String, description: String, host: String, state: HuntState, starts: Timestamp?, ends: Timestamp?,
-        ordered: Bool, isPublic: Bool, stops: Int, players: Int
+        ordered: Bool, isPublic: Bool, stops: Int, players: Int, teams: Int? = nil, trial: Int? = nil, badge: String? = nil
     ) {
+        self.teams = teams
+        self.trial = trial
+        self.badge = badge
         self.id = id
         self.name = name
         self.description = description
@@ -85,12 +94,13 @@ public struct Hunt: Sendable, Equatable, Codable {
     /// shows as `ends` only once the hunt has started).
     public init(
         id: String, name: String, description: String, host: String, schedule: HuntSchedule, at now: Timestamp,
-        ordered: Bool, isPublic: Bool, stops: Int, players: Int
+        ordered: Bool, isPublic: Bool, stops: Int, players: Int, teams: Int? = nil, trial: Int? = nil, badge: String? = nil
     ) {
         let settled = schedule.settled(at: now)
         self.init(
             id: id, name: name, description: description, host: host, state: settled.state(at: now), starts: settled.starts,
-            ends: settled.ends, ordered: ordered, isPublic: isPublic, stops: stops, players: players)
+            ends: settled.ends, ordered: ordered, isPublic: isPublic, stops: stops, players: players, teams: teams, trial: trial,
+            badge: badge)
     }
 }
 

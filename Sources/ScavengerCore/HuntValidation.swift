@@ -26,6 +26,14 @@ public enum HuntLimits {
     public static let extendSeconds: ClosedRange<Int> = 1 ... 100 * 365 * 24 * 3600
     /// The farthest a hunt's end may be from now after an EXTEND: 100 years.
     public static let farthestEndSeconds = 100 * 365 * 24 * 3600
+    /// A team hunt's `SIZE`, the largest team: 2–50.
+    public static let teamSize: ClosedRange<Int> = 2 ... 50
+    /// A team hunt's largest team when `TEAMS` names no `SIZE`.
+    public static let defaultTeamSize = 6
+    /// A time trial's `TRIAL` seconds: 60 s to 7 days.
+    public static let trialSeconds: ClosedRange<Int> = 60 ... 7 * 24 * 3600
+    /// A hunt's own `BADGE` name: 1–40 characters.
+    public static let badgeNameLength: ClosedRange<Int> = 1 ... 40
 }
 
 /// Stop codes are matched as join codes are: case-insensitively, surrounding spaces ignored (a
@@ -51,6 +59,11 @@ extension Validation {
     /// A hunt's `DESCRIPTION`: up to 2,000 characters (may be empty), the text rules of `POST`.
     public static func huntDescription(_ description: String) throws(ValidationError) {
         try text(description, name: "DESCRIPTION", length: HuntLimits.descriptionLength)
+    }
+
+    /// A hunt's own badge's name (`BADGE`): 1–40 characters, the text rules of `POST`.
+    public static func badgeName(_ name: String) throws(ValidationError) {
+        try text(name, name: "BADGE", length: HuntLimits.badgeNameLength)
     }
 
     /// A stop's title: 1–80 characters, the text rules of `POST`.

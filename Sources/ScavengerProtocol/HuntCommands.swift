@@ -9,7 +9,8 @@ extension JSON {
             ("id", .string(hunt.id)), ("name", .string(hunt.name)), ("description", .string(hunt.description)),
             ("host", .string(hunt.host)), ("state", .string(hunt.state.rawValue)), ("starts", .optional(hunt.starts?.rfc3339)),
             ("ends", .optional(hunt.ends?.rfc3339)), ("ordered", .bool(hunt.ordered)), ("public", .bool(hunt.isPublic)),
-            ("stops", .int(hunt.stops)), ("players", .int(hunt.players)),
+            ("stops", .int(hunt.stops)), ("players", .int(hunt.players)), ("teams", hunt.teams.map(JSON.int) ?? .null),
+            ("trial", hunt.trial.map(JSON.int) ?? .null), ("badge", .optional(hunt.badge)),
         ]
         if let code = view.code { members.append(("code", .string(code.text))) }
         return .object(members)
@@ -96,12 +97,13 @@ enum HuntCommands {
 
     static let all: [CommandSpec] = [
         CommandSpec(
-            "CREATEHUNT", arity: 1 ... 11,
-            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds]",
-            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts.",
+            "CREATEHUNT", arity: 1 ... 18,
+            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TEAMS [SIZE n]] [TRIAL seconds] [BADGE name]",
+            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TEAMS: played in teams of at most SIZE, default 6; TRIAL: each player or team has that long from their first check-in; BADGE: a badge for everyone who completes it).",
             parse: { arguments -> HuntDraft in
                 let name = try arguments.required("name").text
-                let options = try arguments.options(["DESCRIPTION", "STARTS", "ENDS", "DURATION"], flags: ["ORDERED", "PUBLIC"])
+                let options = try arguments.options(
+                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "SIZE", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC", "TEAMS"])
                 var draft = HuntDraft(name: name, ordered: options.has("ORDERED"), isPublic: options.has("PUBLIC"))
                 draft.description = options["DESCRIPTION"]?.text ?? ""
                 draft.starts = try options["STARTS"].map { token throws(CommandError) in try time(token, "STARTS") }
@@ -109,6 +111,16 @@ enum HuntCommands {
                 draft.durationSeconds = try options["DURATION"].map { token throws(CommandError) in
                     try Arguments.integer(token, "DURATION", in: HuntLimits.durationSeconds)
                 }
+                if let size = options["SIZE"] {
+                    guard options.has("TEAMS") else { throw CommandError.badArgument("SIZE is the size of a team hunt's teams: give TEAMS too") }
+                    draft.teamSize = try Arguments.integer(size, "SIZE", in: HuntLimits.teamSize)
+                } else if options.has("TEAMS") {
+                    draft.teamSize = HuntLimits.defaultTeamSize
+                }
+                draft.trialSeconds = try options["TRIAL"].map { token throws(CommandError) in
+                    try Arguments.integer(token, "TRIAL", in: HuntLimits.trialSeconds)
+                }
+                draft.badgeName = options["BADGE"]?.text
                 return draft
             },
             execute: { draft, context in

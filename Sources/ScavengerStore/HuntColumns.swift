@@ -12,7 +12,8 @@ extension Database {
         (extract(epoch FROM h.ends_at) * 1000000)::bigint AS hunt_ends_us,
         h.duration_s AS hunt_duration_s, h.stop_count AS hunt_stops, h.player_count AS hunt_players,
         (extract(epoch FROM h.created_at) * 1000000)::bigint AS hunt_created_us,
-        h.moderation_hidden AS hunt_moderation_hidden, h.removed AS hunt_removed
+        h.moderation_hidden AS hunt_moderation_hidden, h.removed AS hunt_removed,
+        h.team_size AS hunt_team_size, h.trial_s AS hunt_trial_s, h.badge_name AS hunt_badge_name
         """
 
     static let huntFrom = "hunts h JOIN users hu ON hu.id = h.host_id"
@@ -26,7 +27,7 @@ extension Database {
 
     struct HuntColumns {
         let id, name, description, hostID, host, code, ordered, isPublic, starts, ends, duration, stops, players, created: PostgresColumn
-        let moderationHidden, removed: PostgresColumn
+        let moderationHidden, removed, teamSize, trial, badge: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("hunt_id")
@@ -45,6 +46,9 @@ extension Database {
             created = try rows.column("hunt_created_us")
             moderationHidden = try rows.column("hunt_moderation_hidden")
             removed = try rows.column("hunt_removed")
+            teamSize = try rows.column("hunt_team_size")
+            trial = try rows.column("hunt_trial_s")
+            badge = try rows.column("hunt_badge_name")
         }
 
         func hunt(_ row: PostgresRow) throws -> HuntRecord {
@@ -52,7 +56,7 @@ extension Database {
             guard let joinCode = JoinCode(typed: codeText) else { throw StoreError.unexpected("a stored join code is malformed") }
             let startsUS: Int? = try row.int(starts)
             let endsUS: Int? = try row.int(ends)
-            return HuntRecord(
+            var record = HuntRecord(
                 id: try row.string(id), name: try row.string(name), description: try row.string(description),
                 hostID: try row.int(hostID), hostName: try row.string(host), code: joinCode, ordered: try row.bool(ordered),
                 isPublic: try row.bool(isPublic),
@@ -62,6 +66,10 @@ extension Database {
                 stops: try row.int(stops), players: try row.int(players),
                 created: Timestamp(microseconds: Int64(try row.int(created) as Int)), moderationHidden: try row.bool(moderationHidden),
                 removed: try row.bool(removed))
+            record.teamSize = try row.int(teamSize)
+            record.trialSeconds = try row.int(trial)
+            record.badgeName = try row.string(badge)
+            return record
         }
     }
 

@@ -20,6 +20,12 @@ public struct HuntRecord: Sendable, Equatable {
     public var moderationHidden: Bool
     /// Removed by a moderator: ended, and gone for all but its host and moderators.
     public var removed: Bool
+    /// A team hunt's largest team; nil for single players.
+    public var teamSize: Int? = nil
+    /// A time trial's seconds; nil for none.
+    public var trialSeconds: Int? = nil
+    /// The hunt's own badge's name; nil for none.
+    public var badgeName: String? = nil
 
     public init(
         id: String, name: String, description: String, hostID: Int, hostName: String, code: JoinCode, ordered: Bool,
@@ -46,7 +52,7 @@ public struct HuntRecord: Sendable, Equatable {
     public func hunt(at now: Timestamp) -> Hunt {
         Hunt(
             id: id, name: name, description: description, host: hostName, schedule: schedule, at: now, ordered: ordered,
-            isPublic: isPublic, stops: stops, players: players)
+            isPublic: isPublic, stops: stops, players: players, teams: teamSize, trial: trialSeconds, badge: badgeName)
     }
 }
 
@@ -97,6 +103,12 @@ public struct NewHunt: Sendable {
     public var schedule: HuntSchedule
     /// The host's `POST` rate: a hunt is written only if a token can be taken. Nil: unlimited.
     public var rate: RateLimit?
+    /// A team hunt's largest team; nil for single players.
+    public var teamSize: Int? = nil
+    /// A time trial's seconds; nil for none.
+    public var trialSeconds: Int? = nil
+    /// The hunt's own badge's name; nil for none.
+    public var badgeName: String? = nil
 
     public init(
         id: String = Identifier.newHunt(), hostID: Int, name: String, description: String, code: JoinCode, ordered: Bool,
