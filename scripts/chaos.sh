@@ -3,7 +3,7 @@
 # back in step with the database, when PostgreSQL restarts or the daemon dies (issue 15), or a
 # standby takes over from a dead primary (issue 41)?
 #
-#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios N,N,…  (1 to 12)]
+#   scripts/chaos.sh [--short] [--seconds S] [--connections N] [--scenarios N,N,…  (1 to 13)]
 #                    [--scavengerd PATH] [--keep] [--sabotage]
 #
 # Scenarios (scripts/chaos/driver.py runs them; each prints PASS or FAIL with its figures):
@@ -72,6 +72,12 @@
 #     at least the pins), end holding every live pin (scavenger_feed_pins = the database's), its
 #     NEARBY equal to the database, nothing acknowledged lost. With --sabotage the replay is held
 #     past its wait: it loads from the primary, and 12 must FAIL.
+# 13. (full runs only, or --scenarios 13) the README's automatic-failover runbook as written, on
+#     three machines made of network namespaces (scripts/chaos/runbook.sh: scram-sha-256, TLS,
+#     the passwords in .pgpass files), a daemon on a fourth under keyed writes, the primary's
+#     machine killed: the monitor promotes the standby by itself, nothing acknowledged is lost
+#     or doubled, the daemon is never restarted, and the old primary's `pg_autoctl run` has it
+#     rejoin as secondary. Needs root (it is skipped, and says so, without).
 # In 1, 2, 3, 5, 7, 8, 10 and 11, watchers follow a circle around one of the area's four
 # places: `WATCH … SNAPSHOT`, then after every lost connection `WATCH … SINCE <last seq seen>`
 # (in 3 to the new daemon; in 5, 7, 8, 10 and 11 a pair on each daemon, in 5 through both
@@ -138,8 +144,8 @@ source scripts/lib.sh
 LOAD_SECONDS=20
 CONNECTIONS=8
 SCENARIOS=""
-# Without --scenarios: every scenario, but --short (scripts/test.sh) leaves out 9 to 12.
-DEFAULT_SCENARIOS=1,2,3,4,5,6,7,8,9,10,11,12
+# Without --scenarios: every scenario, but --short (scripts/test.sh) leaves out 9 to 13.
+DEFAULT_SCENARIOS=1,2,3,4,5,6,7,8,9,10,11,12,13
 SCAVENGERD_GIVEN=""
 KEEP=0
 KEEP_ARG=()
@@ -167,7 +173,13 @@ if ! [[ $CONNECTIONS =~ ^[0-9]+$ ]] || ((CONNECTIONS < 2 || CONNECTIONS > 50)); 
     die "--connections must be 2..50"
 fi
 SCENARIOS=${SCENARIOS:-$DEFAULT_SCENARIOS}
-[[ $SCENARIOS =~ ^([1-9]|1[0-2])(,([1-9]|1[0-2]))*$ ]] || die "--scenarios takes numbers 1 to 12, comma-separated"
+[[ $SCENARIOS =~ ^([1-9]|1[0-3])(,([1-9]|1[0-3]))*$ ]] || die "--scenarios takes numbers 1 to 13, comma-separated"
+# 13 is scripts/chaos/runbook.sh, run after the driver's scenarios.
+RUNBOOK=0
+if [[ ,$SCENARIOS, == *,13,* ]]; then
+    RUNBOOK=1
+    SCENARIOS=$(printf '%s' ",$SCENARIOS," | sed 's/,13,/,/g; s/^,//; s/,$//')
+fi
 
 T_START=$EPOCHREALTIME
 elapsed() { awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
@@ -270,7 +282,7 @@ ensure_packages
 command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
 if [[ ,$SCENARIOS, == *,9,* ]]; then SCAVENGER_PACKAGES="haproxy" ensure_packages; fi
 # shellcheck disable=SC2086  # a list of package names
-[[ ,$SCENARIOS, != *,1[01],* ]] || install_missing_packages $SCAVENGER_FAILOVER_PACKAGES
+[[ ,$SCENARIOS, != *,1[01],* && $RUNBOOK == 0 ]] || install_missing_packages $SCAVENGER_FAILOVER_PACKAGES
 if [[ -n $SCAVENGERD_GIVEN ]]; then
     [[ -x $SCAVENGERD_GIVEN ]] || die "--scavengerd $SCAVENGERD_GIVEN is not an executable"
     SCAVENGERD=$(cd "$(dirname "$SCAVENGERD_GIVEN")" && pwd -P)/$(basename "$SCAVENGERD_GIVEN")
@@ -336,6 +348,8 @@ DATABASE_URL=postgresql://postgres@127.0.0.1:$PG_PORT/chaos
 
 PG_OWNER=""
 is_root && PG_OWNER=postgres
+status=0
+if [[ -n $SCENARIOS ]]; then
 step "scenarios $SCENARIOS, $LOAD_SECONDS s of load each, $CONNECTIONS connections (logs: $RUN_DIR)"
 python3 -u scripts/chaos/driver.py \
     --scavengerd "$SCAVENGERD" --database-url "$DATABASE_URL" --database chaos \
@@ -345,8 +359,26 @@ python3 -u scripts/chaos/driver.py \
     "${KEEP_ARG[@]}" \
     --seconds "$LOAD_SECONDS" --connections "$CONNECTIONS" --scenarios "$SCENARIOS" "${SABOTAGE[@]}" 9>&- &
 DRIVER_PID=$!
-status=0
 wait "$DRIVER_PID" || status=$?
 DRIVER_PID=""
+fi
+if ((RUNBOOK)); then
+    if is_root; then
+        step "scenario 13: the README's failover runbook on three machines (log: $RUN_DIR/runbook.log)"
+        runbook_status=0
+        scripts/chaos/runbook.sh --scavengerd "$SCAVENGERD" --run-dir "$RUN_DIR" "${KEEP_ARG[@]}" 9>&- \
+            >"$RUN_DIR/runbook.log" 2>&1 || runbook_status=$?
+        grep -E '^[0-9:]+ (PASS|FAIL) 13' "$RUN_DIR/runbook.log" || true
+        if ((runbook_status != 0)); then
+            tail -n 5 "$RUN_DIR/runbook.log" >&2
+            log "FAIL 13: the runbook (exit $runbook_status; log: $RUN_DIR/runbook.log)"
+            ((status != 0)) || status=1
+        else
+            log "PASS 13: the runbook"
+        fi
+    else
+        warn "scenario 13 needs root (network namespaces): skipped"
+    fi
+fi
 step "chaos run done: exit $status (logs: $RUN_DIR)"
 exit "$status"

@@ -120,11 +120,16 @@ struct ReadmeTests {
         }
     }
 
-    @Test("a manual, not a diary: at most 1,200 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
+    /// The most lines the README may hold: 1,200 through protocol 1.3; protocol 1.4 (teams, time
+    /// trials, badges, account recovery by mail, the failover runbook as run by chaos scenario 13)
+    /// adds what a manual of the whole protocol must say, and no more than this.
+    static let mostLines = 1_280
+
+    @Test("a manual, not a diary: at most 1,280 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
     func manualNotDiary() throws {
         let text = try Self.readme()
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
-        #expect(lines <= 1_201, "the README has \(lines) lines")
+        #expect(lines <= Self.mostLines + 1, "the README has \(lines) lines")
         // A word of 7 to 40 hex digits holding both a digit and a letter reads as a commit.
         let words = text.split { !($0.isLetter || $0.isNumber) }
         let hashes = words.filter { word in
