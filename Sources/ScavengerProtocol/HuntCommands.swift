@@ -97,25 +97,21 @@ enum HuntCommands {
 
     static let all: [CommandSpec] = [
         CommandSpec(
-            "CREATEHUNT", arity: 1 ... 18,
-            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TEAMS [SIZE n]] [TRIAL seconds] [BADGE name]",
-            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TEAMS: played in teams of at most SIZE, default 6; TRIAL: each player or team has that long from their first check-in; BADGE: a badge for everyone who completes it).",
+            "CREATEHUNT", arity: 1 ... 15,
+            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TRIAL seconds] [BADGE name]",
+            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TRIAL: each player has that long from their first check-in; BADGE: a badge for everyone who completes it).",
             parse: { arguments -> HuntDraft in
                 let name = try arguments.required("name").text
+                // TEAMS [SIZE n] (protocol 1.4's team hunts) is stored and shown but not yet
+                // played: until it is, CREATEHUNT refuses it as an unknown option.
                 let options = try arguments.options(
-                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "SIZE", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC", "TEAMS"])
+                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC"])
                 var draft = HuntDraft(name: name, ordered: options.has("ORDERED"), isPublic: options.has("PUBLIC"))
                 draft.description = options["DESCRIPTION"]?.text ?? ""
                 draft.starts = try options["STARTS"].map { token throws(CommandError) in try time(token, "STARTS") }
                 draft.ends = try options["ENDS"].map { token throws(CommandError) in try time(token, "ENDS") }
                 draft.durationSeconds = try options["DURATION"].map { token throws(CommandError) in
                     try Arguments.integer(token, "DURATION", in: HuntLimits.durationSeconds)
-                }
-                if let size = options["SIZE"] {
-                    guard options.has("TEAMS") else { throw CommandError.badArgument("SIZE is the size of a team hunt's teams: give TEAMS too") }
-                    draft.teamSize = try Arguments.integer(size, "SIZE", in: HuntLimits.teamSize)
-                } else if options.has("TEAMS") {
-                    draft.teamSize = HuntLimits.defaultTeamSize
                 }
                 draft.trialSeconds = try options["TRIAL"].map { token throws(CommandError) in
                     try Arguments.integer(token, "TRIAL", in: HuntLimits.trialSeconds)
