@@ -64,7 +64,7 @@ struct BadgeTests {
         }
     }
 
-    @Test("ten stops of a hunt with its own BADGE: explorer-10, finisher and the hunt's badge; a second hunt adds none twice")
+    @Test("ten stops of a hunt with its own BADGE: explorer-10, finisher and the hunt's badge; a second hunt adds none twice; REJECTs take back what no longer stands")
     func explorerAndHuntBadge() async throws {
         try await withDatabaseServer { address, environment in
             try await asUser("host", address, environment) { (host: Conversation) async throws in
@@ -83,8 +83,18 @@ struct BadgeTests {
                     #expect(try own["description"].string == "Completed the hunt \u{201C}Bridges\u{201D}.")
                     #expect(try own["hunt"].string == hunt.id)
                     try await amy.join(other)
-                    try await amy.checkIn(other.stops[0], at: other.places[0])
+                    let again = try await amy.checkIn(other.stops[0], at: other.places[0])["checkin"]["id"].string
                     #expect(try await amy.badgeIDs() == ["first-find", "explorer-10", "finisher", "hunt:\(hunt.id)"])
+                    // A rejection in the first hunt: 10 found still (the other hunt's), a hunt
+                    // completed still (the other): only the first hunt's own badge goes.
+                    let firstCheckIn = try await environment.pool.query("""
+                        SELECT id FROM checkins WHERE hunt_id = \(hunt.id) ORDER BY created_at LIMIT 1
+                        """)[0].string("id") as String
+                    _ = try await host.ok("REJECT \(firstCheckIn)")
+                    #expect(try await amy.badgeIDs() == ["first-find", "explorer-10", "finisher"])
+                    // Another: 9 found, explorer-10 goes; the other hunt still completed.
+                    _ = try await host.ok("REJECT \(again)")
+                    #expect(try await amy.badgeIDs() == ["first-find"])
                 }
             }
         }
@@ -186,7 +196,7 @@ struct BadgeTests {
         }
     }
 
-    @Test("a hunt with fewer than 5 players has no pathfinder; the fifth player's hunt does")
+    @Test("a hunt with fewer than 5 players has no pathfinder; the fifth player's hunt does; REJECT takes it back, LEAVE keeps badges")
     func pathfinderNeedsFivePlayers() async throws {
         try await withDatabaseServer { address, environment in
             try await asUser("host", address, environment) { (host: Conversation) async throws in
@@ -203,6 +213,16 @@ struct BadgeTests {
                     try await players[1].checkIn(large.stops[0], at: large.places[0])
                     #expect(try await players[1].badgeIDs() == ["first-find", "pathfinder", "finisher"])
                     try await players[2].checkIn(large.stops[0], at: large.places[0])
+                    #expect(try await players[2].badgeIDs() == ["first-find", "finisher"])
+                    // The pathfinder's check-in rejected: the badge goes (and is not passed on).
+                    let pathfinding = try await environment.pool.query("""
+                        SELECT checkin_id FROM user_badges WHERE badge = 'pathfinder'
+                        """)[0].string("checkin_id") as String
+                    _ = try await host.ok("REJECT \(pathfinding)")
+                    #expect(try await players[1].badgeIDs() == [])
+                    #expect(try await badgeHolders("pathfinder", environment) == [])
+                    // LEAVE takes points back but no badge: it is not a rejection.
+                    _ = try await players[2].ok("LEAVE \(large.id)")
                     #expect(try await players[2].badgeIDs() == ["first-find", "finisher"])
                 }
             }
