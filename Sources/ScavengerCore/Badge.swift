@@ -1,6 +1,10 @@
 // Badges (protocol 1.4's achievements): what each one is, and the pure rules that say which a
 // write earns and which a rejection takes back. The store reads the facts in the transaction of
 // the write and writes what these rules answer.
+//
+// Only a REJECT of an accepted check-in takes badges back. LEAVE (which takes the player's points
+// back) and a moderator's removal of a hunt or stop keep them: a badge records that something was
+// achieved, and neither says it was not.
 
 /// A badge a user holds.
 public struct Badge: Sendable, Equatable {
