@@ -196,6 +196,45 @@ struct BadgeTests {
         }
     }
 
+    @Test("first finds of 6 players earned at one instant two ways on two daemons (an APPROVE in one hunt, a CHECKIN in another): one first-find each, no INTERNAL")
+    func firstFindTwoWaysAtOnce() async throws {
+        try await withTwoDaemons { a, b, environment in
+            try await asUser("host", a, environment) { (host: Conversation) async throws in
+                let photos = try await host.makeHunt(name: "Photos", stops: [StopPlan(options: "PROOF photo")])
+                let places = try await host.makeHunt(name: "Places", stops: [StopPlan()])
+                let names = (0 ..< 6).map { String(format: "twoway%02d", $0) }
+                try await registerAll(names, at: a)
+                var pending: [String] = []
+                for name in names {
+                    pending.append(try await asLoggedInReturning(name, a) { (client: Conversation) async throws in
+                        try await client.join(photos)
+                        try await client.join(places)
+                        return try await client.checkIn(photos.stops[0], at: photos.places[0], photoOption)["checkin"]["id"].string
+                    })
+                }
+                var logins: [(name: String, address: SocketAddress)] = []
+                var requests: [String] = []
+                for (index, name) in names.enumerated() {
+                    logins.append(("host", index % 2 == 0 ? b : a))
+                    requests.append("APPROVE \(pending[index])")
+                    logins.append((name, index % 2 == 0 ? a : b))
+                    requests.append("CHECKIN \(places.stops[0]) \(places.places[0])")
+                }
+                try await asCrowd(logins) { crowd in
+                    let replies = try await atOnce(crowd, requests)
+                    expectNoFailures(replies, "APPROVE and CHECKIN")
+                    #expect(replies.allSatisfy { $0.hasPrefix("OK ") }, "\(zip(requests, replies).filter { !$0.1.hasPrefix("OK ") })")
+                }
+                #expect(try await badgeHolders("first-find", environment) == names)
+                #expect(try await badgeHolders("finisher", environment) == names)
+                let logged = try await environment.pool.query("""
+                    SELECT count(*) AS n FROM hunt_changes WHERE kind = 'badge' AND payload->>'id' = 'first-find'
+                    """)[0].int("n") as Int
+                #expect(logged == names.count, "one badge event per first-find awarded")
+            }
+        }
+    }
+
     @Test("a hunt with fewer than 5 players has no pathfinder; the fifth player's hunt does; REJECT takes it back, LEAVE keeps badges")
     func pathfinderNeedsFivePlayers() async throws {
         try await withDatabaseServer { address, environment in
