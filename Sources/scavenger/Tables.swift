@@ -47,10 +47,6 @@ struct Printer {
             return
         }
         if let badges = value["badges"]?.array {
-            if badges.isEmpty {
-                print("no badges yet")
-                return
-            }
             table(
                 ["BADGE", "NAME", "DESCRIPTION", "HUNT", "AT"],
                 badges.map { [s($0["id"]), s($0["name"]), s($0["description"]), s($0["hunt"]), s($0["at"])] })
