@@ -245,7 +245,9 @@ extension Database {
     /// Adds an accepted check-in's points to its player and its stop's `found_by`.
     /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by` and
     /// to the user's totals (all-time and that week's; a hunt whose every stop they have now found
-    /// counts as completed). In the caller's transaction, before its change-log entries.
+    /// counts as completed). In the caller's transaction, before its change-log entries. Answers
+    /// the player's standing and the user's totals after it, and the stop's `found_by` before it
+    /// (for the badges it earns).
     static func credit(
         _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
     ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Int) {
