@@ -58,7 +58,16 @@ extension Board {
     /// PROFILE: `username`'s totals (the caller's when nil; a login is needed then) and all-time
     /// rank. From memory (the rankings hold every user with totals, kept by the change log); a
     /// user with none is looked up in the database (zeros, or `NOT_FOUND`).
+    /// Its `badges` are counted in the database (they are not kept in memory).
     public func profile(username: String?, viewer session: Session) async throws(BoardError) -> UserProfile {
+        var profile = try await profileWithoutBadges(username: username, viewer: session)
+        let user = profile.user.name
+        profile.badges = try await guarded("counting badges") { try await store.badgeCount(username: user) ?? 0 }
+        return profile
+    }
+
+    /// ``profile(username:viewer:)`` with no badges counted.
+    private func profileWithoutBadges(username: String?, viewer session: Session) async throws(BoardError) -> UserProfile {
         if let profile = try profileFromMemory(username: username, viewer: session) { return profile }
         let name = try profileName(username, session)
         try await requireRankings()
@@ -81,12 +90,12 @@ extension Board {
     }
 
     /// The name PROFILE asks about: the one given (checked), or the caller's.
-    private func profileName(_ username: String?, _ session: Session) throws(BoardError) -> String {
+    func profileName(_ username: String?, _ session: Session, command: String = "PROFILE") throws(BoardError) -> String {
         if let username {
             try RequestChecks.username(username)
             return username
         }
-        guard let user = session.user else { throw BoardError(.unauthorized, "PROFILE without a username needs a login") }
+        guard let user = session.user else { throw BoardError(.unauthorized, "\(command) without a username needs a login") }
         return user.name
     }
 

@@ -449,6 +449,14 @@ extension ScavengerClient {
         return try await read(line, as: Profile.self)
     }
 
+    /// `BADGES [username]`: a user's badges, oldest first (the caller's without a name).
+    public func badges(of username: String? = nil) async throws -> [Badge] {
+        struct Body: Decodable { var badges: [Badge] }
+        var line = Line("BADGES")
+        if let username { line.add(username) }
+        return try await read(line, as: Body.self).badges
+    }
+
     static func time(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle())
     }

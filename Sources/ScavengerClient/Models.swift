@@ -319,11 +319,25 @@ public struct Profile: Codable, Sendable, Hashable {
     public var huntsPlayed: Int
     public var huntsCompleted: Int
     public var rank: Int?
+    /// How many badges the user holds (nil from a server before protocol 1.4).
+    public var badges: Int?
 
     enum CodingKeys: String, CodingKey {
-        case user, points, rank
+        case user, points, rank, badges
         case stopsFound = "stops_found", huntsPlayed = "hunts_played", huntsCompleted = "hunts_completed"
     }
+}
+
+/// A badge a user holds: `BADGES`, and a hunt watch's `badge` event.
+public struct Badge: Codable, Sendable, Hashable {
+    /// `first-find`, `finisher`, `explorer-10`, `explorer-100`, `pathfinder`, `trial`, or
+    /// `hunt:<hunt id>` for a hunt's own badge.
+    public var id: String
+    public var name: String
+    public var description: String
+    /// The hunt it was earned in.
+    public var hunt: String?
+    public var at: Date
 }
 
 /// A pin kind filter, a `STATUS` of the queue, a `RANKING` period.

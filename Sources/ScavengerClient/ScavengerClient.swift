@@ -260,7 +260,7 @@ public actor ScavengerClient {
     /// those the daemon's `HELP` flags `readonly` (a test holds the two equal).
     public static let readOnlyCommands: Set<String> = [
         "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
-        "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE",
+        "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE", "BADGES",
     ]
 
     /// Sends one request line as typed (tokens quoted as the protocol wants) and returns the

@@ -32,6 +32,8 @@ public enum HuntEvent: Sendable, Hashable {
     case score(LeaderboardEntry)
     /// A message in the hunt's chat.
     case reply(Reply)
+    /// A player earned a badge in the hunt.
+    case badge(player: String, badge: Badge)
     /// The server ended the watch, and the stream ends after this: the player left the hunt
     /// (`left`) or moderators removed it (`removed`).
     case closed(reason: String)
@@ -58,6 +60,7 @@ private struct HuntEventBody: Decodable {
     var entry: LeaderboardEntry?
     var reply: Reply?
     var reason: String?
+    var badge: Badge?
 }
 
 extension ScavengerClient {
@@ -237,6 +240,7 @@ extension ScavengerClient {
                         }
                     case "score": if let entry = event.entry { output.yield(.score(entry)) }
                     case "reply": if let reply = event.reply { output.yield(.reply(reply)) }
+                    case "badge": if let player = event.player, let badge = event.badge { output.yield(.badge(player: player, badge: badge)) }
                     case "closed":
                         closedBy = event.reason ?? "closed"
                         started.connection.unroute(started.reply.watch)

@@ -253,6 +253,8 @@ public struct UserProfile: Sendable, Equatable {
     public var huntsCompleted: Int
     /// The all-time rank; nil without points.
     public var rank: Int?
+    /// How many badges the user holds.
+    public var badges: Int = 0
 
     /// A profile from its parts.
     public init(user: User, standing: Leaderboard.Standing, huntsPlayed: Int, huntsCompleted: Int, rank: Int?) {

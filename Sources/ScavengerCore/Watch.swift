@@ -39,6 +39,8 @@ public enum WatchEvent: Sendable, Equatable {
     case score(watch: String, entry: LeaderboardEntry)
     /// A message in a watched hunt's chat.
     case reply(watch: String, reply: PinReply)
+    /// A player earned a badge in a watched hunt.
+    case badge(watch: String, player: String, badge: Badge)
     /// A hunt watch ended by the game, with nothing after it: its player left the hunt
     /// (`left`), or moderators removed the hunt (`removed`).
     case closed(watch: String, reason: String)
@@ -47,7 +49,8 @@ public enum WatchEvent: Sendable, Equatable {
     public var watch: String {
         switch self {
         case .pin(let watch, _, _, _), .gone(let watch, _, _), .ready(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
-             .found(let watch, _, _, _), .score(let watch, _), .reply(let watch, _), .closed(let watch, _):
+             .found(let watch, _, _, _), .score(let watch, _), .reply(let watch, _), .closed(let watch, _),
+             .badge(let watch, _, _):
             return watch
         }
     }

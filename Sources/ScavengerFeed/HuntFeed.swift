@@ -67,6 +67,8 @@ public final class HuntFeed: Sendable {
                 }
             case .totals(let totals):
                 rankings.apply(totals, now: now)
+            case .badge(let player, let badge):
+                watches.tell(hunt, into: &outbox) { .badge(watch: $0, player: player, badge: badge) }
             }
         }
     }

@@ -96,7 +96,7 @@ public struct CommandSpec: Sendable {
     /// (neither these nor writes) change the connection's state: `AUTH`, `LOGIN`, `WATCH`, ….
     public static let readOnlyCommands: Set<String> = [
         "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
-        "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE",
+        "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE", "BADGES",
     ]
 
     /// A parsed request: answered already, or work to await.

@@ -7,7 +7,15 @@ extension JSON {
         .object([
             ("user", .user(profile.user)), ("points", .int(profile.standing.points)), ("stops_found", .int(profile.standing.found)),
             ("hunts_played", .int(profile.huntsPlayed)), ("hunts_completed", .int(profile.huntsCompleted)),
-            ("rank", profile.rank.map { .int($0) } ?? .null),
+            ("rank", profile.rank.map { .int($0) } ?? .null), ("badges", .int(profile.badges)),
+        ])
+    }
+
+    /// A badge as BADGES and a `badge` watch event show it.
+    public static func badge(_ badge: Badge) -> JSON {
+        .object([
+            ("id", .string(badge.id)), ("name", .string(badge.name)), ("description", .string(badge.description)),
+            ("hunt", .optional(badge.hunt)), ("at", .string(badge.at.rfc3339)),
         ])
     }
 }
@@ -56,16 +64,23 @@ enum ScoreCommands {
             }),
         CommandSpec(
             "PROFILE", arity: 0 ... 1, syntax: "PROFILE [username]",
-            summary: "A user's points, stops found, hunts played and completed, and rank (yours without a username; needs a login then).",
+            summary: "A user's points, stops found, hunts played and completed, rank and badges (yours without a username; needs a login then).",
             parse: { arguments -> String? in arguments.next()?.text },
             step: { username, context in
-                // From memory at once; a user without totals is looked up in the database.
-                if let profile = try context.board.profileFromMemory(username: username, viewer: context.session) {
-                    return .done(CommandOutcome(.ok(JSON.profile(profile))))
-                }
+                // The totals from memory (a user without totals is looked up in the database);
+                // the badges counted in the database.
+                _ = try context.board.profileFromMemory(username: username, viewer: context.session)
                 return .deferred {
                     CommandOutcome(.ok(JSON.profile(try await context.board.profile(username: username, viewer: context.session))))
                 }
+            }),
+        CommandSpec(
+            "BADGES", arity: 0 ... 1, syntax: "BADGES [username]",
+            summary: "A user's badges, oldest first (yours without a username; needs a login then).",
+            parse: { arguments -> String? in arguments.next()?.text },
+            execute: { username, context in
+                let badges = try await context.board.badges(username: username, viewer: context.session)
+                return CommandOutcome(.ok(["badges": .array(badges.map(JSON.badge))]))
             }),
     ]
 }

@@ -132,6 +132,11 @@ public enum EventLine {
         case .closed(_, let reason):
             bytes.append(contentsOf: ",\"type\":\"closed\",\"reason\":".utf8)
             JSON.encodeString(reason, into: &bytes)
+        case .badge(_, let player, let badge):
+            bytes.append(contentsOf: ",\"type\":\"badge\",\"player\":".utf8)
+            JSON.encodeString(player, into: &bytes)
+            bytes.append(contentsOf: ",\"badge\":".utf8)
+            JSON.badge(badge).encode(into: &bytes)
         }
         bytes.append(contentsOf: "}\n".utf8)
     }

@@ -58,6 +58,14 @@ enum HuntChangeCoding {
             object.int("played", Int64(totals.huntsPlayed))
             object.int("completed", Int64(totals.huntsCompleted))
             object.string("role", totals.role.rawValue)
+        case .badge(let player, let badge):
+            kind = "badge"
+            object.string("player", player)
+            object.string("id", badge.id)
+            object.string("name", badge.name)
+            object.string("description", badge.description)
+            object.string("hunt", badge.hunt)
+            object.int("at", badge.at.microseconds)
         }
         return (kind, object.text)
     }
@@ -101,6 +109,11 @@ enum HuntChangeCoding {
             else { return nil }
             return .totals(UserTotals(
                 user: user, allTime: allTime, week: week, weekly: weekly, huntsPlayed: played, huntsCompleted: completed, role: role))
+        case "badge":
+            guard let player = string("player"), let id = string("id"), let name = string("name"), let description = string("description"),
+                  let at = int("at")
+            else { return nil }
+            return .badge(player: player, badge: Badge(id: id, name: name, description: description, hunt: string("hunt"), at: Timestamp(microseconds: Int64(at))))
         default:
             return nil
         }

@@ -174,6 +174,7 @@ extension Database {
                 """)
         }
         guard written.count == verdicts.count else { throw StoreError.unexpected("check-ins written and judged differ in number") }
+        var accepted: [(facts: CheckInFacts, player: PlayerRecord, checkIn: String, found: Int, allTimeFound: Int)] = []
         for row in written {
             let number = (try row.int("n") as Int) - 1
             guard verdicts.indices.contains(number) else { throw StoreError.unexpected("a check-in written that was not judged") }
@@ -185,6 +186,7 @@ extension Database {
                 log.append(hunt: "", .totals(try Self.userTotals(row, prefix: "t_")))
                 log.append(hunt: facts.hunt.id, .found(player: player.name, stop: facts.stop.id, points: verdict.points))
                 log.append(hunt: facts.hunt.id, .standing(standing, renamedFrom: nil))
+                accepted.append((facts, player, new.id, standing.found, try row.int("t_found")))
             }
             let checkIn = CheckIn(
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
@@ -192,6 +194,21 @@ extension Database {
                 photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
             outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try row.int("ahead") as Int))))
         }
+        // The badges the accepted ones earn, in one more statement. Each one's stop's found_by
+        // before it: as read under the group's locks, plus those accepted before it in the group.
+        let before = BadgeRules.foundBefore(stops: accepted.map(\.facts.stop.id), foundByAtStart: accepted.map(\.facts.stop.foundBy))
+        var awards: [(userID: Int, player: String, award: BadgeAward)] = []
+        for (item, foundBefore) in zip(accepted, before) {
+            let hunt = item.facts.hunt
+            var badgeFacts = BadgeFacts(
+                checkIn: item.checkIn, hunt: hunt.id, stops: hunt.stops, players: hunt.players, huntBadge: hunt.badgeName,
+                trialSeconds: hunt.trialSeconds, stopFoundBefore: foundBefore, foundInHunt: item.found, allTimeFound: item.allTimeFound)
+            if hunt.trialSeconds != nil, badgeFacts.completesHunt {
+                badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: item.player.userID)
+            }
+            awards += BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (item.player.userID, item.player.name, $0) }
+        }
+        try Self.award(connection, log, awards)
         return outcomes
     }
 
@@ -228,11 +245,14 @@ extension Database {
     /// Adds an accepted check-in's points to its player and its stop's `found_by`.
     /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by` and
     /// to the user's totals (all-time and that week's; a hunt whose every stop they have now found
-    /// counts as completed). In the caller's transaction, before its change-log entries.
+    /// counts as completed). In the caller's transaction, before its change-log entries. Answers
+    /// the player's standing and the user's totals after it, and the stop's `found_by` before it
+    /// (for the badges it earns).
     static func credit(
         _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
-    ) throws -> StandingChange {
-        try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop)")
+    ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Int) {
+        let stopRows = try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop) RETURNING found_by - 1 AS before")
+        let stopFoundBefore: Int = try stopRows.first?.int("before") ?? 0
         let rows = try connection.query("""
             UPDATE hunt_players SET points = points + \(points), found = found + 1,
                 points_at = CASE WHEN \(points) > 0 THEN 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond' ELSE points_at END
@@ -248,8 +268,9 @@ extension Database {
             SELECT * FROM score_credit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond')
             """)
-        log.append(hunt: "", .totals(try userTotals(totals[0])))
-        return standing
+        let userTotals = try userTotals(totals[0])
+        log.append(hunt: "", .totals(userTotals))
+        return (standing, userTotals, stopFoundBefore)
     }
 
     /// Takes an accepted check-in (accepted at `acceptedAt`, worth `points`, already rejected or
@@ -386,6 +407,7 @@ extension Database {
             }
             var standing = StandingChange(
                 player: player.name, points: player.points, found: player.found, at: player.pointsAt, userID: player.userID)
+            var loggedStanding = false
             let wasAccepted = record.checkIn.status == .accepted
             let nowAccepted = decision.status == .accepted
             let accepted = try connection.query("""
@@ -405,9 +427,21 @@ extension Database {
             checkIn.status = decision.status
             checkIn.points = decision.points
             if nowAccepted, !wasAccepted {
-                standing = try Self.credit(
+                let credited = try Self.credit(
                     connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
+                standing = credited.standing
                 log.append(hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
+                // The badges the approval earns (after its standing in the log, as a check-in's).
+                log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
+                loggedStanding = true
+                var badgeFacts = BadgeFacts(
+                    checkIn: checkInID, hunt: hunt.id, stops: hunt.stops, players: hunt.players, huntBadge: hunt.badgeName,
+                    trialSeconds: hunt.trialSeconds, stopFoundBefore: credited.stopFoundBefore, foundInHunt: standing.found,
+                    allTimeFound: credited.totals.allTime.found)
+                if hunt.trialSeconds != nil, badgeFacts.completesHunt {
+                    badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: record.userID)
+                }
+                try Self.award(connection, log, BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (record.userID, player.name, $0) })
             } else if wasAccepted, !nowAccepted {
                 try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
                 let updated = try connection.query("""
@@ -426,11 +460,14 @@ extension Database {
                     try Self.debitTotals(
                         connection, log, userID: record.userID, points: record.checkIn.points, acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
                 }
+                // What that check-in earned goes with it, as the rules re-decide from what stands.
+                try Self.takeBackBadges(
+                    connection, userID: record.userID, checkIn: checkInID, hunt: hunt.id, huntWasCompleted: player.found == hunt.stops)
             }
             if let log = decision.logAs {
                 try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)
             }
-            if wasAccepted != nowAccepted {
+            if wasAccepted != nowAccepted, !loggedStanding {
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
             }
             return (checkIn, standing)

@@ -317,6 +317,8 @@ public enum HuntChange: Sendable, Equatable {
     case reply(PinReply)
     /// A user's totals across every hunt changed (logged with no hunt: `""`).
     case totals(UserTotals)
+    /// A player earned a badge in the hunt.
+    case badge(player: String, badge: Badge)
 }
 
 /// One row of the hunts' change log.

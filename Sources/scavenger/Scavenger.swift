@@ -148,6 +148,7 @@ struct Scavenger: AsyncParsableCommand {
                         emit(["type": "found", "player": .string(player), "stop": .string(stop), "points": .number(Double(points))])
                     case let .score(entry): emit(["type": "score", "entry": value(entry)])
                     case let .reply(reply): emit(["type": "reply", "reply": value(reply)])
+                    case let .badge(player, badge): emit(["type": "badge", "player": .string(player), "badge": value(badge)])
                     case .started: emit(["type": "started"])
                     case .reconnected: emit(["type": "reconnected"])
                     case let .closed(reason): emit(["type": "closed", "reason": .string(reason)])
@@ -198,6 +199,7 @@ extension Scavenger {
         case let .found(player, stop, points): print("\(player) found \(stop) (\(points) \(points == 1 ? "point" : "points"))")
         case let .score(entry): print("\(entry.player): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)")
         case let .reply(reply): print("\(reply.author): \(reply.text)")
+        case let .badge(player, badge): print("\(player) earned the badge \(badge.name): \(badge.description)")
         case .reconnected: print("-- reconnected (read the hunt again for what changed meanwhile)")
         case let .closed(reason): print(reason == "left" ? "-- you left the hunt; the watch ended" : "-- the watch ended (\(reason))")
         }

@@ -46,6 +46,12 @@ struct Printer {
             more(value["next"])
             return
         }
+        if let badges = value["badges"]?.array {
+            table(
+                ["BADGE", "NAME", "DESCRIPTION", "HUNT", "AT"],
+                badges.map { [s($0["id"]), s($0["name"]), s($0["description"]), s($0["hunt"]), s($0["at"])] })
+            return
+        }
         if let hunt = value["hunt"], let stops = value["stops"]?.array {
             printHunt(hunt, stops: stops, reply: value)
             return

@@ -294,7 +294,7 @@ struct CommandLineClientTests {
         }
     }
 
-    @Test("hunt shows the stops' clues, the hints and a player's standing; counts are singular for one; distances whole metres")
+    @Test("hunt shows the stops' clues, the hints and a player's standing; counts are singular for one; distances whole metres; badges is a table")
     func hunt() async throws {
         try await Daemon.with { daemon in
             let host = try CLI(port: daemon.port), player = try CLI(port: daemon.port)
@@ -319,6 +319,13 @@ struct CommandLineClientTests {
             #expect(details.contains("CLUE") && details.contains("Where the big bowl stands"))
             #expect(details.contains("hints:") && details.contains("Look for the granite bowl"))
             #expect(details.contains("you: 1 point, 1 stop found, rank 1"), "\(details)")
+
+            // Badges (protocol 1.4) as a table: the find completed the hunt of one stop.
+            let badges = try player.run(["badges"]).stdout.split(separator: "\n")
+            #expect(badges.first?.hasPrefix("BADGE") == true && badges.first?.contains("DESCRIPTION") == true, "\(badges)")
+            #expect(badges.dropFirst().filter { !$0.allSatisfy { $0 == "-" || $0 == " " } }.map { $0.split(separator: " ").first ?? "" }
+                == ["first-find", "finisher"], "\(badges)")
+            #expect(try host.run(["badges"]).stdout.hasSuffix("\n(none)\n"))
         }
     }
 

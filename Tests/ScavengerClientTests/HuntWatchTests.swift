@@ -5,7 +5,7 @@ import Testing
 
 @Suite("ScavengerClient: hunt watches", .timeLimit(.minutes(10)))
 struct HuntWatchTests {
-    @Test("watchHunt delivers hints, finds, scores and chat; after a dropped connection it says reconnected and goes on")
+    @Test("watchHunt delivers hints, finds, scores, badges and chat; after a dropped connection it says reconnected and goes on")
     func huntEvents() async throws {
         try await Daemon.with { daemon in
             let host = try daemon.client()
@@ -33,6 +33,7 @@ struct HuntWatchTests {
                     && all.contains(.found(player: "alice", stop: stop.id, points: 10))
                     && all.contains { if case let .score(entry) = $0 { entry.player == "alice" && entry.points == 10 } else { false } }
                     && all.contains(.reply(message))
+                    && all.contains { if case let .badge(player, badge) = $0 { player == "alice" && badge.id == "first-find" } else { false } }
             }
             // The connection drops: the watch starts again and says so; later events still come.
             await player.disconnect()

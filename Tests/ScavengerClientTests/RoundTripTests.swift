@@ -177,6 +177,11 @@ struct RoundTripTests {
             let profile = try await host.profile("alice")
             #expect(profile.points == 17 && profile.stopsFound == 2 && profile.huntsPlayed == 1 && profile.rank == 1)
             #expect(try await player.profile().user.name == "alice")
+            // Badges (protocol 1.4): her first find's, kept though a later check-in was rejected.
+            let badges = try await host.badges(of: "alice")
+            #expect(badges.map(\.id).first == "first-find" && badges.allSatisfy { $0.hunt == created.id && !$0.name.isEmpty })
+            #expect(try await player.badges() == badges)
+            #expect(profile.badges == badges.count)
 
             // The chat of a hunt, a report of a stop, leaving, ending.
             let message = try await player.reply(to: created.id, text: "where is the bowl?")

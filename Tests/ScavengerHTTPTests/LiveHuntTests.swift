@@ -48,17 +48,23 @@ struct LiveHuntTests {
                             #expect((hint["at"] as? String)?.hasSuffix("Z") == true)
 
                             // Bob's check-in from his socket: found, then a score for each entry that
-                            // changed (bob to 10 points at rank 1, amy from a shared rank 1 to 2).
+                            // changed (bob to 10 points at rank 1, amy from a shared rank 1 to 2), then
+                            // the badges it earned (protocol 1.4: his first find, the hunt's only stop).
                             let checkIn = try #require(try await bob.call("CHECKIN \(stop) 48.8566 2.3522"))
                             #expect(checkIn.hasPrefix("OK "), "\(checkIn)")
                             var events: [String] = []
-                            while events.count < 3, let message = try await amy.next() { events.append(message) }
+                            while events.count < 5, let message = try await amy.next() { events.append(message) }
                             let parsed = events.map { object($0, after: "EVENT ") }
-                            #expect(parsed.map { $0["type"] as? String ?? "?" } == ["found", "score", "score"], "\(events)")
+                            #expect(parsed.map { $0["type"] as? String ?? "?" } == ["found", "score", "score", "badge", "badge"], "\(events)")
+                            let badges = parsed.suffix(2)
+                            #expect(badges.map { $0["player"] as? String ?? "?" } == ["bob", "bob"])
+                            #expect(badges.map { ($0["badge"] as? [String: Any])?["id"] as? String ?? "?" } == ["first-find", "finisher"])
+                            #expect(badges.allSatisfy { ($0["badge"] as? [String: Any])?["hunt"] as? String == id })
+                            let scoresAndFound = Array(parsed.prefix(3))
                             #expect(parsed.allSatisfy { $0["watch"] as? String == watch })
-                            let found = try #require(parsed.first)
+                            let found = try #require(scoresAndFound.first)
                             #expect(found["player"] as? String == "bob" && found["stop"] as? String == stop && found["points"] as? Int == 10)
-                            let entries = parsed.dropFirst().compactMap { $0["entry"] as? [String: Any] }
+                            let entries = scoresAndFound.dropFirst().compactMap { $0["entry"] as? [String: Any] }
                             let ranks = Dictionary(entries.map { ($0["player"] as? String ?? "?", $0["rank"] as? Int ?? 0) }, uniquingKeysWith: { a, _ in a })
                             #expect(ranks == ["bob": 1, "amy": 2])
                             #expect(!(events + [hintMessage, watchReply]).contains { $0.contains("\"code\"") || $0.contains(code) })

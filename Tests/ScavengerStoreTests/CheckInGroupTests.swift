@@ -171,6 +171,33 @@ struct CheckInGroupTests {
         await fixture.pool.shutdown()
     }
 
+    @Test("badges of a group in its transaction: first-find for each, pathfinder for the first at each stop in group order (6 players), logged")
+    func groupBadges() async throws {
+        let fixture = try await Fixture(stops: 2, players: 6)
+        let (database, stops, players) = (fixture.database, fixture.stops, fixture.players)
+        let gate = Gate()
+        let first = try await Self.send(database, fixture.checkIn(players[0], at: stops[1]), waiting: 0, judge: gate.judge)
+        try await gate.untilEntered()
+        // Five at the first stop, in one group: the first of them is its pathfinder.
+        var others: [Attempt] = []
+        for (index, player) in players.enumerated().dropFirst() {
+            others.append(try await Self.send(database, fixture.checkIn(player, at: stops[0]), waiting: index, judge: Self.accept))
+        }
+        gate.open()
+        #expect(Self.summary(await first.value).hasPrefix("written accepted"))
+        for other in others { #expect(Self.summary(await other.value).hasPrefix("written accepted")) }
+        #expect(try #require(database.checkInGroups).groupsWritten == 2)
+        let held = try await fixture.pool.query("""
+            SELECT u.name, b.badge, b.hunt_id, c.stop_id FROM user_badges b JOIN users u ON u.id = b.user_id
+            LEFT JOIN checkins c ON c.id = b.checkin_id ORDER BY b.badge, u.name
+            """).map { "\(try $0.string("badge") as String) \(try $0.string("name") as String) \(try $0.string("stop_id") as String)" }
+        #expect(held == players.indices.map { "first-find player\($0 + 1) \(stops[$0 == 0 ? 1 : 0].stop.id)" }
+            + ["pathfinder player1 \(stops[1].stop.id)", "pathfinder player2 \(stops[0].stop.id)"])
+        let logged = try await fixture.pool.query("SELECT count(*) AS n FROM hunt_changes WHERE kind = 'badge'")[0].int("n") as Int
+        #expect(logged == held.count)
+        await fixture.pool.shutdown()
+    }
+
     @Test("a group whose transaction fails is written again one by one: the check-in that broke it fails alone, the others are written once")
     func failedGroupIsWrittenOneByOne() async throws {
         let fixture = try await Fixture(stops: 2, players: 4)

@@ -22,6 +22,8 @@ struct HuntChangeCodingTests {
             user: "gus", allTime: Leaderboard.Standing(points: 120, found: 9, at: Timestamp(microseconds: 77)),
             week: ScoreWeek(mondayDay: 20_416)!, weekly: Leaderboard.Standing(points: 0, found: 0, at: nil),
             huntsPlayed: 3, huntsCompleted: 1, role: .moderator)),
+        .badge(player: "hal", badge: Badge(id: "hunt:hxyz", name: awkward, description: awkward, hunt: "hxyz", at: Timestamp(microseconds: 9))),
+        .badge(player: "ivy", badge: Badge(id: "first-find", name: "First find", description: "d", hunt: nil, at: Timestamp(microseconds: 0))),
     ]
 
     @Test("every kind of change reads back as written", arguments: changes)

@@ -149,6 +149,7 @@ def main():
         # Before a first find the scores say so, instead of "0 of 0 hunts".
         until(lambda: text("#profile") == "No points yet: find a stop to get on the ranking.",
               f"the profile before a find: {text('#profile')!r}")
+        check(driver.find_element(By.ID, "no-badges").is_displayed() and not texts("#badges li"), "badges before a find")
         # The list numbers its stops once ("1. The fountain", not "1. 1. The fountain").
         check(driver.execute_script("return getComputedStyle(document.getElementById('stops')).listStyleType") == "none",
               "the stops list adds numbers of its own")
@@ -185,6 +186,15 @@ def main():
         until(lambda: result()[0].endswith(" ok"), f"the check-in at the fountain was not accepted: {result()}")
         check("+10 points" in result()[1], f"the accepted check-in does not give its points: {result()}")
         until(lambda: board().get("walker") == ("1", "10", "1"), f"the leaderboard does not show walker first with 10: {board()}")
+
+        # The first find earns a badge (protocol 1.4): a toast says so, the scores list it.
+        until(lambda: driver.find_element(By.ID, "toast").is_displayed() and "Badge earned: First find!" in text("#toast"),
+              f"no toast for the first-find badge: {text('#toast')!r}")
+        until(lambda: [b.split(" ")[0:2] for b in texts("#badges li")] == [["First", "find"]],
+              f"the badges listed: {texts('#badges li')}")
+        check(not driver.find_element(By.ID, "no-badges").is_displayed(), "'No badge yet' stays with a badge listed")
+        check(any("walker earned the badge First find" in t for t in texts("#activity li")), "the badge is not in the activity list")
+        driver.save_screenshot(os.path.join(output, "hunt-badge.png"))
 
         # The rival checks in over TCP: the page's leaderboard changes without a reload.
         rival.ok(f'CHECKIN {mill["id"]} {MILL[0]} {MILL[1]} ACCURACY 5 CODE "{MILL_CODE}"')
@@ -421,7 +431,7 @@ def main():
         print("FAIL hunt pages:", failure)
     if not failures:
         print("PASS hunt pages: joins by code, refuses a check-in too far, accepts one there and one with a code, "
-              "shows a rival's score and the hints live, shows a script as text; the host creates a hunt, "
+              "shows a rival's score and the hints live, a toast and the list of badges for the first find, shows a script as text; the host creates a hunt, "
               "places two stops on the map, prints the code stop's QR code, starts it and sends a hint, approves a photo")
     return 1 if failures else 0
 

@@ -440,6 +440,8 @@ export class ScavengerClient {
     return this.call("RANKING" + (week ? " WEEK" : "") + opt("LIMIT", limit) + opt("CURSOR", cursor, true) + (around ? " AROUND" : ""));
   }
   profile(username) { return this.call("PROFILE" + (username ? " " + word(username) : "")); }
+  /** BADGES [username]: {badges: [{id, name, description, hunt, at}…]}, oldest first (yours without a name). */
+  badges(username) { return this.call("BADGES" + (username ? " " + word(username) : "")); }
 
   /**
    * Watches a circle: `WATCH lat lon radius [KIND k] SNAPSHOT`, so the pins inside come first

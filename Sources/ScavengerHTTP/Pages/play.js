@@ -51,6 +51,9 @@ import { Hunts } from "/hunts.js";
         ? "No points yet: find a stop to get on the ranking."
         : `${count(profile.points, "point")}, ${count(profile.stops_found, "stop")} found, `
           + `${profile.hunts_completed} of ${count(profile.hunts_played, "hunt")} completed: ${rank}.`;
+      const held = await request("BADGES");
+      document.getElementById("no-badges").hidden = held.badges.length > 0;
+      document.getElementById("badges").replaceChildren(...held.badges.map(badgeItem));
       const page = await request(`RANKING${rankingWeek ? " WEEK" : ""} AROUND LIMIT 10`);
       document.getElementById("ranking-note").textContent = page.entries.length === 0
         ? (rankingWeek ? "Nobody has points this week yet (weeks start on Monday, 00:00 UTC)." : "Nobody has points yet.")
@@ -337,6 +340,13 @@ import { Hunts } from "/hunts.js";
       readScoresSoon();
       break;
     }
+    case "badge":
+      if (event.player === Hunts.myName) {
+        toast(`Badge earned: ${event.badge.name}! ${event.badge.description}`);
+        readScoresSoon();
+      }
+      activity(`${event.player} earned the badge ${event.badge.name}`);
+      break;
     case "hint":
       document.getElementById("hints").prepend(hintItem(event));
       document.getElementById("no-hints").hidden = true;
@@ -357,6 +367,23 @@ import { Hunts } from "/hunts.js";
       openHunt(hunt.id);
       break;
     }
+  }
+
+  // ---- badges: the player's own listed under their scores; a toast when they earn one.
+  function badgeItem(badge) {
+    const item = element("li");
+    item.dataset.badge = badge.id;
+    item.append(element("strong", null, badge.name), " " + badge.description);
+    return item;
+  }
+
+  let toastTimer = null;
+  function toast(text) {
+    const box = document.getElementById("toast");
+    box.textContent = text;
+    box.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { box.hidden = true; }, 8000);
   }
 
   function activity(text) {

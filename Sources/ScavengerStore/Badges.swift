@@ -1,0 +1,107 @@
+import Postgres
+import ScavengerCore
+
+// Badges: written in the transaction of the check-in or review that earns or takes them back,
+// as ScavengerCore's BadgeRules decide from the facts that transaction read; read by BADGES and
+// PROFILE.
+extension Database {
+    /// `username`'s badges (the name matched case-insensitively), oldest first; nil when there is
+    /// no such user.
+    public func badges(username: String) async throws(StoreError) -> [Badge]? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT u.id, b.badge, b.name, b.description, b.hunt_id, (extract(epoch FROM b.at) * 1000000)::bigint AS at_us
+                FROM users u LEFT JOIN user_badges b ON b.user_id = u.id
+                WHERE lower(u.name) = lower(\(username))
+                ORDER BY b.at, b.badge
+                """)
+            guard !rows.isEmpty else { return nil }
+            var badges: [Badge] = []
+            for row in rows {
+                guard let id: String = try row.string("badge") else { continue }
+                badges.append(Badge(
+                    id: id, name: try row.string("name"), description: try row.string("description"), hunt: try row.string("hunt_id"),
+                    at: Timestamp(microseconds: Int64(try row.int("at_us") as Int))))
+            }
+            return badges
+        }
+    }
+
+    /// How many badges `username` holds (the name matched case-insensitively); nil when there is
+    /// no such user.
+    public func badgeCount(username: String) async throws(StoreError) -> Int? {
+        try await mappingErrors {
+            let rows = try await pool.query("""
+                SELECT (SELECT count(*) FROM user_badges b WHERE b.user_id = u.id) AS badges
+                FROM users u WHERE lower(u.name) = lower(\(username))
+                """)
+            return try rows.first.map { try $0.int("badges") }
+        }
+    }
+
+    /// Inserts `awards` (each for a user, under their name in the award's hunt) in one statement,
+    /// once per user and badge (a badge already held is left as it was), and logs a `badge`
+    /// change in its hunt for each one newly held. In the caller's transaction.
+    static func award(_ connection: PostgresConnection, _ log: HuntLog, _ awards: [(userID: Int, player: String, award: BadgeAward)]) throws {
+        guard !awards.isEmpty else { return }
+        func column(_ value: ((userID: Int, player: String, award: BadgeAward)) -> String) -> String {
+            PostgresArray.text(awards.map(value))
+        }
+        let rows = try connection.query("""
+            INSERT INTO user_badges (user_id, badge, name, description, hunt_id, checkin_id)
+            SELECT v.user_id, v.badge, v.name, v.description, v.hunt_id, v.checkin_id
+            FROM unnest(\(column { String($0.userID) })::bigint[], \(column { $0.award.id })::text[], \(column { $0.award.name })::text[],
+                \(column { $0.award.description })::text[], \(column { $0.award.hunt })::text[], \(column { $0.award.checkIn })::text[])
+                WITH ORDINALITY AS v(user_id, badge, name, description, hunt_id, checkin_id, n)
+            ORDER BY v.n
+            ON CONFLICT (user_id, badge) DO NOTHING
+            RETURNING user_id, badge, (extract(epoch FROM at) * 1000000)::bigint AS at_us
+            """)
+        var inserted: [String: Timestamp] = [:]
+        for row in rows {
+            inserted["\(try row.int("user_id") as Int) \(try row.string("badge") as String)"] = Timestamp(microseconds: Int64(try row.int("at_us") as Int))
+        }
+        // In the order awarded (RETURNING's order is not promised).
+        for (userID, player, award) in awards {
+            guard let at = inserted["\(userID) \(award.id)"] else { continue }
+            log.append(hunt: award.hunt, .badge(
+                player: player, badge: Badge(id: award.id, name: award.name, description: award.description, hunt: award.hunt, at: at)))
+        }
+    }
+
+    /// The seconds from the player's first live (accepted, pending or flagged) check-in in the
+    /// hunt to their last accepted one, as the caller's transaction sees them (a time trial's).
+    static func trialElapsed(_ connection: PostgresConnection, hunt: String, userID: Int) throws -> Double? {
+        let rows = try connection.query("""
+            SELECT extract(epoch FROM max(created_at) FILTER (WHERE status = 'accepted') - min(created_at))::double precision AS elapsed
+            FROM checkins WHERE hunt_id = \(hunt) AND user_id = \(userID) AND status <> 'rejected'
+            """)
+        return try rows.first.flatMap { try $0.double("elapsed") }
+    }
+
+    /// Re-decides a user's badges after an accepted check-in of theirs was rejected (its debit
+    /// done): reads what they hold, asks ``BadgeRules/takenBack(_:)`` and deletes those.
+    static func takeBackBadges(
+        _ connection: PostgresConnection, userID: Int, checkIn: String, hunt: String, huntWasCompleted: Bool
+    ) throws {
+        let rows = try connection.query("""
+            SELECT b.badge, b.hunt_id, b.checkin_id, coalesce(s.found, 0) AS found, coalesce(s.hunts_completed, 0) AS completed
+            FROM user_scores s LEFT JOIN user_badges b ON b.user_id = s.user_id
+            WHERE s.user_id = \(userID)
+            """)
+        guard let first = rows.first else { return }
+        var held: [(id: String, hunt: String?, checkIn: String?)] = []
+        for row in rows {
+            guard let id: String = try row.string("badge") else { continue }
+            held.append((id, try row.string("hunt_id"), try row.string("checkin_id")))
+        }
+        guard !held.isEmpty else { return }
+        let taken = BadgeRules.takenBack(BadgeTakeBackFacts(
+            checkIn: checkIn, hunt: hunt, huntWasCompleted: huntWasCompleted, allTimeFound: try first.int("found"),
+            huntsCompleted: try first.int("completed"), held: held))
+        guard !taken.isEmpty else { return }
+        try connection.query("""
+            DELETE FROM user_badges WHERE user_id = \(userID) AND badge = ANY (\(PostgresArray.text(taken))::text[])
+            """)
+    }
+}
