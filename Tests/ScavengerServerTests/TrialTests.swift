@@ -125,6 +125,26 @@ struct TrialTests {
         }
     }
 
+    @Test("a trial's winners come in its leaderboard's order: the shortest time first, not the first to finish")
+    func winners() async throws {
+        try await withDatabaseServer { address, environment in
+            try await asUsers(["host", "amy", "bob", "cat"], address, environment) { (users: [Conversation]) async throws in
+                let (host, amy, bob, cat) = (users[0], users[1], users[2], users[3])
+                let hunt = try await host.makeHunt("PUBLIC TRIAL 3600", stops: [StopPlan(points: 10), StopPlan(north: 100, points: 10)])
+                for player in [amy, bob, cat] { try await player.join(hunt) }
+                for (player, name, seconds) in [(amy, "amy", 100.0), (bob, "bob", 10.0)] {
+                    _ = try await player.checkIn(hunt.stops[0], at: hunt.places[0])
+                    try await moveCheckIns(of: name, back: seconds, environment)
+                    _ = try await player.checkIn(hunt.stops[1], at: hunt.places[1])
+                }
+                _ = try await cat.checkIn(hunt.stops[0], at: hunt.places[0])
+                _ = try await host.ok("ENDHUNT \(hunt.id)")
+                #expect(try await host.hunt(hunt.id)["winners"].array.map { try $0.string } == ["bob", "amy"])
+                #expect(try await players(host.leaderboard(hunt.id)) == ["bob", "amy", "cat"])
+            }
+        }
+    }
+
     @Test("REJECT, APPROVE and LEAVE move a trial player's times as they move points, on both daemons")
     func reviewsMoveTimes() async throws {
         try await withTwoDaemons { a, b, environment in
