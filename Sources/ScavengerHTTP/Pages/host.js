@@ -67,6 +67,13 @@ import { Hunts } from "/hunts.js";
     if (field("create-public").checked) line += " PUBLIC";
     const minutes = field("create-duration").value;
     if (minutes) line += " DURATION " + Math.round(Number(minutes) * 60);
+    // Protocol 1.4: teams (a size implies them), a time trial, the hunt's own badge.
+    const size = field("create-team-size").value;
+    if (field("create-teams").checked || size) line += " TEAMS" + (size ? " SIZE " + Math.round(Number(size)) : "");
+    const trial = field("create-trial").value;
+    if (trial) line += " TRIAL " + Math.round(Number(trial) * 60);
+    const badge = field("create-badge").value.trim();
+    if (badge) line += " BADGE " + quote(badge);
     try {
       const answer = await request(line);
       say(`Created “${answer.hunt.name}”. Click the map to place its stops.`);
