@@ -112,12 +112,12 @@ export const Hunts = (() => {
   // "1 point", "3 points".
   function count(number, noun) { return `${number} ${noun}${number === 1 ? "" : "s"}`; }
 
-  // A time in seconds as "45 s", "3 min 05 s", "2 h 03 min".
+  // A time in seconds as "45 s", "3 min 05 s", "2 min", "2 h 03 min", "1 h".
   function duration(seconds) {
     const s = Math.max(0, Math.round(seconds));
     if (s < 60) return `${s} s`;
-    if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
-    return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
+    if (s < 3600) return `${Math.floor(s / 60)} min` + (s % 60 ? ` ${String(s % 60).padStart(2, "0")} s` : "");
+    return `${Math.floor(s / 3600)} h` + (s % 3600 >= 60 ? ` ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min` : "");
   }
 
   function huntState(hunt) {
