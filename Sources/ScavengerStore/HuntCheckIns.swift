@@ -198,7 +198,10 @@ extension Database {
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
                 points: verdict.points, at: at, distanceMeters: verdict.distanceMeters,
                 photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
-            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try row.int("ahead") as Int))))
+            // A time trial ranks by its own order (the written row's rank is by points).
+            let ahead: Int = facts.hunt.trialSeconds != nil
+                ? try Self.trialAhead(connection, hunt: facts.hunt.id, userID: new.userID) : try row.int("ahead")
+            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + ahead)))
         }
         return outcomes
     }
@@ -244,6 +247,25 @@ extension Database {
             """)
         let first: Int? = try rows[0].int("first_us"), last: Int? = try rows[0].int("last_us")
         return (first.map { Timestamp(microseconds: Int64($0)) }, last.map { Timestamp(microseconds: Int64($0)) })
+    }
+
+    /// How many players of a time trial are strictly ahead of `userID` in its leaderboard's order
+    /// (``Leaderboard`` with `trial`): more stops found, or as many (above none) in less time
+    /// from the first live check-in to the last accepted one; in the caller's transaction.
+    static func trialAhead(_ connection: PostgresConnection, hunt: String, userID: Int) throws -> Int {
+        let rows = try connection.query("""
+            WITH t AS (
+                SELECT p.user_id, p.found,
+                    greatest(0, coalesce((extract(epoch FROM max(c.created_at) FILTER (WHERE c.status = 'accepted')) * 1000000)::bigint
+                        - (extract(epoch FROM min(c.created_at)) * 1000000)::bigint, 0)) AS us
+                FROM hunt_players p
+                LEFT JOIN checkins c ON c.hunt_id = p.hunt_id AND c.user_id = p.user_id AND c.status <> 'rejected'
+                WHERE p.hunt_id = \(hunt)
+                GROUP BY p.user_id, p.found)
+            SELECT count(*)::bigint AS ahead FROM t, (SELECT found, us FROM t WHERE user_id = \(userID)) me
+            WHERE t.found > me.found OR (t.found = me.found AND me.found > 0 AND t.us < me.us)
+            """)
+        return try rows[0].int("ahead")
     }
 
     /// Adds an accepted check-in's points to its player and its stop's `found_by`.

@@ -98,10 +98,14 @@ struct TrialTests {
                 for (player, name, seconds) in [(amy, "amy", 100.0), (bob, "bob", 50.0)] {
                     _ = try await player.checkIn(hunt.stops[0], at: hunt.places[0])
                     try await moveCheckIns(of: name, back: seconds, environment)
-                    _ = try await player.checkIn(hunt.stops[1], at: hunt.places[1])
+                    let rank = try await player.checkIn(hunt.stops[1], at: hunt.places[1])["score"]["rank"].int
+                    #expect(rank == 1, "\(name)'s reply: the fastest with two stops so far")
                 }
-                // cat has the most points and one stop: behind both.
-                _ = try await cat.checkIn(hunt.stops[2], at: hunt.places[2])
+                // cat has the most points and one stop: behind both, as the check-in's reply says.
+                #expect(try await cat.checkIn(hunt.stops[2], at: hunt.places[2])["score"]["rank"].int == 3)
+                // HUNT's me ranks in the trial's order too.
+                let amyStanding = try await amy.hunt(hunt.id)["me"]
+                #expect(amyStanding["rank"].int == 2)
                 let expected = ["1 bob 2 50", "2 amy 2 100", "3 cat 1 0", "4 dan 0 null"]
                 let entries = try await host.leaderboard(hunt.id)
                 #expect(try trialRows(entries) == expected)
