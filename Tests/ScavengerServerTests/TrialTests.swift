@@ -192,6 +192,55 @@ struct TrialTests {
         }
     }
 
+    @Test("WATCH HUNT on a trial: score events carry time_s and follow the trial's order, on both daemons")
+    func watched() async throws {
+        try await withTwoDaemons { a, b, environment in
+            try await asUsers(["host", "amy", "bob", "cat"], a, environment) { (users: [Conversation]) async throws in
+                let host = users[0]
+                let hunt = try await host.makeHunt("PUBLIC TRIAL 3600", stops: [
+                    StopPlan(points: 10), StopPlan(north: 150, points: 20), StopPlan(north: 300, points: 30, options: "PROOF photo"),
+                ])
+                let (s, p) = (hunt.stops, hunt.places)
+                for player in users.dropFirst() { try await player.join(hunt) }
+                try await asLoggedIn(["host"], a) { (onA: [Conversation]) async throws in
+                    try await asLoggedIn(["host", "host", "amy", "bob"], b) { (onB: [Conversation]) async throws in
+                        let (watcherOnB, hostB, amyB, bobB) = (onB[0], onB[1], onB[2], onB[3])
+                        var watchers: [HuntWatcher] = []
+                        for connection in onA + [watcherOnB] {
+                            watchers.append(HuntWatcher(connection: connection, watch: try await connection.watchHunt(hunt.id)))
+                        }
+                        func step(_ label: String, found: [String], changed: Set<String>, _ action: () async throws -> Void) async throws {
+                            let heard = try await expectHuntEvents(
+                                label, hunt: hunt.id, host: hostB, reader: hostB, watchers: watchers, found: found, changed: changed, action)
+                            for event in heard where eventType(event) == "score" {
+                                #expect(event["entry"].keys.contains("time_s"), "\(label): a trial's score event without time_s")
+                            }
+                            #expect(try await host.leaderboardLines(hunt.id, limit: 2) == hostB.leaderboardLines(hunt.id, limit: 2), "\(label)")
+                        }
+                        var amyFirst = ""
+                        try await step("amy's first find", found: ["amy \(s[0]) 10"], changed: ["amy", "bob", "cat"]) {
+                            amyFirst = try await amyB.checkIn(s[0], at: p[0])["checkin"]["id"].string
+                        }
+                        try await step("bob ties amy: one stop in no time", found: ["bob \(s[0]) 10"], changed: ["bob", "cat"]) {
+                            _ = try await bobB.checkIn(s[0], at: p[0])
+                        }
+                        var pending = ""
+                        try await step("amy's photo, pending", found: [], changed: []) {
+                            pending = try await amyB.checkIn(s[2], at: p[2], photoOption)["checkin"]["id"].string
+                        }
+                        try await step("approved: amy has two stops", found: ["amy \(s[2]) 30"], changed: ["amy", "bob"]) {
+                            _ = try await hostB.ok("APPROVE \(pending)")
+                        }
+                        try await step("amy's first rejected: one stop in no time again", found: [], changed: ["amy", "bob"]) {
+                            _ = try await hostB.ok("REJECT \(amyFirst)")
+                        }
+                        #expect(try await trialRows(hostB.leaderboard(hunt.id)) == ["1 amy 1 0", "1 bob 1 0", "3 cat 0 null"])
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a crowd checking in as time runs out: each OK before or CONFLICT after, never another answer; the board agrees")
     func crowdAtTheDeadline() async throws {
         try await withDatabaseServer { address, environment in
