@@ -47,6 +47,10 @@ struct TrialTests {
                 let reply = try await walker.checkInReply(hunt.stops[2], at: hunt.places[2])
                 expectError(reply, "CONFLICT")
                 #expect(reply.contains("time is up"), "\(reply)")
+                // A keyed check-in is written alone, not in a group: the same fact, the same answer.
+                let keyed = try await walker.checkInReply(hunt.stops[2], at: hunt.places[2], "REQUEST trial-key-1")
+                expectError(keyed, "CONFLICT")
+                #expect(keyed.contains("time is up"), "\(keyed)")
                 #expect(try await walker.hunt(hunt.id)["me"]["points"].int == 30)
                 // Another player's clock has not started.
                 #expect(try await late.checkIn(hunt.stops[2], at: hunt.places[2])["checkin"]["status"].string == "accepted")
@@ -149,7 +153,7 @@ struct TrialTests {
         }
     }
 
-    @Test("REJECT, APPROVE and LEAVE move a trial player's times as they move points, on both daemons")
+    @Test("REJECT, APPROVE and LEAVE move a trial player's times as they move points, a rename keeps them, on both daemons")
     func reviewsMoveTimes() async throws {
         try await withTwoDaemons { a, b, environment in
             try await asUsers(["host", "amy", "bob", "eve"], a, environment) { (users: [Conversation]) async throws in
@@ -185,6 +189,9 @@ struct TrialTests {
                 // REJECT of a first check-in: amy's clock starts at her second.
                 _ = try await host.ok("REJECT \(amyFirst)")
                 try await expect(["1 eve 2 30", "2 amy 1 0", "2 bob 1 0"], "amy's first rejected")
+                // A rename keeps the player's times.
+                try await eve.join(hunt, as: "ava")
+                try await expect(["1 ava 2 30", "2 amy 1 0", "2 bob 1 0"], "eve renamed")
                 // LEAVE takes the player out.
                 _ = try await eve.ok("LEAVE \(hunt.id)")
                 try await expect(["1 amy 1 0", "1 bob 1 0"], "eve left")
