@@ -127,6 +127,7 @@ extension Board {
     static func judge(_ fix: Fix, facts: CheckInFacts, rules: HuntRules) throws -> CheckInJudgement {
         guard facts.player != nil else { throw notAPlayer }
         try HuntDecisions.running(facts.hunt, at: facts.now)
+        try trialClock(facts)
         guard !facts.hasLiveCheckIn else { throw BoardError(.conflict, "you have already checked in at this stop") }
         if facts.hunt.ordered, let next = facts.nextStop, next != facts.stop.n {
             throw BoardError(.conflict, "this hunt is ordered: your next stop is number \(next)")
@@ -160,6 +161,17 @@ extension Board {
         }
         return .write(CheckInVerdict(
             status: status, points: status == .accepted ? facts.stop.points : 0, distanceMeters: verdict.distanceMeters, travel: travel))
+    }
+
+    /// A time trial's clock: the player has the hunt's trial seconds from their earliest live
+    /// check-in (``CheckInFacts/trialStartedAt``; none yet: this one starts it), by the database's
+    /// clock; from then on a check-in is `CONFLICT`.
+    static func trialClock(_ facts: CheckInFacts) throws(BoardError) {
+        guard let seconds = facts.hunt.trialSeconds, let start = facts.trialStartedAt else { return }
+        let used = facts.now.microseconds - start.microseconds
+        if used >= Int64(seconds) * 1_000_000 {
+            throw BoardError(.conflict, "time is up: this time trial gives \(seconds) s from your first check-in")
+        }
     }
 
     // MARK: Review

@@ -261,10 +261,12 @@ extension ScavengerClient {
 
     // MARK: Hunts
 
-    /// `CREATEHUNT`: a hunt the caller hosts (the reply holds its join `code`).
+    /// `CREATEHUNT`: a hunt the caller hosts (the reply holds its join `code`); `teams` or
+    /// `teamSize` make a team hunt, `trialSeconds` a time trial, `badge` the hunt's own badge.
     public func createHunt(
         name: String, description: String? = nil, ordered: Bool = false, isPublic: Bool = false, starts: Date? = nil,
-        ends: Date? = nil, durationSeconds: Int? = nil
+        ends: Date? = nil, durationSeconds: Int? = nil, teams: Bool = false, teamSize: Int? = nil, trialSeconds: Int? = nil,
+        badge: String? = nil
     ) async throws -> Hunt {
         var line = Line("CREATEHUNT")
         line.add(name)
@@ -274,6 +276,11 @@ extension ScavengerClient {
         line.option("STARTS", starts.map(Self.time))
         line.option("ENDS", ends.map(Self.time))
         line.option("DURATION", durationSeconds)
+        // Protocol 1.4: a team hunt (`TEAMS [SIZE n]`; a size implies teams), a time trial, a badge.
+        line.flag("TEAMS", teams || teamSize != nil)
+        line.option("SIZE", teamSize)
+        line.option("TRIAL", trialSeconds)
+        line.option("BADGE", badge)
         return try await write(line, as: HuntBody.self).hunt
     }
 

@@ -215,6 +215,12 @@ public struct Hunt: Codable, Sendable, Hashable, Identifiable {
     public var players: Int
     /// The join code: in replies to the host only.
     public var code: String?
+    /// A team hunt's largest team; nil for a hunt of single players (protocol 1.4).
+    public var teams: Int?
+    /// A time trial's seconds from each player's first check-in; nil for none (protocol 1.4).
+    public var trial: Int?
+    /// The name of the hunt's own badge, awarded to everyone who completes it; nil for none.
+    public var badge: String?
 }
 
 /// What proves a player was at a stop.
@@ -287,6 +293,14 @@ public struct LeaderboardEntry: Codable, Sendable, Hashable {
     public var found: Int
     /// When the player reached these points (nil at 0).
     public var at: Date?
+    /// In a time trial's leaderboard: seconds from the player's first check-in to their last
+    /// accepted one (nil when nothing is found yet, and outside trials).
+    public var timeSeconds: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case rank, player, points, found, at
+        case timeSeconds = "time_s"
+    }
 }
 
 /// A hint of a hunt.

@@ -237,13 +237,20 @@ public struct LeaderboardEntry: Sendable, Equatable {
     public var found: Int
     /// When the player reached these points, to the microsecond; nil at 0 points.
     public var at: Timestamp?
+    /// Whether the entry is a time trial's (it then shows ``trialSeconds``, as `time_s`).
+    public var isTrial: Bool = false
+    /// In a time trial: seconds from the player's first check-in to their last accepted one;
+    /// nil when nothing is found yet (and outside trials).
+    public var trialSeconds: Double? = nil
 
     /// An entry from its fields.
-    public init(rank: Int, player: String, points: Int, found: Int, at: Timestamp?) {
+    public init(rank: Int, player: String, points: Int, found: Int, at: Timestamp?, isTrial: Bool = false, trialSeconds: Double? = nil) {
         self.rank = rank
         self.player = player
         self.points = points
         self.found = found
         self.at = at
+        self.isTrial = isTrial
+        self.trialSeconds = trialSeconds
     }
 }

@@ -120,12 +120,16 @@ public struct Leaderboard: Sendable {
         public var found: Int
         /// When the player reached ``points``; nil at 0 points.
         public var at: Timestamp?
+        /// In a time trial: microseconds from the player's first check-in to their last accepted
+        /// one; nil when nothing is found (dropped then) and outside trials.
+        public var trialTime: Int64? = nil
 
-        /// A standing from its fields (`at` is dropped at 0 points).
-        public init(points: Int, found: Int, at: Timestamp?) {
+        /// A standing from its fields (`at` is dropped at 0 points, `trialTime` at 0 found).
+        public init(points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil) {
             self.points = points
             self.found = found
             self.at = points == 0 ? nil : at
+            self.trialTime = found == 0 ? nil : trialTime
         }
     }
 
@@ -134,17 +138,32 @@ public struct Leaderboard: Sendable {
         /// but equal as a `String`).
         var name: String
         var standing: Standing
+        var isTrial: Bool
 
+        /// Points and their instant; in a time trial, stops found and the trial time (as an
+        /// instant of that many microseconds after the epoch): the trial's order is the same
+        /// comparison of other numbers (found descending, time ascending, then name), and
+        /// cursors hold it alike.
         var position: LeaderboardPosition {
-            LeaderboardPosition(points: standing.points, at: standing.at, player: name)
+            if isTrial {
+                return LeaderboardPosition(
+                    points: standing.found, at: Timestamp(microseconds: max(0, standing.trialTime ?? 0)), player: name)
+            }
+            return LeaderboardPosition(points: standing.points, at: standing.at, player: name)
         }
     }
 
     private var records: [String: Record] = [:]
     private var order = CountedTree<LeaderboardPosition>()
 
-    /// An empty leaderboard.
-    public init() {}
+    /// Whether this is a time trial's board: ordered by stops found (descending), then by the
+    /// time from the first check-in to the last accepted one (ascending), then by name.
+    public let isTrial: Bool
+
+    /// An empty leaderboard (a time trial's when `trial`).
+    public init(trial: Bool = false) {
+        isTrial = trial
+    }
 
     /// How many players it holds.
     public var count: Int { records.count }
@@ -168,15 +187,16 @@ public struct Leaderboard: Sendable {
     /// `player`'s entry, or nil when the player is not on it.
     public func entry(of player: String) -> LeaderboardEntry? {
         guard let record = records[player] else { return nil }
-        return entry(record.position, rank: rank(at: record.position), found: record.standing.found)
+        return entry(record.position, rank: rank(at: record.position))
     }
 
     /// Sets `player`'s points, stops found and the instant they reached those points (required
-    /// above 0 points, ignored at 0), adding the player when new.
-    public mutating func update(_ player: String, points: Int, found: Int, at: Timestamp?) {
+    /// above 0 points, ignored at 0), and in a time trial their trial time in microseconds
+    /// (ignored at 0 found), adding the player when new.
+    public mutating func update(_ player: String, points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil) {
         precondition(points >= 0, "points are never negative")
         precondition(points == 0 || at != nil, "points above 0 need the instant they were reached")
-        let standing = Standing(points: points, found: found, at: at)
+        let standing = Standing(points: points, found: found, at: at, trialTime: isTrial ? trialTime : nil)
         if var record = records[player] {
             guard record.standing != standing else { return }
             order.remove(record.position)
@@ -184,19 +204,21 @@ public struct Leaderboard: Sendable {
             order.insert(record.position)
             records[player] = record
         } else {
-            let record = Record(name: player, standing: standing)
+            let record = Record(name: player, standing: standing, isTrial: isTrial)
             order.insert(record.position)
             records[player] = record
         }
     }
 
-    /// ``update(_:points:found:at:)``, returning every entry that changed, in order: the
-    /// player's own when anything in it changed (or it is new), and every other player's whose
-    /// rank changed (their points did not).
-    public mutating func updateReportingChanges(_ player: String, points: Int, found: Int, at: Timestamp?) -> [LeaderboardEntry] {
+    /// ``update(_:points:found:at:trialTime:)``, returning every entry that changed, in order:
+    /// the player's own when anything in it changed (or it is new), and every other player's
+    /// whose rank changed (their points did not).
+    public mutating func updateReportingChanges(
+        _ player: String, points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil
+    ) -> [LeaderboardEntry] {
         let before = records[player]
         let oldRank = before.map { rank(at: $0.position) }
-        update(player, points: points, found: found, at: at)
+        update(player, points: points, found: found, at: at, trialTime: trialTime)
         guard let after = records[player] else { return [] }
         let new = after.position
         let newRank = rank(at: new)
@@ -217,7 +239,7 @@ public struct Leaderboard: Sendable {
         var changed: [LeaderboardEntry] = []
         let ownInRange = !others.isEmpty && others.contains(order.index(of: new)!)
         if ownChanged, !ownInRange {
-            changed.append(entry(new, rank: newRank, found: after.standing.found))
+            changed.append(entry(new, rank: newRank))
         }
         for entry in entries(in: others) where ownChanged || entry.player != after.name {
             changed.append(entry)
@@ -248,7 +270,7 @@ public struct Leaderboard: Sendable {
     public mutating func rename(_ player: String, to newName: String) -> Bool {
         guard let record = records[player], records[newName] == nil else { return false }
         remove(player)
-        update(newName, points: record.standing.points, found: record.standing.found, at: record.standing.at)
+        update(newName, points: record.standing.points, found: record.standing.found, at: record.standing.at, trialTime: record.standing.trialTime)
         return true
     }
 
@@ -296,15 +318,18 @@ public struct Leaderboard: Sendable {
             } else {
                 rank = previous == nil ? self.rank(at: position) : index + 1
             }
-            entries.append(entry(position, rank: rank, found: records[position.player]?.standing.found ?? 0))
+            entries.append(entry(position, rank: rank))
             previous = position
             index += 1
         }
         return entries
     }
 
-    private func entry(_ position: LeaderboardPosition, rank: Int, found: Int) -> LeaderboardEntry {
-        LeaderboardEntry(rank: rank, player: position.player, points: position.points, found: found, at: position.at)
+    private func entry(_ position: LeaderboardPosition, rank: Int) -> LeaderboardEntry {
+        let standing = records[position.player]?.standing ?? Standing(points: 0, found: 0, at: nil)
+        return LeaderboardEntry(
+            rank: rank, player: position.player, points: standing.points, found: standing.found, at: standing.at, isTrial: isTrial,
+            trialSeconds: standing.trialTime.map { Double($0) / 1_000_000 })
     }
 
     /// The rank of a player at `position`, whether or not the board has them there: one more

@@ -17,12 +17,16 @@ struct HuntBoards {
         var through: Int
         var access: Access?
 
-        /// The board of a snapshot of the hunt's players through log position `through`.
-        init(players: [PlayerRecord], through: Int, facts: HuntAccessFacts?) {
-            var board = Leaderboard()
+        /// The board of a snapshot of the hunt's players through log position `through` (a time
+        /// trial's board when `trial`, ordered by the players' trial times).
+        init(players: [PlayerRecord], through: Int, facts: HuntAccessFacts?, trial: Bool = false) {
+            var board = Leaderboard(trial: trial)
             var members: [Int: String] = [:]
             for player in players {
-                board.update(player.name, points: player.points, found: player.found, at: player.points > 0 ? player.pointsAt : nil)
+                var time: Int64?
+                if let first = player.trialFirst, let last = player.trialLast { time = max(0, last.microseconds - first.microseconds) }
+                board.update(
+                    player.name, points: player.points, found: player.found, at: player.points > 0 ? player.pointsAt : nil, trialTime: time)
                 members[player.userID] = player.name
             }
             self.board = board
@@ -109,7 +113,8 @@ struct HuntBoards {
             changed += kept[hunt]!.board.removeReportingChanges(old)
         }
         let at = standing.points > 0 ? standing.at : nil
-        changed += kept[hunt]!.board.updateReportingChanges(standing.player, points: standing.points, found: standing.found, at: at)
+        changed += kept[hunt]!.board.updateReportingChanges(
+            standing.player, points: standing.points, found: standing.found, at: at, trialTime: standing.trialTime)
         kept[hunt]!.through = seq
         return Self.latest(changed)
     }

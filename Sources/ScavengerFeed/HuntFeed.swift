@@ -196,8 +196,8 @@ public final class HuntFeed: Sendable {
     /// players' standings, in memory from then on.
     public func leaderboard(of huntID: String) async throws(StoreError) -> Leaderboard {
         if let cached = projections.withLock({ $0.boards.board(of: huntID) }) { return cached }
-        let (players, through, facts) = try await database.playersSnapshot(huntID: huntID)
-        let snapshot = HuntBoards.Kept(players: players, through: through, facts: facts)
+        let (players, through, facts, trial) = try await database.playersSnapshot(huntID: huntID)
+        let snapshot = HuntBoards.Kept(players: players, through: through, facts: facts, trial: trial)
         return projections.withLock { state in
             state.boards.keep(snapshot, of: huntID, place: state.place, watches: state.watches)
         }

@@ -46,10 +46,13 @@ extension JSON {
 
     /// The contract's leaderboard entry.
     public static func entry(_ entry: LeaderboardEntry) -> JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("rank", .int(entry.rank)), ("player", .string(entry.player)), ("points", .int(entry.points)),
             ("found", .int(entry.found)), ("at", .optional(entry.at?.rfc3339)),
-        ])
+        ]
+        // A time trial's entry: seconds from the first check-in to the last accepted one.
+        if entry.isTrial { fields.append(("time_s", entry.trialSeconds.map(JSON.double) ?? .null)) }
+        return .object(fields)
     }
 }
 

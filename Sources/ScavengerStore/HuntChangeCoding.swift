@@ -32,6 +32,9 @@ enum HuntChangeCoding {
             object.int("at", standing.at?.microseconds)
             object.string("from", renamedFrom)
             if let userID = standing.userID { object.int("user", Int64(userID)) }
+            // A time trial's times, only when there are any (older entries have none).
+            if let first = standing.trialFirst { object.int("trial_first", first.microseconds) }
+            if let last = standing.trialLast { object.int("trial_last", last.microseconds) }
         case .left(let player, let userID):
             kind = "left"
             object.string("player", player)
@@ -86,7 +89,10 @@ enum HuntChangeCoding {
         case "standing":
             guard let player = string("player"), let points = int("points"), let found = int("found") else { return nil }
             let at = int("at").map { Timestamp(microseconds: Int64($0)) }
-            return .standing(StandingChange(player: player, points: points, found: found, at: at, userID: int("user")), renamedFrom: string("from"))
+            var standing = StandingChange(player: player, points: points, found: found, at: at, userID: int("user"))
+            standing.trialFirst = int("trial_first").map { Timestamp(microseconds: Int64($0)) }
+            standing.trialLast = int("trial_last").map { Timestamp(microseconds: Int64($0)) }
+            return .standing(standing, renamedFrom: string("from"))
         case "left":
             guard let player = string("player") else { return nil }
             return .left(player: player, userID: int("user"))

@@ -97,6 +97,8 @@ extension Database {
                 (SELECT string_agg(ls.n::text || (CASE WHEN c.stop_id = s.id THEN '*' ELSE '' END), ',')
                  FROM checkins c JOIN hunt_stops ls ON ls.id = c.stop_id
                  WHERE c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS live,
+                (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
+                 WHERE h.trial_s IS NOT NULL AND c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS trial_start_us,
                 previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
                 (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
                  FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = v.user_id AND t.at > now() - interval '1 day') AS tries
@@ -181,7 +183,13 @@ extension Database {
             let (index, facts, player, verdict) = verdicts[number]
             let new = group[index].new
             let at = Timestamp(microseconds: Int64(try row.int("at_us") as Int))
-            let standing = try Self.standing(row, at: "at_points_us")
+            var standing = try Self.standing(row, at: "at_points_us")
+            if facts.hunt.trialSeconds != nil {
+                // A time trial's times: the clock started at the earliest live check-in (this one
+                // when there was none), and an accepted check-in is the player's latest.
+                standing.trialFirst = facts.trialStartedAt ?? at
+                standing.trialLast = verdict.status == .accepted ? at : nil
+            }
             if verdict.status == .accepted {
                 log.append(hunt: "", .totals(try Self.userTotals(row, prefix: "t_")))
                 log.append(hunt: facts.hunt.id, .found(player: player.name, stop: facts.stop.id, points: verdict.points))
@@ -192,7 +200,10 @@ extension Database {
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
                 points: verdict.points, at: at, distanceMeters: verdict.distanceMeters,
                 photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
-            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + (try row.int("ahead") as Int))))
+            // A time trial ranks by its own order (the written row's rank is by points).
+            let ahead: Int = facts.hunt.trialSeconds != nil
+                ? try Self.trialAhead(connection, hunt: facts.hunt.id, userID: new.userID) : try row.int("ahead")
+            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + ahead)))
         }
         // The badges the accepted ones earn, in one more statement. Each one's stop's found_by
         // before it: as read under the group's locks, plus those accepted before it in the group.
@@ -234,12 +245,44 @@ extension Database {
            let at: Int = try row.int("previous_us") {
             facts.previous = (lat, lon, Timestamp(microseconds: Int64(at)))
         }
+        if let start: Int = try row.int("trial_start_us") { facts.trialStartedAt = Timestamp(microseconds: Int64(start)) }
         let tries: String? = try row.string("tries")
         facts.tooFarTries = try (tries ?? "").split(separator: ",").map { item in
             guard let at = Int64(item) else { throw StoreError.unexpected("a too-far try's time is not a number") }
             return Timestamp(microseconds: at)
         }
         return facts
+    }
+
+    /// A time trial player's times as their check-ins stand in the caller's transaction: their
+    /// earliest check-in that is accepted, pending or flagged, and their latest accepted one.
+    static func trialTimes(_ connection: PostgresConnection, hunt: String, userID: Int) throws -> (first: Timestamp?, last: Timestamp?) {
+        let rows = try connection.query("""
+            SELECT (extract(epoch FROM min(created_at)) * 1000000)::bigint AS first_us,
+                (extract(epoch FROM max(created_at) FILTER (WHERE status = 'accepted')) * 1000000)::bigint AS last_us
+            FROM checkins WHERE hunt_id = \(hunt) AND user_id = \(userID) AND status <> 'rejected'
+            """)
+        let first: Int? = try rows[0].int("first_us"), last: Int? = try rows[0].int("last_us")
+        return (first.map { Timestamp(microseconds: Int64($0)) }, last.map { Timestamp(microseconds: Int64($0)) })
+    }
+
+    /// How many players of a time trial are strictly ahead of `userID` in its leaderboard's order
+    /// (``Leaderboard`` with `trial`): more stops found, or as many (above none) in less time
+    /// from the first live check-in to the last accepted one; in the caller's transaction.
+    static func trialAhead(_ connection: PostgresConnection, hunt: String, userID: Int) throws -> Int {
+        let rows = try connection.query("""
+            WITH t AS (
+                SELECT p.user_id, p.found,
+                    greatest(0, coalesce((extract(epoch FROM max(c.created_at) FILTER (WHERE c.status = 'accepted')) * 1000000)::bigint
+                        - (extract(epoch FROM min(c.created_at)) * 1000000)::bigint, 0)) AS us
+                FROM hunt_players p
+                LEFT JOIN checkins c ON c.hunt_id = p.hunt_id AND c.user_id = p.user_id AND c.status <> 'rejected'
+                WHERE p.hunt_id = \(hunt)
+                GROUP BY p.user_id, p.found)
+            SELECT count(*)::bigint AS ahead FROM t, (SELECT found, us FROM t WHERE user_id = \(userID)) me
+            WHERE t.found > me.found OR (t.found = me.found AND me.found > 0 AND t.us < me.us)
+            """)
+        return try rows[0].int("ahead")
     }
 
     /// Adds an accepted check-in's points to its player and its stop's `found_by`.
@@ -432,6 +475,9 @@ extension Database {
                 standing = credited.standing
                 log.append(hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
                 // The badges the approval earns (after its standing in the log, as a check-in's).
+                if hunt.trialSeconds != nil {
+                    (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: hunt.id, userID: record.userID)
+                }
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
                 loggedStanding = true
                 var badgeFacts = BadgeFacts(
@@ -467,7 +513,12 @@ extension Database {
             if let log = decision.logAs {
                 try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)
             }
-            if wasAccepted != nowAccepted, !loggedStanding {
+            if hunt.trialSeconds != nil, !loggedStanding {
+                // A time trial's times move with any review (a rejected first check-in no longer
+                // starts the clock), so its standing is logged after every one.
+                (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: hunt.id, userID: record.userID)
+                log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
+            } else if wasAccepted != nowAccepted, !loggedStanding {
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
             }
             return (checkIn, standing)

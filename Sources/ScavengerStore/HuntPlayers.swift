@@ -7,22 +7,28 @@ extension Database {
     /// statement (one snapshot): every change up to `through` is in them and none after it, since
     /// the log's numbers follow commit order.
     public func playersSnapshot(huntID: String) async throws(StoreError)
-        -> (players: [PlayerRecord], through: Int, access: HuntAccessFacts?)
+        -> (players: [PlayerRecord], through: Int, access: HuntAccessFacts?, trial: Bool)
     {
         try await mappingErrors {
-            // One snapshot under the log's lock: the players are exactly the log through `through`.
-            let rows = try await pool.query("SELECT * FROM hunt_players_snapshot(\(huntID))")
+            // One snapshot under the log's lock: the players are exactly the log through `through`
+            // (in a time trial with each player's times).
+            let rows = try await pool.query("SELECT * FROM hunt_board_snapshot(\(huntID))")
             let through: Int = try rows[0].int("through")
             var access: HuntAccessFacts?
             if let host: Int = try rows[0].int("hunt_host_id") {
                 access = HuntAccessFacts(hostID: host, isPublic: try rows[0].bool("hunt_public"), removed: try rows[0].bool("hunt_removed"))
             }
+            let trialSeconds: Int? = try rows[0].int("hunt_trial_s")
             let user = try rows.column("user_id")
             var players: [PlayerRecord] = []
             for row in rows where try !row.isNull(user) {
-                players.append(try Self.player(row))
+                var player = try Self.player(row)
+                let first: Int? = try row.int("trial_first_us"), last: Int? = try row.int("trial_last_us")
+                player.trialFirst = first.map { Timestamp(microseconds: Int64($0)) }
+                player.trialLast = last.map { Timestamp(microseconds: Int64($0)) }
+                players.append(player)
             }
-            return (players, through, access)
+            return (players, through, access, trialSeconds != nil)
         }
     }
 
@@ -86,15 +92,28 @@ extension Database {
     /// accepted check-in), first first.
     public func finishers(huntID: String) async throws(StoreError) -> [String] {
         try await mappingErrors {
+            // A time trial's finishers in its leaderboard's order: by the time from the first
+            // live check-in to the last accepted one, then name (as ``Leaderboard`` orders them).
             let rows = try await pool.query("""
-                SELECT hp.name FROM hunt_players hp JOIN hunts h ON h.id = hp.hunt_id
+                SELECT hp.name, h.trial_s,
+                    (extract(epoch FROM max(c.created_at)) * 1000000)::bigint - (SELECT (extract(epoch FROM min(f.created_at)) * 1000000)::bigint
+                        FROM checkins f WHERE f.hunt_id = hp.hunt_id AND f.user_id = hp.user_id AND f.status <> 'rejected') AS trial_us
+                FROM hunt_players hp JOIN hunts h ON h.id = hp.hunt_id
                 JOIN checkins c ON c.hunt_id = hp.hunt_id AND c.user_id = hp.user_id AND c.status = 'accepted'
                 WHERE hp.hunt_id = \(huntID) AND h.stop_count > 0
-                GROUP BY hp.name, h.stop_count
+                GROUP BY hp.name, hp.hunt_id, hp.user_id, h.stop_count, h.trial_s
                 HAVING count(*) = h.stop_count
                 ORDER BY max(c.accepted_at), hp.name
                 """)
-            return try rows.map { try $0.string("name") }
+            guard let first = rows.first, try first.int("trial_s") as Int? != nil else {
+                return try rows.map { try $0.string("name") }
+            }
+            var board = ScavengerCore.Leaderboard(trial: true)
+            for row in rows {
+                let time: Int = try row.int("trial_us")
+                board.update(try row.string("name"), points: 0, found: 1, at: nil, trialTime: Int64(time))
+            }
+            return board.page(after: nil, limit: max(1, board.count)).entries.map(\.player)
         }
     }
 
@@ -122,9 +141,11 @@ extension Database {
             if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
                 if player.name == name { return .unchanged(hunt) }
                 try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
-                log.append(hunt: huntID, .standing(
-                    StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID),
-                    renamedFrom: player.name))
+                var standing = StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID)
+                if hunt.trialSeconds != nil {
+                    (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: huntID, userID: userID)
+                }
+                log.append(hunt: huntID, .standing(standing, renamedFrom: player.name))
                 return .renamed(hunt)
             }
             try connection.query("INSERT INTO hunt_players (hunt_id, user_id, name) VALUES (\(huntID), \(userID), \(name))")

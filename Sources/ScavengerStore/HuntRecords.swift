@@ -81,6 +81,10 @@ public struct PlayerRecord: Sendable, Equatable {
     public var found: Int
     /// When they reached these points (nil at 0).
     public var pointsAt: Timestamp?
+    /// In a time trial: the player's first live check-in and last accepted one (see
+    /// ``StandingChange/trialFirst``); read only where a trial's board needs them.
+    public var trialFirst: Timestamp? = nil
+    public var trialLast: Timestamp? = nil
 
     public init(userID: Int, name: String, points: Int, found: Int, pointsAt: Timestamp?) {
         self.userID = userID
@@ -174,6 +178,9 @@ public struct CheckInFacts: Sendable {
     public var tooFarTries: [Timestamp] = []
     /// The database's clock.
     public var now: Timestamp
+    /// In a time trial: when the caller's clock started, the time of their earliest check-in in
+    /// the hunt that is accepted, pending or flagged; nil when they have none (this one starts it).
+    public var trialStartedAt: Timestamp? = nil
 
     public init(
         hunt: HuntRecord, stop: HuntStop, player: PlayerRecord?, hasLiveCheckIn: Bool, nextStop: Int?,
@@ -280,6 +287,17 @@ public struct StandingChange: Sendable, Equatable {
     /// The player's user id (every daemon keeps who plays a hunt beside its board); nil in log
     /// entries written before it was logged.
     public var userID: Int? = nil
+    /// In a time trial: the player's first check-in that is accepted, pending or flagged (the
+    /// start of their clock); nil outside trials, when there is none, and in older log entries.
+    public var trialFirst: Timestamp? = nil
+    /// In a time trial: the player's last accepted check-in; nil when none (or as above).
+    public var trialLast: Timestamp? = nil
+
+    /// The trial time in microseconds, from ``trialFirst`` to ``trialLast``; nil unless both are known.
+    public var trialTime: Int64? {
+        guard let first = trialFirst, let last = trialLast else { return nil }
+        return max(0, last.microseconds - first.microseconds)
+    }
 }
 
 /// Who may read a hunt, as its row says: its host, whether it is public, whether moderators removed it.

@@ -40,9 +40,16 @@ struct Printer {
             return
         }
         if let entries = value["entries"]?.array, entries.first?["rank"] != nil || entries.isEmpty && value["next"] != nil {
-            table(
-                ["RANK", "PLAYER", "POINTS", "FOUND", "AT"],
-                entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), s($0["at"])] })
+            if entries.contains(where: { $0["time_s"] != nil }) {
+                // A time trial's leaderboard: ordered by stops found, then by the time taken.
+                table(
+                    ["RANK", "PLAYER", "POINTS", "FOUND", "TIME", "AT"],
+                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), $0["time_s"].flatMap { $0 == .null ? nil : s($0) + " s" } ?? "-", s($0["at"])] })
+            } else {
+                table(
+                    ["RANK", "PLAYER", "POINTS", "FOUND", "AT"],
+                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), s($0["at"])] })
+            }
             more(value["next"])
             return
         }
@@ -66,6 +73,9 @@ struct Printer {
         print("\(s(hunt["name"])) (\(s(hunt["id"]))): \(s(hunt["state"])), hosted by \(s(hunt["host"])), \(players)")
         if case let .string(description)? = hunt["description"], !description.isEmpty { print(description) }
         if let code = hunt["code"] { print("join code: \(s(code))") }
+        if let trial = hunt["trial"], trial != .null { print("time trial: \(s(trial)) s from each player's first check-in") }
+        if let teams = hunt["teams"], teams != .null { print("teams of up to \(s(teams))") }
+        if let badge = hunt["badge"], badge != .null { print("badge for completing it: \(s(badge))") }
         if stops.isEmpty {
             print(Self.count(hunt["stops"], "stop") + ", none of them shown to you yet")
         } else {

@@ -73,3 +73,50 @@ struct CheckInJudgementTests {
         #expect(Self.outcome(fix, facts) == expected)
     }
 }
+
+/// A time trial's clock in the check-in judgement: the player's time runs from their earliest
+/// live check-in (`trialStartedAt`), by the database's clock (`now`).
+@Suite("Check-in judgement: a time trial's clock")
+struct TrialJudgementTests {
+    /// A 60 s trial's facts, its clock started `startedAgo` microseconds before `now` (nil: not started).
+    static func facts(trial: Int? = 60, startedAgo: Int64?, live: Bool = false, ordered: Bool = false, next: Int? = 1) -> CheckInFacts {
+        var facts = CheckInJudgementTests.facts(ordered: ordered, live: live, next: next)
+        facts.hunt.trialSeconds = trial
+        facts.trialStartedAt = startedAgo.map { Timestamp(microseconds: CheckInJudgementTests.now.microseconds - $0) }
+        return facts
+    }
+
+    static let here = CheckInJudgementTests.here
+    static let far = CheckInJudgementTests.far
+    static let up = "conflict time is up: this time trial gives 60 s from your first check-in"
+
+    @Test("time is up from the trial's seconds after the first live check-in, before the other rules", arguments: [
+        (here, facts(startedAgo: nil), "accepted 10"),  // the first check-in starts the clock
+        (here, facts(startedAgo: 0), "accepted 10"),
+        (here, facts(startedAgo: 59_999_999), "accepted 10"),  // the last microsecond
+        (here, facts(startedAgo: 60_000_000), up),
+        (here, facts(startedAgo: 86_400_000_000), up),
+        (here, facts(trial: nil, startedAgo: 86_400_000_000), "accepted 10"),  // no trial: no clock
+        (here, facts(trial: 3_600, startedAgo: 60_000_000), "accepted 10"),
+        // Time is up whatever else this check-in would be refused for.
+        (here, facts(startedAgo: 60_000_000, live: true), up),
+        (here, facts(startedAgo: 60_000_000, ordered: true, next: 2), up),
+        (far, facts(startedAgo: 60_000_000), up),
+        // In time, the other rules still hold.
+        (here, facts(startedAgo: 10_000_000, live: true), "conflict you have already checked in at this stop"),
+        (far, facts(startedAgo: 10_000_000), "try tooFar 1111"),
+    ] as [(Fix, CheckInFacts, String)])
+    func clock(fix: Fix, facts: CheckInFacts, expected: String) {
+        #expect(CheckInJudgementTests.outcome(fix, facts) == expected)
+    }
+
+    @Test("a player who is not a player, or a hunt not running, is told that first")
+    func orderOfRules() {
+        var notPlayer = Self.facts(startedAgo: 60_000_000)
+        notPlayer.player = nil
+        #expect(CheckInJudgementTests.outcome(Self.here, notPlayer) == "forbidden you are not a player of this hunt; JOIN it first")
+        var ended = Self.facts(startedAgo: 60_000_000)
+        ended.hunt.schedule = HuntSchedule(starts: Timestamp(microseconds: 0), ends: Timestamp(microseconds: 1))
+        #expect(CheckInJudgementTests.outcome(Self.here, ended) == "conflict the hunt has ended")
+    }
+}

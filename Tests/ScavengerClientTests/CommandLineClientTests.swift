@@ -326,6 +326,28 @@ struct CommandLineClientTests {
             #expect(badges.dropFirst().filter { !$0.allSatisfy { $0 == "-" || $0 == " " } }.map { $0.split(separator: " ").first ?? "" }
                 == ["first-find", "finisher"], "\(badges)")
             #expect(try host.run(["badges"]).stdout.hasSuffix("\n(none)\n"))
+            #expect(!details.contains("time trial"))
+        }
+    }
+
+    @Test("a time trial: hunt says so, and its leaderboard has a TIME column")
+    func trial() async throws {
+        try await Daemon.with { daemon in
+            let host = try CLI(port: daemon.port), player = try CLI(port: daemon.port)
+            #expect(try host.run(["register", "hostess", "hostess@example.org", "password1"]).status == 0)
+            #expect(try player.run(["register", "pia", "pia@example.org", "password1"]).status == 0)
+            let created = try CLI.values(host.run(["--json", "createhunt", "Sprint", "PUBLIC", "TRIAL", "600"]).stdout)[0]["hunt"] as? [String: Any]
+            let id = try #require(created?["id"] as? String)
+            let stop = try CLI.values(host.run(["--json", "addstop", id, "52.5169", "13.4019", "40", "1", "Lustgarten"]).stdout)[0]["stop"] as? [String: Any]
+            let stopID = try #require(stop?["id"] as? String)
+            #expect(try host.run(["starthunt", id]).status == 0)
+            #expect(try player.run(["join", id]).status == 0)
+            #expect(try host.run(["hunt", id]).stdout.contains("time trial: 600 s from each player's first check-in"))
+            let before = try host.run(["leaderboard", id]).stdout.split(separator: "\n")
+            #expect(before.first?.contains("TIME") == true && before.count == 2 && before[1].contains(" - "), "\(before)")
+            #expect(try player.run(["checkin", stopID, "52.5169", "13.4019"]).status == 0)
+            let after = try host.run(["leaderboard", id]).stdout.split(separator: "\n")
+            #expect(after.count == 2 && after[1].contains("pia") && after[1].contains(" s "), "\(after)")
         }
     }
 

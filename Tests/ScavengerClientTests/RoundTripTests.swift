@@ -197,4 +197,30 @@ struct RoundTripTests {
             #expect(try await host.hunt(created.id).winners == [])
         }
     }
+
+    @Test("protocol 1.4's hunt options and a time trial's leaderboard: trial, badge, time_s (TEAMS refused until team hunts are played)")
+    func trial() async throws {
+        try await Daemon.with { daemon in
+            let host = try daemon.client()
+            let player = try daemon.client()
+            defer { Task { await host.close(); await player.close() } }
+            _ = try await host.register(username: "hostess", email: "h@example.org", password: "password1")
+            _ = try await player.register(username: "alice", email: "a@example.org", password: "password1")
+            // Team hunts are not played yet: the daemon refuses TEAMS, and the client says so.
+            await #expect(throws: ScavengerError.self) { try await host.createHunt(name: "Relay", teamSize: 4) }
+            let badged = try await host.createHunt(name: "Relay", badge: "Relay runner")
+            #expect(badged.teams == nil && badged.trial == nil && badged.badge == "Relay runner")
+            let plain = try await host.createHunt(name: "Plain")
+            #expect(plain.teams == nil && plain.trial == nil && plain.badge == nil)
+            let sprint = try await host.createHunt(name: "Sprint", trialSeconds: 600)
+            #expect(sprint.trial == 600 && sprint.teams == nil)
+            let stop = try await host.addStop(hunt: sprint.id, lat: 52.5169, lon: 13.4019, radiusMeters: 40, points: 10, title: "Lustgarten")
+            _ = try await host.startHunt(sprint.id)
+            _ = try await player.join(try #require(sprint.code))
+            #expect(try await host.leaderboard(sprint.id).items.map(\.timeSeconds) == [nil])
+            _ = try await player.checkIn(stop: stop.id, lat: 52.5169, lon: 13.4019)
+            let entry = try #require(try await host.leaderboard(sprint.id).items.first)
+            #expect(entry.player == "alice" && entry.found == 1 && entry.timeSeconds == 0)
+        }
+    }
 }

@@ -219,3 +219,45 @@ struct LeaderboardCursorTests {
         #expect(try #require(LeaderboardCursor(encoded: cursor.encoded)).position.player == name)
     }
 }
+
+@Suite("Leaderboard: a time trial's order")
+struct TrialLeaderboardTests {
+    private func trialRows(_ entries: [LeaderboardEntry]) -> [String] {
+        entries.map { "\($0.rank) \($0.player) \($0.found) \($0.trialSeconds.map { String($0) } ?? "null")" }
+    }
+
+    /// A trial board: stops found (descending), then the trial time (ascending), then name;
+    /// points do not order it.
+    private func board() -> Leaderboard {
+        var board = Leaderboard(trial: true)
+        board.update("amy", points: 10, found: 2, at: at(9), trialTime: 90_000_000)
+        board.update("Bob", points: 99, found: 1, at: at(1), trialTime: 5_000_000)
+        board.update("cat", points: 5, found: 2, at: at(1), trialTime: 30_500_000)
+        board.update("dan", points: 5, found: 2, at: at(2), trialTime: 30_500_000)
+        board.update("eve", points: 0, found: 0, at: nil, trialTime: 1)  // nothing found: no time
+        board.update("al", points: 0, found: 0, at: nil)
+        return board
+    }
+
+    @Test("stops found, then time from first check-in to last accepted, then name; time_s null until a find")
+    func order() {
+        let board = board()
+        let expected = ["1 cat 2 30.5", "1 dan 2 30.5", "3 amy 2 90.0", "4 Bob 1 5.0", "5 al 0 null", "5 eve 0 null"]
+        #expect(trialRows(allEntries(board)) == expected)
+        #expect(allEntries(board).allSatisfy { $0.isTrial })
+        // Cursors and AROUND follow the same order.
+        #expect(trialRows(allEntries(board, limit: 1)) == expected)
+        #expect(trialRows(board.page(after: board.position(of: "dan"), limit: 2).entries) == ["3 amy 2 90.0", "4 Bob 1 5.0"])
+        #expect(trialRows(board.page(around: "Bob", limit: 2).entries) == ["3 amy 2 90.0", "4 Bob 1 5.0"])
+        #expect(board.rank(of: "amy") == 3)
+        // A rejection that moves a time moves the player, and those they pass are reported.
+        var changed = board
+        let report = changed.updateReportingChanges("amy", points: 10, found: 2, at: at(9), trialTime: 10_000_000)
+        #expect(trialRows(report) == ["1 amy 2 10.0", "2 cat 2 30.5", "2 dan 2 30.5"])
+        // A points board of the same players is ordered by points as ever.
+        var points = Leaderboard()
+        points.update("amy", points: 10, found: 2, at: at(9), trialTime: 90_000_000)
+        #expect(points.entry(of: "amy")?.trialSeconds == nil)
+        #expect(points.entry(of: "amy")?.isTrial == false)
+    }
+}

@@ -15,6 +15,12 @@ struct HuntChangeCodingTests {
         .found(player: "amy", stop: "sabcdefghijklmnopqrstuvwx", points: 10_000),
         .standing(StandingChange(player: "bob", points: 35, found: 2, at: Timestamp(microseconds: 1_764_000_000_000_001), userID: 42), renamedFrom: "bobby"),
         .standing(StandingChange(player: "cat", points: 0, found: 0, at: nil, userID: nil), renamedFrom: nil),
+        // A time trial's standing carries the player's first live and last accepted check-ins.
+        .standing(StandingChange(
+            player: "ida", points: 20, found: 2, at: Timestamp(microseconds: 90), userID: 8, trialFirst: Timestamp(microseconds: 10),
+            trialLast: Timestamp(microseconds: 80)), renamedFrom: nil),
+        .standing(StandingChange(
+            player: "jo", points: 0, found: 0, at: nil, userID: 9, trialFirst: Timestamp(microseconds: 10), trialLast: nil), renamedFrom: nil),
         .left(player: "dan", userID: 7),
         .left(player: "eve", userID: nil),
         .reply(PinReply(id: "rabc", pin: "hxyz", text: awkward, author: "fay", created: Timestamp(microseconds: 5))),
@@ -31,6 +37,17 @@ struct HuntChangeCodingTests {
         let (kind, payload) = HuntChangeCoding.encode(change)
         let hunt = if case .reply(let reply) = change { reply.pin } else { "hxyz" }
         #expect(HuntChangeCoding.decode(kind: kind, payload: payload, hunt: hunt) == change, "\(payload)")
+    }
+
+    @Test("a standing logged before time trials reads with no trial times")
+    func standingBeforeTrials() {
+        let printed = #"{"at": 77, "user": 4, "found": 1, "player": "amy", "points": 10}"#
+        let change = HuntChangeCoding.decode(kind: "standing", payload: printed, hunt: "h")
+        #expect(change == .standing(StandingChange(player: "amy", points: 10, found: 1, at: Timestamp(microseconds: 77), userID: 4), renamedFrom: nil))
+        if case .standing(let standing, _)? = change { #expect(standing.trialTime == nil) }
+        let trial = StandingChange(
+            player: "amy", points: 10, found: 1, at: nil, trialFirst: Timestamp(microseconds: 5), trialLast: Timestamp(microseconds: 2_000_005))
+        #expect(trial.trialTime == 2_000_000)
     }
 
     @Test("the text jsonb prints back (spaces, keys reordered, escapes of its own) reads the same")

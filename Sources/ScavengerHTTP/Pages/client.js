@@ -411,9 +411,12 @@ export class ScavengerClient {
     const where = near ? ` NEAR ${number(near[0], "lat")} ${number(near[1], "lon")} ${number(near[2], "radius")}` : "";
     return this.call("HUNTS" + (mine ? " MINE" : "") + where + opt("LIMIT", limit) + opt("CURSOR", cursor, true));
   }
-  createHunt(name, { description, ordered, public: isPublic, starts, ends, duration, key } = {}) {
+  // teams: true (the default size) or the largest team; trial: seconds; badge: the hunt's own badge's name.
+  createHunt(name, { description, ordered, public: isPublic, starts, ends, duration, teams, trial, badge, key } = {}) {
+    const size = typeof teams === "number" ? teams : undefined;
     return this.call(`CREATEHUNT ${quote(name)}` + opt("DESCRIPTION", description, true) + (ordered ? " ORDERED" : "")
-      + (isPublic ? " PUBLIC" : "") + opt("STARTS", starts) + opt("ENDS", ends) + opt("DURATION", duration), { key });
+      + (isPublic ? " PUBLIC" : "") + opt("STARTS", starts) + opt("ENDS", ends) + opt("DURATION", duration)
+      + (teams ? " TEAMS" : "") + opt("SIZE", size) + opt("TRIAL", trial) + opt("BADGE", badge, true), { key });
   }
   addStop(hunt, lat, lon, radius, points, title, { clue, proof, code, hidden, key } = {}) {
     return this.call(`ADDSTOP ${word(hunt)} ${number(lat, "lat")} ${number(lon, "lon")} ${number(radius, "radius")} ${number(points, "points")} ${quote(title)}`

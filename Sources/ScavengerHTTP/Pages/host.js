@@ -67,6 +67,11 @@ import { Hunts } from "/hunts.js";
     if (field("create-public").checked) line += " PUBLIC";
     const minutes = field("create-duration").value;
     if (minutes) line += " DURATION " + Math.round(Number(minutes) * 60);
+    // Protocol 1.4: a time trial, the hunt's own badge (team hunts come with teams' play).
+    const trial = field("create-trial").value;
+    if (trial) line += " TRIAL " + Math.round(Number(trial) * 60);
+    const badge = field("create-badge").value.trim();
+    if (badge) line += " BADGE " + quote(badge);
     try {
       const answer = await request(line);
       say(`Created “${answer.hunt.name}”. Click the map to place its stops.`);

@@ -112,11 +112,22 @@ export const Hunts = (() => {
   // "1 point", "3 points".
   function count(number, noun) { return `${number} ${noun}${number === 1 ? "" : "s"}`; }
 
+  // A time in seconds as "45 s", "3 min 05 s", "2 min", "2 h 03 min", "1 h".
+  function duration(seconds) {
+    const s = Math.max(0, Math.round(seconds));
+    if (s < 60) return `${s} s`;
+    if (s < 3600) return `${Math.floor(s / 60)} min` + (s % 60 ? ` ${String(s % 60).padStart(2, "0")} s` : "");
+    return `${Math.floor(s / 3600)} h` + (s % 3600 >= 60 ? ` ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min` : "");
+  }
+
   function huntState(hunt) {
     const parts = [hunt.state];
     if (hunt.state === "scheduled" && hunt.starts) parts.push("starts " + when(hunt.starts));
     if (hunt.state !== "ended" && hunt.ends) parts.push("ends " + when(hunt.ends));
     if (hunt.ordered) parts.push("stops in order");
+    if (hunt.trial) parts.push("time trial: " + duration(hunt.trial) + " each");
+    if (hunt.teams) parts.push("teams of up to " + hunt.teams);
+    if (hunt.badge) parts.push("badge: " + hunt.badge);
     parts.push(hunt.stops + (hunt.stops === 1 ? " stop" : " stops"));
     parts.push(hunt.players + (hunt.players === 1 ? " player" : " players"));
     return parts.join(" · ");
@@ -139,14 +150,16 @@ export const Hunts = (() => {
     }
     get size() { return this.entries.size; }
     render() {
+      // A time trial's entries (with time_s) share a rank only at equal stops and time: by name then.
       const rows = [...this.entries.values()].sort((a, b) =>
-        a.rank - b.rank || b.points - a.points || (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
+        a.rank - b.rank || ("time_s" in a ? 0 : b.points - a.points) || (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
       this.tbody.replaceChildren(...rows.map((entry) => {
         const row = element("tr");
         row.dataset.player = entry.player;
         if (user && entry.player === Hunts.myName) row.className = "me";
         row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
-          element("td", "points", entry.points), element("td", "found", entry.found));
+          element("td", "points", entry.points),
+          element("td", "found", entry.found + (entry.time_s === null || entry.time_s === undefined ? "" : ` in ${Hunts.duration(entry.time_s)}`)));
         return row;
       }));
     }
@@ -245,7 +258,7 @@ export const Hunts = (() => {
   }
 
   return {
-    say, quote, request, start, watchHunt, element, button, when, huntState, parseCoordinates, count, Leaderboard, makeMap, label,
+    say, quote, request, start, watchHunt, element, button, when, huntState, duration, parseCoordinates, count, Leaderboard, makeMap, label,
     client, ProtocolError: ScavengerError, myName: null,
     get user() { return user; },
   };

@@ -16,6 +16,8 @@ import { Hunts } from "/hunts.js";
   let watch = null;         // the hunt's WATCH HUNT (scavenger.js re-issues it after a drop)
   let watchedHunt = null;
   let fitted = false;
+  let trialStart = null;    // in a time trial: when the player's clock started (ms), or null
+  let trialTimer = null;
 
   function show(kind, text) {
     result.className = "result " + kind;
@@ -116,7 +118,61 @@ import { Hunts } from "/hunts.js";
     winners.textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
     showHints(answer.hints);
     renderStops();
+    if (firstTime) trialStart = null;
+    await readTrialStart(answer.me);
   }
+
+  // ---- a time trial's clock: the player has hunt.trial seconds from their first check-in.
+  // The start is the first check-in's `at` as this browser saw it (kept per hunt and player),
+  // else what the leaderboard says: the last accepted check-in (the entry's `at`) less time_s.
+  function trialKey() { return `scavenger.play.trial.${hunt.id}.${Hunts.myName || ""}`; }
+  function noteTrialStart(at) {
+    if (!hunt || !hunt.trial || !Number.isFinite(at)) return;
+    if (trialStart === null || at < trialStart) {
+      trialStart = at;
+      localStorage.setItem(trialKey(), String(at));
+    }
+    showTrialClock();
+  }
+  async function readTrialStart(me) {
+    if (!hunt.trial) { showTrialClock(); return; }
+    const kept = Number(localStorage.getItem(trialKey()));
+    if (kept > 0 && (trialStart === null || kept < trialStart)) trialStart = kept;
+    if (me && me.found.length) {
+      try {
+        const board = await request(`LEADERBOARD ${hunt.id} LIMIT 1 AROUND`);
+        const mine = board.entries.find((entry) => entry.player === Hunts.myName);
+        if (mine && mine.at && mine.time_s !== null && mine.time_s !== undefined) noteTrialStart(Date.parse(mine.at) - mine.time_s * 1000);
+      } catch (error) { /* the clock shows what this browser knows */ }
+    }
+    showTrialClock();
+  }
+  function clockText(seconds) {
+    const s = Math.max(0, Math.floor(seconds));
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    return (h ? `${h}:${String(m).padStart(2, "0")}` : `${m}`) + `:${String(r).padStart(2, "0")}`;
+  }
+  function showTrialClock() {
+    const clock = document.getElementById("trial-clock");
+    clearTimeout(trialTimer);
+    if (!hunt || !hunt.trial || !answerIsPlayer()) { clock.hidden = true; return; }
+    clock.hidden = false;
+    if (trialStart === null) {
+      clock.className = "score trial";
+      clock.textContent = `Time trial: you have ${clockText(hunt.trial)} from your first check-in.`;
+      return;
+    }
+    const left = hunt.trial - (Date.now() - trialStart) / 1000;
+    if (left <= 0) {
+      clock.className = "score trial up";
+      clock.textContent = "Time trial: your time is up.";
+      return;
+    }
+    clock.className = "score trial running";
+    clock.textContent = `Time trial: ${clockText(left)} left.`;
+    trialTimer = setTimeout(showTrialClock, 1000 - ((Date.now() - trialStart) % 1000) + 5);
+  }
+  function answerIsPlayer() { return document.getElementById("my-score").textContent !== ""; }
 
   function showHints(hints) {
     const list = document.getElementById("hints");
@@ -281,6 +337,7 @@ import { Hunts } from "/hunts.js";
       show("working", "Checking in…");
       const answer = await request(line);
       const checkin = answer.checkin;
+      noteTrialStart(Date.parse(checkin.at));
       const standing = `You have ${answer.score.points} points, rank ${answer.score.rank}.`;
       if (checkin.status === "accepted") show("ok", `Checked in at ${stopName(stop)}: +${checkin.points} points. ${standing}`);
       else if (checkin.status === "pending") show("pending", `Checked in at ${stopName(stop)}: waiting for the host to review your photo. ${standing}`);
@@ -309,6 +366,14 @@ import { Hunts } from "/hunts.js";
       break;
     case "RATE_LIMITED":
       show("error", `Too many wrong codes: try again in ${error.detail.split(" ")[0]} s.`);
+      break;
+    case "CONFLICT":
+      if (hunt && hunt.trial && /time is up/.test(error.detail)) {
+        show("error", "Your time is up: this time trial is over for you.");
+        if (trialStart === null || Date.now() - trialStart < hunt.trial * 1000) noteTrialStart(Date.now() - hunt.trial * 1000);
+        break;
+      }
+      show("error", error.detail || error.message);
       break;
     default:
       show("error", error.detail || error.message);
