@@ -11,6 +11,8 @@ import Testing
 final class DaemonProcess: Sendable {
     let process: Process
     private let errors = Collected()
+    /// Its working directory (a fresh temporary one), where a crash leaves its core.
+    let workingDirectory: URL
 
     /// Text collected from another thread.
     final class Collected: Sendable {
@@ -32,8 +34,14 @@ final class DaemonProcess: Sendable {
     ) async throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // It runs in a directory of its own with core dumps on, so that a crash leaves a core
+        // there for ``crashReport()`` (where the kernel writes cores to the working directory).
+        workingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("scavengerd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workingDirectory, withIntermediateDirectories: true)
+        process.currentDirectoryURL = workingDirectory
         let limit = openFiles.map { "ulimit -n \($0) && " } ?? ""
-        process.arguments = ["-c", limit + #"exec "$0" "$@""#, try Executable.url.path, "serve", "--port", "0"] + extra
+        process.arguments = ["-c", "ulimit -c unlimited 2>/dev/null; " + limit + #"exec "$0" "$@""#, try Executable.url.path, "serve", "--port", "0"]
+            + extra
         var variables = ProcessInfo.processInfo.environment
         variables["DATABASE_URL"] = databaseURL ?? Executable.databaseURL(environment.configuration)
         if malloc {
@@ -87,6 +95,28 @@ final class DaemonProcess: Sendable {
 
     /// Sends SIGTERM and waits up to `seconds` (a guard against a daemon that never stops, not a
     /// measure of how fast it stops) for the exit; true when it exited.
+    /// After a crash: the threads' stacks from the core it left (gdb, when the kernel wrote the
+    /// core to its working directory and gdb is installed), else what was found instead.
+    func crashReport() -> String {
+        let cores = ((try? FileManager.default.contentsOfDirectory(atPath: workingDirectory.path)) ?? []).filter { $0.hasPrefix("core") }
+        guard let core = cores.first else { return "no core in \(workingDirectory.path) (see /proc/sys/kernel/core_pattern)" }
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+        gdb.arguments = ["-batch", "-ex", "thread apply all bt 20", (try? Executable.url.path) ?? "scavengerd", workingDirectory.appendingPathComponent(core).path]
+        let output = Pipe()
+        gdb.standardOutput = output
+        gdb.standardError = output
+        do {
+            try gdb.run()
+        } catch {
+            return "a core at \(workingDirectory.appendingPathComponent(core).path); gdb: \(error)"
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        gdb.waitUntilExit()
+        // The crashing thread's frames name the fault; keep the report to a readable size.
+        return String(text.suffix(12_000))
+    }
+
     func terminate(within seconds: Double = 60) async throws -> Bool {
         process.terminate()
         let deadline = ContinuousClock.now + .seconds(seconds)
@@ -130,7 +160,8 @@ struct DaemonProcessTests {
                 let ended = daemon.process.isRunning
                     ? "still running"
                     : "ended by \(daemon.process.terminationReason == .uncaughtSignal ? "signal" : "exit status") \(daemon.process.terminationStatus)"
-                Issue.record("after the storm: \(error); \(ended); \(seen); \(daemon.stderr.suffix(2000))")
+                let report = daemon.process.isRunning ? "" : "\n" + daemon.crashReport()
+                Issue.record("after the storm: \(error); \(ended); \(seen); \(daemon.stderr.suffix(2000))\(report)")
             }
             #expect(try await daemon.terminate(), "\(daemon.stderr.suffix(2000))")
         }
