@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""A real SMTP server for the mail tests: aiosmtpd, saving each accepted mail as a file.
+
+    smtp_capture.py PORT DIRECTORY
+
+Listens on 127.0.0.1:PORT (0 picks a free port) and writes every mail it accepts to
+DIRECTORY/<n>.eml (the envelope's recipients in an X-Envelope-To header first), written to a
+temporary name and renamed, so a reader never sees half a mail. Prints "listening PORT" once
+it accepts connections, then runs until stdin closes or SIGTERM.
+"""
+import asyncio
+import os
+import signal
+import sys
+import threading
+
+from aiosmtpd.controller import Controller
+
+
+class Capture:
+    def __init__(self, directory):
+        self.directory = directory
+        self.count = len([n for n in os.listdir(directory) if n.endswith(".eml")])
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server, session, envelope):
+        with self.lock:
+            self.count += 1
+            number = self.count
+        path = os.path.join(self.directory, f"{number:06d}.eml")
+        data = b"X-Envelope-To: " + ", ".join(envelope.rcpt_tos).encode() + b"\r\n" + envelope.original_content
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.rename(path + ".tmp", path)
+        return "250 Message accepted for delivery"
+
+
+def main():
+    port, directory = int(sys.argv[1]), sys.argv[2]
+    os.makedirs(directory, exist_ok=True)
+    controller = Controller(Capture(directory), hostname="127.0.0.1", port=port)
+    if port == 0:
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            controller.port = s.getsockname()[1]
+    controller.start()
+    print(f"listening {controller.port}", flush=True)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    done.wait()
+    controller.stop()
+
+
+if __name__ == "__main__":
+    main()
