@@ -327,6 +327,36 @@ struct MailTests {
         }
     }
 
+    @Test("expire sweeps sent and decoy mails, codes and request rows past a week, and leaves queued mail")
+    func expiry() async throws {
+        try await withMailServer { address, environment, capture in
+            try await converse(address) { client in
+                try await client.register("jane")
+                #expect(try await client.call("FORGOT jane") == "OK true")
+                #expect(try await client.call("FORGOT nobody") == "OK true")
+                try await eventually("the mail arrives") { try capture.mails().count == 1 }
+            }
+            try await eventually("it is marked sent") {
+                let rows = try await environment.pool.query("SELECT count(*) FROM mail_outbox WHERE sent_at IS NOT NULL")
+                return try rows[0].int(0) as Int == 1
+            }
+            try await environment.pool.query("""
+                INSERT INTO mail_outbox (message_id, purpose, recipient, subject, body, next_attempt_at)
+                VALUES ('queued@test.invalid', 'reset', 'x@example.org', 's', 'b', 'infinity')
+                """)
+            for table in ["mail_outbox", "recovery_requests"] {
+                try await environment.pool.query("UPDATE \(unescaped: table) SET created_at = now() - interval '8 days'")
+            }
+            try await environment.pool.query("UPDATE account_codes SET expires_at = now() - interval '8 days'")
+            let report = try await environment.database.expire()
+            // 2 mails (sent, decoy), 2 codes (real, decoy), 2 request rows.
+            #expect(report.mail == 6)
+            let left = try await environment.pool.query("SELECT message_id FROM mail_outbox")
+            #expect(left.count == 1)
+            #expect(try left[0].string(0) as String == "queued@test.invalid")
+        }
+    }
+
     @Test("FORGOT for a known and an unknown account: no difference in time a client can see")
     func forgotTiming() async throws {
         // No sender: what is measured is FORGOT's own work, not the mails going out beside it.
