@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A real SMTP server for the mail tests: aiosmtpd, saving each accepted mail as a file.
 
-    smtp_capture.py PORT DIRECTORY
+    smtp_capture.py PORT DIRECTORY [starttls|smtps CERT KEY]
 
 Listens on 127.0.0.1:PORT (0 picks a free port) and writes every mail it accepts to
 DIRECTORY/<n>.eml (the envelope's recipients in an X-Envelope-To header first), written to a
-temporary name and renamed, so a reader never sees half a mail. Prints "listening PORT" once
+temporary name and renamed, so a reader never sees half a mail. With `starttls CERT KEY` it
+offers STARTTLS and refuses mail before it; with `smtps CERT KEY` it speaks TLS from the start. Prints "listening PORT" once
 it accepts connections, then runs until stdin closes or SIGTERM.
 """
 import asyncio
@@ -38,7 +39,17 @@ class Capture:
 def main():
     port, directory = int(sys.argv[1]), sys.argv[2]
     os.makedirs(directory, exist_ok=True)
-    controller = Controller(Capture(directory), hostname="127.0.0.1", port=port)
+    options = {}
+    if len(sys.argv) > 3:
+        import ssl
+        mode, cert, key = sys.argv[3:6]
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert, key)
+        if mode == "starttls":
+            options = {"tls_context": context, "require_starttls": True}
+        else:
+            options = {"ssl_context": context}
+    controller = Controller(Capture(directory), hostname="127.0.0.1", port=port, **options)
     if port == 0:
         import socket
         with socket.socket() as s:

@@ -148,6 +148,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address mails come from (default: $SCAVENGER_MAIL_FROM); needed with --smtp-url.") var mailFrom: String?
     @Option(help: "PEM file of the certificate authorities trusted for the SMTP server's TLS (default: the system's).") var smtpCaFile: String?
     @Flag(help: "Only users with a verified email (VERIFY) may create hunts.") var huntsNeedVerifiedEmail = false
+    // For tests: the outbox sender's first retry wait and lease, in seconds (defaults 5 and 120).
+    @Option(help: .hidden) var mailFirstRetrySeconds: Double?
+    @Option(help: .hidden) var mailLeaseSeconds: Int?
 
     /// The SMTP client's settings, from the flags and the environment; nil without an SMTP URL.
     func smtpConfiguration() throws -> SMTPConfiguration? {
@@ -389,8 +392,12 @@ struct Serve: AsyncParsableCommand {
             if let smtp {
                 // The outbox's sender: each daemon runs one; rows are claimed one at a time, so
                 // two daemons never send one mail at once.
+                var senderConfiguration = MailSenderConfiguration()
+                if let mailFirstRetrySeconds { senderConfiguration.firstRetrySeconds = max(0.1, mailFirstRetrySeconds) }
+                if let mailLeaseSeconds { senderConfiguration.leaseSeconds = max(1, mailLeaseSeconds) }
                 services.append(.init(service: MailSender(
-                    store: store, client: SMTPClient(configuration: smtp), logger: logger, metrics: metrics?.factory)))
+                    store: store, client: SMTPClient(configuration: smtp), configuration: senderConfiguration,
+                    logger: logger, metrics: metrics?.factory)))
                 logger.info("sending mail", metadata: ["smtp": "\(Self.redacted(smtp.url))", "from": "\(smtp.from)"])
             }
             if let terminations {

@@ -26,8 +26,11 @@ final class SMTPCapture: @unchecked Sendable {
     private(set) var port = 0
     private var process: Process?
     private var input: Pipe?
+    /// `["starttls" or "smtps", certificate file, key file]`, or none for plain SMTP.
+    let tls: [String]
 
-    init() throws {
+    init(tls: [String] = []) throws {
+        self.tls = tls
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("scavenger-mail-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -41,7 +44,7 @@ final class SMTPCapture: @unchecked Sendable {
     func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python!)
-        process.arguments = [Self.script!, String(port), directory.path]
+        process.arguments = [Self.script!, String(port), directory.path] + tls
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -303,6 +306,41 @@ struct MailTests {
         }
     }
 
+    @Test("scavengerd killed (SIGKILL) between the commit and the send, the SMTP server down: the next daemon sends the mail, once")
+    func daemonKilled() async throws {
+        let capture = try SMTPCapture()
+        try capture.start()
+        capture.stop()
+        defer { capture.stop() }
+        try await TestEnvironment.make().use { environment in
+            let flags = [
+                "--smtp-url", capture.url, "--mail-from", "scavenger@test.invalid",
+                "--mail-first-retry-seconds", "0.2", "--mail-lease-seconds", "2",
+            ]
+            let first = try await DaemonProcess(environment: environment, flags)
+            let address = try SocketAddress(ipAddress: "127.0.0.1", port: try #require(first.port))
+            try await converse(address) { client in
+                try await client.register("kate")
+                #expect(try await client.call("FORGOT kate") == "OK true")
+            }
+            kill(first.process.processIdentifier, SIGKILL)
+            first.process.waitUntilExit()
+            let queued = try await environment.pool.query("SELECT count(*) FROM mail_outbox WHERE sent_at IS NULL AND NOT decoy")
+            #expect(try queued[0].int(0) as Int == 1)
+            #expect(try capture.mails().isEmpty)
+            try capture.start()
+            let second = try await DaemonProcess(environment: environment, flags)
+            try await eventually("the next daemon sends it") {
+                let rows = try await environment.pool.query("SELECT count(*) FROM mail_outbox WHERE sent_at IS NOT NULL")
+                return try rows[0].int(0) as Int == 1
+            }
+            #expect(try await second.terminate())
+            let mails = try capture.mails()
+            #expect(mails.count == 1)
+            #expect(mails.first.flatMap(mailedCode) != nil)
+        }
+    }
+
     @Test("two daemons' senders on one outbox: every mail arrives exactly once")
     func twoSenders() async throws {
         try await withMailServer(senders: 2) { address, environment, capture in
@@ -433,6 +471,76 @@ struct TimingComparison: CustomStringConvertible {
 
     var description: String {
         "median known \(medianA * 1000) ms, unknown \(medianB * 1000) ms, rank-biserial \(rankBiserial)"
+    }
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost (openssl), in a directory of its own.
+func selfSignedCertificate() throws -> (certificate: String, key: String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scavenger-smtp-tls-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let certificate = directory.appendingPathComponent("cert.pem").path
+    let key = directory.appendingPathComponent("key.pem").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    process.arguments = [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", key, "-out", certificate,
+    ]
+    process.standardError = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return (certificate, key)
+}
+
+@Suite("The SMTP client against aiosmtpd with TLS: STARTTLS and smtps://", .enabled(if: SMTPCapture.isAvailable))
+struct SMTPTLSTests {
+    static func message(_ id: String) -> MailMessage {
+        MailMessage(messageID: id, to: "tls@example.org", subject: "TLS", body: "over TLS\n", date: 1_795_948_106)
+    }
+
+    @Test("STARTTLS when the server offers it (it refuses mail before), checked against --smtp-ca-file")
+    func startTLS() async throws {
+        let (certificate, key) = try selfSignedCertificate()
+        let capture = try SMTPCapture(tls: ["starttls", certificate, key])
+        try capture.start()
+        defer { capture.stop() }
+        let client = SMTPClient(configuration: SMTPConfiguration(
+            url: capture.url, from: "scavenger@test.invalid", caFile: certificate, timeoutSeconds: 10))
+        try await client.send(Self.message("starttls@test.invalid"))
+        #expect(try capture.mails().count == 1)
+        // Without the CA, the server's certificate is not trusted: nothing is sent.
+        let untrusting = SMTPClient(configuration: SMTPConfiguration(url: capture.url, from: "scavenger@test.invalid", timeoutSeconds: 10))
+        await #expect(throws: SMTPError.self) { try await untrusting.send(Self.message("untrusted@test.invalid")) }
+        #expect(try capture.mails().count == 1)
+        await client.shutdown()
+        await untrusting.shutdown()
+    }
+
+    @Test("smtps://: TLS from the start")
+    func implicitTLS() async throws {
+        let (certificate, key) = try selfSignedCertificate()
+        let capture = try SMTPCapture(tls: ["smtps", certificate, key])
+        try capture.start()
+        defer { capture.stop() }
+        let client = SMTPClient(configuration: SMTPConfiguration(
+            url: "smtps://127.0.0.1:\(capture.port)", from: "scavenger@test.invalid", caFile: certificate, timeoutSeconds: 10))
+        try await client.send(Self.message("smtps@test.invalid"))
+        let mails = try capture.mails()
+        #expect(mails.count == 1)
+        #expect(header("Message-ID", in: mails[0]) == "<smtps@test.invalid>")
+        await client.shutdown()
+    }
+
+    @Test("a server that is down is a failure a later try may cure (not permanent)")
+    func failures() async throws {
+        let capture = try SMTPCapture()
+        try capture.start()
+        capture.stop()
+        let client = SMTPClient(configuration: SMTPConfiguration(url: capture.url, from: "scavenger@test.invalid", timeoutSeconds: 5))
+        let down = await #expect(throws: SMTPError.self) { try await client.send(Self.message("down@test.invalid")) }
+        #expect(down?.isPermanent == false)
+        await client.shutdown()
     }
 }
 
