@@ -21,14 +21,20 @@ extension Board {
 
     /// `RESET username code new-password`: with the newest live reset code of the user, sets the
     /// password, ends every session of the user and logs `session` in with a new one. A wrong or
-    /// expired code is `forbidden` (a wrong one is counted; the fifth voids the code).
+    /// expired code is `forbidden` (a wrong one is counted; the fifth voids the code), and counts
+    /// as a failed login of the client's address (``LoginThrottle``).
     public func reset(username: String, code typed: String, newPassword: String, on session: Session) async throws(BoardError) -> SignIn {
         try requireMail()
         let code = try Self.recoveryCode(typed)
         try checks.newPassword(newPassword)
         return try await guarded {
+            // Wrong codes count as failed logins of the address: past its free ones, RESETs from
+            // it wait as LOGINs do, before any hashing (a new password costs a memory-hard hash).
+            let attempt = try loginThrottle.begin(address: session.address, account: nil)
+            var succeeded: Bool?
+            defer { loginThrottle.finish(attempt, succeeded: succeeded) }
             let passwordHash = try await passwordQueue.run(
-                first: loginThrottle.isClean(session.address), isWanted: { session.isConnected }
+                first: attempt.addressWasClean, isWanted: { session.isConnected }
             ) { hasher in try await hasher.hash(newPassword) }
             let token = SecureRandom.token()
             let tokenHash = Digest.sha256(token)
@@ -39,7 +45,11 @@ extension Board {
             ) { facts in
                 RecoveryDecisions.verdict(on: facts.code, matches: Self.matches(code, facts.code), rules: recovery)
             }
-            guard case .accepted(let account) = outcome else { throw Self.wrongCode }
+            guard case .accepted(let account) = outcome else {
+                succeeded = false
+                throw Self.wrongCode
+            }
+            succeeded = true
             session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
             let verified = try await store.emailVerified(userID: account.id)
             return SignIn(user: account.user, token: token, emailVerified: verified)
