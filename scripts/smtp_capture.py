@@ -6,7 +6,8 @@
 Listens on 127.0.0.1:PORT (0 picks a free port) and writes every mail it accepts to
 DIRECTORY/<n>.eml (the envelope's recipients in an X-Envelope-To header first), written to a
 temporary name and renamed, so a reader never sees half a mail. With `starttls CERT KEY` it
-offers STARTTLS and refuses mail before it; with `smtps CERT KEY` it speaks TLS from the start. Prints "listening PORT" once
+offers STARTTLS and refuses mail before it; with `smtps CERT KEY` it speaks TLS from the start.
+Recipients whose mailbox starts with "reject" are refused with 550 (a permanent failure). Prints "listening PORT" once
 it accepts connections, then runs until stdin closes or SIGTERM.
 """
 import asyncio
@@ -23,6 +24,13 @@ class Capture:
         self.directory = directory
         self.count = len([n for n in os.listdir(directory) if n.endswith(".eml")])
         self.lock = threading.Lock()
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        # A recipient whose mailbox starts with "reject" does not exist: a permanent refusal.
+        if address.lower().startswith("reject"):
+            return "550 5.1.1 no such mailbox"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         with self.lock:

@@ -19,6 +19,12 @@ public struct OutboxCounts: Sendable, Equatable {
     public var queued = 0
     public var sent = 0
     public var failed = 0
+
+    public init(queued: Int = 0, sent: Int = 0, failed: Int = 0) {
+        self.queued = queued
+        self.sent = sent
+        self.failed = failed
+    }
 }
 
 extension Database {

@@ -306,6 +306,29 @@ struct MailTests {
         }
     }
 
+    @Test("a recipient the SMTP server refuses (550) is given up at once, not retried")
+    func refusedRecipient() async throws {
+        try await withMailServer { address, environment, capture in
+            try await converse(address) { client in
+                _ = try await client.ok("REGISTER rejected reject@example.org password1")
+                try await client.register("leo")
+                #expect(try await client.call("FORGOT rejected") == "OK true")
+                #expect(try await client.call("FORGOT leo") == "OK true")
+            }
+            try await eventually("one mail is given up and one sent") {
+                let rows = try await environment.pool.query("""
+                    SELECT count(*) FILTER (WHERE failed_at IS NOT NULL AND attempts = 1 AND last_error LIKE '%550%') AS failed,
+                           count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent
+                    FROM mail_outbox WHERE NOT decoy
+                    """)
+                return try (rows[0].int("failed") as Int) == 1 && (rows[0].int("sent") as Int) == 1
+            }
+            #expect(try capture.mails().count == 1)
+            let counts = try await environment.database.outboxCounts()
+            #expect(counts == OutboxCounts(queued: 0, sent: 1, failed: 1))
+        }
+    }
+
     @Test("scavengerd killed (SIGKILL) between the commit and the send, the SMTP server down: the next daemon sends the mail, once")
     func daemonKilled() async throws {
         let capture = try SMTPCapture()
