@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // GNU readline, for the command-line client's prompt (no .pc file on Debian 12).
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
+        // libcurl, for its SMTP client (STARTTLS, smtps://, authentication).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
         .target(name: "Postgres", dependencies: [
@@ -51,6 +53,8 @@ let package = Package(
         .target(name: "Sodium", dependencies: ["CSodium", .product(name: "NIOPosix", package: "swift-nio")]),
         // QR codes of text (libqrencode) and their SVG, for printing a hunt's code stops.
         .target(name: "QRCode", dependencies: ["CQREncode"]),
+        // Mail over SMTP with libcurl, each send on a thread of its own: the only importer of CCurl.
+        .target(name: "Mail", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")]),
 
         // A reader-writer lock over pthread_rwlock, for the in-memory feed.
         .target(name: "ReadWriteLock"),
@@ -81,11 +85,22 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The outbox's sender: a service that sends the mails the store queued, with retries.
+        .target(name: "ScavengerMail", dependencies: [
+            "Mail", "ScavengerStore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // The application layer: one call per use case, writing the store and updating the feed.
         .target(name: "ScavengerBoard", dependencies: [
             "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64", "QRCode",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
+        ], resources: [
+            // The plain-text mails of account recovery (MailTemplate), built into the binary.
+            .embedInCode("MailTemplates/reset.txt"),
+            .embedInCode("MailTemplates/verify.txt"),
         ]),
         // Line protocol: tokenizer, arguments, replies, the command table.
         .target(name: "ScavengerProtocol", dependencies: [
@@ -166,7 +181,7 @@ let package = Package(
         .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
             "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
-            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium",
+            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -235,6 +250,7 @@ let package = Package(
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
             "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",
+            "Mail", "ScavengerMail",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -17,7 +17,7 @@ PROJECT_ROOT=${PROJECT_ROOT:-$(pwd -P)}
 # Debian packages the build, the daemon and the tests need. libjs-leaflet: the map library the
 # hunt pages load from the daemon (/vendor/leaflet/, read from /usr/share/javascript/leaflet).
 # libreadline-dev: the command-line client's prompt (Sources/CReadline).
-SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev libjs-leaflet postgresql postgresql-contrib netcat-openbsd libreadline-dev pkg-config"
+SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev libjs-leaflet postgresql postgresql-contrib netcat-openbsd libreadline-dev libcurl4-openssl-dev pkg-config"
 
 # Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
 # QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them); tmux
@@ -300,6 +300,28 @@ ensure_browser() {
         "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
     fi
     BROWSER_PYTHON="$venv/bin/python"
+}
+
+# ---------------------------------------------------------------------------------------------
+# A real SMTP server for the mail tests: aiosmtpd from PyPI in the same virtual environment,
+# run by scripts/smtp_capture.py (each mail it accepts saved as a file).
+# ---------------------------------------------------------------------------------------------
+
+# Installs aiosmtpd into .data/venv; exports SCAVENGER_TEST_SMTP_PYTHON (the venv's python) and
+# SCAVENGER_TEST_SMTP_SERVER (the capture script), which the mail tests start servers with.
+ensure_smtp_server() {
+    install_missing_packages python3-venv
+    local venv="$PROJECT_ROOT/.data/venv"
+    if [[ ! -x $venv/bin/python ]]; then
+        log "creating a Python virtual environment in $venv"
+        python3 -m venv "$venv"
+    fi
+    if ! "$venv/bin/python" -c 'import aiosmtpd' >/dev/null 2>&1; then
+        log "installing aiosmtpd from PyPI into $venv"
+        "$venv/bin/pip" install --quiet 'aiosmtpd>=1.4,<2'
+    fi
+    export SCAVENGER_TEST_SMTP_PYTHON="$venv/bin/python"
+    export SCAVENGER_TEST_SMTP_SERVER="$PROJECT_ROOT/scripts/smtp_capture.py"
 }
 
 # ---------------------------------------------------------------------------------------------

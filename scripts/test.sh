@@ -24,7 +24,7 @@
 # it); after them, the short fault-injection run (scripts/chaos.sh --short, on a PostgreSQL
 # cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); then the demo page, the moderators'
 # console, the hunt pages and the client module (scavenger.js across a daemon restart and a lost
-# reply) in headless Chromium (scripts/browser/{demo,console,hunt,trial,client}_test.py,
+# reply) in headless Chromium (scripts/browser/{demo,console,hunt,trial,client,recovery}_test.py,
 # after installing chromium, chromium-driver and selenium into .data/venv;
 # SCAVENGER_SKIP_BROWSER=1 skips them).
 # Each phase is logged with `==>` and its wall time. The exit code is swift test's when it
@@ -46,6 +46,8 @@ stop_cluster_if_started_here() {
 ensure_packages
 ensure_test_packages
 ensure_swift
+# The mail tests' SMTP server (aiosmtpd); they are skipped when it is missing.
+ensure_smtp_server
 
 if [[ -n ${DATABASE_URL:-} || -n ${SCAVENGER_TEST_DATABASE_URL:-} ]]; then
     export SCAVENGER_TEST_DATABASE_URL=${SCAVENGER_TEST_DATABASE_URL:-$DATABASE_URL}
@@ -146,7 +148,7 @@ else
     browser_phase_status=0
     ensure_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
-    for browser_test in demo console hunt trial client; do
+    for browser_test in demo console hunt trial client recovery; do
         browser_status=0
         pg_recreate_database "scavenger_browser_$browser_test"
         browser_url=$(pg_database_url "scavenger_browser_$browser_test")

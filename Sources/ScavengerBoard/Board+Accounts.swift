@@ -6,6 +6,8 @@ import Sodium
 public struct SignIn: Sendable, Equatable {
     public var user: User
     public var token: String
+    /// Whether the user's email is verified, when the call knows it (RESET).
+    public var emailVerified: Bool? = nil
 }
 
 extension Board {

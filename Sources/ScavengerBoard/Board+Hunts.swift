@@ -183,6 +183,7 @@ extension Board {
             }
             return try await guarded {
                 let account = try await writer(of: session)
+                try await requireVerifiedEmailForHunts(account)
                 let limit = rate(.post, for: account.user.role)
                 let made = MadeInTransaction<HuntView>()
                 let keyed = try keyedWrite(request, userID: account.id, made: made) { [clock] (record: HuntRecord) in Self.hosted(record, at: clock.now) }

@@ -34,6 +34,8 @@ public struct BoardRules: Sendable {
     /// no stored digest tests a guessed stop code or password without it); every daemon on one
     /// database needs the same. Nil: one made once and kept in the database.
     public var requestKeySecret: String?
+    /// Reset and verification codes and their mail (FORGOT, RESET, VERIFY).
+    public var recovery: RecoveryRules
 
     public init(
         pins: PinRules = PinRules(), feed: FeedRules = FeedRules(), moderation: ModerationRules = ModerationRules(),
@@ -41,8 +43,10 @@ public struct BoardRules: Sendable {
         loginThrottle: LoginThrottleRules = LoginThrottleRules(),
         registrationRate: RateLimit? = RateLimit(count: 10, seconds: 3600), passwordQueueLength: Int = 64,
         hunts: HuntRules = HuntRules(), joinFailureRate: RateLimit? = RateLimit(count: 20, seconds: 600),
-        requestKeySeconds: Int = 24 * 3600, requestKeySecret: String? = nil
+        requestKeySeconds: Int = 24 * 3600, requestKeySecret: String? = nil,
+        recovery: RecoveryRules = RecoveryRules()
     ) {
+        self.recovery = recovery
         self.requestKeySeconds = requestKeySeconds
         self.requestKeySecret = requestKeySecret
         self.joinFailureRate = joinFailureRate
@@ -83,6 +87,8 @@ public final class Board: Sendable {
     let registrations: AddressRateLimiter
     /// JOINs by a code that found no hunt, per address.
     let joinFailures: FailureLimiter
+    /// FORGOTs per address (REGISTER's rate, counted on its own).
+    let recoveryRequests: AddressRateLimiter
     /// Where failures that are not the caller's are logged, once, with their cause.
     let logger: Logger
     /// The time as the board judges it in memory: whether a hunt is running before a check-in
@@ -109,6 +115,7 @@ public final class Board: Sendable {
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
         registrations = AddressRateLimiter(rate: rules.registrationRate)
         joinFailures = FailureLimiter(rate: rules.joinFailureRate)
+        recoveryRequests = AddressRateLimiter(rate: rules.registrationRate)
     }
 
     /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).

@@ -85,6 +85,11 @@ public struct RequestChecks: Sendable {
         }
     }
 
+    /// A new password for `RESET`: REGISTER's password rules.
+    public func newPassword(_ password: String) throws(BoardError) {
+        try Self.validated { () throws(ValidationError) in try Validation.password(password) }
+    }
+
     /// An existing account's name, as given to look it up (the username rules).
     public static func username(_ name: String) throws(BoardError) {
         try validated { () throws(ValidationError) in try Validation.username(name) }

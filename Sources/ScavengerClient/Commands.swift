@@ -90,6 +90,40 @@ extension ScavengerClient {
         try await read(Line("WHOAMI"), as: UserBody.self).user
     }
 
+    /// `FORGOT`: asks for a password reset code by mail; the server answers alike whether or not
+    /// the account exists.
+    public func forgot(_ nameOrEmail: String) async throws {
+        var line = Line("FORGOT")
+        line.add(nameOrEmail)
+        _ = try await once(line, as: Bool.self)
+    }
+
+    /// `RESET`: sets a new password with the mailed code and logs in (every other session of the
+    /// user ends); the client keeps the new token for reconnects.
+    public func reset(username: String, code: String, newPassword: String) async throws -> Session {
+        var line = Line("RESET")
+        line.add(username)
+        line.add(code)
+        line.add(newPassword)
+        return try await once(line, as: Session.self)
+    }
+
+    /// `VERIFY`: mails a verification code to the logged-in user's email.
+    public func requestVerification() async throws {
+        _ = try await once(Line("VERIFY"), as: Bool.self)
+    }
+
+    /// `VERIFY code`: marks the logged-in user's email verified; answers the user.
+    @discardableResult
+    public func verify(code: String) async throws -> User {
+        var line = Line("VERIFY")
+        line.add(code)
+        guard let user = try await once(line, as: UserBody.self).user else {
+            throw ScavengerError(code: .badReply, message: "VERIFY answered no user")
+        }
+        return user
+    }
+
     // MARK: Pins
 
     /// `POST`: pins a text message at a place, for `ttlSeconds` (the server's default: 48 h).

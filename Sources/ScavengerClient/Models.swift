@@ -13,6 +13,14 @@ public enum Role: String, Codable, Sendable, Hashable {
 public struct User: Codable, Sendable, Hashable {
     public var name: String
     public var role: Role
+    /// Whether the user's email is verified: only in the user's own object (`WHOAMI`, `RESET`,
+    /// `VERIFY code`), nil elsewhere.
+    public var emailVerified: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case name, role
+        case emailVerified = "email_verified"
+    }
 }
 
 /// A photo's type and size (never the image itself; ``ScavengerClient/photo(_:)`` reads that).

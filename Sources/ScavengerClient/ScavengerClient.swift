@@ -215,11 +215,11 @@ public actor ScavengerClient {
         }
     }
 
-    /// Keeps the session's token from LOGIN, REGISTER and AUTH; forgets it on LOGOUT.
+    /// Keeps the session's token from LOGIN, REGISTER, RESET and AUTH; forgets it on LOGOUT.
     private func remember(line: String, payload: Substring) {
         let command = line.prefix { $0 != " " }.uppercased()
         switch command {
-        case "LOGIN", "REGISTER":
+        case "LOGIN", "REGISTER", "RESET":
             if let session = try? Self.decode(Session.self, payload) { token = session.token }
         case "AUTH":
             token = line.split(separator: " ", maxSplits: 1).last.map { Line.unquote(String($0)) }

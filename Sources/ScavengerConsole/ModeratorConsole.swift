@@ -278,6 +278,11 @@ public struct ModeratorConsole: Sendable {
         let fresh = ConsoleViews.ages(review.reports).fresh
         if fresh > 0 { context["freshReporters"] = fresh }
         if let author = review.author { context["authorHistory"] = ConsoleViews.author(author) }
+        // Whether the author proved their email (VERIFY): shown beside their name.
+        if let verified = try? await board.emailVerified(usernames: [found.content.author], by: moderator.session)
+            .first(where: { $0.key.lowercased() == found.content.author.lowercased() })?.value {
+            context["authorEmail"] = verified ? "verified" : "not verified"
+        }
         let content = found.content
         context["map"] = ConsoleMap.svg(
             centreLat: content.lat, centreLon: content.lon, radius: mapRadius,

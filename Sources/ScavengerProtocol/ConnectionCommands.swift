@@ -7,6 +7,13 @@ extension JSON {
         guard let user else { return .null }
         return ["name": .string(user.name), "role": .string(user.role.rawValue)]
     }
+
+    /// The user object as shown to that user: with `"email_verified"` when it is known.
+    public static func ownUser(_ user: User, emailVerified: Bool?) -> JSON {
+        var fields: [(String, JSON)] = [("name", .string(user.name)), ("role", .string(user.role.rawValue))]
+        if let emailVerified { fields.append(("email_verified", .bool(emailVerified))) }
+        return .object(fields)
+    }
 }
 
 /// PING, HELLO, HELP, QUIT.

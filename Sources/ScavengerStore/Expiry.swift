@@ -10,6 +10,8 @@ public struct ExpiryReport: Sendable, Equatable {
     public var changes = 0
     /// `REQUEST` keys past their retention deleted.
     public var requestKeys = 0
+    /// Sent or given-up mails, spent codes and FORGOT's request rows past their retention.
+    public var mail = 0
 
     public init() {}
 
@@ -21,6 +23,7 @@ public struct ExpiryReport: Sendable, Equatable {
         sum.sessions += rhs.sessions
         sum.changes += rhs.changes
         sum.requestKeys += rhs.requestKeys
+        sum.mail += rhs.mail
         return sum
     }
 }
@@ -73,9 +76,11 @@ extension Database {
     /// Then trims the change logs (pins' and hunts') and the wrong codes of code stops to
     /// `keepChangesSeconds` (a daemon that has been away from the database longer than that
     /// reloads its feed and its hunts' leaderboards instead of replaying), and deletes `REQUEST`
-    /// keys older than `keepRequestKeysSeconds`.
+    /// keys older than `keepRequestKeysSeconds`; last, sent and given-up mails, spent codes and
+    /// FORGOT's request rows older than `keepMailSeconds`.
     public func expire(
-        batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600, keepRequestKeysSeconds: Int = 24 * 3600
+        batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600, keepRequestKeysSeconds: Int = 24 * 3600,
+        keepMailSeconds: Int = 7 * 24 * 3600
     ) async throws(StoreError) -> ExpiryReport {
         var total = ExpiryReport()
         while true {
@@ -103,6 +108,7 @@ extension Database {
             total.requestKeys += keys
             if keys < batchSize { break }
         }
+        total.mail = try await expireMail(keepSeconds: keepMailSeconds, limit: batchSize)
         return total
     }
 }

@@ -15,7 +15,7 @@ struct AccountTests {
                 #expect(try reply["user"]["role"].string == "user")
                 let token = try reply["token"].string
                 #expect(token.count == 64 && token.allSatisfy(\.isHexDigit))
-                #expect(try await client.call("WHOAMI") == #"OK {"user":{"name":"alice","role":"user"}}"#)
+                #expect(try await client.call("WHOAMI") == #"OK {"user":{"name":"alice","role":"user","email_verified":false}}"#)
                 #expect(try await client.call("HELLO").contains(#""user":{"name":"alice","role":"user"}"#))
             }
         }
@@ -118,7 +118,7 @@ struct AccountTests {
             try await converse(address) { client in
                 try await client.register("mod")
                 #expect(try await environment.database.setRole(username: "MOD", role: .moderator))
-                #expect(try await client.call("WHOAMI") == #"OK {"user":{"name":"mod","role":"moderator"}}"#)
+                #expect(try await client.call("WHOAMI") == #"OK {"user":{"name":"mod","role":"moderator","email_verified":false}}"#)
                 #expect(try await environment.database.setRole(username: "nobody", role: .admin) == false)
             }
         }

@@ -38,7 +38,7 @@ struct ExpiryTests {
 
                 let result = try Executable.run(["expire"], configuration: environment.configuration)
                 #expect(result.status == 0, "\(result.stderr)")
-                #expect(result.stdout.hasPrefix("expired 1 pins, 2 replies, \(PhotoFixtures.jpeg().count) photo bytes, 0 sessions, 0 change-log entries, 0 request keys in "))
+                #expect(result.stdout.hasPrefix("expired 1 pins, 2 replies, \(PhotoFixtures.jpeg().count) photo bytes, 0 sessions, 0 change-log entries, 0 request keys, 0 mail rows in "))
                 #expect(result.stdout.filter { $0 == "\n" }.count == 1)
                 #expect(try await counts(environment) == [1, 0, 1, 1])
                 #expect(try await client.ok("GET \(live)")["pin"]["replies"].int == 1)

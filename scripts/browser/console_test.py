@@ -117,6 +117,8 @@ def main():
         check("Buy followers now, cheap" in driver.find_element(By.TAG_NAME, "blockquote").text, "the evidence text is missing")
         check(len(driver.find_elements(By.CSS_SELECTOR, "svg.map circle")) >= 3, "the map does not show the place and the nearby pin")
         check("An older pin of the same author" in driver.page_source, "the author's recent pins are missing")
+        check("Author's email" in driver.page_source and "not verified" in driver.page_source,
+              "the item page does not say whether the author's email is verified")
         driver.find_element(By.CSS_SELECTOR, f"form[action='/mod/item/{pin}/claim'] button").click()
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".notice")))
         check("You claimed this item" in driver.find_element(By.CSS_SELECTOR, ".notice").text, "the claim was not confirmed")

@@ -23,8 +23,9 @@ export const WRITE_COMMANDS = Object.freeze(["POST", "POSTPHOTO", "DELETE", "REP
 const writes = new Set(WRITE_COMMANDS);
 // Requests not sent again after their connection closed without a reply: their outcome is
 // unknown and a second one would not be the same (a second REGISTER is CONFLICT, WATCH and
-// UNWATCH belong to the connection, AUTH is sent by the client itself).
-const notResent = new Set(["REGISTER", "LOGOUT", "QUIT", "WATCH", "UNWATCH", "AUTH"]);
+// UNWATCH belong to the connection, AUTH is sent by the client itself, a second FORGOT or VERIFY
+// mails another code, a second RESET finds its code spent).
+const notResent = new Set(["REGISTER", "LOGOUT", "QUIT", "WATCH", "UNWATCH", "AUTH", "FORGOT", "RESET", "VERIFY"]);
 // How many times a request answered UNAVAILABLE is sent again before the error is the answer.
 const UNAVAILABLE_RETRIES = 4;
 
@@ -321,9 +322,9 @@ export class ScavengerClient {
     }, this._delay(request.retries));
   }
 
-  // LOGIN and REGISTER start a session (kept for AUTH after a reconnection), LOGOUT ends it.
+  // LOGIN, REGISTER and RESET start a session (kept for AUTH after a reconnection), LOGOUT ends it.
   _noteSession(command, value) {
-    if ((command === "LOGIN" || command === "REGISTER") && value && value.token) {
+    if ((command === "LOGIN" || command === "REGISTER" || command === "RESET") && value && value.token) {
       this.token = value.token;
       this.user = value.user;
       this._emit("session", { user: this.user, token: this.token, restored: false });
@@ -387,6 +388,12 @@ export class ScavengerClient {
     return answer;
   }
   logout() { return this.call("LOGOUT"); }
+  /** Mails a password reset code, if the account exists (the answer is true either way). */
+  forgot(nameOrEmail) { return this.call(`FORGOT ${quote(nameOrEmail)}`); }
+  /** Sets a new password with the mailed code and signs in (other sessions end). */
+  reset(username, code, newPassword) { return this.call(`RESET ${quote(username)} ${quote(code)} ${quote(newPassword)}`); }
+  /** Mails a verification code (no code), or marks the email verified with it. */
+  verify(code) { return this.call(code ? `VERIFY ${quote(code)}` : "VERIFY"); }
 
   nearby(lat, lon, radius, { limit, cursor, kind } = {}) {
     return this.call(`NEARBY ${number(lat, "lat")} ${number(lon, "lon")} ${number(radius, "radius")}`

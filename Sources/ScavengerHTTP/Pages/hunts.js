@@ -30,6 +30,21 @@ export const Hunts = (() => {
     who.textContent = user ? "Signed in as " + user.name : "Not signed in.";
     document.getElementById("account-forms").hidden = !!user;
     document.getElementById("logout-button").hidden = !user;
+    showEmailState();
+  }
+
+  // Whether the signed-in user's email is verified (WHOAMI shows it to that user only).
+  async function showEmailState() {
+    const state = document.getElementById("email-state");
+    const form = document.getElementById("verify-form");
+    if (!state || !form) return;
+    if (!user) { state.textContent = ""; form.hidden = true; return; }
+    try {
+      const answer = await request("WHOAMI");
+      const verified = answer.user && answer.user.email_verified;
+      state.textContent = verified ? "Email verified." : "Email not verified.";
+      form.hidden = !!verified;
+    } catch (error) { state.textContent = ""; }
   }
 
   async function signedIn(answer) {
@@ -71,6 +86,42 @@ export const Hunts = (() => {
         say("Account created; signed in.");
       } catch (error) { say(error.detail || error.message, "error"); }
     });
+    const forgotForm = document.getElementById("forgot-form");
+    if (forgotForm) {
+      forgotForm.addEventListener("submit", async (submit) => {
+        submit.preventDefault();
+        try {
+          await request(`FORGOT ${quote(formValue("forgot-name"))}`);
+          const name = formValue("forgot-name");
+          if (!name.includes("@")) document.getElementById("reset-name").value = name;
+          document.getElementById("reset-form").hidden = false;
+          say("If that account exists, a reset code is on its way to its email.");
+        } catch (error) { say(error.detail || error.message, "error"); }
+      });
+      document.getElementById("reset-form").addEventListener("submit", async (submit) => {
+        submit.preventDefault();
+        try {
+          await signedIn(await request(`RESET ${quote(formValue("reset-name"))} ${quote(formValue("reset-code").trim())} ${quote(formValue("reset-password"))}`));
+          document.getElementById("reset-password").value = "";
+          document.getElementById("reset-form").hidden = true;
+          say("Password changed; signed in.");
+        } catch (error) { say(error.detail || error.message, "error"); }
+      });
+      document.getElementById("verify-send-button").addEventListener("click", async () => {
+        try {
+          await request("VERIFY");
+          say("A verification code is on its way to your email.");
+        } catch (error) { say(error.detail || error.message, "error"); }
+      });
+      document.getElementById("verify-form").addEventListener("submit", async (submit) => {
+        submit.preventDefault();
+        try {
+          await request(`VERIFY ${quote(formValue("verify-code").trim())}`);
+          say("Email verified.");
+          showEmailState();
+        } catch (error) { say(error.detail || error.message, "error"); }
+      });
+    }
     document.getElementById("logout-button").addEventListener("click", async () => {
       try { await request("LOGOUT"); } catch (error) { /* the token is dropped here anyway */ }
       localStorage.removeItem(TOKEN_KEY);

@@ -1,0 +1,248 @@
+internal import CCurl
+import NIOPosix
+import Synchronization
+
+/// Where and how mail is sent: an SMTP server's URL (`smtp://host:port`, upgraded with STARTTLS
+/// when the server offers it, or `smtps://host:port`, TLS from the start), the sender's address,
+/// and the credentials, if the server wants them.
+public struct SMTPConfiguration: Sendable {
+    /// `smtp://host[:port]` or `smtps://host[:port]`.
+    public var url: String
+    /// The envelope sender and the From header.
+    public var from: String
+    public var username: String?
+    public var password: String?
+    /// PEM file of the certificate authorities to trust for TLS (default: the system's).
+    public var caFile: String?
+    /// Require TLS on `smtp://` (STARTTLS must be offered); default false: TLS when offered.
+    public var requireTLS: Bool
+    /// Seconds one send may take in all (connecting included); default 30.
+    public var timeoutSeconds: Int
+
+    public init(
+        url: String, from: String, username: String? = nil, password: String? = nil, caFile: String? = nil,
+        requireTLS: Bool = false, timeoutSeconds: Int = 30
+    ) {
+        self.url = url
+        self.from = from
+        self.username = username
+        self.password = password
+        self.caFile = caFile
+        self.requireTLS = requireTLS
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    /// Whether `url` is an SMTP URL this client sends to, and `from` looks like an address.
+    public static func check(url: String, from: String) -> String? {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("smtp://") || lower.hasPrefix("smtps://"), url.count > 8 else {
+            return "--smtp-url must be smtp://host[:port] or smtps://host[:port]"
+        }
+        guard from.utf8.count <= 254, let at = from.lastIndex(of: "@"), at != from.startIndex,
+              from.index(after: at) != from.endIndex, !from.contains(where: { $0 == "<" || $0 == ">" || $0.isWhitespace })
+        else { return "--mail-from must be an address like scavenger@example.org" }
+        return nil
+    }
+}
+
+/// A plain-text mail to send.
+public struct MailMessage: Sendable, Equatable {
+    /// Its Message-ID without angle brackets: the same on every try, so a duplicate is recognisable.
+    public var messageID: String
+    public var to: String
+    public var subject: String
+    public var body: String
+    /// When it was written, in seconds since 1970 (its Date header).
+    public var date: Int64
+
+    public init(messageID: String, to: String, subject: String, body: String, date: Int64) {
+        self.messageID = messageID
+        self.to = to
+        self.subject = subject
+        self.body = body
+        self.date = date
+    }
+}
+
+/// Why a send failed.
+public struct SMTPError: Error, Sendable, CustomStringConvertible {
+    /// Whether a later try may work (the server unreachable, a 4xx reply, a timeout), or never
+    /// (a 5xx reply: the server refused the sender, the recipient or the mail).
+    public var isPermanent: Bool
+    public var description: String
+}
+
+/// Sends mail with libcurl's SMTP client. Each send is a blocking libcurl transfer run on a
+/// thread of the client's own (never an event loop, never Swift's cooperative pool); sends
+/// run one at a time.
+public final class SMTPClient: Sendable {
+    public let configuration: SMTPConfiguration
+    private let thread: NIOThreadPool
+
+    /// libcurl's global set-up, once per process, before any handle exists.
+    private static let globalInit: Void = { _ = curl_global_init(CCURL_GLOBAL_DEFAULT) }()
+
+    public init(configuration: SMTPConfiguration) {
+        _ = Self.globalInit
+        self.configuration = configuration
+        thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+    }
+
+    /// Stops the client's thread once the send under way (if any) is over.
+    public func shutdown() async {
+        try? await thread.shutdownGracefully()
+    }
+
+    /// Sends `message`; returns once the server accepted it (`250` after the data).
+    public func send(_ message: MailMessage) async throws(SMTPError) {
+        let configuration = configuration
+        let text = Self.render(message, from: configuration.from)
+        let result: Result<Void, SMTPError>
+        do {
+            result = try await thread.runIfActive { Self.transfer(text, to: message.to, configuration: configuration) }
+        } catch {
+            throw SMTPError(isPermanent: false, description: "the mail client is shutting down")
+        }
+        try result.get()
+    }
+
+    /// The mail as sent: headers, a blank line and the body, lines ending in CRLF.
+    public static func render(_ message: MailMessage, from: String) -> String {
+        var lines = [
+            "Date: \(MailDate.rfc5322(seconds: message.date))",
+            "From: \(from)",
+            "To: \(message.to)",
+            "Subject: \(MailHeader.encodedWord(message.subject))",
+            "Message-ID: <\(message.messageID)>",
+            "MIME-Version: 1.0",
+            "Content-Type: text/plain; charset=utf-8",
+            "Content-Transfer-Encoding: 8bit",
+            "",
+        ]
+        var body = message.body.replacingCRLF()
+        if body.hasSuffix("\n") { body.removeLast() }
+        lines.append(contentsOf: body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// One blocking SMTP transaction with libcurl.
+    private static func transfer(_ text: String, to recipient: String, configuration: SMTPConfiguration) -> Result<Void, SMTPError> {
+        guard let curl = curl_easy_init() else { return .failure(SMTPError(isPermanent: false, description: "curl_easy_init failed")) }
+        defer { curl_easy_cleanup(curl) }
+        var recipients: UnsafeMutablePointer<curl_slist>?
+        recipients = curl_slist_append(recipients, "<\(recipient)>")
+        defer { curl_slist_free_all(recipients) }
+        var errorBuffer = [CChar](repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
+        var bytes = Array(text.utf8CString.dropLast())
+        let code: CURLcode = bytes.withUnsafeMutableBufferPointer { data in
+            errorBuffer.withUnsafeMutableBufferPointer { errors in
+                var upload = ccurl_upload(data: data.baseAddress, length: data.count, offset: 0)
+                return withUnsafeMutablePointer(to: &upload) { upload in
+                    var setup = ccurl_setopt_string(curl, CURLOPT_URL, configuration.url)
+                    func set(_ result: CURLcode) { if setup == CURLE_OK { setup = result } }
+                    set(ccurl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errors.baseAddress))
+                    set(ccurl_setopt_long(curl, CURLOPT_NOSIGNAL, 1))
+                    set(ccurl_setopt_string(curl, CURLOPT_MAIL_FROM, "<\(configuration.from)>"))
+                    set(ccurl_setopt_slist(curl, CURLOPT_MAIL_RCPT, recipients))
+                    // STARTTLS when the server offers it (or required); smtps:// is TLS anyway.
+                    set(ccurl_setopt_long(
+                        curl, CURLOPT_USE_SSL, Int(configuration.requireTLS ? CURLUSESSL_ALL.rawValue : CURLUSESSL_TRY.rawValue)))
+                    set(ccurl_setopt_long(curl, CURLOPT_TIMEOUT, configuration.timeoutSeconds))
+                    set(ccurl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT, min(10, configuration.timeoutSeconds)))
+                    if let username = configuration.username { set(ccurl_setopt_string(curl, CURLOPT_USERNAME, username)) }
+                    if let password = configuration.password { set(ccurl_setopt_string(curl, CURLOPT_PASSWORD, password)) }
+                    if let caFile = configuration.caFile { set(ccurl_setopt_string(curl, CURLOPT_CAINFO, caFile)) }
+                    set(ccurl_set_upload(curl, upload))
+                    guard setup == CURLE_OK else { return setup }
+                    return curl_easy_perform(curl)
+                }
+            }
+        }
+        _ = bytes
+        guard code == CURLE_OK else {
+            var response = 0
+            _ = ccurl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &response)
+            let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let summary = String(cString: curl_easy_strerror(code))
+            let message = "\(summary)\(detail.isEmpty ? "" : ": \(detail)")\(response > 0 ? " (SMTP \(response))" : "")"
+            // A 5xx reply is the server's final word; anything else may work later.
+            return .failure(SMTPError(isPermanent: (500 ... 599).contains(response), description: message))
+        }
+        return .success(())
+    }
+}
+
+extension String {
+    /// The text with CRLF and lone CR turned into LF.
+    fileprivate func replacingCRLF() -> String {
+        var result = ""
+        var previousCR = false
+        for scalar in unicodeScalars {
+            if scalar == "\r" {
+                result.unicodeScalars.append("\n")
+                previousCR = true
+                continue
+            }
+            if scalar == "\n" && previousCR { previousCR = false; continue }
+            previousCR = false
+            result.unicodeScalars.append(scalar)
+        }
+        return result
+    }
+}
+
+/// Header values.
+enum MailHeader {
+    /// `text` as is when it is printable ASCII, else as an RFC 2047 encoded word (UTF-8, base64).
+    static func encodedWord(_ text: String) -> String {
+        if text.utf8.allSatisfy({ (0x20 ... 0x7E).contains($0) }) { return text }
+        return "=?UTF-8?B?\(base64(Array(text.utf8)))?="
+    }
+
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let chunk = Array(bytes[index ..< min(index + 3, bytes.count)])
+            let value = chunk.enumerated().reduce(0) { $0 | Int($1.element) << (16 - 8 * $1.offset) }
+            for position in 0 ..< 4 {
+                out.append(position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 63] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// RFC 5322 dates, in UTC.
+public enum MailDate {
+    /// `Sun, 29 Nov 2026 10:28:26 +0000` for `seconds` since 1970.
+    public static func rfc5322(seconds: Int64) -> String {
+        let days = Int(seconds.quotientFloor(86400))
+        let secondOfDay = Int(seconds - Int64(days) * 86400)
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+        let weekday = weekdays[((days % 7) + 7) % 7]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) +0000"
+    }
+}
+
+extension Int64 {
+    fileprivate func quotientFloor(_ divisor: Int64) -> Int64 {
+        let q = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? q - 1 : q
+    }
+}
