@@ -119,12 +119,12 @@ struct ReadmeTests {
         }
     }
 
-    /// The most lines the README may hold: 1,200 through protocol 1.3; protocol 1.4 (teams, time
-    /// trials, badges, account recovery by mail, the failover runbook as run by chaos scenario 13)
-    /// adds what a manual of the whole protocol must say, and no more than this.
-    static let mostLines = 1_280
+    /// The most lines the README may hold: 1,200 through protocol 1.3; protocol 1.4 (time trials,
+    /// badges, account recovery by mail and its operation, the failover runbook as chaos scenario
+    /// 13 runs it; teams still to come) adds what a manual of the whole protocol must say.
+    static let mostLines = 1_320
 
-    @Test("a manual, not a diary: at most 1,280 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
+    @Test("a manual, not a diary: at most 1,320 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
     func manualNotDiary() throws {
         let text = try Self.readme()
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
