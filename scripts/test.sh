@@ -46,7 +46,7 @@ stop_cluster_if_started_here() {
 ensure_packages
 ensure_test_packages
 ensure_swift
-# The mail tests' SMTP server (aiosmtpd); they are skipped when it is missing.
+# The mail tests' SMTP server (aiosmtpd); they fail without it.
 ensure_smtp_server
 
 if [[ -n ${DATABASE_URL:-} || -n ${SCAVENGER_TEST_DATABASE_URL:-} ]]; then

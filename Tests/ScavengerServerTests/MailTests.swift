@@ -14,12 +14,21 @@ import Testing
 /// A real SMTP server (aiosmtpd, scripts/smtp_capture.py, installed by scripts/test.sh) that
 /// saves each mail it accepts as a file: started, stopped and started again on its port.
 final class SMTPCapture: @unchecked Sendable {
+    /// The project's root (this file is Tests/ScavengerServerTests/MailTests.swift).
+    static let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    /// The Python with aiosmtpd (scripts/test.sh exports it; else the project's .data/venv, where
+    /// it installs it). Never skipped when missing: the tests fail, saying how to install it.
     static let python = ProcessInfo.processInfo.environment["SCAVENGER_TEST_SMTP_PYTHON"]
+        ?? projectRoot.appendingPathComponent(".data/venv/bin/python").path
     static let script = ProcessInfo.processInfo.environment["SCAVENGER_TEST_SMTP_SERVER"]
-    /// Whether the tests can start one (scripts/test.sh sets both variables).
-    static var isAvailable: Bool {
-        guard let python, let script else { return false }
-        return FileManager.default.isExecutableFile(atPath: python) && FileManager.default.fileExists(atPath: script)
+        ?? projectRoot.appendingPathComponent("scripts/smtp_capture.py").path
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String {
+            "no SMTP server for the mail tests: \(SMTPCapture.python) cannot run \(SMTPCapture.script) with aiosmtpd "
+                + "(scripts/test.sh installs it; or `source scripts/lib.sh && ensure_smtp_server`)"
+        }
     }
 
     let directory: URL
@@ -42,9 +51,12 @@ final class SMTPCapture: @unchecked Sendable {
 
     /// Starts the server (on its previous port after a stop); returns once it listens.
     func start() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.python), FileManager.default.fileExists(atPath: Self.script) else {
+            throw Missing()
+        }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python!)
-        process.arguments = [Self.script!, String(port), directory.path] + tls
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = [Self.script, String(port), directory.path] + tls
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -137,7 +149,7 @@ func withMailServer(
     }
 }
 
-@Suite("Account recovery by mail: FORGOT, RESET, VERIFY against a real SMTP server", .enabled(if: SMTPCapture.isAvailable))
+@Suite("Account recovery by mail: FORGOT, RESET, VERIFY against a real SMTP server")
 struct MailTests {
     @Test("FORGOT mails a code; RESET with it works once, ends the other sessions, and the new password logs in")
     func resetOnce() async throws {
@@ -516,7 +528,7 @@ func selfSignedCertificate() throws -> (certificate: String, key: String) {
     return (certificate, key)
 }
 
-@Suite("The SMTP client against aiosmtpd with TLS: STARTTLS and smtps://", .enabled(if: SMTPCapture.isAvailable))
+@Suite("The SMTP client against aiosmtpd with TLS: STARTTLS and smtps://")
 struct SMTPTLSTests {
     static func message(_ id: String) -> MailMessage {
         MailMessage(messageID: id, to: "tls@example.org", subject: "TLS", body: "over TLS\n", date: 1_795_948_106)

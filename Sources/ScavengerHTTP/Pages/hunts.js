@@ -42,7 +42,7 @@ export const Hunts = (() => {
     try {
       const answer = await request("WHOAMI");
       const verified = answer.user && answer.user.email_verified;
-      state.textContent = verified ? "Email verified." : "Email not verified.";
+      state.textContent = verified ? "(email verified)" : "(email not verified)";
       form.hidden = !!verified;
     } catch (error) { state.textContent = ""; }
   }
