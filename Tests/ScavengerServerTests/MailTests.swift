@@ -81,7 +81,20 @@ final class SMTPCapture: @unchecked Sendable {
     func stop() {
         guard let process else { return }
         try? input?.fileHandleForWriting.close()
-        process.waitUntilExit()
+        // The end of its input is not enough: the pipe's write end may also sit in a process that
+        // another test started meanwhile (descriptors are inherited), and then never closes. So
+        // SIGTERM too (the script stops on it), SIGKILL if it lingers; never an unbounded wait,
+        // which held a thread of the test pool (and with it, once, the whole run).
+        if process.isRunning { process.terminate() }
+        var polls = 0
+        while process.isRunning, polls < 1_000 {
+            usleep(10_000)
+            polls += 1
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         self.process = nil
         input = nil
     }
