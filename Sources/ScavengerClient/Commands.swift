@@ -345,10 +345,14 @@ extension ScavengerClient {
     }
 
     /// `JOIN`: joins a hunt by its code (or a public hunt by id), optionally under another name.
-    public func join(_ codeOrID: String, as name: String? = nil) async throws -> Hunt {
+    /// A team hunt is joined with a `team` (protocol 1.4): the team of that name (in any case), or
+    /// a new one; joining again with another team moves the player. A full team is `CONFLICT`; a
+    /// team for a hunt of single players, or none for a team hunt, is `BAD_ARGUMENT`.
+    public func join(_ codeOrID: String, as name: String? = nil, team: String? = nil) async throws -> Hunt {
         var line = Line("JOIN")
         line.add(codeOrID)
         line.option("AS", name)
+        line.option("TEAM", team)
         return try await write(line, as: HuntBody.self).hunt
     }
 

@@ -287,7 +287,8 @@ public struct Score: Codable, Sendable, Hashable {
     public var rank: Int
 }
 
-/// `CHECKIN`'s answer: the check-in and the player's standing after it.
+/// `CHECKIN`'s answer: the check-in and the player's standing after it (in a team hunt, the
+/// team's: a stop counts once per team).
 public struct CheckInResult: Codable, Sendable, Hashable {
     public var checkin: CheckIn
     public var score: Score
@@ -296,6 +297,7 @@ public struct CheckInResult: Codable, Sendable, Hashable {
 /// A row of a leaderboard (`LEADERBOARD`) or of the ranking across hunts (`RANKING`).
 public struct LeaderboardEntry: Codable, Sendable, Hashable {
     public var rank: Int
+    /// The player's name in the hunt; in a team hunt's leaderboard, the team's name.
     public var player: String
     public var points: Int
     public var found: Int
@@ -304,9 +306,12 @@ public struct LeaderboardEntry: Codable, Sendable, Hashable {
     /// In a time trial's leaderboard: seconds from the player's first check-in to their last
     /// accepted one (nil when nothing is found yet, and outside trials).
     public var timeSeconds: Double?
+    /// In a team hunt's leaderboard (and its watch's `score` events): the names of the team's
+    /// players (protocol 1.4); nil in a hunt of single players and in `RANKING`.
+    public var members: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case rank, player, points, found, at
+        case rank, player, points, found, at, members
         case timeSeconds = "time_s"
     }
 }
@@ -317,11 +322,14 @@ public struct Hint: Codable, Sendable, Hashable {
     public var at: Date
 }
 
-/// The caller's standing in a hunt they play.
+/// The caller's standing in a hunt they play; in a team hunt, their team's (its points, the
+/// stops the team found, its rank on the team board).
 public struct HuntStanding: Codable, Sendable, Hashable {
     public var points: Int
     public var found: [String]
     public var rank: Int
+    /// In a team hunt: the caller's team (protocol 1.4); nil in a hunt of single players.
+    public var team: String?
 }
 
 /// `HUNT id`: the hunt, the stops the caller may see, hints, the caller's standing, winners.

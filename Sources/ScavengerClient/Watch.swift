@@ -26,9 +26,11 @@ public enum HuntEvent: Sendable, Hashable {
     case hunt(Hunt)
     /// The host sent a hint.
     case hint(Hint)
-    /// A player's check-in at a stop was accepted.
+    /// A player's check-in at a stop was accepted (in a team hunt `player` is the member who
+    /// checked in, not the team).
     case found(player: String, stop: String, points: Int)
-    /// A leaderboard entry's points or rank changed.
+    /// A leaderboard entry's points or rank changed: in a team hunt, a team's entry (with its
+    /// `members`).
     case score(LeaderboardEntry)
     /// A message in the hunt's chat.
     case reply(Reply)
