@@ -14,7 +14,8 @@ struct Scavenger: AsyncParsableCommand {
             With a command, runs it and prints the reply (a table for lists of pins, hunts and \
             leaderboards; --json prints the reply's JSON, one value per line, events included). \
             Any protocol command works: `scavenger nearby 52.52 13.405 500`, `scavenger watch 52.52 13.405 500`, \
-            `scavenger hunt h…`, `scavenger leaderboard h… LIMIT 10`. Without one, opens a prompt \
+            `scavenger hunt h…`, `scavenger leaderboard h… LIMIT 10`, `scavenger join ABC234 TEAM "Red Foxes"` \
+            (a word with spaces is sent quoted). Without one, opens a prompt \
             (history, Tab completes command names). login and register keep the session's token in \
             $XDG_CONFIG_HOME/scavenger/token (or ~/.config/scavenger/token), used on later runs.
             """)
@@ -197,7 +198,10 @@ extension Scavenger {
         case let .hunt(hunt): print("-- the hunt is \(hunt.state.rawValue)")
         case let .hint(hint): print("hint: \(hint.text)")
         case let .found(player, stop, points): print("\(player) found \(stop) (\(points) \(points == 1 ? "point" : "points"))")
-        case let .score(entry): print("\(entry.player): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)")
+        case let .score(entry):
+            // A team hunt's entry is a team's: its players follow its name.
+            let who = entry.members.map { "\(entry.player) (\($0.joined(separator: ", ")))" } ?? entry.player
+            print("\(who): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)")
         case let .reply(reply): print("\(reply.author): \(reply.text)")
         case let .badge(player, badge): print("\(player) earned the badge \(badge.name): \(badge.description)")
         case .reconnected: print("-- reconnected (read the hunt again for what changed meanwhile)")

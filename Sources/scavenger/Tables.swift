@@ -40,15 +40,22 @@ struct Printer {
             return
         }
         if let entries = value["entries"]?.array, entries.first?["rank"] != nil || entries.isEmpty && value["next"] != nil {
+            // A team hunt's leaderboard (protocol 1.4): a row per team, its players last.
+            let teams = entries.contains { $0["members"]?.array != nil }
+            let first = teams ? ["RANK", "TEAM"] : ["RANK", "PLAYER"]
+            let last = teams ? ["AT", "MEMBERS"] : ["AT"]
+            func ending(_ entry: OrderedJSON) -> [String] {
+                teams ? [s(entry["at"]), Self.members(entry)] : [s(entry["at"])]
+            }
             if entries.contains(where: { $0["time_s"] != nil }) {
                 // A time trial's leaderboard: ordered by stops found, then by the time taken.
                 table(
-                    ["RANK", "PLAYER", "POINTS", "FOUND", "TIME", "AT"],
-                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), $0["time_s"].flatMap { $0 == .null ? nil : s($0) + " s" } ?? "-", s($0["at"])] })
+                    first + ["POINTS", "FOUND", "TIME"] + last,
+                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), $0["time_s"].flatMap { $0 == .null ? nil : s($0) + " s" } ?? "-"] + ending($0) })
             } else {
                 table(
-                    ["RANK", "PLAYER", "POINTS", "FOUND", "AT"],
-                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"]), s($0["at"])] })
+                    first + ["POINTS", "FOUND"] + last,
+                    entries.map { [s($0["rank"]), s($0["player"]), s($0["points"]), s($0["found"])] + ending($0) })
             }
             more(value["next"])
             return
@@ -92,7 +99,13 @@ struct Printer {
         }
         if let me = reply["me"], me != .null {
             let found = me["found"]?.array?.count ?? 0
-            print("you: \(Self.count(me["points"], "point")), \(Self.count(.number("\(found)", Double(found)), "stop")) found, rank \(s(me["rank"]))")
+            let standing = "\(Self.count(me["points"], "point")), \(Self.count(.number("\(found)", Double(found)), "stop")) found, rank \(s(me["rank"]))"
+            // In a team hunt the standing is the team's.
+            if let team = me["team"], team != .null {
+                print("your team \(s(team)): \(standing)")
+            } else {
+                print("you: \(standing)")
+            }
         }
         if let winners = reply["winners"]?.array, !winners.isEmpty {
             print("winners: " + winners.map { $0.isScalar ? s($0) : s($0["player"] ?? $0["name"]) }.joined(separator: ", "))
@@ -167,6 +180,15 @@ struct Printer {
         print(render(header))
         for row in rows { print(render(row)) }
         if rows.isEmpty { print("(none)") }
+    }
+
+    /// A team's players, from its leaderboard entry's `members`: "ann, bob"; "-" when none.
+    static func members(_ entry: OrderedJSON) -> String {
+        guard let names = entry["members"]?.array, !names.isEmpty else { return "-" }
+        return names.map { name in
+            if case let .string(text) = name { return text }
+            return name.pretty()
+        }.joined(separator: ", ")
     }
 
     /// "1 player", "3 players", "- players" when the number is missing.

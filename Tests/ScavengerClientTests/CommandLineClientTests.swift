@@ -351,6 +351,43 @@ struct CommandLineClientTests {
         }
     }
 
+    @Test("a team hunt: join takes TEAM with a name of two words (an argument, or quoted in piped lines), hunt shows the team's standing, leaderboard is a table of teams with their members")
+    func teams() async throws {
+        try await Daemon.with { daemon in
+            let host = try CLI(port: daemon.port), ann = try CLI(port: daemon.port), bob = try CLI(port: daemon.port)
+            let carol = try CLI(port: daemon.port)
+            #expect(try host.run(["register", "hostess", "hostess@example.org", "password1"]).status == 0)
+            for (cli, name) in [(ann, "ann"), (bob, "bob"), (carol, "carol")] {
+                #expect(try cli.run(["register", name, "\(name)@example.org", "password1"]).status == 0)
+            }
+            let created = try CLI.values(host.run(["--json", "createhunt", "Relay", "TEAMS", "SIZE", "3"]).stdout)[0]["hunt"] as? [String: Any]
+            let id = try #require(created?["id"] as? String), code = try #require(created?["code"] as? String)
+            #expect(created?["teams"] as? Int == 3)
+            let stop = try CLI.values(host.run(["--json", "addstop", id, "52.5169", "13.4019", "40", "10", "Gate"]).stdout)[0]["stop"] as? [String: Any]
+            let stopID = try #require(stop?["id"] as? String)
+            #expect(try host.run(["starthunt", id]).status == 0)
+            // A word with a space is one argument: the CLI quotes it.
+            let joined = try ann.run(["join", code, "TEAM", "Red Foxes"])
+            #expect(joined.status == 0, "\(joined)")
+            #expect(try bob.run(["join", code, "TEAM", "Red Foxes"]).status == 0)
+            // A line typed (here piped) is sent as written, its quotes included.
+            let piped = try carol.run([], input: "join \(code) TEAM \"Blue Jays\"\n")
+            #expect(piped.status == 0, "\(piped)")
+            let missing = try carol.run(["join", code])
+            #expect(missing.status == 1 && missing.stderr.hasPrefix("ERR BAD_ARGUMENT"), "\(missing)")
+            #expect(try ann.run(["checkin", stopID, "52.5169", "13.4019"]).status == 0)
+
+            let details = try bob.run(["hunt", id]).stdout
+            #expect(details.contains("teams of up to 3"), "\(details)")
+            #expect(details.contains("your team Red Foxes: 10 points, 1 stop found, rank 1"), "\(details)")
+            let board = try host.run(["leaderboard", id]).stdout.split(separator: "\n")
+            #expect(board.first?.hasPrefix("RANK  TEAM") == true && board.first?.hasSuffix("MEMBERS") == true, "\(board)")
+            let red = board.first { $0.contains("Red Foxes") }
+            #expect(red?.hasPrefix("1 ") == true && red?.contains("ann") == true && red?.contains("bob") == true, "\(board)")
+            #expect(board.contains { $0.contains("Blue Jays") && $0.hasSuffix("carol") }, "\(board)")
+        }
+    }
+
     @Test("the prompt (tmux): no line with a password, token or code reaches the history, an older history is cleaned; a watch typed there resumes after a daemon restart")
     func promptSecretsAndWatch() async throws {
         try await Daemon.with { daemon in
