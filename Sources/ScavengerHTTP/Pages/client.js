@@ -413,6 +413,9 @@ export class ScavengerClient {
   replies(id, { limit, cursor } = {}) { return this.call(`REPLIES ${word(id)}` + opt("LIMIT", limit) + opt("CURSOR", cursor, true)); }
   report(id, reason, { note, key } = {}) { return this.call(`REPORT ${word(id)} ${reason}` + opt("NOTE", note, true), { key }); }
 
+  /** HUNT: {hunt, stops, hints, me, winners}. `me` is the caller's standing, {points, found: [stop
+   *  id…], rank}, or null; in a team hunt it is the caller's team's and adds `team` (its name), and
+   *  `winners` are team names. */
   hunt(id) { return this.call(`HUNT ${word(id)}`); }
   hunts({ mine = false, near, limit, cursor } = {}) {
     const where = near ? ` NEAR ${number(near[0], "lat")} ${number(near[1], "lon")} ${number(near[2], "radius")}` : "";
@@ -430,12 +433,21 @@ export class ScavengerClient {
       + opt("CLUE", clue, true) + opt("PROOF", proof) + opt("CODE", code, true) + (hidden ? " HIDDEN" : ""), { key });
   }
   removeStop(stop, { key } = {}) { return this.call(`REMOVESTOP ${word(stop)}`, { key }); }
-  join(codeOrID, { as, key } = {}) { return this.call(`JOIN ${word(codeOrID)}` + opt("AS", as, true), { key }); }
+  /** JOIN: `as` plays under another name; `team` joins a team hunt's team of that name (found in
+   *  any case, else made; quoted, so it may have spaces: "Red Foxes"). Joining again with another
+   *  team moves the player. A full team is CONFLICT; a team hunt without `team`, or `team` in a
+   *  hunt of single players, BAD_ARGUMENT. Resolves with {hunt}: its `teams` is the largest team,
+   *  null in a hunt of single players. */
+  join(codeOrID, { as, team, key } = {}) {
+    return this.call(`JOIN ${word(codeOrID)}` + opt("AS", as, true) + opt("TEAM", team, true), { key });
+  }
   leave(hunt, { key } = {}) { return this.call(`LEAVE ${word(hunt)}`, { key }); }
   startHunt(hunt, { key } = {}) { return this.call(`STARTHUNT ${word(hunt)}`, { key }); }
   extend(hunt, seconds, { key } = {}) { return this.call(`EXTEND ${word(hunt)} ${number(seconds, "seconds")}`, { key }); }
   endHunt(hunt, { key } = {}) { return this.call(`ENDHUNT ${word(hunt)}`, { key }); }
   hint(hunt, text, { key } = {}) { return this.call(`HINT ${word(hunt)} ${quote(text)}`, { key }); }
+  /** CHECKIN: {checkin, score: {points, found, rank}}, the player's standing after it (in a team
+   *  hunt the team's: a stop counts once per team). */
   checkin(stop, lat, lon, { accuracy, code, photo, key } = {}) {
     return this.call(`CHECKIN ${word(stop)} ${number(lat, "lat")} ${number(lon, "lon")}`
       + opt("ACCURACY", accuracy) + opt("CODE", code, true) + opt("PHOTO", photo), { key });
@@ -443,6 +455,10 @@ export class ScavengerClient {
   review(hunt, { limit, cursor } = {}) { return this.call(`REVIEW ${word(hunt)}` + opt("LIMIT", limit) + opt("CURSOR", cursor, true)); }
   approve(checkin, { bonus, key } = {}) { return this.call(`APPROVE ${word(checkin)}` + opt("BONUS", bonus), { key }); }
   reject(checkin, { note, key } = {}) { return this.call(`REJECT ${word(checkin)}` + opt("NOTE", note, true), { key }); }
+  /** LEADERBOARD: {entries: [{rank, player, points, found, at}…], next}; a time trial's entries add
+   *  `time_s`. In a team hunt each entry is a team's: `player` is the team's name and `members` its
+   *  players' names (as are the `entry` of the hunt watch's `score` events; its `found` events name
+   *  the member who checked in). */
   leaderboard(hunt, { limit, cursor, around } = {}) {
     return this.call(`LEADERBOARD ${word(hunt)}` + opt("LIMIT", limit) + opt("CURSOR", cursor, true) + (around ? " AROUND" : ""));
   }
