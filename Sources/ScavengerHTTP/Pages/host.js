@@ -67,7 +67,9 @@ import { Hunts } from "/hunts.js";
     if (field("create-public").checked) line += " PUBLIC";
     const minutes = field("create-duration").value;
     if (minutes) line += " DURATION " + Math.round(Number(minutes) * 60);
-    // Protocol 1.4: a time trial, the hunt's own badge (team hunts come with teams' play).
+    // Protocol 1.4: a team hunt and its largest team (2–50, 6 unless changed), a time trial, the
+    // hunt's own badge.
+    if (field("create-teams").checked) line += " TEAMS SIZE " + Math.round(Number(field("create-team-size").value || 6));
     const trial = field("create-trial").value;
     if (trial) line += " TRIAL " + Math.round(Number(trial) * 60);
     const badge = field("create-badge").value.trim();
@@ -76,9 +78,15 @@ import { Hunts } from "/hunts.js";
       const answer = await request(line);
       say(`Created “${answer.hunt.name}”. Click the map to place its stops.`);
       field("create-form").reset();
+      field("create-team-size").disabled = true;
       await openHunt(answer.hunt.id);
       listMine();
     } catch (error) { say(error.detail || error.message, "error"); }
+  });
+
+  // The largest team matters only for a team hunt: the field is off (and not validated) without it.
+  field("create-teams").addEventListener("change", () => {
+    field("create-team-size").disabled = !field("create-teams").checked;
   });
 
   // ---- one hunt.
@@ -106,6 +114,7 @@ import { Hunts } from "/hunts.js";
     field("hunt-code").textContent = hunt.code || "";
     field("hunt-meta").textContent = huntState(hunt);
     field("hunt-description").textContent = hunt.description;
+    leaderboard.setTeams(!!hunt.teams);
     field("winners").textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
     const scheduled = hunt.state === "scheduled";
     field("start-button").disabled = !scheduled;
@@ -398,8 +407,10 @@ import { Hunts } from "/hunts.js";
   function onEvent(event) {
     if (!hunt) return;
     if (event.type === "score") {
-      if (leaderboard.update(event.entry) && leaderboard.size > hunt.players) {
-        hunt.players = leaderboard.size;
+      // A player (or a team) new to the board has just joined: the count of players follows.
+      leaderboard.update(event.entry);
+      if (leaderboard.players > hunt.players) {
+        hunt.players = leaderboard.players;
         field("hunt-meta").textContent = huntState(hunt);
       }
     } else if (event.type === "found") {

@@ -184,31 +184,76 @@ export const Hunts = (() => {
     return parts.join(" · ");
   }
 
-  // ---- the leaderboard, kept from LEADERBOARD and updated by `score` events.
+  // ---- the leaderboard, kept from LEADERBOARD and updated by `score` events. In a team hunt
+  // (setTeams(true)) it is a board of teams: each entry's `player` is a team's name, its
+  // `members` the team's players, shown under the name; the page's own team (Hunts.myTeam) is
+  // marked as the player's own row is elsewhere.
   class Leaderboard {
-    constructor(tbody) { this.tbody = tbody; this.entries = new Map(); }
+    constructor(tbody) { this.tbody = tbody; this.entries = new Map(); this.teams = false; }
+    // Says whether the board is of teams: its column's heading follows ("Team" or "Player").
+    setTeams(teams) {
+      if (teams === this.teams) return;
+      this.teams = teams;
+      const heading = this.tbody.closest("table").querySelector("th.who");
+      if (heading) heading.textContent = teams ? "Team" : "Player";
+      this.render();
+    }
     reset(entries) {
       this.entries = new Map();
       for (const entry of entries) this.entries.set(entry.player, entry);
       this.render();
     }
-    // Answers whether the entry is a player the board did not have (one who just joined).
+    // Answers whether the entry is one the board did not have (a player, or a team, just joined).
     update(entry) {
       const joined = !this.entries.has(entry.player);
+      if (this.teams) {
+        // A player moved to another team leaves the one they were in.
+        for (const member of entry.members || []) {
+          for (const other of this.entries.values()) {
+            if (other.player !== entry.player && other.members && other.members.includes(member)) {
+              other.members = other.members.filter((name) => name !== member);
+            }
+          }
+        }
+      }
       this.entries.set(entry.player, entry);
       this.render();
       return joined;
     }
     get size() { return this.entries.size; }
+    // How many players the board holds: its entries, or in a team hunt its teams' members.
+    get players() {
+      if (!this.teams) return this.entries.size;
+      let total = 0;
+      for (const entry of this.entries.values()) total += (entry.members || []).length;
+      return total;
+    }
+    entry(name) { return this.entries.get(name) || null; }
+    // The team entry a player is a member of, or null.
+    teamOf(player) {
+      for (const entry of this.entries.values()) if (entry.members && entry.members.includes(player)) return entry;
+      return null;
+    }
     render() {
       // A time trial's entries (with time_s) share a rank only at equal stops and time: by name then.
       const rows = [...this.entries.values()].sort((a, b) =>
         a.rank - b.rank || ("time_s" in a ? 0 : b.points - a.points) || (a.player < b.player ? -1 : a.player > b.player ? 1 : 0));
+      const mine = this.teams ? Hunts.myTeam : Hunts.myName;
       this.tbody.replaceChildren(...rows.map((entry) => {
         const row = element("tr");
         row.dataset.player = entry.player;
-        if (user && entry.player === Hunts.myName) row.className = "me";
-        row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
+        if (user && mine && entry.player.toLowerCase() === mine.toLowerCase()) row.className = "me";
+        const who = element("td", "player");
+        if (this.teams || entry.members) {
+          who.append(element("span", "team-name", entry.player));
+          const members = entry.members || [];
+          const list = element("span", "members", members.length ? members.join(", ") : "no players");
+          list.dataset.members = JSON.stringify(members);
+          who.append(list);
+        } else {
+          who.textContent = entry.player;
+        }
+        row.append(element("td", "rank", entry.rank), who,
           element("td", "points", entry.points),
           element("td", "found", entry.found + (entry.time_s === null || entry.time_s === undefined ? "" : ` in ${Hunts.duration(entry.time_s)}`)));
         return row;
@@ -310,7 +355,7 @@ export const Hunts = (() => {
 
   return {
     say, quote, request, start, watchHunt, element, button, when, huntState, duration, parseCoordinates, count, Leaderboard, makeMap, label,
-    client, ProtocolError: ScavengerError, myName: null,
+    client, ProtocolError: ScavengerError, myName: null, myTeam: null,
     get user() { return user; },
   };
 })();
