@@ -1,6 +1,8 @@
 import { Hunts } from "/hunts.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
-// browser says you are, follow the leaderboard and the hints as they come.
+// browser says you are, follow the leaderboard and the hints as they come. In a team hunt the
+// player joins a team by its name, and the page shows their team, its players and a board of
+// teams; the standing shown is the team's (a stop counts once per team).
 (() => {
   const { say, quote, request, element, button, when, huntState, count } = Hunts;
   const HUNT_KEY = "scavenger.play.hunt";
@@ -90,6 +92,7 @@ import { Hunts } from "/hunts.js";
       await readHunt(id);
       const board = await request(`LEADERBOARD ${id} LIMIT 100`);
       leaderboard.reset(board.entries);
+      await showTeam();
       if (!watch || watch.closed || watchedHunt !== id) { watch = await Hunts.watchHunt(id, watch, onEvent); watchedHunt = id; }
       localStorage.setItem(HUNT_KEY, id);
       document.getElementById("hunt-section").hidden = false;
@@ -108,18 +111,55 @@ import { Hunts } from "/hunts.js";
     stops = new Map(answer.stops.map((stop) => [stop.id, stop]));
     found = new Set(answer.me ? answer.me.found : []);
     if (firstTime) fitted = false;
+    // In a team hunt `me` is the player's team's standing, and names the team.
+    Hunts.myTeam = answer.me && answer.me.team ? answer.me.team : null;
+    leaderboard.setTeams(!!hunt.teams);
     document.getElementById("hunt-name").textContent = hunt.name;
     document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
     document.getElementById("hunt-description").textContent = hunt.description;
-    document.getElementById("my-score").textContent = answer.me
-      ? `You: ${count(answer.me.points, "point")}, ${answer.me.found.length} of ${count(hunt.stops, "stop")} found, rank ${answer.me.rank}.`
-      : "";
+    document.getElementById("my-score").textContent = answer.me ? standing(answer.me.points, answer.me.found.length, answer.me.rank) : "";
+    if (firstTime) document.getElementById("my-team").hidden = true;
     const winners = document.getElementById("winners");
     winners.textContent = answer.winners.length ? "Winners: " + answer.winners.join(", ") : "";
     showHints(answer.hints);
     renderStops();
     if (firstTime) trialStart = null;
     await readTrialStart(answer.me);
+  }
+
+  // "You: 10 points, 1 of 3 stops found, rank 2.", or in a team hunt "Your team: …".
+  function standing(points, foundCount, rank) {
+    return `${Hunts.myTeam ? "Your team" : "You"}: ${count(points, "point")}, ${foundCount} of ${count(hunt.stops, "stop")} found, rank ${rank}.`;
+  }
+
+  // ---- a team hunt: the player's team and its players, from the team's entry on the board
+  // (read around the player when the board shown does not reach it).
+  async function showTeam() {
+    const line = document.getElementById("my-team");
+    if (!hunt || !hunt.teams || !Hunts.myTeam) { line.hidden = true; return; }
+    let entry = teamEntry();
+    if (!entry) {
+      try {
+        const board = await request(`LEADERBOARD ${hunt.id} LIMIT 1 AROUND`);
+        entry = board.entries.find((item) => item.player.toLowerCase() === Hunts.myTeam.toLowerCase()) || null;
+      } catch (error) { /* the name alone, then */ }
+    }
+    showTeamEntry(entry);
+  }
+  function teamEntry() {
+    for (const entry of leaderboard.entries.values()) {
+      if (entry.player.toLowerCase() === Hunts.myTeam.toLowerCase()) return entry;
+    }
+    return null;
+  }
+  function showTeamEntry(entry) {
+    const line = document.getElementById("my-team");
+    document.getElementById("my-team-name").textContent = entry ? entry.player : Hunts.myTeam;
+    const members = entry && entry.members ? entry.members : [];
+    const list = document.getElementById("my-team-members");
+    list.textContent = members.length ? `(${members.join(", ")})` : "";
+    list.dataset.members = JSON.stringify(members);
+    line.hidden = false;
   }
 
   // ---- a time trial's clock: the player has hunt.trial seconds from their first check-in.
@@ -256,19 +296,50 @@ import { Hunts } from "/hunts.js";
     document.getElementById("checkin-button").disabled = !stop || hunt.state !== "running";
   }
 
-  // ---- joining.
+  // ---- joining. The page cannot tell a team hunt by its code before joining it: the team field
+  // shows when the server answers that the hunt is played in teams (a team hunt joined without
+  // a team is BAD_ARGUMENT), and is then required; a team named for a hunt of single players is
+  // dropped and the join sent again without it.
+  const teamField = document.getElementById("join-team-field");
+  const teamInput = document.getElementById("join-team");
+  function askForTeam(ask) {
+    teamField.hidden = !ask;
+    teamInput.required = ask;
+    document.getElementById("join-team-note").hidden = !ask;
+  }
+  document.getElementById("join-code").addEventListener("input", () => { if (!teamInput.value.trim()) askForTeam(false); });
   document.getElementById("join-form").addEventListener("submit", async (submit) => {
     submit.preventDefault();
     const code = document.getElementById("join-code").value.trim();
     const name = document.getElementById("join-name").value.trim();
+    let team = teamField.hidden ? "" : teamInput.value.trim();
+    const line = () => `JOIN ${quote(code)}` + (name ? ` AS ${quote(name)}` : "") + (team ? ` TEAM ${quote(team)}` : "");
     try {
-      const answer = await request(`JOIN ${quote(code)}` + (name ? ` AS ${quote(name)}` : ""));
+      let answer;
+      try {
+        answer = await request(line());
+      } catch (error) {
+        if (!(error.code === "BAD_ARGUMENT" && /team/i.test(error.detail || ""))) throw error;
+        if (!team) {
+          askForTeam(true);
+          teamInput.focus();
+          say("This hunt is played in teams: type your team's name (a new name starts a team), then Join.", "error");
+          return;
+        }
+        // A team for a hunt of single players: join it alone.
+        team = "";
+        answer = await request(line());
+      }
       Hunts.myName = name || Hunts.user.name;
-      say(`Joined “${answer.hunt.name}”.`);
+      Hunts.myTeam = answer.hunt.teams ? team : null;
+      askForTeam(false);
+      teamInput.value = "";
+      say(answer.hunt.teams ? `Joined “${answer.hunt.name}” in the team ${team}.` : `Joined “${answer.hunt.name}”.`);
       await openHunt(answer.hunt.id);
       listMine();
     } catch (error) {
-      say(error.code === "NOT_FOUND" ? "No running or upcoming hunt has that code." : (error.detail || error.message), "error");
+      if (error.code === "CONFLICT" && team && /full/i.test(error.detail || "")) say(`The team ${team} is full: pick another team, or a new name to start one.`, "error");
+      else say(error.code === "NOT_FOUND" ? "No running or upcoming hunt has that code." : (error.detail || error.message), "error");
     }
   });
 
@@ -338,10 +409,10 @@ import { Hunts } from "/hunts.js";
       const answer = await request(line);
       const checkin = answer.checkin;
       noteTrialStart(Date.parse(checkin.at));
-      const standing = `You have ${answer.score.points} points, rank ${answer.score.rank}.`;
-      if (checkin.status === "accepted") show("ok", `Checked in at ${stopName(stop)}: +${checkin.points} points. ${standing}`);
-      else if (checkin.status === "pending") show("pending", `Checked in at ${stopName(stop)}: waiting for the host to review your photo. ${standing}`);
-      else show("pending", `Checked in at ${stopName(stop)}, but flagged for review (you moved faster than anyone walks). ${standing}`);
+      const after = `${Hunts.myTeam ? "Your team has" : "You have"} ${answer.score.points} points, rank ${answer.score.rank}.`;
+      if (checkin.status === "accepted") show("ok", `Checked in at ${stopName(stop)}: +${checkin.points} points. ${after}`);
+      else if (checkin.status === "pending") show("pending", `Checked in at ${stopName(stop)}: waiting for the host to review your photo. ${after}`);
+      else show("pending", `Checked in at ${stopName(stop)}, but flagged for review (you moved faster than anyone walks). ${after}`);
       document.getElementById("checkin-code").value = "";
       document.getElementById("checkin-photo").value = "";
       await readHunt(hunt.id);
@@ -386,22 +457,34 @@ import { Hunts } from "/hunts.js";
   function onEvent(event) {
     if (!hunt) return;
     switch (event.type) {
-    case "score":
-      // A player new to the board has just joined: the count of players follows.
-      if (leaderboard.update(event.entry) && leaderboard.size > hunt.players) {
-        hunt.players = leaderboard.size;
+    case "score": {
+      // A player (or a team) new to the board has just joined: the count of players follows.
+      leaderboard.update(event.entry);
+      if (leaderboard.players > hunt.players) {
+        hunt.players = leaderboard.players;
         document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
       }
-      // The player's own line follows their entry (a rival passing them moves their rank).
-      if (event.entry.player === Hunts.myName) {
-        document.getElementById("my-score").textContent =
-          `You: ${count(event.entry.points, "point")}, ${event.entry.found} of ${count(hunt.stops, "stop")} found, rank ${event.entry.rank}.`;
+      // The player's own line follows their entry (a rival passing them moves their rank); in a
+      // team hunt the team's entry, with its players.
+      const mine = Hunts.myTeam || Hunts.myName;
+      if (mine && event.entry.player.toLowerCase() === mine.toLowerCase()) {
+        document.getElementById("my-score").textContent = standing(event.entry.points, event.entry.found, event.entry.rank);
+        if (Hunts.myTeam) {
+          showTeamEntry(event.entry);
+          // A teammate's find: the stops the team found are read again (they count once per team).
+          if (event.entry.found > found.size) readHunt(hunt.id).catch((error) => say(error.message, "error"));
+        }
       }
       break;
+    }
     case "found": {
       const stop = stops.get(event.stop);
-      if (stop) { stop.found_by += 1; renderStops(); }
-      activity(`${event.player} found ${stop ? stopName(stop) : "a stop"} (+${event.points})`);
+      if (stop) stop.found_by += 1;
+      // In a team hunt the finder is a member: their team, when the board knows it, follows.
+      const team = hunt.teams ? leaderboard.teamOf(event.player) : null;
+      if (team && Hunts.myTeam && team.player.toLowerCase() === Hunts.myTeam.toLowerCase()) found.add(event.stop);
+      if (stop) renderStops();
+      activity(`${event.player}${team ? ` (${team.player})` : ""} found ${stop ? stopName(stop) : "a stop"} (+${event.points})`);
       readScoresSoon();
       break;
     }
