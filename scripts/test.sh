@@ -148,7 +148,7 @@ else
     browser_phase_status=0
     ensure_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
-    for browser_test in demo console hunt trial client recovery; do
+    for browser_test in demo console hunt trial team client recovery; do
         browser_status=0
         pg_recreate_database "scavenger_browser_$browser_test"
         browser_url=$(pg_database_url "scavenger_browser_$browser_test")
