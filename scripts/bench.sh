@@ -7,7 +7,7 @@
 #                    [--scavengerd-flags "FLAGS"] [--sparse-pins N] [--sparse-seed X] [--sparse-rounds R]
 #                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
 #                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
-#                    [--fanout-posters N] [--crowd-players N] [--crowd-hunts N] [--crowd-joiners N]
+#                    [--fanout-posters N] [--crowd-players N] [--crowd-hunts N] [--crowd-teams N] [--crowd-joiners N]
 #                    [--crowd-conns "8 32"] [--crowd-mix MIX] [--only hunts|ranking|fanout|crowd] [--quick]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
@@ -16,7 +16,7 @@
 # the write comparison even when --rounds asks for more (--write-rounds overrides).
 # --quick runs every step, small and short, so that every target of issue 31 gets a figure:
 # 20,000 pins (so a sparse set of 4,000), 1 round of 2 s, a hunt of 1,000 players, 1,000 ranked
-# users, 1,000 fan-out watchers for 3 s, a crowd of 300 players in 30 hunts; an option given with it, before or after, overrides its
+# users, 1,000 fan-out watchers for 3 s, a crowd of 300 players in 30 hunts and 30 teams of 5; an option given with it, before or after, overrides its
 # default. About 2 minutes once packages, the release build and the data are in place (105 s on
 # a 2-core VM at load average 1-4); indicative figures, as the report says.
 # The figures are only as good as the machine is quiet: the load average before and after the
@@ -101,7 +101,11 @@
 #     "8 32"): POST (loadgen, as in step 4) then the mixed crowd (scripts/bench/crowd.py, Python
 #     asyncio: CHECKIN 70 %, LEADERBOARD 12 %, REPLY to the hunt's chat 8 %, LEAVE 5 %, JOIN 5 %,
 #     every check-in at a stop the player has not checked in at, from the stop's place), --seconds
-#     each; accepted check-ins per second, CHECKIN p50/p99 and every reply by code. Phase B:
+#     each; accepted check-ins per second, CHECKIN p50/p99 and every reply by code; then the same
+#     mix played by the team crowd (protocol 1.4): --crowd-teams teams of 5 (default 100, so 500
+#     more players) in team hunts of 10 teams (TEAMS SIZE 5), every check-in at a stop the player's
+#     team has not found, JOIN with the player's TEAM: team check-ins per second beside the single
+#     players' (--crowd-teams 0: none). Phase B:
 #     --crowd-joiners players (default 300) connect, log in with AUTH, then all send `JOIN code` of
 #     the join hunt at one instant; every reply by code. --crowd-mix sets phase A's mix
 #     (crowd.py's --mix; e.g. checkin=100 for check-ins alone, to see what they cost). Then the points in the players'
@@ -179,6 +183,7 @@ FANOUT_POSTERS=32
 MAX_CONNS=1024
 CROWD_PLAYERS=1000
 CROWD_HUNTS=100
+CROWD_TEAMS=100
 CROWD_JOINERS=300
 CROWD_CONNS="8 32"
 CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"
@@ -215,6 +220,7 @@ if ((QUICK)); then
     FANOUT_SECONDS=3
     CROWD_PLAYERS=300
     CROWD_HUNTS=30
+    CROWD_TEAMS=30
 fi
 
 while (($# > 0)); do
@@ -244,6 +250,7 @@ while (($# > 0)); do
         --fanout-posters) FANOUT_POSTERS=$2; shift 2 ;;
         --crowd-players) CROWD_PLAYERS=$2; shift 2 ;;
         --crowd-hunts) CROWD_HUNTS=$2; shift 2 ;;
+        --crowd-teams) CROWD_TEAMS=$2; shift 2 ;;
         --crowd-joiners) CROWD_JOINERS=$2; shift 2 ;;
         --crowd-conns) CROWD_CONNS=$2; shift 2 ;;
         --crowd-mix) CROWD_MIX=$2; shift 2 ;;
@@ -298,8 +305,10 @@ if ((FULL)) || [[ $ONLY == standby ]]; then RUN_STANDBY=1; fi
 [[ $CROWD_PLAYERS =~ ^[0-9]+$ ]] && ((CROWD_PLAYERS >= CROWD_HUNTS && CROWD_PLAYERS <= 9999)) || die "--crowd-players must be --crowd-hunts..9999"
 [[ $CROWD_JOINERS =~ ^[0-9]+$ ]] && ((CROWD_JOINERS >= 1 && CROWD_JOINERS <= CROWD_PLAYERS && CROWD_JOINERS <= 900)) \
     || die "--crowd-joiners must be 1..900 and at most --crowd-players (the joiners are players 1 … N)"
+[[ $CROWD_TEAMS =~ ^[0-9]+$ ]] && ((CROWD_TEAMS <= 999)) || die "--crowd-teams must be 0..999"
 for c in $CROWD_CONNS; do
     [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512 && c <= CROWD_PLAYERS)) || die "--crowd-conns takes numbers 1..512, at most --crowd-players"
+    ((CROWD_TEAMS == 0 || c <= 5 * CROWD_TEAMS)) || die "--crowd-conns: $c connections, more than the team crowd's $((5 * CROWD_TEAMS)) players (--crowd-teams)"
 done
 if ((FULL)) || [[ $ONLY == fanout ]]; then RUN_FANOUT=1; fi
 if ((FULL)) || [[ $ONLY == hunts ]]; then RUN_HUNTS=1; fi

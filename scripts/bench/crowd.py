@@ -19,6 +19,10 @@ Two phases, each a function with its inputs named, each printing one line of key
                                           joins again, which changes nothing and answers the same)
       A player who has left joins first, whatever was drawn; a player with no stop left gives the
       draw to another of the connection's players, or leaves when none has one.
+      When FILE lists team players (`member` lines, the team crowd of team hunts, protocol 1.4), the
+      run plays them the same way and prints phase=teams: a stop counts once per team, so a member's
+      CHECKIN goes to a stop no member of their team (still joined) has a check-in at, and JOIN is
+      `JOIN code TEAM "team name"` (the team the member was in).
   crowd.py join --port P --tag T --code CODE --joiners N
       Phase B: N connections, each logged in with AUTH as players 1 … N, then one barrier: every
       connection's `JOIN CODE` written in one pass of the event loop, then every reply read.
@@ -26,6 +30,8 @@ Two phases, each a function with its inputs named, each printing one line of key
 FILE (written by bench.sh from the database before each phase A run): lines
   hunt <id> <code> <stop>,<lat>,<lon> …        every crowd hunt and its stops (the fix: 3.3 m north)
   player <name> <hunt id> <joined 0|1> <stop id>,…   the stops the player already checked in at
+  member <name> <hunt id> <joined 0|1> <team> <stop id>,…   the same for a team hunt's player: the
+                                               team's name with '_' for each space
 
 Every reply is counted by its code (OK, or ERR and its code word) per command; CHECKIN's OK also by
 its status (accepted, flagged, pending). Latency: from writing the line to reading the reply.
@@ -50,16 +56,31 @@ KINDS = ("checkin", "leaderboard", "reply", "leave", "join")
 
 
 class Player:
-    def __init__(self, name, token, hunt, joined, done):
+    def __init__(self, name, token, hunt, joined, done, team=None):
         self.name, self.token, self.hunt, self.joined = name, token, hunt, joined
         self.done = set(done)             # stop ids checked in at (live), forgotten on LEAVE
+        self.team = team                  # in a team hunt: the Team, shared with the teammates
 
     def stops_left(self, hunts):
-        return [s for s in hunts[self.hunt]["stops"] if s[0] not in self.done]
+        # In a team hunt a stop counts once per team: what any member still in the team found.
+        done = self.team.done() if self.team else self.done
+        return [s for s in hunts[self.hunt]["stops"] if s[0] not in done]
+
+    def join_line(self, hunts):
+        line = f"JOIN {hunts[self.hunt]['code']}"
+        return line + f' TEAM "{self.team.name}"' if self.team else line
+
+
+class Team:
+    def __init__(self, name):
+        self.name, self.members = name, []
+
+    def done(self):
+        return set().union(*(m.done for m in self.members if m.joined))
 
 
 def read_state(path, tag):
-    hunts, players = {}, []
+    hunts, players, teams = {}, [], {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             w = line.split()
@@ -70,7 +91,13 @@ def read_state(path, tag):
             elif w[0] == "player":
                 done = w[4].split(",") if len(w) > 4 and w[4] else []
                 players.append(Player(w[1], f"hct_{tag}_{w[1]}", w[2], w[3] == "1", done))
-    return hunts, players
+            elif w[0] == "member":
+                done = w[5].split(",") if len(w) > 5 and w[5] else []
+                team = teams.setdefault((w[2], w[4]), Team(w[4].replace("_", " ")))
+                player = Player(w[1], f"hct_{tag}_{w[1]}", w[2], w[3] == "1", done, team)
+                team.members.append(player)
+                players.append(player)
+    return hunts, players, teams
 
 
 def reply_code(line):
@@ -202,7 +229,7 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
                 if reply.startswith("OK"):
                     current.joined, current.done = False, set()
             else:
-                seconds, reply = await line.ask(f"JOIN {hunts[hunt]['code']}")
+                seconds, reply = await line.ask(current.join_line(hunts))
                 if reply.startswith("OK"):
                     current.joined = True
             tally.add(kind, seconds, reply)
@@ -214,7 +241,7 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
 
 def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed):
     """Phase A: the mixed crowd. Returns the figures as a dict."""
-    hunts, players = read_state(state_path, tag)
+    hunts, players, teams = read_state(state_path, tag)
     if len(players) < conns:
         raise SystemExit(f"{len(players)} players cannot fill {conns} connections")
     tally = Tally()
@@ -240,7 +267,8 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     checkin_lat = sorted(tally.latency["checkin"])
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
-        "phase": "mixed", "conns": conns, "seconds": f"{window:.3f}", "players": len(players), "hunts": len(hunts),
+        "phase": "teams" if teams else "mixed", "conns": conns, "seconds": f"{window:.3f}", "players": len(players),
+        "hunts": len(hunts), "teams": len(teams),
         "requests": requests, "rps": f"{requests / window:.1f}",
         "accepted": tally.accepted, "accepted_per_s": f"{tally.accepted / window:.1f}",
         "checkin_p50_us": f"{percentile(checkin_lat, 0.50) * 1e6:.0f}",

@@ -10,6 +10,7 @@
 -- psql variables:
 --   players  players of the crowd: player p plays hunt 1 + (p - 1) % hunts, joined already
 --   hunts    running hunts of 10 stops each
+--   teams    teams of 5 in team hunts (protocol 1.4, TEAMS SIZE 5), 10 teams to a hunt; 0: none
 --   tag      a word of [a-z0-9] unique to the run: part of every session token
 --
 -- Users are 'hchost' (the host of every hunt) and 'hcp0001'… (the players); a player's session
@@ -19,6 +20,12 @@
 -- about 200 m around its centre (radius 50 m, 5 to 50 points), so two stops of one hunt are at
 -- most ~400 m apart and a player, who plays one crowd hunt, never trips the travel-speed check
 -- (over 1 km). Hunts are private, joined by their codes as a class would join one.
+--
+-- The team crowd: 'hcq0001'… (5 × teams players), in teams of 5 ('Crowd team 001'…: players
+-- 5t − 4 … 5t make team t), ten teams to a running team hunt of 10 stops ('Crowd teams 1'…, hunt
+-- numbers 2001…, TEAMS SIZE 5, on a grid of their own south of the others), every player joined to
+-- their team already. The teams are written as JOIN … TEAM leaves them (hunt_teams, db/0030: a row
+-- per team with its member count; the player's hunt_players row names it).
 --
 -- Ids have the daemon's shapes: 'h', 's' + 'crowdaaaaaaaaaaa' + eight base-32 digits of a number.
 -- Join codes: 'C' + five base-32 digits (the join codes' alphabet), unlike hunts.sql's.
@@ -40,7 +47,8 @@ BEGIN;
 INSERT INTO users (name, email, password_hash)
 SELECT name, name || '@crowd.invalid', '$argon2id$placeholder-not-a-real-hash'
 FROM (SELECT 'hchost' AS name
-      UNION ALL SELECT 'hcp' || lpad(p::text, 4, '0') FROM generate_series(1, :players) p) u;
+      UNION ALL SELECT 'hcp' || lpad(p::text, 4, '0') FROM generate_series(1, :players) p
+      UNION ALL SELECT 'hcq' || lpad(q::text, 4, '0') FROM generate_series(1, 5 * :teams) q) u;
 
 INSERT INTO hunts (id, host_id, name, code, starts_at)
 SELECT pg_temp.crowd_id('h', h), u.id, CASE WHEN h = 0 THEN 'Crowd join' ELSE 'Crowd ' || h END,
@@ -54,14 +62,36 @@ SELECT pg_temp.crowd_id('s', h * 100 + k), pg_temp.crowd_id('h', h), k, 'Crowd '
        50, 5 * k, 'place'
 FROM generate_series(0, :hunts) h, generate_series(1, 10) k;
 
+-- The team hunts: 10 teams of 5 each (the last one fewer when teams is not a multiple of 10).
+INSERT INTO hunts (id, host_id, name, code, starts_at, team_size)
+SELECT pg_temp.crowd_id('h', 2000 + t), u.id, 'Crowd teams ' || t, pg_temp.crowd_code(2000 + t), now() - interval '1 hour', 5
+FROM generate_series(1, (:teams + 9) / 10) t, users u WHERE u.name = 'hchost';
+
+INSERT INTO hunt_stops (id, hunt_id, n, title, lat, lon, radius_m, points, proof)
+SELECT pg_temp.crowd_id('s', (2000 + t) * 100 + k), pg_temp.crowd_id('h', 2000 + t), k, 'Crowd teams ' || t || ' stop ' || k,
+       round((52.430 + ((t - 1) / 10) * 0.009 + 0.0018 * cos(2 * pi() * k / 10))::numeric, 6),
+       round((13.330 + ((t - 1) % 10) * 0.015 + 0.0030 * sin(2 * pi() * k / 10))::numeric, 6),
+       50, 5 * k, 'place'
+FROM generate_series(1, (:teams + 9) / 10) t, generate_series(1, 10) k;
+
+INSERT INTO hunt_teams (hunt_id, name, members, points, found)
+SELECT pg_temp.crowd_id('h', 2000 + 1 + (t - 1) / 10), 'Crowd team ' || lpad(t::text, 3, '0'), 5, 0, 0
+FROM generate_series(1, :teams) t;
+
 INSERT INTO hunt_players (hunt_id, user_id, name, joined_at)
 SELECT pg_temp.crowd_id('h', 1 + (substr(u.name, 4)::int - 1) % :hunts), u.id, u.name, now() - interval '1 hour'
 FROM users u WHERE u.name LIKE 'hcp%';
 
+INSERT INTO hunt_players (hunt_id, user_id, name, joined_at, team_id)
+SELECT t.hunt_id, u.id, u.name, now() - interval '1 hour', t.id
+FROM users u JOIN hunt_teams t ON t.hunt_id LIKE 'hcrowd%'
+     AND t.name = 'Crowd team ' || lpad((1 + (substr(u.name, 4)::int - 1) / 5)::text, 3, '0')
+WHERE u.name LIKE 'hcq%';
+
 -- Each player's totals as their JOIN left them: one hunt played (a LEAVE takes it back; without
 -- the row it would go below 0 and the LEAVE fail).
 INSERT INTO user_scores (user_id, hunts_played)
-SELECT id, 1 FROM users WHERE name LIKE 'hcp%';
+SELECT id, 1 FROM users WHERE name LIKE 'hcp%' OR name LIKE 'hcq%';
 
 UPDATE hunts h SET stop_count = (SELECT count(*) FROM hunt_stops s WHERE s.hunt_id = h.id),
                    player_count = (SELECT count(*) FROM hunt_players p WHERE p.hunt_id = h.id)
@@ -69,7 +99,7 @@ WHERE h.id LIKE 'hcrowd%';
 
 INSERT INTO sessions (token_hash, user_id, expires_at)
 SELECT sha256(convert_to('hct_' || :'tag' || '_' || name, 'UTF8')), id, now() + interval '7 days'
-FROM users WHERE name LIKE 'hcp%';
+FROM users WHERE name LIKE 'hcp%' OR name LIKE 'hcq%';
 
 COMMIT;
 
@@ -78,4 +108,5 @@ VACUUM ANALYZE sessions;
 VACUUM ANALYZE hunts;
 VACUUM ANALYZE hunt_stops;
 VACUUM ANALYZE hunt_players;
+VACUUM ANALYZE hunt_teams;
 VACUUM ANALYZE user_scores;

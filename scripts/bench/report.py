@@ -903,12 +903,14 @@ def crowd_targets(meta, crowd, agg):
                      "brief": figure.split(" (")[0]})
 
     mixed = sorted((r for r in crowd if r.get("phase") == "mixed"), key=lambda r: int(r["conns"]))
+    teams = [r for r in crowd if r.get("phase") == "teams"]
     joins = [r for r in crowd if r.get("phase") == "join"]
     every = {}
-    for r in mixed + joins:
+    for r in mixed + teams + joins:
         for code, n in codes(r.get("replies")).items():
             every[code] = every.get(code, 0) + n
-    where = f"{sum(every.values()):,} replies in {len(mixed)} mixed run(s) and {len(joins)} join burst(s)"
+    where = (f"{sum(every.values()):,} replies in {len(mixed)} mixed run(s), "
+             + (f"{len(teams)} team run(s) " if teams else "") + f"and {len(joins)} join burst(s)")
     for code in ("ERR INTERNAL", "ERR UNAVAILABLE"):
         n = every.get(code, 0)
         add(f"crowd-{code.split()[1].lower()}", f"crowd: 0 `{code}`", f"{n:,} ({where})", MET if n == 0 else MISSED,
@@ -978,7 +980,9 @@ def split_text(r):
 
 def crowd_section(w, meta, crowd, agg):
     """Issue 38: the mixed crowd against POST at each connection count, and the JOIN burst."""
-    w(f"## The crowd ({fnum(fmeta(meta, 'crowd_players'))} players in {fnum(fmeta(meta, 'crowd_hunts'))} hunts)")
+    team_text = (f", {fnum(fmeta(meta, 'crowd_teams'))} teams of 5 in team hunts"
+                 if float(meta.get("crowd_teams", "0") or 0) > 0 else "")
+    w(f"## The crowd ({fnum(fmeta(meta, 'crowd_players'))} players in {fnum(fmeta(meta, 'crowd_hunts'))} hunts{team_text})")
     w("")
     w(f"A database of its own, written before the daemon started (scripts/bench/crowd.sql): "
       f"{fnum(fmeta(meta, 'crowd_players'))} players, each joined to one of {fnum(fmeta(meta, 'crowd_hunts'))} running "
@@ -987,7 +991,11 @@ def crowd_section(w, meta, crowd, agg):
       f"count: `POST` (loadgen) then the mixed crowd (scripts/bench/crowd.py, Python asyncio, one request in flight per "
       f"connection, each connection playing its share of the players in turn, `AUTH` when it moves to the next), "
       f"mix `{meta.get('crowd_mix', '?')}`: every check-in at a stop of the player's hunt they have not checked in at, "
-      f"from 3.3 m north of it; a player who left joins again by the code before anything else. Load average before: "
+      f"from 3.3 m north of it; a player who left joins again by the code before anything else. "
+      + (f"Then the same mix in the team hunts (protocol 1.4, TEAMS SIZE 5, 10 teams to a hunt, every player joined to a "
+         f"team): a check-in at a stop the player's team has not found (a stop counts once per team), `JOIN code TEAM "
+         f"\"name\"` for a player who left. " if team_text else "")
+      + f"Load average before: "
       f"{meta.get('crowd_loadavg_start', '?')}; after: {meta.get('crowd_loadavg_end', '?')}.")
     w("")
     w("| conns | what | req/s | accepted CHECKIN/s | CHECKIN p50 / p99 ms | client CPU | server CPU | server CPU per accepted check-in (per POST) |")
@@ -1003,15 +1011,22 @@ def crowd_section(w, meta, crowd, agg):
           f"{fnum(float(r['checkin_p50_us']) / 1000, 2)} / {fnum(float(r['checkin_p99_us']) / 1000, 2)} | "
           f"{fnum(float(r['client_cpu_pct']))} % | {fnum(float(r['server_cpu_pct']))} %{split_text(r)} | "
           f"{fnum(float(r['server_cpu_ms_per_accepted']) * 1000)} µs |")
+        for t in (t for t in crowd if t.get("phase") == "teams" and int(t["conns"]) == c):
+            w(f"| {c} | the team crowd ({fnum(float(t['teams']))} teams of 5; team check-ins) | {fnum(float(t['rps']))} | "
+              f"**{fnum(float(t['accepted_per_s']))}** | "
+              f"{fnum(float(t['checkin_p50_us']) / 1000, 2)} / {fnum(float(t['checkin_p99_us']) / 1000, 2)} | "
+              f"{fnum(float(t['client_cpu_pct']))} % | {fnum(float(t['server_cpu_pct']))} %{split_text(t)} | "
+              f"{fnum(float(t['server_cpu_ms_per_accepted']) * 1000) if t.get('server_cpu_ms_per_accepted', 'nan') != 'nan' else '–'} µs |")
     w("")
     w("| conns | command | sent | p50 / p99 ms | replies by code |")
     w("| ---: | --- | ---: | ---: | --- |")
-    for r in mixed:
+    teams = sorted((r for r in crowd if r.get("phase") == "teams"), key=lambda r: int(r["conns"]))
+    for r in mixed + teams:
         for kind in ("checkin", "leaderboard", "reply", "leave", "join", "auth"):
             n = int(r.get(f"n_{kind}", 0))
             if not n:
                 continue
-            w(f"| {r['conns']} | `{kind.upper()}` | {n:,} | {fnum(float(r[f'p50_{kind}_us']) / 1000, 2)} / "
+            w(f"| {r['conns']}{' (teams)' if r.get('phase') == 'teams' else ''} | `{kind.upper()}` | {n:,} | {fnum(float(r[f'p50_{kind}_us']) / 1000, 2)} / "
               f"{fnum(float(r[f'p99_{kind}_us']) / 1000, 2)} | {codes_md(r.get(f'replies_{kind}'))} |")
     w("")
     for r in (r for r in crowd if r.get("phase") == "join"):
@@ -1027,6 +1042,10 @@ def crowd_section(w, meta, crowd, agg):
         w(f"In the database afterwards: the players' points {'are' if cp == pp else '**are not**'} their accepted "
           f"check-ins' sum ({fnum(pp)} and {fnum(cp)}); {fnum(bad)} stops have a `found_by` other than their accepted "
           f"check-ins.")
+        if "crowd_team_points" in meta:
+            tc, tp = fmeta(meta, "crowd_team_checkin_points"), fmeta(meta, "crowd_team_points")
+            w(f"In the team hunts the teams' points {'are' if tc == tp else '**are not**'} their members' accepted "
+              f"check-ins' sum ({fnum(tp)} and {fnum(tc)}).")
         w("")
 
 
