@@ -198,7 +198,7 @@ struct RoundTripTests {
         }
     }
 
-    @Test("protocol 1.4's hunt options and a time trial's leaderboard: trial, badge, time_s (TEAMS refused until team hunts are played)")
+    @Test("protocol 1.4's hunt options and a time trial's leaderboard: teams, trial, badge, time_s")
     func trial() async throws {
         try await Daemon.with { daemon in
             let host = try daemon.client()
@@ -206,8 +206,8 @@ struct RoundTripTests {
             defer { Task { await host.close(); await player.close() } }
             _ = try await host.register(username: "hostess", email: "h@example.org", password: "password1")
             _ = try await player.register(username: "alice", email: "a@example.org", password: "password1")
-            // Team hunts are not played yet: the daemon refuses TEAMS, and the client says so.
-            await #expect(throws: ScavengerError.self) { try await host.createHunt(name: "Relay", teamSize: 4) }
+            let teams = try await host.createHunt(name: "Relay", teamSize: 4)
+            #expect(teams.teams == 4 && teams.trial == nil)
             let badged = try await host.createHunt(name: "Relay", badge: "Relay runner")
             #expect(badged.teams == nil && badged.trial == nil && badged.badge == "Relay runner")
             let plain = try await host.createHunt(name: "Plain")
