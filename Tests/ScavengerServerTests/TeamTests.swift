@@ -240,6 +240,47 @@ struct TeamTests {
         }
     }
 
+    @Test("a crowd joining one new team at one instant, on two daemons: the team is made once, SIZE get OK, the rest CONFLICT full, never another answer")
+    func crowdJoinsOneTeam() async throws {
+        try await withTwoDaemons { a, b, environment in
+            try await asUser("host", a, environment) { (host: Conversation) async throws in
+                let hunt = try await host.makeHunt("PUBLIC TEAMS SIZE 4", stops: [StopPlan()])
+                let names = (0 ..< 12).map { "joiner\($0)" }
+                var tokens: [String] = []
+                for name in names {
+                    tokens.append(try await converseReturning(a) { (client: Conversation) async throws in try await client.register(name) })
+                }
+                let arrivals = Arrivals()
+                let gate = Gate()
+                let replies = try await withThrowingTaskGroup(of: String.self) { group in
+                    for (index, token) in tokens.enumerated() {
+                        group.addTask {
+                            try await converseReturning(index % 2 == 0 ? a : b, from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
+                                _ = try await client.ok("AUTH \(token)")
+                                arrivals.arrive()
+                                await gate.wait()
+                                // Spelled differently by each: one team, matched in any case.
+                                return try await client.joinTeamReply(hunt, team: index % 2 == 0 ? "The Mob" : "the MOB")
+                            }
+                        }
+                    }
+                    try await eventually("every joiner is connected", timeout: .seconds(120)) { arrivals.value == names.count }
+                    gate.open()
+                    var replies: [String] = []
+                    for try await reply in group { replies.append(reply) }
+                    return replies
+                }
+                #expect(replies.filter { $0.hasPrefix("OK ") }.count == 4, "\(replies)")
+                #expect(replies.filter { $0.hasPrefix("ERR CONFLICT ") && $0.contains("full") }.count == 8, "\(replies)")
+                let teams = try await environment.pool.query("SELECT count(*) AS n FROM hunt_teams")
+                #expect(try teams[0].int("n") as Int == 1)
+                let rows = try teamRows(try await host.leaderboard(hunt.id))
+                #expect(rows.count == 1 && rows[0].hasPrefix("1 "), "\(rows)")
+                #expect(try await host.hunt(hunt.id)["hunt"]["players"].int == 4)
+            }
+        }
+    }
+
     @Test("REJECT, APPROVE, LEAVE and moves change a team's entry (members, points) on both daemons; a watcher hears team entries")
     func teamBoardFollowsTheLog() async throws {
         try await withTwoDaemons { a, b, environment in
