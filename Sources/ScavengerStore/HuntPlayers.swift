@@ -75,12 +75,12 @@ extension Database {
             guard let row = rows.first else { return nil }
             let player = try Self.player(row)
             let teamID: Int? = try row.int("team_id")
-            let checkIns = try await pool.query("""
-                SELECT c.stop_id, c.status FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
-                WHERE c.hunt_id = \(huntID) AND c.status <> 'rejected'
-                  AND (CASE WHEN \(teamID)::bigint IS NULL THEN c.user_id = \(userID) ELSE c.team_id = \(teamID)::bigint END)
-                ORDER BY s.n
-                """)
+            // Each by its own index: the player's check-ins in the hunt, or the team's.
+            let whose: SQL = teamID.map { "c.team_id = \($0)::bigint" } ?? "c.hunt_id = \(huntID) AND c.user_id = \(userID)"
+            var query: SQL = "SELECT c.stop_id, c.status FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id WHERE "
+            query.append(whose)
+            query.append(" AND c.status <> 'rejected' ORDER BY s.n")
+            let checkIns = try await pool.query(query)
             var live = Set<String>()
             var found: [String] = []
             for row in checkIns {
