@@ -142,3 +142,64 @@ BEGIN
         ORDER BY t.id, p.name;
 END
 $$;
+
+-- A team hunt is completed by the team (every member, when its last stop is found: the store marks
+-- them in team_completed and counts it in their hunts_completed), not by a member's own finds:
+-- checkin_write (as 0019's otherwise) counts a completed hunt for players of no team only.
+ALTER TABLE hunt_players ADD COLUMN team_completed boolean NOT NULL DEFAULT false;
+
+-- Writes a judged check-in with its consequences, under checkin_lock's locks: the row (and its
+-- photo), and for an accepted one the player's points, found and tie-break time, the stop's
+-- found_by, a completed hunt and the user's totals (score_credit). Answers the check-in's
+-- times, the player's standing as it leaves it, the user's totals when they changed (null
+-- columns otherwise) and how many players are strictly ahead (as the leaderboard ranks).
+CREATE OR REPLACE FUNCTION checkin_write(
+    p_id text, p_hunt text, p_stop text, p_user bigint, p_status text, p_points integer,
+    p_lat double precision, p_lon double precision, p_accuracy double precision, p_distance double precision,
+    p_photo_mime text, p_photo bytea, p_travel_m double precision, p_travel_s double precision, p_stop_count integer
+) RETURNS TABLE (
+    at_us bigint, accepted_us bigint,
+    user_id bigint, name text, points integer, found integer, at_points_us bigint,
+    ahead bigint,
+    t_name text, t_points integer, t_found integer, t_points_at_us bigint, t_week_day integer, t_week_points integer,
+    t_week_found integer, t_week_at_us bigint, t_hunts_played integer, t_hunts_completed integer, t_role text
+) LANGUAGE plpgsql AS $$
+DECLARE
+    created timestamptz;
+    accepted timestamptz;
+    player hunt_players;
+    totals score_totals;
+BEGIN
+    INSERT INTO checkins (id, hunt_id, stop_id, user_id, status, points, accepted_at, lat, lon, accuracy_m, distance_m,
+        photo_mime, photo_bytes, travel_from_m, travel_seconds)
+    VALUES (p_id, p_hunt, p_stop, p_user, p_status, p_points,
+        CASE WHEN p_status = 'accepted' THEN clock_timestamp() END, p_lat, p_lon, p_accuracy, p_distance,
+        p_photo_mime, octet_length(p_photo), p_travel_m, p_travel_s)
+    RETURNING checkins.created_at, checkins.accepted_at INTO created, accepted;
+    IF p_photo IS NOT NULL THEN
+        INSERT INTO checkin_photos (checkin_id, data) VALUES (p_id, p_photo);
+    END IF;
+    IF p_status = 'accepted' THEN
+        UPDATE hunt_players hp SET points = hp.points + p_points, found = hp.found + 1,
+            points_at = CASE WHEN p_points > 0 THEN accepted ELSE hp.points_at END
+        WHERE hp.hunt_id = p_hunt AND hp.user_id = p_user
+        RETURNING hp.* INTO player;
+        UPDATE hunt_stops s SET found_by = s.found_by + 1 WHERE s.id = p_stop;
+        -- Before the credit, whose answer (the totals logged) includes it.
+        IF player.found = p_stop_count AND player.team_id IS NULL THEN
+            UPDATE user_scores us SET hunts_completed = us.hunts_completed + 1 WHERE us.user_id = p_user;
+        END IF;
+        totals := score_credit(p_user, p_points, accepted);
+    ELSE
+        SELECT hp.* INTO player FROM hunt_players hp WHERE hp.hunt_id = p_hunt AND hp.user_id = p_user;
+    END IF;
+    RETURN QUERY SELECT
+        (extract(epoch FROM created) * 1000000)::bigint, (extract(epoch FROM accepted) * 1000000)::bigint,
+        player.user_id, player.name, player.points, player.found, (extract(epoch FROM player.points_at) * 1000000)::bigint,
+        (SELECT count(*) FROM hunt_players o
+         WHERE o.hunt_id = p_hunt AND (o.points > player.points
+             OR (player.points > 0 AND o.points = player.points AND o.points_at < player.points_at))),
+        totals.name, totals.points, totals.found, totals.points_at_us, totals.week_day, totals.week_points,
+        totals.week_found, totals.week_at_us, totals.hunts_played, totals.hunts_completed, totals.role;
+END
+$$;

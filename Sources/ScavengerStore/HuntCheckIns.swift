@@ -198,6 +198,14 @@ extension Database {
         // The teams' standings as the group leaves them (their log entries after the players').
         let teamLog = HuntLog()
         let teams = try Self.refreshTeams(connection, teamLog, Set(verdicts.compactMap(\.facts.teamID)))
+        // A team that found its hunt's last stop here completes it, for every member.
+        var completing: [Int: Int] = [:]
+        for verdict in verdicts where verdict.verdict.status == .accepted {
+            if let teamID = verdict.facts.teamID { completing[teamID] = verdict.facts.hunt.stops }
+        }
+        for (teamID, stops) in completing.sorted(by: { $0.key < $1.key }) where stops > 0 && (teams[teamID]?.found ?? 0) >= stops {
+            try Self.settleTeamCompletion(connection, teamLog, teamID: teamID, completed: true)
+        }
         var accepted: [(facts: CheckInFacts, player: PlayerRecord, checkIn: String, found: Int, allTimeFound: Int)] = []
         for row in written {
             let number = (try row.int("n") as Int) - 1
@@ -361,7 +369,8 @@ extension Database {
     /// the player's standing and the user's totals after it, and the stop's `found_by` before it
     /// (for the badges it earns).
     static func credit(
-        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
+        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp,
+        inTeam: Bool = false
     ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Int) {
         let stopRows = try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop) RETURNING found_by - 1 AS before")
         let stopFoundBefore: Int = try stopRows.first?.int("before") ?? 0
@@ -372,8 +381,9 @@ extension Database {
             RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
         let standing = try standing(rows[0])
-        // Before the credit, whose answer (the totals logged) includes it.
-        if standing.found == stops {
+        // Before the credit, whose answer (the totals logged) includes it. A team's completion is
+        // the team's (``settleTeamCompletion(_:_:teamID:completed:)``).
+        if standing.found == stops, !inTeam {
             try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
         }
         let totals = try connection.query("""
@@ -548,7 +558,8 @@ extension Database {
             checkIn.points = decision.points
             if nowAccepted, !wasAccepted {
                 let credited = try Self.credit(
-                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
+                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at,
+                    inTeam: teamID != nil)
                 standing = credited.standing
                 log.append(hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
                 // The badges the approval earns (after its standing in the log, as a check-in's).
@@ -572,6 +583,9 @@ extension Database {
                     for (member, name) in zip(team.memberIDs, team.members) where member != record.userID {
                         teamAwards += BadgeRules.teamAwards(badgeFacts, huntName: hunt.name).map { (member, name, $0) }
                     }
+                    if hunt.stops > 0, team.found >= hunt.stops {
+                        try Self.settleTeamCompletion(connection, log, teamID: teamID, completed: true)
+                    }
                 } else if hunt.trialSeconds != nil, badgeFacts.completesHunt {
                     badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: record.userID)
                 }
@@ -587,8 +601,9 @@ extension Database {
                     RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
                     """)
                 standing = try Self.standing(updated[0])
-                // Before the debit, whose answer (the totals logged) includes it.
-                if player.found == hunt.stops {
+                // Before the debit, whose answer (the totals logged) includes it (a team's
+                // completion is the team's: below).
+                if player.found == hunt.stops, teamID == nil {
                     try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed - 1 WHERE user_id = \(record.userID)")
                 }
                 if let acceptedUS {
@@ -603,6 +618,7 @@ extension Database {
                     teamRefreshed = true
                     let team = try Self.refreshTeams(connection, log, [teamID])[teamID]
                     if teamFoundBefore == hunt.stops, let team, team.found < hunt.stops {
+                        try Self.settleTeamCompletion(connection, log, teamID: teamID, completed: false)
                         // The team no longer completes the hunt: what completing earned its
                         // members here goes (earned elsewhere, it stays).
                         try connection.query("""

@@ -21,7 +21,10 @@ import ScavengerCore
 /// 6. the stops' rows (`found_by`), in id order when there are several;
 /// 7. the user's own rows, which no other user's write takes: score rows (`user_scores`, weekly
 ///    scores), rate buckets (taken right after the hunt's row by `JOIN`, `LEAVE` and `HINT`),
-///    and the request key; the moderation log (inserts only);
+///    and the request key; the moderation log (inserts only). Two writes take other users'
+///    score rows, last and in user id order: a moderator's removal of a hunt (its players'), and
+///    a team's completion of its hunt or a rejection undoing it (its members'); such a write and
+///    another user's own may meet in a deadlock, which the pool runs again (below);
 /// 8. the change log's ordering lock (advisory 7468), taken *shared* by the entries this type
 ///    writes as the last statement before `COMMIT` and held only for them and the commit (hunt
 ///    writes commit side by side; a reader of the log takes it exclusively for the moment of

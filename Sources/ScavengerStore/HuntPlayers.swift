@@ -233,12 +233,14 @@ extension Database {
             try check(hunt, try Self.clock(connection))
             try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
             let rows = try connection.query("""
-                DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found, team_id
+                DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found, team_id, team_completed
                 """)
             guard let row = rows.first else { return false }
             let name: String = try row.string("name")
             let found: Int = try row.int("found")
             let teamID: Int? = try row.int("team_id")
+            // A completed hunt: their own finds, or in a team hunt their team's while they played for it.
+            let completed = teamID == nil ? found == hunt.stops && hunt.stops > 0 : try row.bool("team_completed")
             try connection.query("""
                 UPDATE hunt_stops s SET found_by = found_by - 1
                 FROM checkins c WHERE c.stop_id = s.id AND c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status = 'accepted'
@@ -256,7 +258,7 @@ extension Database {
             try Self.debitAllTotals(connection, userID: userID, debited)
             try connection.query("""
                 UPDATE user_scores SET hunts_played = hunts_played - 1,
-                    hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
+                    hunts_completed = hunts_completed - CASE WHEN \(completed) THEN 1 ELSE 0 END
                 WHERE user_id = \(userID)
                 """)
             // Logged once all is taken, hunts played included (with no check-in taken, for the

@@ -366,10 +366,20 @@ struct TeamTests {
                 #expect(try await badgeHolders(badge, environment) == ["amy", "bob", "cat"])
                 #expect(try await badgeHolders("finisher", environment) == ["amy", "bob", "cat"])
                 #expect(try await cat.badgeIDs() == ["finisher", badge])
+                // The hunt counts as completed in every member's PROFILE (and the ranking's totals).
+                for name in ["amy", "bob", "cat"] { #expect(try await host.ok("PROFILE \(name)")["hunts_completed"].int == 1, "\(name)") }
                 _ = try await host.ok("REJECT \(last)")
                 #expect(try await badgeHolders(badge, environment) == [])
                 #expect(try await badgeHolders("finisher", environment) == [])
                 #expect(try await amy.badgeIDs() == ["first-find"])
+                for name in ["amy", "bob", "cat"] { #expect(try await host.ok("PROFILE \(name)")["hunts_completed"].int == 0, "\(name)") }
+                // Found again (bob's stop, by cat this time): completed again, once per member;
+                // one who leaves takes their completion with them.
+                _ = try await cat.checkIn(hunt.stops[1], at: hunt.places[1])
+                for name in ["amy", "bob", "cat"] { #expect(try await host.ok("PROFILE \(name)")["hunts_completed"].int == 1, "\(name)") }
+                _ = try await bob.ok("LEAVE \(hunt.id)")
+                #expect(try await host.ok("PROFILE bob")["hunts_completed"].int == 0)
+                #expect(try await host.ok("PROFILE cat")["hunts_completed"].int == 1)
             }
         }
     }
