@@ -129,8 +129,9 @@ extension Board {
         try HuntDecisions.running(facts.hunt, at: facts.now)
         try trialClock(facts)
         guard !facts.hasLiveCheckIn else { throw BoardError(.conflict, "you have already checked in at this stop") }
+        guard !facts.teamHasCheckIn else { throw BoardError(.conflict, "your team already has a check-in at this stop") }
         if facts.hunt.ordered, let next = facts.nextStop, next != facts.stop.n {
-            throw BoardError(.conflict, "this hunt is ordered: your next stop is number \(next)")
+            throw BoardError(.conflict, "this hunt is ordered: your \(facts.teamID == nil ? "" : "team's ")next stop is number \(next)")
         }
         if let wait = CodeGuesses.lockout(tooFarAt: facts.tooFarTries, now: facts.now, rules: rules) {
             throw BoardError.rateLimited(
@@ -170,7 +171,8 @@ extension Board {
         guard let seconds = facts.hunt.trialSeconds, let start = facts.trialStartedAt else { return }
         let used = facts.now.microseconds - start.microseconds
         if used >= Int64(seconds) * 1_000_000 {
-            throw BoardError(.conflict, "time is up: this time trial gives \(seconds) s from your first check-in")
+            throw BoardError(
+                .conflict, "time is up: this time trial gives \(seconds) s from your \(facts.teamID == nil ? "" : "team's ")first check-in")
         }
     }
 

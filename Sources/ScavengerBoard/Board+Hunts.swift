@@ -107,6 +107,9 @@ public struct PlayerStanding: Sendable, Equatable {
     /// The ids of the stops they found (accepted check-ins), in the hunt's order.
     public var found: [String]
     public var rank: Int
+    /// In a team hunt: the player's team, whose standing this is (its points, the stops it
+    /// found, its rank among teams); nil in a hunt of single players.
+    public var team: String? = nil
 }
 
 /// What HUNT answers.
@@ -357,13 +360,17 @@ extension Board {
 
     // MARK: Players
 
-    /// JOIN by code or by a public hunt's id, as the username or `name`.
+    /// JOIN by code or by a public hunt's id, as the username or `name`; in a team hunt for
+    /// `team` (made when the hunt has none of that name; another team's player moves to it).
     public func join(
-        _ codeOrID: String, as name: String?, by session: Session, request: RequestKey<HuntView>? = nil
+        _ codeOrID: String, as name: String?, team: String? = nil, by session: Session, request: RequestKey<HuntView>? = nil
     ) async throws(BoardError) -> HuntView {
         try await replaying(request, by: session) { () async throws(BoardError) -> HuntView in
             if let name {
                 try guardedNow { try Validation.playerName(name) }
+            }
+            if let team {
+                try guardedNow { try Validation.teamName(team) }
             }
             return try await guarded {
                 let account = try await writer(of: session)
@@ -402,13 +409,21 @@ extension Board {
                 do {
                     let joinRate = rate(.join, for: account.user.role)
                     guard let outcome = try await charging(.join, joinRate, { try await store.join(
-                        huntID: record.id, userID: account.id, name: playerName, rate: joinRate, request: keyed, check: { hunt, now in
-                        try Self.rule { try HuntDecisions.join(hunt, at: now, by: account) }
-                    }) }) else { throw Self.noSuchHunt }
+                        huntID: record.id, userID: account.id, name: playerName, team: team, rate: joinRate, request: keyed,
+                        check: { hunt, now in
+                            try Self.rule { try HuntDecisions.join(hunt, at: now, by: account, team: team) }
+                        },
+                        checkTeam: { facts in
+                            try Self.rule { try HuntDecisions.joinTeam(facts, size: record.teamSize ?? HuntLimits.defaultTeamSize) }
+                        }) }) else { throw Self.noSuchHunt }
                     await applyOwnHuntWrite()
                     return made.value { view(outcome) }
                 } catch StoreError.conflict(constraint: "hunt_players_name") {
                     throw BoardError(.conflict, "another player of this hunt is named \(playerName)")
+                } catch StoreError.conflict(constraint: "hunt_teams_name") {
+                    // Two made the same team at once (joins of a hunt are one at a time, so this
+                    // is a safety net): the next JOIN finds it.
+                    throw BoardError(.conflict, "another player is making the team \(team ?? "") right now; JOIN again")
                 }
             }
         }
@@ -438,7 +453,7 @@ extension Board {
     /// Who the viewer is to a hunt: its host, a player (with their live and found stops), or neither.
     private struct Relation {
         var isHost: Bool
-        var player: (player: PlayerRecord, live: Set<String>, found: [String])?
+        var player: (player: PlayerRecord, live: Set<String>, found: [String], team: String?)?
         var isPlayer: Bool { player != nil }
     }
 
@@ -513,7 +528,15 @@ extension Board {
             var me: PlayerStanding?
             if let player = relation.player {
                 let board = try await leaderboard(of: record.id)
-                me = PlayerStanding(points: player.player.points, found: player.found, rank: board.rank(of: player.player.name) ?? board.count)
+                if let team = player.team {
+                    // A team hunt: the team's standing (its board is of teams).
+                    me = PlayerStanding(
+                        points: board.standing(of: team)?.points ?? 0, found: player.found, rank: board.rank(of: team) ?? board.count + 1,
+                        team: team)
+                } else {
+                    me = PlayerStanding(
+                        points: player.player.points, found: player.found, rank: board.rank(of: player.player.name) ?? board.count)
+                }
             }
             let winners = state == .ended ? try await store.finishers(huntID: record.id) : []
             let view = relation.isHost ? Self.hosted(record, at: now) : HuntView(hunt: record.hunt(at: now), code: nil)
@@ -631,12 +654,13 @@ extension Board {
             let memoryDecides = known.map { known in
                 !known.removed && (known.playerName != nil || known.hostID == viewer || (known.isPublic && !(around && viewer != nil)))
             } ?? false
+            // The caller's entry: in a team hunt, their team's.
             let playerName: String?
             if let known, memoryDecides {
-                playerName = known.playerName
+                playerName = known.teamName ?? known.playerName
             } else {
                 let (_, relation) = try await readableHunt(huntID, viewer: viewer, session: session)
-                playerName = relation.player?.player.name
+                playerName = relation.player.map { $0.team ?? $0.player.name }
             }
             var after: LeaderboardPosition?
             if let cursor {

@@ -20,10 +20,25 @@ enum HuntDecisions {
         }
     }
 
-    /// `JOIN`: anyone but the host, until the hunt has ended.
-    static func join(_ hunt: HuntRecord, at now: Timestamp, by account: Account) throws(BoardError) {
+    /// `JOIN`: anyone but the host, until the hunt has ended; a team hunt with a `TEAM`, any
+    /// other hunt without one.
+    static func join(_ hunt: HuntRecord, at now: Timestamp, by account: Account, team: String? = nil) throws(BoardError) {
         guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
         guard hunt.schedule.state(at: now) != .ended else { throw ended }
+        if hunt.teamSize != nil, team == nil {
+            throw BoardError(.badArgument, "this is a team hunt: JOIN it with TEAM and a team's name (a new name makes the team)")
+        }
+        if hunt.teamSize == nil, team != nil {
+            throw BoardError(.badArgument, "this hunt is played by single players: JOIN it without TEAM")
+        }
+    }
+
+    /// `JOIN … TEAM`: a team has room for `size` players; one who plays for it already may
+    /// join again (to rename).
+    static func joinTeam(_ facts: TeamJoinFacts, size: Int) throws(BoardError) {
+        if !facts.isMember, facts.members >= size {
+            throw BoardError(.conflict, "the team \(facts.team) is full (\(size) players)")
+        }
     }
 
     /// `LEAVE`: until the hunt has ended (then the standings stay as they are).

@@ -183,6 +183,19 @@ public enum BadgeRules {
     /// completed hunt is left; `explorer-10`/`explorer-100` when the stops found fall below;
     /// `first-find` when no stop found is left. Any other check-in that still qualifies keeps
     /// the badge (those rules look at what stands, not at which check-in earned it).
+    /// In a team hunt, what a member's check-in that completes the hunt for their team earns
+    /// each of the team's other members: the badges of completing it (`finisher`, `trial`, the
+    /// hunt's own), from the same facts (the team's stops found, the team's time).
+    public static func teamAwards(_ facts: BadgeFacts, huntName: String = "") -> [BadgeAward] {
+        guard facts.completesHunt else { return [] }
+        return awards(facts, huntName: huntName).filter { isCompletion($0.id) }
+    }
+
+    /// Whether a badge id is one that completing a hunt earns.
+    public static func isCompletion(_ id: String) -> Bool {
+        id == finisher.id || id == trial.id || id.hasPrefix("hunt:")
+    }
+
     public static func takenBack(_ facts: BadgeTakeBackFacts) -> [String] {
         var taken: [String] = []
         for held in facts.held {

@@ -242,9 +242,15 @@ public struct LeaderboardEntry: Sendable, Equatable {
     /// In a time trial: seconds from the player's first check-in to their last accepted one;
     /// nil when nothing is found yet (and outside trials).
     public var trialSeconds: Double? = nil
+    /// In a team hunt (where ``player`` is the team's name): its members' player names; nil for
+    /// a player's entry.
+    public var members: [String]? = nil
 
     /// An entry from its fields.
-    public init(rank: Int, player: String, points: Int, found: Int, at: Timestamp?, isTrial: Bool = false, trialSeconds: Double? = nil) {
+    public init(
+        rank: Int, player: String, points: Int, found: Int, at: Timestamp?, isTrial: Bool = false, trialSeconds: Double? = nil,
+        members: [String]? = nil
+    ) {
         self.rank = rank
         self.player = player
         self.points = points
@@ -252,5 +258,6 @@ public struct LeaderboardEntry: Sendable, Equatable {
         self.at = at
         self.isTrial = isTrial
         self.trialSeconds = trialSeconds
+        self.members = members
     }
 }

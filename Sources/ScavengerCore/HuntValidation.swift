@@ -148,6 +148,19 @@ extension Validation {
         }
     }
 
+    /// A team's name in a team hunt (`JOIN … TEAM team`): 1–40 characters, the username's
+    /// (letters, digits, `_`, `.`, `-`) and spaces, neither first nor last.
+    public static func teamName(_ name: String) throws(ValidationError) {
+        let bytes = Array(name.utf8)
+        guard (1 ... 40).contains(bytes.count) else { throw ValidationError("a team's name must be 1 to 40 characters long") }
+        for byte in bytes where byte != UInt8(ascii: " ") && !isUsernameByte(byte) {
+            throw ValidationError("a team's name may contain only letters A-Z a-z, digits, '_', '.', '-' and spaces")
+        }
+        guard bytes.first != UInt8(ascii: " "), bytes.last != UInt8(ascii: " ") else {
+            throw ValidationError("a team's name may not start or end with a space")
+        }
+    }
+
     /// A fix's `ACCURACY`: a number of metres, at least 0.
     public static func accuracy(_ meters: Double) throws(ValidationError) {
         guard meters >= 0, meters.isFinite else {

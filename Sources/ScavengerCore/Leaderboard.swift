@@ -123,13 +123,16 @@ public struct Leaderboard: Sendable {
         /// In a time trial: microseconds from the player's first check-in to their last accepted
         /// one; nil when nothing is found (dropped then) and outside trials.
         public var trialTime: Int64? = nil
+        /// A team's members (a team hunt's board, whose entries are teams); nil for a player.
+        public var members: [String]? = nil
 
         /// A standing from its fields (`at` is dropped at 0 points, `trialTime` at 0 found).
-        public init(points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil) {
+        public init(points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil, members: [String]? = nil) {
             self.points = points
             self.found = found
             self.at = points == 0 ? nil : at
             self.trialTime = found == 0 ? nil : trialTime
+            self.members = members
         }
     }
 
@@ -192,11 +195,11 @@ public struct Leaderboard: Sendable {
 
     /// Sets `player`'s points, stops found and the instant they reached those points (required
     /// above 0 points, ignored at 0), and in a time trial their trial time in microseconds
-    /// (ignored at 0 found), adding the player when new.
-    public mutating func update(_ player: String, points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil) {
+    /// (ignored at 0 found), and for a team its members, adding the player when new.
+    public mutating func update(_ player: String, points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil, members: [String]? = nil) {
         precondition(points >= 0, "points are never negative")
         precondition(points == 0 || at != nil, "points above 0 need the instant they were reached")
-        let standing = Standing(points: points, found: found, at: at, trialTime: isTrial ? trialTime : nil)
+        let standing = Standing(points: points, found: found, at: at, trialTime: isTrial ? trialTime : nil, members: members)
         if var record = records[player] {
             guard record.standing != standing else { return }
             order.remove(record.position)
@@ -214,11 +217,11 @@ public struct Leaderboard: Sendable {
     /// the player's own when anything in it changed (or it is new), and every other player's
     /// whose rank changed (their points did not).
     public mutating func updateReportingChanges(
-        _ player: String, points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil
+        _ player: String, points: Int, found: Int, at: Timestamp?, trialTime: Int64? = nil, members: [String]? = nil
     ) -> [LeaderboardEntry] {
         let before = records[player]
         let oldRank = before.map { rank(at: $0.position) }
-        update(player, points: points, found: found, at: at, trialTime: trialTime)
+        update(player, points: points, found: found, at: at, trialTime: trialTime, members: members)
         guard let after = records[player] else { return [] }
         let new = after.position
         let newRank = rank(at: new)
@@ -270,7 +273,9 @@ public struct Leaderboard: Sendable {
     public mutating func rename(_ player: String, to newName: String) -> Bool {
         guard let record = records[player], records[newName] == nil else { return false }
         remove(player)
-        update(newName, points: record.standing.points, found: record.standing.found, at: record.standing.at, trialTime: record.standing.trialTime)
+        update(
+            newName, points: record.standing.points, found: record.standing.found, at: record.standing.at,
+            trialTime: record.standing.trialTime, members: record.standing.members)
         return true
     }
 
@@ -329,7 +334,7 @@ public struct Leaderboard: Sendable {
         let standing = records[position.player]?.standing ?? Standing(points: 0, found: 0, at: nil)
         return LeaderboardEntry(
             rank: rank, player: position.player, points: standing.points, found: standing.found, at: standing.at, isTrial: isTrial,
-            trialSeconds: standing.trialTime.map { Double($0) / 1_000_000 })
+            trialSeconds: standing.trialTime.map { Double($0) / 1_000_000 }, members: standing.members)
     }
 
     /// The rank of a player at `position`, whether or not the board has them there: one more

@@ -16,6 +16,28 @@ struct HuntBoards {
         var board: Leaderboard
         var through: Int
         var access: Access?
+        /// A team hunt's teams (its board's entries are teams, not players): each member's team
+        /// by user id, and each team's members; nil for a hunt of single players.
+        var teams: Teams?
+
+        /// The board of a snapshot of a team hunt's teams through log position `through`.
+        init(teams: [TeamStandingChange], through: Int, facts: HuntAccessFacts?, trial: Bool = false) {
+            var board = Leaderboard(trial: trial)
+            var members: [Int: String] = [:]
+            var rosters = Teams()
+            for team in teams {
+                rosters.set(team)
+                for (id, name) in zip(team.memberIDs, team.members) { members[id] = name }
+                guard team.isShown else { continue }
+                board.update(
+                    team.team, points: team.points, found: team.found, at: team.points > 0 ? team.at : nil, trialTime: team.trialTime,
+                    members: team.members)
+            }
+            self.board = board
+            self.through = through
+            access = facts.map { Access(facts: $0, members: members) }
+            self.teams = rosters
+        }
 
         /// The board of a snapshot of the hunt's players through log position `through` (a time
         /// trial's board when `trial`, ordered by the players' trial times).
@@ -32,6 +54,19 @@ struct HuntBoards {
             self.board = board
             self.through = through
             access = facts.map { Access(facts: $0, members: members) }
+        }
+    }
+
+    /// A team hunt's rosters: who plays for which team.
+    struct Teams {
+        var teamOf: [Int: String] = [:]
+        var members: [String: [Int]] = [:]
+
+        /// Sets `team`'s members as the change says (those it no longer has lose it).
+        mutating func set(_ team: TeamStandingChange) {
+            for id in members[team.team] ?? [] where teamOf[id] == team.team { teamOf[id] = nil }
+            for id in team.memberIDs { teamOf[id] = team.team }
+            members[team.team] = team.memberIDs
         }
     }
 
@@ -62,7 +97,7 @@ struct HuntBoards {
         guard let access = kept[hunt]?.access else { return nil }
         return HuntFeed.Viewer(
             hostID: access.facts.hostID, isPublic: access.facts.isPublic, removed: access.facts.removed,
-            playerName: viewer.flatMap { access.members[$0] })
+            playerName: viewer.flatMap { access.members[$0] }, teamName: viewer.flatMap { kept[hunt]?.teams?.teamOf[$0] })
     }
 
     /// Keeps `snapshot` as `hunt`'s board unless a later one is kept already, or the snapshot
@@ -108,6 +143,12 @@ struct HuntBoards {
                 kept[hunt]!.access = nil
             }
         }
+        if kept[hunt]!.teams != nil {
+            // A team hunt's board holds teams: a player's standing moves who plays, not the board
+            // (their team's standing is logged beside it).
+            kept[hunt]!.through = seq
+            return []
+        }
         var changed: [LeaderboardEntry] = []
         if let old = renamedFrom {
             changed += kept[hunt]!.board.removeReportingChanges(old)
@@ -130,8 +171,38 @@ struct HuntBoards {
                 kept[hunt]!.access = nil
             }
         }
+        if kept[hunt]!.teams != nil {
+            // Their team's standing (without them) is logged beside it.
+            if let userID, let team = kept[hunt]!.teams!.teamOf.removeValue(forKey: userID) {
+                kept[hunt]!.teams!.members[team]?.removeAll { $0 == userID }
+            }
+            kept[hunt]!.through = seq
+            return []
+        }
         let changed = kept[hunt]!.board.removeReportingChanges(player)
         kept[hunt]!.through = seq
+        return Self.latest(changed)
+    }
+
+    /// Applies a team's new standing in a team hunt, log entry `seq`: its members and its entry
+    /// (taken off the board when it has neither members nor finds); returns the entries that
+    /// changed, as ``apply(_:renamedFrom:of:seq:)``.
+    mutating func apply(_ team: TeamStandingChange, of hunt: String, seq: Int) -> [LeaderboardEntry] {
+        guard let through = kept[hunt]?.through, seq > through else { return [] }
+        kept[hunt]!.through = seq
+        guard kept[hunt]!.teams != nil else { return [] }
+        kept[hunt]!.teams!.set(team)
+        if kept[hunt]!.access != nil {
+            for (id, name) in zip(team.memberIDs, team.members) { kept[hunt]!.access!.members[id] = name }
+        }
+        let changed: [LeaderboardEntry]
+        if team.isShown {
+            changed = kept[hunt]!.board.updateReportingChanges(
+                team.team, points: team.points, found: team.found, at: team.points > 0 ? team.at : nil, trialTime: team.trialTime,
+                members: team.members)
+        } else {
+            changed = kept[hunt]!.board.removeReportingChanges(team.team)
+        }
         return Self.latest(changed)
     }
 

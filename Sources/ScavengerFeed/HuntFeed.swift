@@ -31,6 +31,8 @@ public final class HuntFeed: Sendable {
         public var removed: Bool
         /// The viewer's name in the hunt when they play it.
         public var playerName: String?
+        /// In a team hunt: the viewer's team when they play it.
+        public var teamName: String? = nil
     }
 
     /// The place in the log and what the log has made of the hunts up to it.
@@ -69,6 +71,10 @@ public final class HuntFeed: Sendable {
                 rankings.apply(totals, now: now)
             case .badge(let player, let badge):
                 watches.tell(hunt, into: &outbox) { .badge(watch: $0, player: player, badge: badge) }
+            case .team(let team):
+                for entry in boards.apply(team, of: hunt, seq: logged.seq) {
+                    watches.tell(hunt, into: &outbox) { .score(watch: $0, entry: entry) }
+                }
             }
         }
     }
@@ -196,8 +202,13 @@ public final class HuntFeed: Sendable {
     /// players' standings, in memory from then on.
     public func leaderboard(of huntID: String) async throws(StoreError) -> Leaderboard {
         if let cached = projections.withLock({ $0.boards.board(of: huntID) }) { return cached }
-        let (players, through, facts, trial) = try await database.playersSnapshot(huntID: huntID)
-        let snapshot = HuntBoards.Kept(players: players, through: through, facts: facts, trial: trial)
+        let snapshot: HuntBoards.Kept
+        if let teams = try await database.teamsSnapshot(huntID: huntID) {
+            snapshot = HuntBoards.Kept(teams: teams.teams, through: teams.through, facts: teams.access, trial: teams.trial)
+        } else {
+            let (players, through, facts, trial) = try await database.playersSnapshot(huntID: huntID)
+            snapshot = HuntBoards.Kept(players: players, through: through, facts: facts, trial: trial)
+        }
         return projections.withLock { state in
             state.boards.keep(snapshot, of: huntID, place: state.place, watches: state.watches)
         }

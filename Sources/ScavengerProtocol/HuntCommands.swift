@@ -52,6 +52,8 @@ extension JSON {
         ]
         // A time trial's entry: seconds from the first check-in to the last accepted one.
         if entry.isTrial { fields.append(("time_s", entry.trialSeconds.map(JSON.double) ?? .null)) }
+        // A team hunt's entry is a team's: its members' names.
+        if let members = entry.members { fields.append(("members", .array(members.map(JSON.string)))) }
         return .object(fields)
     }
 }
@@ -100,21 +102,25 @@ enum HuntCommands {
 
     static let all: [CommandSpec] = [
         CommandSpec(
-            "CREATEHUNT", arity: 1 ... 15,
-            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TRIAL seconds] [BADGE name]",
-            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TRIAL: each player has that long from their first check-in; BADGE: a badge for everyone who completes it).",
+            "CREATEHUNT", arity: 1 ... 18,
+            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TEAMS [SIZE n]] [TRIAL seconds] [BADGE name]",
+            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TEAMS: played by teams of at most SIZE players, default 6; TRIAL: each player or team has that long from their first check-in; BADGE: a badge for everyone who completes it).",
             parse: { arguments -> HuntDraft in
                 let name = try arguments.required("name").text
-                // TEAMS [SIZE n] (protocol 1.4's team hunts) is stored and shown but not yet
-                // played: until it is, CREATEHUNT refuses it as an unknown option.
                 let options = try arguments.options(
-                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC"])
+                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "SIZE", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC", "TEAMS"])
                 var draft = HuntDraft(name: name, ordered: options.has("ORDERED"), isPublic: options.has("PUBLIC"))
                 draft.description = options["DESCRIPTION"]?.text ?? ""
                 draft.starts = try options["STARTS"].map { token throws(CommandError) in try time(token, "STARTS") }
                 draft.ends = try options["ENDS"].map { token throws(CommandError) in try time(token, "ENDS") }
                 draft.durationSeconds = try options["DURATION"].map { token throws(CommandError) in
                     try Arguments.integer(token, "DURATION", in: HuntLimits.durationSeconds)
+                }
+                if let size = options["SIZE"] {
+                    guard options.has("TEAMS") else { throw CommandError.badArgument("SIZE is the size of a team hunt's teams: give TEAMS too") }
+                    draft.teamSize = try Arguments.integer(size, "SIZE", in: HuntLimits.teamSize)
+                } else if options.has("TEAMS") {
+                    draft.teamSize = HuntLimits.defaultTeamSize
                 }
                 draft.trialSeconds = try options["TRIAL"].map { token throws(CommandError) in
                     try Arguments.integer(token, "TRIAL", in: HuntLimits.trialSeconds)
@@ -161,15 +167,15 @@ enum HuntCommands {
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
-            "JOIN", arity: 1 ... 3, syntax: "JOIN code-or-id [AS name]",
-            summary: "Joins a hunt by its join code (or a public hunt by id), as your username or another name.",
-            parse: { arguments -> (String, String?) in
+            "JOIN", arity: 1 ... 5, syntax: "JOIN code-or-id [AS name] [TEAM team]",
+            summary: "Joins a hunt by its join code (or a public hunt by id), as your username or another name; a team hunt for a team (a new name makes it; another moves you).",
+            parse: { arguments -> (String, String?, String?) in
                 let target = try arguments.required("code or hunt id").text
-                let options = try arguments.options(["AS"])
-                return (target, options["AS"]?.text)
+                let options = try arguments.options(["AS", "TEAM"])
+                return (target, options["AS"]?.text, options["TEAM"]?.text)
             },
             execute: { request, context in
-                huntReply(try await context.board.join(request.0, as: request.1, by: context.session, request: context.keyed()))
+                huntReply(try await context.board.join(request.0, as: request.1, team: request.2, by: context.session, request: context.keyed()))
             }),
         CommandSpec(
             "LEAVE", arity: 1 ... 1, syntax: "LEAVE hunt",
@@ -186,7 +192,11 @@ enum HuntCommands {
             execute: { hunt, context in
                 let details = try await context.board.hunt(id: hunt, viewer: context.session)
                 let me: JSON = details.me.map { me in
-                    .object([("points", .int(me.points)), ("found", .array(me.found.map(JSON.string))), ("rank", .int(me.rank))])
+                    var fields: [(String, JSON)] = [
+                        ("points", .int(me.points)), ("found", .array(me.found.map(JSON.string))), ("rank", .int(me.rank)),
+                    ]
+                    if let team = me.team { fields.append(("team", .string(team))) }
+                    return .object(fields)
                 } ?? .null
                 return CommandOutcome(.ok(.object([
                     ("hunt", .hunt(details.view)), ("stops", .array(details.stops.map(JSON.stop))),

@@ -42,7 +42,11 @@ extension Database {
     /// Inserts `awards` (each for a user, under their name in the award's hunt) in one statement,
     /// once per user and badge (a badge already held is left as it was), and logs a `badge`
     /// change in its hunt for each one newly held. In the caller's transaction.
-    static func award(_ connection: PostgresConnection, _ log: HuntLog, _ awards: [(userID: Int, player: String, award: BadgeAward)]) throws {
+    static func award(_ connection: PostgresConnection, _ log: HuntLog, _ given: [(userID: Int, player: String, award: BadgeAward)]) throws {
+        // Once per user and badge (two members' check-ins in one group may both complete a
+        // team's hunt as far as each knows): the first of each.
+        var seen = Set<String>()
+        let awards = given.filter { seen.insert("\($0.userID) \($0.award.id)").inserted }
         guard !awards.isEmpty else { return }
         func column(_ value: ((userID: Int, player: String, award: BadgeAward)) -> String) -> String {
             PostgresArray.text(awards.map(value))

@@ -69,6 +69,16 @@ enum HuntChangeCoding {
             object.string("description", badge.description)
             object.string("hunt", badge.hunt)
             object.int("at", badge.at.microseconds)
+        case .team(let team):
+            kind = "team"
+            object.string("team", team.team)
+            object.int("points", Int64(team.points))
+            object.int("found", Int64(team.found))
+            object.int("at", team.at?.microseconds)
+            object.raw("members", "[" + team.members.map(JSONObjectWriter.quoted).joined(separator: ",") + "]")
+            object.raw("users", "[" + team.memberIDs.map(String.init).joined(separator: ",") + "]")
+            if let first = team.trialFirst { object.int("trial_first", first.microseconds) }
+            if let last = team.trialLast { object.int("trial_last", last.microseconds) }
         }
         return (kind, object.text)
     }
@@ -120,6 +130,18 @@ enum HuntChangeCoding {
                   let at = int("at")
             else { return nil }
             return .badge(player: player, badge: Badge(id: id, name: name, description: description, hunt: string("hunt"), at: Timestamp(microseconds: Int64(at))))
+        case "team":
+            guard let name = string("team"), let points = int("points"), let found = int("found"),
+                  case .array(let memberValues)? = object["members"], case .array(let userValues)? = object["users"]
+            else { return nil }
+            let members = memberValues.compactMap(\.string), users = userValues.compactMap { $0.integer.flatMap { Int(exactly: $0) } }
+            guard members.count == memberValues.count, users.count == members.count else { return nil }
+            var team = TeamStandingChange(
+                team: name, points: points, found: found, at: int("at").map { Timestamp(microseconds: Int64($0)) }, members: members,
+                memberIDs: users)
+            team.trialFirst = int("trial_first").map { Timestamp(microseconds: Int64($0)) }
+            team.trialLast = int("trial_last").map { Timestamp(microseconds: Int64($0)) }
+            return .team(team)
         default:
             return nil
         }

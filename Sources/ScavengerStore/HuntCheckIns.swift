@@ -97,8 +97,14 @@ extension Database {
                 (SELECT string_agg(ls.n::text || (CASE WHEN c.stop_id = s.id THEN '*' ELSE '' END), ',')
                  FROM checkins c JOIN hunt_stops ls ON ls.id = c.stop_id
                  WHERE c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS live,
+                p.team_id AS player_team_id,
+                (SELECT string_agg(ls.n::text || (CASE WHEN c.stop_id = s.id THEN '*' ELSE '' END), ',')
+                 FROM checkins c JOIN hunt_stops ls ON ls.id = c.stop_id
+                 WHERE c.team_id = p.team_id AND c.status <> 'rejected') AS team_live,
                 (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
-                 WHERE h.trial_s IS NOT NULL AND c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS trial_start_us,
+                 WHERE h.trial_s IS NOT NULL AND p.team_id IS NULL AND c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS trial_start_us,
+                (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
+                 WHERE h.trial_s IS NOT NULL AND c.team_id = p.team_id AND c.status <> 'rejected') AS team_trial_start_us,
                 previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
                 (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
                  FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = v.user_id AND t.at > now() - interval '1 day') AS tries
@@ -115,15 +121,28 @@ extension Database {
         var tries: [(index: Int, at: Timestamp)] = []
         var verdicts: [(index: Int, facts: CheckInFacts, player: PlayerRecord, verdict: CheckInVerdict)] = []
         let stopColumns = try StopColumns(found), huntColumns = try HuntColumns(found)
+        // A team's stops taken by check-ins judged before in this group, and when its clock
+        // started if one of them started it: the facts of a later member's check-in include them
+        // (its team's row lock is the group's, so nothing else changes them meanwhile).
+        var teamTaken: [Int: (places: Set<Int>, started: Timestamp)] = [:]
         for row in found {
             let index = (try row.int("n") as Int) - 1
             guard group.indices.contains(index) else { throw StoreError.unexpected("a check-in's facts for no check-in") }
-            let facts = try Self.checkInFacts(row, stopColumns: stopColumns, huntColumns: huntColumns)
+            var (facts, places) = try Self.checkInFacts(row, stopColumns: stopColumns, huntColumns: huntColumns)
+            if let team = facts.teamID, let taken = teamTaken[team] {
+                if taken.places.contains(facts.stop.n) { facts.teamHasCheckIn = true }
+                let all = places.union(taken.places)
+                facts.nextStop = (1 ... max(1, facts.hunt.stops)).first { !all.contains($0) }
+                if facts.hunt.trialSeconds != nil, facts.trialStartedAt == nil { facts.trialStartedAt = taken.started }
+            }
             do {
                 switch try group[index].judge(facts) {
                 case .write(let verdict):
                     guard let player = facts.player else {
                         throw StoreError.unexpected("a check-in was judged for someone who is not a player")
+                    }
+                    if let team = facts.teamID {
+                        teamTaken[team, default: (places: [], started: facts.now)].places.insert(facts.stop.n)
                     }
                     verdicts.append((index, facts, player, verdict))
                 case .refuseCountingTry(let refusal):
@@ -176,6 +195,17 @@ extension Database {
                 """)
         }
         guard written.count == verdicts.count else { throw StoreError.unexpected("check-ins written and judged differ in number") }
+        // The teams' standings as the group leaves them (their log entries after the players').
+        let teamLog = HuntLog()
+        let teams = try Self.refreshTeams(connection, teamLog, Set(verdicts.compactMap(\.facts.teamID)))
+        // A team that found its hunt's last stop here completes it, for every member.
+        var completing: [Int: Int] = [:]
+        for verdict in verdicts where verdict.verdict.status == .accepted {
+            if let teamID = verdict.facts.teamID { completing[teamID] = verdict.facts.hunt.stops }
+        }
+        for (teamID, stops) in completing.sorted(by: { $0.key < $1.key }) where stops > 0 && (teams[teamID]?.found ?? 0) >= stops {
+            try Self.settleTeamCompletion(connection, teamLog, teamID: teamID, completed: true)
+        }
         var accepted: [(facts: CheckInFacts, player: PlayerRecord, checkIn: String, found: Int, allTimeFound: Int)] = []
         for row in written {
             let number = (try row.int("n") as Int) - 1
@@ -200,20 +230,46 @@ extension Database {
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
                 points: verdict.points, at: at, distanceMeters: verdict.distanceMeters,
                 photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
+            if let teamID = facts.teamID, let team = teams[teamID] {
+                // A team hunt: the score is the team's, ranked among teams.
+                var teamStanding = StandingChange(player: team.team, points: team.points, found: team.found, at: team.at)
+                teamStanding.trialFirst = team.trialFirst
+                teamStanding.trialLast = team.trialLast
+                outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: teamStanding, rank: 1 + team.ahead)))
+                continue
+            }
             // A time trial ranks by its own order (the written row's rank is by points).
             let ahead: Int = facts.hunt.trialSeconds != nil
                 ? try Self.trialAhead(connection, hunt: facts.hunt.id, userID: new.userID) : try row.int("ahead")
             outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + ahead)))
         }
+        log.append(contentsOf: teamLog)
         // The badges the accepted ones earn, in one more statement. Each one's stop's found_by
         // before it: as read under the group's locks, plus those accepted before it in the group.
         let before = BadgeRules.foundBefore(stops: accepted.map(\.facts.stop.id), foundByAtStart: accepted.map(\.facts.stop.foundBy))
         var awards: [(userID: Int, player: String, award: BadgeAward)] = []
+        // A team's stops found before each of its accepted check-ins here: as the group leaves
+        // it, less those the group accepted (counted back up one by one).
+        var teamFound: [Int: Int] = [:]
+        for (teamID, team) in teams { teamFound[teamID] = team.found - accepted.filter { $0.facts.teamID == teamID }.count }
         for (item, foundBefore) in zip(accepted, before) {
             let hunt = item.facts.hunt
             var badgeFacts = BadgeFacts(
                 checkIn: item.checkIn, hunt: hunt.id, stops: hunt.stops, players: hunt.players, huntBadge: hunt.badgeName,
                 trialSeconds: hunt.trialSeconds, stopFoundBefore: foundBefore, foundInHunt: item.found, allTimeFound: item.allTimeFound)
+            if let teamID = item.facts.teamID, let team = teams[teamID] {
+                // A team hunt is completed by the team: its members share what completing earns.
+                teamFound[teamID, default: 0] += 1
+                badgeFacts.foundInHunt = teamFound[teamID] ?? 0
+                if hunt.trialSeconds != nil, badgeFacts.completesHunt {
+                    badgeFacts.trialElapsedSeconds = team.trialTime.map { Double($0) / 1_000_000 }
+                }
+                awards += BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (item.player.userID, item.player.name, $0) }
+                for (member, name) in zip(team.memberIDs, team.members) where member != item.player.userID {
+                    awards += BadgeRules.teamAwards(badgeFacts, huntName: hunt.name).map { (member, name, $0) }
+                }
+                continue
+            }
             if hunt.trialSeconds != nil, badgeFacts.completesHunt {
                 badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: item.player.userID)
             }
@@ -223,35 +279,56 @@ extension Database {
         return outcomes
     }
 
-    /// A check-in's facts from its row of ``writeCheckIns(_:photoRate:_:_:)``'s read.
-    private static func checkInFacts(_ row: PostgresRow, stopColumns: StopColumns, huntColumns: HuntColumns) throws -> CheckInFacts {
+    /// A check-in's facts from its row of ``writeCheckIns(_:photoRate:_:_:)``'s read, with the
+    /// places of the stops its player (in a team hunt, its team) has a live check-in at.
+    private static func checkInFacts(
+        _ row: PostgresRow, stopColumns: StopColumns, huntColumns: HuntColumns
+    ) throws -> (facts: CheckInFacts, places: Set<Int>) {
         let stop = try stopColumns.stop(row).stop
         let hunt = try huntColumns.hunt(row)
         let player = try Self.player(row, prefix: "player_")
         var facts = CheckInFacts(
             hunt: hunt, stop: stop, player: player, hasLiveCheckIn: false, nextStop: nil, previous: nil,
             now: Timestamp(microseconds: Int64(try row.int("now_us") as Int)))
-        guard player != nil else { return facts }
-        var places = Set<Int>()
-        let live: String? = try row.string("live")
-        for item in (live ?? "").split(separator: ",") {
-            let here = item.hasSuffix("*")
-            guard let place = Int(here ? item.dropLast() : item) else { throw StoreError.unexpected("a live check-in's place is not a number") }
-            places.insert(place)
-            if here { facts.hasLiveCheckIn = true }
+        guard player != nil else { return (facts, []) }
+        /// The places in a list of `n` or `n*` (`*`: at this stop), and whether one is here.
+        func places(_ column: String) throws -> (places: Set<Int>, here: Bool) {
+            var places = Set<Int>()
+            var here = false
+            for item in (try row.string(column) as String? ?? "").split(separator: ",") {
+                let isHere = item.hasSuffix("*")
+                guard let place = Int(isHere ? item.dropLast() : item) else {
+                    throw StoreError.unexpected("a live check-in's place is not a number")
+                }
+                places.insert(place)
+                if isHere { here = true }
+            }
+            return (places, here)
         }
-        facts.nextStop = (1 ... max(1, hunt.stops)).first { !places.contains($0) }
+        let own = try places("live")
+        facts.hasLiveCheckIn = own.here
+        var placesTaken = own.places
+        facts.teamID = try row.int("player_team_id")
+        if facts.teamID != nil {
+            // A team hunt: the team's stops count (its order, its live check-ins).
+            let team = try places("team_live")
+            facts.teamHasCheckIn = team.here
+            placesTaken = team.places
+        }
+        facts.nextStop = (1 ... max(1, hunt.stops)).first { !placesTaken.contains($0) }
         if let lat: Double = try row.double("previous_lat"), let lon: Double = try row.double("previous_lon"),
            let at: Int = try row.int("previous_us") {
             facts.previous = (lat, lon, Timestamp(microseconds: Int64(at)))
         }
-        if let start: Int = try row.int("trial_start_us") { facts.trialStartedAt = Timestamp(microseconds: Int64(start)) }
+        if let start: Int = try row.int(facts.teamID == nil ? "trial_start_us" : "team_trial_start_us") {
+            facts.trialStartedAt = Timestamp(microseconds: Int64(start))
+        }
         let tries: String? = try row.string("tries")
         facts.tooFarTries = try (tries ?? "").split(separator: ",").map { item in
             guard let at = Int64(item) else { throw StoreError.unexpected("a too-far try's time is not a number") }
             return Timestamp(microseconds: at)
         }
-        return facts
+        return (facts, placesTaken)
     }
 
     /// A time trial player's times as their check-ins stand in the caller's transaction: their
@@ -292,7 +369,8 @@ extension Database {
     /// the player's standing and the user's totals after it, and the stop's `found_by` before it
     /// (for the badges it earns).
     static func credit(
-        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp
+        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp,
+        inTeam: Bool = false
     ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Int) {
         let stopRows = try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop) RETURNING found_by - 1 AS before")
         let stopFoundBefore: Int = try stopRows.first?.int("before") ?? 0
@@ -303,8 +381,9 @@ extension Database {
             RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
         let standing = try standing(rows[0])
-        // Before the credit, whose answer (the totals logged) includes it.
-        if standing.found == stops {
+        // Before the credit, whose answer (the totals logged) includes it. A team's completion is
+        // the team's (``settleTeamCompletion(_:_:teamID:completed:)``).
+        if standing.found == stops, !inTeam {
             try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
         }
         let totals = try connection.query("""
@@ -445,6 +524,14 @@ extension Database {
             guard let row = rows.first else { return nil }
             let record = try CheckInColumns(rows).checkIn(row)
             let decision = try decide(ReviewFacts(checkIn: record, hunt: hunt, now: try Self.clock(connection)))
+            // In a team hunt, the team it was made for (its row before the player's: HuntLog's
+            // order), with its stops found before the review.
+            let teamRows = try connection.query("""
+                SELECT t.id, t.found FROM checkins c JOIN hunt_teams t ON t.id = c.team_id WHERE c.id = \(checkInID) FOR NO KEY UPDATE OF t
+                """)
+            let teamID: Int? = try teamRows.first?.int("id")
+            let teamFoundBefore: Int = try teamRows.first?.int("found") ?? 0
+            var teamRefreshed = false
             guard let player = try Self.player(connection, hunt: hunt.id, user: record.userID, forUpdate: true) else {
                 throw StoreError.unexpected("a check-in's player is not in its hunt")
             }
@@ -471,7 +558,8 @@ extension Database {
             checkIn.points = decision.points
             if nowAccepted, !wasAccepted {
                 let credited = try Self.credit(
-                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
+                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at,
+                    inTeam: teamID != nil)
                 standing = credited.standing
                 log.append(hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
                 // The badges the approval earns (after its standing in the log, as a check-in's).
@@ -484,10 +572,25 @@ extension Database {
                     checkIn: checkInID, hunt: hunt.id, stops: hunt.stops, players: hunt.players, huntBadge: hunt.badgeName,
                     trialSeconds: hunt.trialSeconds, stopFoundBefore: credited.stopFoundBefore, foundInHunt: standing.found,
                     allTimeFound: credited.totals.allTime.found)
-                if hunt.trialSeconds != nil, badgeFacts.completesHunt {
+                var teamAwards: [(userID: Int, player: String, award: BadgeAward)] = []
+                if let teamID, let team = try Self.refreshTeams(connection, log, [teamID])[teamID] {
+                    // A team hunt is completed by the team: its members share what completing earns.
+                    teamRefreshed = true
+                    badgeFacts.foundInHunt = team.found
+                    if hunt.trialSeconds != nil, badgeFacts.completesHunt {
+                        badgeFacts.trialElapsedSeconds = team.trialTime.map { Double($0) / 1_000_000 }
+                    }
+                    for (member, name) in zip(team.memberIDs, team.members) where member != record.userID {
+                        teamAwards += BadgeRules.teamAwards(badgeFacts, huntName: hunt.name).map { (member, name, $0) }
+                    }
+                    if hunt.stops > 0, team.found >= hunt.stops {
+                        try Self.settleTeamCompletion(connection, log, teamID: teamID, completed: true)
+                    }
+                } else if hunt.trialSeconds != nil, badgeFacts.completesHunt {
                     badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: record.userID)
                 }
-                try Self.award(connection, log, BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (record.userID, player.name, $0) })
+                try Self.award(
+                    connection, log, BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (record.userID, player.name, $0) } + teamAwards)
             } else if wasAccepted, !nowAccepted {
                 try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
                 let updated = try connection.query("""
@@ -498,8 +601,9 @@ extension Database {
                     RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
                     """)
                 standing = try Self.standing(updated[0])
-                // Before the debit, whose answer (the totals logged) includes it.
-                if player.found == hunt.stops {
+                // Before the debit, whose answer (the totals logged) includes it (a team's
+                // completion is the team's: below).
+                if player.found == hunt.stops, teamID == nil {
                     try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed - 1 WHERE user_id = \(record.userID)")
                 }
                 if let acceptedUS {
@@ -508,7 +612,26 @@ extension Database {
                 }
                 // What that check-in earned goes with it, as the rules re-decide from what stands.
                 try Self.takeBackBadges(
-                    connection, userID: record.userID, checkIn: checkInID, hunt: hunt.id, huntWasCompleted: player.found == hunt.stops)
+                    connection, userID: record.userID, checkIn: checkInID, hunt: hunt.id,
+                    huntWasCompleted: teamID == nil && player.found == hunt.stops)
+                if let teamID {
+                    teamRefreshed = true
+                    let team = try Self.refreshTeams(connection, log, [teamID])[teamID]
+                    if teamFoundBefore == hunt.stops, let team, team.found < hunt.stops {
+                        try Self.settleTeamCompletion(connection, log, teamID: teamID, completed: false)
+                        // The team no longer completes the hunt: what completing earned its
+                        // members here goes (earned elsewhere, it stays).
+                        try connection.query("""
+                            DELETE FROM user_badges b WHERE b.hunt_id = \(hunt.id)
+                              AND (b.badge IN (\(BadgeRules.finisher.id), \(BadgeRules.trial.id)) OR b.badge = \(BadgeRules.huntBadgeID(hunt.id)))
+                              AND b.checkin_id IN (SELECT c.id FROM checkins c WHERE c.team_id = \(teamID)::bigint)
+                            """)
+                    }
+                }
+            }
+            if let teamID, !teamRefreshed {
+                // A time trial's team times move with any review.
+                try Self.refreshTeams(connection, log, [teamID])
             }
             if let log = decision.logAs {
                 try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)

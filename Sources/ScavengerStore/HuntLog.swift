@@ -13,19 +13,26 @@ import ScavengerCore
 ///    `FOR SHARE` otherwise (a check-in, a review, a hint, a chat message): taken first and at its
 ///    full strength, never upgraded later;
 /// 3. the check-in's row (a review);
-/// 4. the players' rows (`hunt_players`);
-/// 5. the stops' rows (`found_by`), in id order when there are several;
-/// 6. the user's own rows, which no other user's write takes: score rows (`user_scores`, weekly
+/// 4. the teams' rows (`hunt_teams`, team hunts), in id order: a check-in locks its player's team
+///    so that one team's check-ins are judged one after the other (`FOR NO KEY UPDATE`), a review
+///    its check-in's team; `JOIN` and `LEAVE` hold the hunt's row for update, so no check-in or
+///    review of the hunt runs beside them and a player's team is fixed under any of these;
+/// 5. the players' rows (`hunt_players`);
+/// 6. the stops' rows (`found_by`), in id order when there are several;
+/// 7. the user's own rows, which no other user's write takes: score rows (`user_scores`, weekly
 ///    scores), rate buckets (taken right after the hunt's row by `JOIN`, `LEAVE` and `HINT`),
-///    and the request key; the moderation log (inserts only);
-/// 7. the change log's ordering lock (advisory 7468), taken *shared* by the entries this type
+///    and the request key; the moderation log (inserts only). Two writes take other users'
+///    score rows, last and in user id order: a moderator's removal of a hunt (its players'), and
+///    a team's completion of its hunt or a rejection undoing it (its members'); such a write and
+///    another user's own may meet in a deadlock, which the pool runs again (below);
+/// 8. the change log's ordering lock (advisory 7468), taken *shared* by the entries this type
 ///    writes as the last statement before `COMMIT` and held only for them and the commit (hunt
 ///    writes commit side by side; a reader of the log takes it exclusively for the moment of
 ///    its read, so it reads a complete prefix: see `db/0020_hunt_log_commits_in_parallel.sql`).
 ///
 /// A group of check-ins (``CheckInGroups``) takes each step's locks for all its check-ins at
 /// once, in key order within the step (`checkin_lock_all`: the players by user id, the hunts by
-/// id, the players' rows, the stops' rows by id), before reading any fact.
+/// id, the players' teams by id, the players' rows, the stops' rows by id), before reading any fact.
 ///
 /// A lock taken out of this order (a cascade of a deleted account, say) can still meet a
 /// deadlock; the pool runs such a transaction again (``PostgresPool/transaction(_:)``), so a
@@ -38,6 +45,11 @@ final class HuntLog {
     /// Appends `change` of `hunt` ("" for a user's totals), to be written at the end.
     func append(hunt: String, _ change: HuntChange) {
         entries.append((hunt, change))
+    }
+
+    /// Appends `other`'s entries, in their order.
+    func append(contentsOf other: HuntLog) {
+        entries += other.entries
     }
 
     /// Writes the entries, in the order they were appended, in one statement (see

@@ -62,21 +62,25 @@ extension Database {
     }
 
     /// The caller as a player of a hunt, with the stops they have a check-in at that is not
-    /// rejected (`live`) and those accepted (`found`); nil when not a player.
+    /// rejected (`live`) and those accepted (`found`); nil when not a player. In a team hunt,
+    /// with their team's name, and the stops are the team's.
     public func player(huntID: String, userID: Int) async throws(StoreError)
-        -> (player: PlayerRecord, live: Set<String>, found: [String])?
+        -> (player: PlayerRecord, live: Set<String>, found: [String], team: String?)?
     {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT \(unescaped: Self.playerColumns) FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                SELECT \(unescaped: Self.playerColumns), team_id, (SELECT t.name FROM hunt_teams t WHERE t.id = team_id) AS team_name
+                FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)
                 """)
             guard let row = rows.first else { return nil }
             let player = try Self.player(row)
-            let checkIns = try await pool.query("""
-                SELECT c.stop_id, c.status FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id
-                WHERE c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status <> 'rejected'
-                ORDER BY s.n
-                """)
+            let teamID: Int? = try row.int("team_id")
+            // Each by its own index: the player's check-ins in the hunt, or the team's.
+            let whose: SQL = teamID.map { "c.team_id = \($0)::bigint" } ?? "c.hunt_id = \(huntID) AND c.user_id = \(userID)"
+            var query: SQL = "SELECT c.stop_id, c.status FROM checkins c JOIN hunt_stops s ON s.id = c.stop_id WHERE "
+            query.append(whose)
+            query.append(" AND c.status <> 'rejected' ORDER BY s.n")
+            let checkIns = try await pool.query(query)
             var live = Set<String>()
             var found: [String] = []
             for row in checkIns {
@@ -84,7 +88,7 @@ extension Database {
                 live.insert(stop)
                 if try row.string("status") as String == "accepted" { found.append(stop) }
             }
-            return (player, live, found)
+            return (player, live, found, try row.string("team_name"))
         }
     }
 
@@ -92,6 +96,26 @@ extension Database {
     /// accepted check-in), first first.
     public func finishers(huntID: String) async throws(StoreError) -> [String] {
         try await mappingErrors {
+            // A team hunt's finishers are teams, ordered alike from the team's check-ins.
+            let teams = try await pool.query("""
+                SELECT t.name, h.trial_s,
+                    (extract(epoch FROM max(c.created_at)) * 1000000)::bigint - (SELECT (extract(epoch FROM min(f.created_at)) * 1000000)::bigint
+                        FROM checkins f WHERE f.team_id = t.id AND f.status <> 'rejected') AS trial_us
+                FROM hunt_teams t JOIN hunts h ON h.id = t.hunt_id
+                JOIN checkins c ON c.team_id = t.id AND c.status = 'accepted'
+                WHERE t.hunt_id = \(huntID) AND h.stop_count > 0 AND h.team_size IS NOT NULL
+                GROUP BY t.id, t.name, h.stop_count, h.trial_s
+                HAVING count(*) = h.stop_count
+                ORDER BY max(c.accepted_at), t.name
+                """)
+            if let first = teams.first {
+                guard try first.int("trial_s") as Int? != nil else { return try teams.map { try $0.string("name") } }
+                var board = ScavengerCore.Leaderboard(trial: true)
+                for row in teams {
+                    board.update(try row.string("name"), points: 0, found: 1, at: nil, trialTime: Int64(try row.int("trial_us") as Int))
+                }
+                return board.page(after: nil, limit: max(1, board.count)).entries.map(\.player)
+            }
             // A time trial's finishers in its leaderboard's order: by the time from the first
             // live check-in to the last accepted one, then name (as ``Leaderboard`` orders them).
             let rows = try await pool.query("""
@@ -100,7 +124,7 @@ extension Database {
                         FROM checkins f WHERE f.hunt_id = hp.hunt_id AND f.user_id = hp.user_id AND f.status <> 'rejected') AS trial_us
                 FROM hunt_players hp JOIN hunts h ON h.id = hp.hunt_id
                 JOIN checkins c ON c.hunt_id = hp.hunt_id AND c.user_id = hp.user_id AND c.status = 'accepted'
-                WHERE hp.hunt_id = \(huntID) AND h.stop_count > 0
+                WHERE hp.hunt_id = \(huntID) AND h.stop_count > 0 AND h.team_size IS NULL
                 GROUP BY hp.name, hp.hunt_id, hp.user_id, h.stop_count, h.trial_s
                 HAVING count(*) = h.stop_count
                 ORDER BY max(c.accepted_at), hp.name
@@ -123,6 +147,7 @@ extension Database {
     public enum JoinOutcome: Sendable, Equatable {
         case joined(HuntRecord)
         case unchanged(HuntRecord)
+        /// Renamed, moved to another team, or both.
         case renamed(HuntRecord)
     }
 
@@ -130,25 +155,59 @@ extension Database {
     /// changes the hunt's count of players, so joins of one hunt are one after the other). A name
     /// another player holds is ``StoreError/conflict(constraint:)`` `hunt_players_name`. Nil when
     /// no such hunt.
+    ///
+    /// In a team hunt `team` names the team to play for (nil otherwise): `checkTeam` sees it
+    /// (``TeamJoinFacts``) and may refuse; it is made when the hunt has no team of that name
+    /// (case-insensitively), and a player of another team moves to it (the check-ins made for the
+    /// team left stay with it). The teams' standings are logged. Joins of one hunt are one after
+    /// the other (its row), and its check-ins wait (they hold it shared), so a team's members
+    /// cannot change under a check-in.
     public func join(
-        huntID: String, userID: Int, name: String, rate: RateLimit? = nil, request: KeyedWrite<JoinOutcome?>? = nil,
-        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+        huntID: String, userID: Int, name: String, team: String? = nil, rate: RateLimit? = nil, request: KeyedWrite<JoinOutcome?>? = nil,
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void,
+        checkTeam: @escaping @Sendable (TeamJoinFacts) throws -> Void = { _ in }
     ) async throws(StoreError) -> JoinOutcome? {
         try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
             try check(hunt, try Self.clock(connection))
             try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
+            // The team asked for, then the player's row (HuntLog's order: teams before players).
+            var teamID: Int?
+            var oldTeamID: Int?
+            if let team {
+                let found = try connection.query("""
+                    SELECT t.id, t.name, (SELECT count(*) FROM hunt_players p WHERE p.team_id = t.id) AS members,
+                        EXISTS (SELECT 1 FROM hunt_players p WHERE p.team_id = t.id AND p.user_id = \(userID)) AS is_member
+                    FROM hunt_teams t WHERE t.hunt_id = \(huntID) AND lower(t.name) = lower(\(team))
+                    FOR NO KEY UPDATE OF t
+                    """)
+                let row = found.first
+                try checkTeam(TeamJoinFacts(
+                    team: try row?.string("name") ?? team, exists: row != nil, members: try row?.int("members") ?? 0,
+                    isMember: try row?.bool("is_member") ?? false))
+                if let row {
+                    teamID = try row.int("id")
+                } else {
+                    teamID = try connection.query("INSERT INTO hunt_teams (hunt_id, name) VALUES (\(huntID), \(team)) RETURNING id")[0].int("id")
+                }
+                oldTeamID = try Self.team(connection, hunt: huntID, user: userID)?.id
+            }
             if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
-                if player.name == name { return .unchanged(hunt) }
-                try connection.query("UPDATE hunt_players SET name = \(name) WHERE hunt_id = \(huntID) AND user_id = \(userID)")
+                if player.name == name, oldTeamID == teamID { return .unchanged(hunt) }
+                try connection.query("""
+                    UPDATE hunt_players SET name = \(name), team_id = \(teamID)::bigint WHERE hunt_id = \(huntID) AND user_id = \(userID)
+                    """)
                 var standing = StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID)
                 if hunt.trialSeconds != nil {
                     (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: huntID, userID: userID)
                 }
-                log.append(hunt: huntID, .standing(standing, renamedFrom: player.name))
+                log.append(hunt: huntID, .standing(standing, renamedFrom: player.name == name ? nil : player.name))
+                try Self.refreshTeams(connection, log, Set([teamID, oldTeamID].compactMap { $0 }))
                 return .renamed(hunt)
             }
-            try connection.query("INSERT INTO hunt_players (hunt_id, user_id, name) VALUES (\(huntID), \(userID), \(name))")
+            try connection.query("""
+                INSERT INTO hunt_players (hunt_id, user_id, name, team_id) VALUES (\(huntID), \(userID), \(name), \(teamID)::bigint)
+                """)
             try connection.query("""
                 INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
                 ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
@@ -156,6 +215,7 @@ extension Database {
             try Self.logCurrentTotals(connection, log, userID: userID)
             try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
             log.append(hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil, userID: userID), renamedFrom: nil))
+            if let teamID { try Self.refreshTeams(connection, log, [teamID]) }
             var joined = hunt
             joined.players += 1
             return .joined(joined)
@@ -172,10 +232,15 @@ extension Database {
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return false }
             try check(hunt, try Self.clock(connection))
             try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
-            let rows = try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found")
+            let rows = try connection.query("""
+                DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found, team_id, team_completed
+                """)
             guard let row = rows.first else { return false }
             let name: String = try row.string("name")
             let found: Int = try row.int("found")
+            let teamID: Int? = try row.int("team_id")
+            // A completed hunt: their own finds, or in a team hunt their team's while they played for it.
+            let completed = teamID == nil ? found == hunt.stops && hunt.stops > 0 : try row.bool("team_completed")
             try connection.query("""
                 UPDATE hunt_stops s SET found_by = found_by - 1
                 FROM checkins c WHERE c.stop_id = s.id AND c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status = 'accepted'
@@ -193,7 +258,7 @@ extension Database {
             try Self.debitAllTotals(connection, userID: userID, debited)
             try connection.query("""
                 UPDATE user_scores SET hunts_played = hunts_played - 1,
-                    hunts_completed = hunts_completed - CASE WHEN \(found) = \(hunt.stops) AND \(hunt.stops) > 0 THEN 1 ELSE 0 END
+                    hunts_completed = hunts_completed - CASE WHEN \(completed) THEN 1 ELSE 0 END
                 WHERE user_id = \(userID)
                 """)
             // Logged once all is taken, hunts played included (with no check-in taken, for the
@@ -205,6 +270,8 @@ extension Database {
             }
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
             log.append(hunt: huntID, .left(player: name, userID: userID))
+            // Their team without them, and without what they found for it.
+            if let teamID { try Self.refreshTeams(connection, log, [teamID]) }
             return true
         }
     }

@@ -181,6 +181,11 @@ public struct CheckInFacts: Sendable {
     /// In a time trial: when the caller's clock started, the time of their earliest check-in in
     /// the hunt that is accepted, pending or flagged; nil when they have none (this one starts it).
     public var trialStartedAt: Timestamp? = nil
+    /// In a team hunt: the caller's team (its id), nil otherwise. Then ``nextStop`` and
+    /// ``trialStartedAt`` are the team's.
+    public var teamID: Int? = nil
+    /// In a team hunt: whether the caller's team has a check-in at this stop that is not rejected.
+    public var teamHasCheckIn = false
 
     public init(
         hunt: HuntRecord, stop: HuntStop, player: PlayerRecord?, hasLiveCheckIn: Bool, nextStop: Int?,
@@ -300,6 +305,68 @@ public struct StandingChange: Sendable, Equatable {
     }
 }
 
+/// A team's standing in a team hunt, as its row and its members stand after a write (a check-in,
+/// a review, a member joining, moving, renamed or leaving).
+public struct TeamStandingChange: Sendable, Equatable {
+    /// The team's name as its maker typed it.
+    public var team: String
+    public var points: Int
+    public var found: Int
+    public var at: Timestamp?
+    /// Its members' player names, ordered by name.
+    public var members: [String]
+    /// Its members' user ids, in the order of ``members``.
+    public var memberIDs: [Int]
+    /// In a time trial: the team's first live check-in and its last accepted one.
+    public var trialFirst: Timestamp? = nil
+    public var trialLast: Timestamp? = nil
+    /// How many teams are strictly ahead, as the transaction left the hunt (not logged).
+    public var ahead: Int = 0
+
+    public init(team: String, points: Int, found: Int, at: Timestamp?, members: [String], memberIDs: [Int]) {
+        self.team = team
+        self.points = points
+        self.found = found
+        self.at = at
+        self.members = members
+        self.memberIDs = memberIDs
+    }
+
+    /// The trial time in microseconds, from ``trialFirst`` to ``trialLast``; nil unless both are known.
+    public var trialTime: Int64? {
+        guard let first = trialFirst, let last = trialLast else { return nil }
+        return max(0, last.microseconds - first.microseconds)
+    }
+
+    /// Whether a board shows the team: it has members, or found something.
+    public var isShown: Bool { !members.isEmpty || found > 0 }
+
+    /// Equal as logged (``ahead`` is not).
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.team == rhs.team && lhs.points == rhs.points && lhs.found == rhs.found && lhs.at == rhs.at && lhs.members == rhs.members
+            && lhs.memberIDs == rhs.memberIDs && lhs.trialFirst == rhs.trialFirst && lhs.trialLast == rhs.trialLast
+    }
+}
+
+/// What JOIN's rules see of the team a player asks to join, under the hunt's lock.
+public struct TeamJoinFacts: Sendable, Equatable {
+    /// The team's name: as its maker typed it when it exists, else as asked.
+    public var team: String
+    /// Whether the hunt has a team of that name (case-insensitively).
+    public var exists: Bool
+    /// Its players now.
+    public var members: Int
+    /// Whether the joiner already plays for it.
+    public var isMember: Bool
+
+    public init(team: String, exists: Bool, members: Int, isMember: Bool) {
+        self.team = team
+        self.exists = exists
+        self.members = members
+        self.isMember = isMember
+    }
+}
+
 /// Who may read a hunt, as its row says: its host, whether it is public, whether moderators removed it.
 public struct HuntAccessFacts: Sendable, Equatable {
     public var hostID: Int
@@ -337,6 +404,9 @@ public enum HuntChange: Sendable, Equatable {
     case totals(UserTotals)
     /// A player earned a badge in the hunt.
     case badge(player: String, badge: Badge)
+    /// A team's new standing in a team hunt (a check-in, a review, a member joining, moving,
+    /// renamed or leaving).
+    case team(TeamStandingChange)
 }
 
 /// One row of the hunts' change log.

@@ -474,10 +474,15 @@ extension Database {
         guard let hunt = hunts.first, !(try hunt.bool("points_taken_back")) else { return 0 }
         let stops: Int = try hunt.int("stop_count")
         try connection.query("UPDATE hunts SET points_taken_back = true WHERE id = \(huntID)")
-        let players = try connection.query("SELECT user_id, found FROM hunt_players WHERE hunt_id = \(huntID) ORDER BY user_id FOR UPDATE")
+        let players = try connection.query("""
+            SELECT user_id, found, team_id, team_completed FROM hunt_players WHERE hunt_id = \(huntID) ORDER BY user_id FOR UPDATE
+            """)
         for player in players {
             let userID: Int = try player.int("user_id")
             let found: Int = try player.int("found")
+            // A completed hunt: their own finds, or in a team hunt their team's while they played for it.
+            let teamID: Int? = try player.int("team_id")
+            let completed = teamID == nil ? found == stops && stops > 0 : try player.bool("team_completed")
             let accepted = try connection.query("""
                 SELECT points, (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us FROM checkins
                 WHERE hunt_id = \(huntID) AND user_id = \(userID) AND status = 'accepted' ORDER BY id
@@ -490,7 +495,7 @@ extension Database {
             }
             try connection.query("""
                 UPDATE user_scores SET hunts_played = hunts_played - 1,
-                    hunts_completed = hunts_completed - CASE WHEN \(found) = \(stops) AND \(stops) > 0 THEN 1 ELSE 0 END
+                    hunts_completed = hunts_completed - CASE WHEN \(completed) THEN 1 ELSE 0 END
                 WHERE user_id = \(userID)
                 """)
             if weeks.isEmpty {

@@ -208,7 +208,8 @@ struct RoundTripTests {
             _ = try await player.register(username: "alice", email: "a@example.org", password: "password1")
             // TEAMS alone is teams of up to 6; SIZE sets the largest team (2–50).
             #expect(try await host.createHunt(name: "Relay", teams: true).teams == 6)
-            #expect(try await host.createHunt(name: "Relay", teamSize: 4).teams == 4)
+            let teams = try await host.createHunt(name: "Relay", teamSize: 4)
+            #expect(teams.teams == 4 && teams.trial == nil)
             let tooBig = await #expect(throws: ScavengerError.self) { try await host.createHunt(name: "Relay", teamSize: 51) }
             #expect(tooBig?.code == .badArgument)
             let badged = try await host.createHunt(name: "Relay", badge: "Relay runner")

@@ -148,6 +148,15 @@ struct HuntValidationTests {
         #expect(accepts { () throws(ValidationError) in try Validation.playerName(name) } == valid)
     }
 
+    @Test("team names: 1–40 of the username's characters and spaces, no space first or last", arguments: [
+        ("A", true), ("Red Foxes", true), (repeated("t", 40), true), ("a.b-c_d 9", true), ("two  spaces", true),
+        ("", false), (repeated("t", 41), false), (" lead", false), ("trail ", false), ("comma,", false), ("Rød", false),
+        ("tab\there", false),
+    ])
+    func teamNames(name: String, valid: Bool) {
+        #expect(accepts { () throws(ValidationError) in try Validation.teamName(name) } == valid)
+    }
+
     @Test("a player name's message says it follows the username rules")
     func playerNameMessage() {
         #expect(message { () throws(ValidationError) in try Validation.playerName("ab") }

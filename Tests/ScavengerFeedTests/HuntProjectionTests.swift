@@ -105,6 +105,33 @@ struct HuntProjectionTests {
         #expect(notKept.isEmpty && !boards.holds("h2"))
     }
 
+    @Test("a team hunt's board holds teams: players' standings move rosters, not entries; team entries carry members, follow moves and leave when empty")
+    func teamBoards() {
+        var boards = HuntBoards()
+        let owls = TeamStandingChange(team: "Owls", points: 10, found: 1, at: Timestamp(microseconds: 5), members: ["amy", "bob"], memberIDs: [2, 3])
+        let kept = HuntBoards.Kept(teams: [owls], through: 5, facts: HuntAccessFacts(hostID: 1, isPublic: false, removed: false))
+        _ = boards.keep(kept, of: "h1", place: Self.place(5), watches: HuntWatches())
+        #expect(boards.board(of: "h1")?.entry(of: "Owls")?.members == ["amy", "bob"])
+        #expect(boards.viewer(3, of: "h1")?.teamName == "Owls" && boards.viewer(3, of: "h1")?.playerName == "bob")
+        // A player's standing changes no entry of a team board.
+        #expect(boards.apply(.player("cat", points: 0, user: 4), renamedFrom: nil, of: "h1", seq: 6).isEmpty)
+        #expect(boards.board(of: "h1")?.count == 1)
+        // bob moves to a new team: both teams are reported, each with its members.
+        let cats = TeamStandingChange(team: "Cats", points: 0, found: 0, at: nil, members: ["bob", "cat"], memberIDs: [3, 4])
+        #expect(boards.apply(cats, of: "h1", seq: 7).map(\.player) == ["Cats"])
+        var owlsLeft = owls
+        owlsLeft.members = ["amy"]
+        owlsLeft.memberIDs = [2]
+        #expect(boards.apply(owlsLeft, of: "h1", seq: 8).map { $0.members ?? [] } == [["amy"]])
+        #expect(boards.viewer(3, of: "h1")?.teamName == "Cats" && boards.viewer(2, of: "h1")?.teamName == "Owls")
+        // A team with no members and nothing found leaves the board.
+        let empty = TeamStandingChange(team: "Cats", points: 0, found: 0, at: nil, members: [], memberIDs: [])
+        _ = boards.apply(empty, of: "h1", seq: 9)
+        #expect(boards.board(of: "h1")?.entry(of: "Cats") == nil && boards.viewer(4, of: "h1")?.teamName == nil)
+        // Entries at or before the board's place are skipped.
+        #expect(boards.apply(cats, of: "h1", seq: 9).isEmpty)
+    }
+
     /// The change after a kept board's snapshot, and whether who may read it is still known after.
     @Test("who may read a hunt follows its log entries, and is forgotten when an entry cannot keep it", arguments: [
         (HuntChange.standing(.player("dave", points: 5, user: 5), renamedFrom: nil), true),

@@ -30,6 +30,16 @@ struct HuntChangeCodingTests {
             huntsPlayed: 3, huntsCompleted: 1, role: .moderator)),
         .badge(player: "hal", badge: Badge(id: "hunt:hxyz", name: awkward, description: awkward, hunt: "hxyz", at: Timestamp(microseconds: 9))),
         .badge(player: "ivy", badge: Badge(id: "first-find", name: "First find", description: "d", hunt: nil, at: Timestamp(microseconds: 0))),
+        // A team's standing: its name (spaces and all), members with their ids, trial times.
+        .team(TeamStandingChange(
+            team: "Red \"Foxes\" \\ 2", points: 30, found: 2, at: Timestamp(microseconds: 44), members: ["amy", "bob"], memberIDs: [3, 4])),
+        .team(TeamStandingChange(team: "Empty", points: 0, found: 0, at: nil, members: [], memberIDs: [])),
+        .team({
+            var team = TeamStandingChange(team: "Fast", points: 5, found: 1, at: Timestamp(microseconds: 9), members: ["cy"], memberIDs: [5])
+            team.trialFirst = Timestamp(microseconds: 1)
+            team.trialLast = Timestamp(microseconds: 9)
+            return team
+        }()),
     ]
 
     @Test("every kind of change reads back as written", arguments: changes)
