@@ -5,7 +5,7 @@ Usage: team_test.py SCAVENGERD DATABASE_URL OUTPUT_DIR
 
 Starts `scavengerd serve` with --http-port against DATABASE_URL (already migrated). On /host a
 host ticks "Team hunt", sets the largest team to 3, creates the hunt (TEAMS SIZE 3, checked over
-TCP), adds two stops by typing their places and starts it. On /play a player, ann, types the
+TCP), adds two stops by typing their places (10 and 20 points) and starts it. On /play a player, ann, types the
 hunt's code and joins: the page says the hunt is played in teams and asks for a team; she names
 "Red Foxes" and joins, and the page shows her team with her alone. A second player, bob, joins
 the same team (typed in lower case) through /client.js's own `join(code, {team})` from a client
@@ -154,8 +154,9 @@ def main():
         check(text("#leaderboard th.who") == "Team", f"the host's board is not of teams: {text('#leaderboard th.who')!r}")
         relay = next((h for h in host.ok("HUNTS MINE")["hunts"] if h["name"] == "Relay"), None)
         check(relay is not None and relay.get("teams") == 3, f"the hunt /host made: {relay}")
-        for (lat, lon), title in ((GATE, "Gate"), (TOWER, "Tower")):
-            for field, value in (("stop-lat", lat), ("stop-lon", lon), ("stop-title", title)):
+        for (lat, lon), title, points in ((GATE, "Gate", 10), (TOWER, "Tower", 20)):
+            for field, value in (("stop-lat", lat), ("stop-lon", lon), ("stop-title", title), ("stop-points", points)):
+                driver.find_element(By.ID, field).clear()
                 driver.find_element(By.ID, field).send_keys(str(value))
             driver.find_element(By.ID, "stop-button").click()
             until(lambda title=title: any(item.endswith(title) for item in texts("#stops li strong")), f"the stop {title} was not added")
@@ -209,7 +210,7 @@ def main():
               and checked["score"]["points"] == 10 and checked["score"]["rank"] == 1,
               f"bob's CHECKIN is not the team's standing: {checked}")
         until(lambda: board().get("Red Foxes", (None,) * 4)[:3] == ("1", "10", "1"), f"the board after bob's find: {board()}")
-        until(lambda: text("#my-score") == "Your team: 10 points, 1 of 2 stops found, rank 1.", f"ann's standing: {text('#my-score')!r}")
+        until(lambda: text("#my-score") == "Team score: 10 points, 1 of 2 stops found, rank 1.", f"ann's standing: {text('#my-score')!r}")
         until(lambda: any("bob (Red Foxes) found 1. Gate (+10)" in line for line in texts("#activity li")),
               f"the find in the activity list: {texts('#activity li')}")
         until(lambda: driver.find_element(By.CSS_SELECTOR, f'#checkin-stop option[value="{stops["Gate"]["id"]}"]').get_property("disabled"),
@@ -224,7 +225,7 @@ def main():
         check("Your team has 30 points, rank 1." in result()[1], f"the check-in's standing is not the team's: {result()}")
         until(lambda: board().get("Red Foxes") == ("1", "30", "2", ["ann", "bob"]), f"the board after ann's find: {board()}")
         until(lambda: board().get("Blue Jays") == ("2", "0", "0", ["carol"]), f"Blue Jays on the board: {board()}")
-        until(lambda: text("#my-score") == "Your team: 30 points, 2 of 2 stops found, rank 1.", f"ann's standing: {text('#my-score')!r}")
+        until(lambda: text("#my-score") == "Team score: 30 points, 2 of 2 stops found, rank 1.", f"ann's standing: {text('#my-score')!r}")
         check(my_team() == ["Red Foxes", ["ann", "bob"]], f"ann's team line at the end: {my_team()}")
         check(driver.execute_script("const row = document.querySelector('#leaderboard-rows tr.me'); return row && row.dataset.player") == "Red Foxes",
               f"ann's team's row is not marked: {texts('#leaderboard-rows tr.me')}")

@@ -127,9 +127,10 @@ import { Hunts } from "/hunts.js";
     await readTrialStart(answer.me);
   }
 
-  // "You: 10 points, 1 of 3 stops found, rank 2.", or in a team hunt "Your team: …".
+  // "You: 10 points, 1 of 3 stops found, rank 2.", or in a team hunt "Team score: …" (under the
+  // line that names the team).
   function standing(points, foundCount, rank) {
-    return `${Hunts.myTeam ? "Your team" : "You"}: ${count(points, "point")}, ${foundCount} of ${count(hunt.stops, "stop")} found, rank ${rank}.`;
+    return `${Hunts.myTeam ? "Team score" : "You"}: ${count(points, "point")}, ${foundCount} of ${count(hunt.stops, "stop")} found, rank ${rank}.`;
   }
 
   // ---- a team hunt: the player's team and its players, from the team's entry on the board
