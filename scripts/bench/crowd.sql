@@ -24,8 +24,8 @@
 -- The team crowd: 'hcq0001'… (5 × teams players), in teams of 5 ('Crowd team 001'…: players
 -- 5t − 4 … 5t make team t), ten teams to a running team hunt of 10 stops ('Crowd teams 1'…, hunt
 -- numbers 2001…, TEAMS SIZE 5, on a grid of their own south of the others), every player joined to
--- their team already. The teams are written as JOIN … TEAM leaves them (hunt_teams, db/0030: a row
--- per team with its member count; the player's hunt_players row names it).
+-- their team already. The teams are written as JOIN … TEAM leaves them (db/0030: a hunt_teams row
+-- per team, at 0 points; the player's hunt_players row names it by team_id).
 --
 -- Ids have the daemon's shapes: 'h', 's' + 'crowdaaaaaaaaaaa' + eight base-32 digits of a number.
 -- Join codes: 'C' + five base-32 digits (the join codes' alphabet), unlike hunts.sql's.
@@ -74,8 +74,8 @@ SELECT pg_temp.crowd_id('s', (2000 + t) * 100 + k), pg_temp.crowd_id('h', 2000 +
        50, 5 * k, 'place'
 FROM generate_series(1, (:teams + 9) / 10) t, generate_series(1, 10) k;
 
-INSERT INTO hunt_teams (hunt_id, name, members, points, found)
-SELECT pg_temp.crowd_id('h', 2000 + 1 + (t - 1) / 10), 'Crowd team ' || lpad(t::text, 3, '0'), 5, 0, 0
+INSERT INTO hunt_teams (hunt_id, name)
+SELECT pg_temp.crowd_id('h', 2000 + 1 + (t - 1) / 10), 'Crowd team ' || lpad(t::text, 3, '0')
 FROM generate_series(1, :teams) t;
 
 INSERT INTO hunt_players (hunt_id, user_id, name, joined_at)
