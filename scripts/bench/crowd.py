@@ -21,7 +21,8 @@ Two phases, each a function with its inputs named, each printing one line of key
       draw to another of the connection's players, or leaves when none has one.
       When FILE lists team players (`member` lines, the team crowd of team hunts, protocol 1.4), the
       run plays them the same way and prints phase=teams: a stop counts once per team, so a member's
-      CHECKIN goes to a stop no member of their team (still joined) has a check-in at, and JOIN is
+      CHECKIN goes to a stop no member of their team (still joined) has a check-in at or is checking
+      in at on another connection (teammates share out the stops), and JOIN is
       `JOIN code TEAM "team name"` (the team the member was in).
   crowd.py join --port P --tag T --code CODE --joiners N
       Phase B: N connections, each logged in with AUTH as players 1 … N, then one barrier: every
@@ -62,8 +63,9 @@ class Player:
         self.team = team                  # in a team hunt: the Team, shared with the teammates
 
     def stops_left(self, hunts):
-        # In a team hunt a stop counts once per team: what any member still in the team found.
-        done = self.team.done() if self.team else self.done
+        # In a team hunt a stop counts once per team: what any member still in the team found,
+        # or is checking in at now (on another connection), is not another member's to find.
+        done = self.team.done() | self.team.going if self.team else self.done
         return [s for s in hunts[self.hunt]["stops"] if s[0] not in done]
 
     def join_line(self, hunts):
@@ -74,6 +76,7 @@ class Player:
 class Team:
     def __init__(self, name):
         self.name, self.members = name, []
+        self.going = set()                # stop ids a member's CHECKIN is in flight to
 
     def done(self):
         return set().union(*(m.done for m in self.members if m.joined))
@@ -214,10 +217,20 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
                     await become(i)
             if not current.joined:
                 kind = "join"
+            # A teammate on another connection may have taken the last stops meanwhile (AUTH awaited).
+            if kind == "checkin" and not current.stops_left(hunts):
+                kind = "leave"
             hunt = current.hunt
             if kind == "checkin":
                 stop, lat, lon = rng.choice(current.stops_left(hunts))
-                seconds, reply = await line.ask(f"CHECKIN {stop} {lat} {lon} ACCURACY 5")
+                team = current.team
+                if team:
+                    team.going.add(stop)
+                try:
+                    seconds, reply = await line.ask(f"CHECKIN {stop} {lat} {lon} ACCURACY 5")
+                finally:
+                    if team:
+                        team.going.discard(stop)
                 if reply.startswith("OK") or reply.startswith("ERR CONFLICT"):
                     current.done.add(stop)
             elif kind == "leaderboard":
