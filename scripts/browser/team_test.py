@@ -4,21 +4,22 @@
 Usage: team_test.py SCAVENGERD DATABASE_URL OUTPUT_DIR
 
 Starts `scavengerd serve` with --http-port against DATABASE_URL (already migrated). On /host a
-host ticks "Team hunt", sets the largest team to 3, creates the hunt (TEAMS SIZE 3, checked over
-TCP), adds two stops by typing their places (10 and 20 points) and starts it. On /play a player, ann, types the
+host ticks "Team hunt", sets the largest team to 3 and a 10-minute time trial, creates the hunt
+(TEAMS SIZE 3 TRIAL 600, checked over TCP), adds two stops by typing their places (10 and 20 points) and starts it. On /play a player, ann, types the
 hunt's code and joins: the page says the hunt is played in teams and asks for a team; she names
-"Red Foxes" and joins, and the page shows her team with her alone. A second player, bob, joins
+"Red Foxes" and joins, and the page shows her team with her alone and the team's 10 minutes. A second player, bob, joins
 the same team (typed in lower case) through /client.js's own `join(code, {team})` from a client
 of his own in the same page (another session), and a third, carol, joins "Blue Jays" over TCP (a
 quoted name). Without a reload, ann's page lists both members of her team and a board of teams
 with their players. Bob checks in at the first stop (client.js's `checkin`): his CHECKIN's score
-is the team's, and ann's page shows the find as her team's (the stop found, the team's points)
-without a reload. Ann checks in at the second stop on the page (the browser's location emulated):
+is the team's, and ann's page shows the find as her team's (the stop found, the team's points,
+the trial's clock running: a trial's clock is the team's) without a reload. Ann checks in at the second stop on the page (the browser's location emulated):
 the team has both stops and 30 points, first on the board, Blue Jays with carol and 0 points
 below it; HUNT for bob says his team. Back on /host, the host's board is the same board of
 teams. Screenshots go to OUTPUT_DIR. Exit 0 when every check passed.
 """
 import os
+import re
 import sys
 
 from selenium.webdriver.common.by import By
@@ -101,13 +102,14 @@ def main():
 
     def board():
         """The board as the page shows it, read in one step inside the page (it is redrawn as
-        events come): team -> (rank, points, found, [members])."""
+        events come): team -> (rank, points, stops found, [members]) (the trial's time after the
+        stops found is left out)."""
         rows = driver.execute_script(
             "return [...document.querySelectorAll('#leaderboard-rows tr')].map((row) => ["
             " row.dataset.player, row.querySelector('td.rank').textContent.trim(),"
             " row.querySelector('td.points').textContent.trim(), row.querySelector('td.found').textContent.trim(),"
             " row.querySelector('td.player .members') ? JSON.parse(row.querySelector('td.player .members').dataset.members) : null])")
-        return {team: (rank, points, found, sorted(members) if members is not None else None)
+        return {team: (rank, points, found.split(" ")[0], sorted(members) if members is not None else None)
                 for team, rank, points, found, members in rows}
 
     def my_team():
@@ -147,13 +149,14 @@ def main():
         until(lambda: size.is_enabled(), "ticking 'Team hunt' does not enable the largest team")
         size.clear()
         size.send_keys("3")
+        driver.find_element(By.ID, "create-trial").send_keys("10")
         driver.save_screenshot(os.path.join(output, "team-host-create.png"))
         driver.find_element(By.ID, "create-button").click()
         until(lambda: text("#hunt-name") == "Relay", "the team hunt was not created")
         until(lambda: "teams of up to 3" in text("#hunt-meta"), f"the host's view of the teams: {text('#hunt-meta')!r}")
         check(text("#leaderboard th.who") == "Team", f"the host's board is not of teams: {text('#leaderboard th.who')!r}")
         relay = next((h for h in host.ok("HUNTS MINE")["hunts"] if h["name"] == "Relay"), None)
-        check(relay is not None and relay.get("teams") == 3, f"the hunt /host made: {relay}")
+        check(relay is not None and relay.get("teams") == 3 and relay.get("trial") == 600, f"the hunt /host made: {relay}")
         for (lat, lon), title, points in ((GATE, "Gate", 10), (TOWER, "Tower", 20)):
             for field, value in (("stop-lat", lat), ("stop-lon", lon), ("stop-title", title), ("stop-points", points)):
                 driver.find_element(By.ID, field).clear()
@@ -190,6 +193,8 @@ def main():
         driver.find_element(By.ID, "join-button").click()
         until(lambda: text("#hunt-name") == "Relay", "joining with a team did not show the hunt")
         until(lambda: my_team() == ["Red Foxes", ["ann"]], f"ann's team line: {my_team()}")
+        until(lambda: text("#trial-clock") == "Time trial: your team has 10:00 from its first check-in.",
+              f"the team's clock before a find: {text('#trial-clock')!r}")
         check(not shown("#join-team-field"), "the team field stays after the join")
         check(text("#leaderboard th.who") == "Team", f"the player's board is not of teams: {text('#leaderboard th.who')!r}")
 
@@ -215,6 +220,8 @@ def main():
               f"the find in the activity list: {texts('#activity li')}")
         until(lambda: driver.find_element(By.CSS_SELECTOR, f'#checkin-stop option[value="{stops["Gate"]["id"]}"]').get_property("disabled"),
               "the gate, found by the team, can still be chosen to check in")
+        until(lambda: re.fullmatch(r"Time trial: 9:[0-5]\d left\.", text("#trial-clock")) is not None,
+              f"a teammate's find does not start the team's clock: {text('#trial-clock')!r}")
 
         # ---- ann finds the tower on the page.
         locate(*TOWER)

@@ -163,7 +163,8 @@ import { Hunts } from "/hunts.js";
     line.hidden = false;
   }
 
-  // ---- a time trial's clock: the player has hunt.trial seconds from their first check-in.
+  // ---- a time trial's clock: the player has hunt.trial seconds from their first check-in (in a
+  // team hunt the team has, from its first check-in: a teammate's find starts it).
   // The start is the first check-in's `at` as this browser saw it (kept per hunt and player),
   // else what the leaderboard says: the last accepted check-in (the entry's `at`) less time_s.
   function trialKey() { return `scavenger.play.trial.${hunt.id}.${Hunts.myName || ""}`; }
@@ -182,11 +183,20 @@ import { Hunts } from "/hunts.js";
     if (me && me.found.length) {
       try {
         const board = await request(`LEADERBOARD ${hunt.id} LIMIT 1 AROUND`);
-        const mine = board.entries.find((entry) => entry.player === Hunts.myName);
-        if (mine && mine.at && mine.time_s !== null && mine.time_s !== undefined) noteTrialStart(Date.parse(mine.at) - mine.time_s * 1000);
+        const mine = board.entries.find(isMine);
+        noteTrialStartOf(mine);
       } catch (error) { /* the clock shows what this browser knows */ }
     }
     showTrialClock();
+  }
+  // The start a board entry tells: its last accepted check-in (`at`) less its time (`time_s`).
+  function noteTrialStartOf(entry) {
+    if (entry && entry.at && entry.time_s !== null && entry.time_s !== undefined) noteTrialStart(Date.parse(entry.at) - entry.time_s * 1000);
+  }
+  // Whether a board entry is the player's own: their team's in a team hunt.
+  function isMine(entry) {
+    const mine = Hunts.myTeam || Hunts.myName;
+    return !!mine && entry.player.toLowerCase() === mine.toLowerCase();
   }
   function clockText(seconds) {
     const s = Math.max(0, Math.floor(seconds));
@@ -200,13 +210,15 @@ import { Hunts } from "/hunts.js";
     clock.hidden = false;
     if (trialStart === null) {
       clock.className = "score trial";
-      clock.textContent = `Time trial: you have ${clockText(hunt.trial)} from your first check-in.`;
+      clock.textContent = Hunts.myTeam
+        ? `Time trial: your team has ${clockText(hunt.trial)} from its first check-in.`
+        : `Time trial: you have ${clockText(hunt.trial)} from your first check-in.`;
       return;
     }
     const left = hunt.trial - (Date.now() - trialStart) / 1000;
     if (left <= 0) {
       clock.className = "score trial up";
-      clock.textContent = "Time trial: your time is up.";
+      clock.textContent = Hunts.myTeam ? "Time trial: your team's time is up." : "Time trial: your time is up.";
       return;
     }
     clock.className = "score trial running";
@@ -446,6 +458,8 @@ import { Hunts } from "/hunts.js";
         break;
       }
       show("error", error.detail || error.message);
+      // A teammate was there first: the stops the team found are read again.
+      if (hunt && hunt.teams && /your team already/.test(error.detail || "")) readHunt(hunt.id).catch(() => {});
       break;
     default:
       show("error", error.detail || error.message);
@@ -467,9 +481,10 @@ import { Hunts } from "/hunts.js";
       }
       // The player's own line follows their entry (a rival passing them moves their rank); in a
       // team hunt the team's entry, with its players.
-      const mine = Hunts.myTeam || Hunts.myName;
-      if (mine && event.entry.player.toLowerCase() === mine.toLowerCase()) {
+      if (isMine(event.entry)) {
         document.getElementById("my-score").textContent = standing(event.entry.points, event.entry.found, event.entry.rank);
+        // In a trial the entry tells when the clock started (a teammate's first find, say).
+        noteTrialStartOf(event.entry);
         if (Hunts.myTeam) {
           showTeamEntry(event.entry);
           // A teammate's find: the stops the team found are read again (they count once per team).
