@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Postgres
 @testable import ScavengerBoard
 import ScavengerCore
@@ -382,5 +383,77 @@ struct TeamTests {
                 #expect(try await host.ok("PROFILE cat")["hunts_completed"].int == 1)
             }
         }
+    }
+}
+
+@Suite("Team hunts across a daemon's restart (protocol 1.4)", .timeLimit(.minutes(10)))
+struct TeamRestartTests {
+    @Test("a daemon restarted mid-hunt shows the same team board (AROUND too), HUNT, BADGES and PROFILE, and the game goes on", arguments: DaemonRestart.allCases)
+    func restartKeepsTeams(restart: DaemonRestart) async throws {
+        try await TestEnvironment.make(prefix: "teamrestart").use { environment in
+            let names = ["host", "amy", "bob", "cat"]
+            let (hunt, tokens, before) = try await HuntRecoveryTests.withDaemon(restart, environment, fresh: false) { address in
+                var tokens: [String: String] = [:]
+                for name in names {
+                    tokens[name] = try await converseReturning(address) { (client: Conversation) async throws in try await client.register(name) }
+                }
+                func on(_ name: String, _ body: @escaping @Sendable (Conversation) async throws -> Void) async throws {
+                    let token = try #require(tokens[name])
+                    try await converse(address) { (client: Conversation) async throws in
+                        _ = try await client.ok("AUTH \(token)")
+                        try await body(client)
+                    }
+                }
+                let hunt = try await converseReturning(address) { (host: Conversation) async throws -> MadeHunt in
+                    _ = try await host.ok("AUTH \(try #require(tokens["host"]))")
+                    return try await host.makeHunt(
+                        "PUBLIC TEAMS SIZE 3 TRIAL 3600 BADGE Relay",
+                        stops: [StopPlan(points: 10), StopPlan(north: 100, points: 20), StopPlan(north: 200, points: 30)])
+                }
+                try await on("amy") { try await $0.joinTeam(hunt, team: "Fast Feet") }
+                try await on("bob") { try await $0.joinTeam(hunt, team: "fast feet") }
+                try await on("cat") { try await $0.joinTeam(hunt, team: "Cats") }
+                try await on("amy") { _ = try await $0.checkIn(hunt.stops[0], at: hunt.places[0]) }
+                try await on("bob") { _ = try await $0.checkIn(hunt.stops[1], at: hunt.places[1]) }
+                try await on("cat") { _ = try await $0.checkIn(hunt.stops[0], at: hunt.places[0]) }
+                return (hunt, tokens, try await Self.views(address, hunt: hunt.id, tokens: tokens))
+            }
+            let after = try await HuntRecoveryTests.withDaemon(restart, environment, fresh: true) { address in
+                let seen = try await Self.views(address, hunt: hunt.id, tokens: tokens)
+                // The game goes on: bob finds the last stop; the team completes the hunt.
+                try await converse(address) { (bob: Conversation) async throws in
+                    _ = try await bob.ok("AUTH \(try #require(tokens["bob"]))")
+                    let score = try await bob.checkIn(hunt.stops[2], at: hunt.places[2])["score"]
+                    #expect(score["points"].int == 60 && score["found"].int == 3 && score["rank"].int == 1)
+                    let entries = try await bob.leaderboard(hunt.id)
+                    #expect(try entries.first?["player"].string == "Fast Feet" && entries.first?["found"].int == 3, "\(entries)")
+                    #expect(try await bob.badgeIDs("amy").contains("hunt:\(hunt.id)"))
+                }
+                return seen
+            }
+            #expect(after.count == before.count)
+            for (was, now) in zip(before, after) { #expect(now == was) }
+        }
+    }
+
+    /// What viewers see of a team hunt: each request's label and reply line.
+    static func views(_ address: SocketAddress, hunt: String, tokens: [String: String]) async throws -> [String] {
+        let requests: [(viewer: String?, line: String)] = [
+            (nil, "LEADERBOARD \(hunt)"), ("cat", "LEADERBOARD \(hunt) AROUND LIMIT 1"), ("amy", "HUNT \(hunt)"),
+            ("bob", "HUNT \(hunt)"), ("cat", "HUNT \(hunt)"), (nil, "BADGES amy"), (nil, "PROFILE bob"), (nil, "RANKING"),
+        ]
+        var seen: [String] = []
+        for (viewer, line) in requests {
+            let token = try viewer.map { try #require(tokens[$0]) }
+            let reply = try await converseReturning(address) { (client: Conversation) async throws in
+                if let token { _ = try await client.ok("AUTH \(token)") }
+                return try await client.call(line)
+            }
+            #expect(reply.hasPrefix("OK "), "\(viewer ?? "anyone"): \(line): \(reply)")
+            seen.append("\(viewer ?? "anyone"): \(line): \(reply)")
+        }
+        #expect(seen.contains { $0.contains(#""members":["amy","bob"]"#) }, "\(seen)")
+        #expect(seen.contains { $0.contains(#""team":"Fast Feet""#) }, "\(seen)")
+        return seen
     }
 }
