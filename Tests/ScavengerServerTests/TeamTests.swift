@@ -23,6 +23,32 @@ extension Conversation {
     }
 }
 
+/// Sends `requests[i]` as the user whose session is `tokens[i]`, each on a connection of its own to
+/// `daemons[i % daemons.count]` (from one of four addresses), all released by one gate once
+/// every connection is logged in; answers each reply in the same order.
+func atOnce(tokens: [String], on daemons: [SocketAddress], _ requests: [String]) async throws -> [String] {
+    precondition(tokens.count == requests.count && !daemons.isEmpty)
+    let arrivals = Arrivals()
+    let gate = Gate()
+    return try await withThrowingTaskGroup(of: (Int, String).self) { group in
+        for (index, token) in tokens.enumerated() {
+            group.addTask {
+                try await converseReturning(daemons[index % daemons.count], from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
+                    _ = try await client.ok("AUTH \(token)")
+                    arrivals.arrive()
+                    await gate.wait()
+                    return (index, try await client.call(requests[index]))
+                }
+            }
+        }
+        try await eventually("every connection is logged in", timeout: .seconds(120)) { arrivals.value == tokens.count }
+        gate.open()
+        var replies = [String](repeating: "", count: tokens.count)
+        for try await (index, reply) in group { replies[index] = reply }
+        return replies
+    }
+}
+
 /// A team board's rows as "rank team points found member,member".
 func teamRows(_ entries: [JSONObject]) throws -> [String] {
     try entries.map { entry in
@@ -186,26 +212,9 @@ struct TeamTests {
                         return token
                     })
                 }
-                let arrivals = Arrivals()
-                let gate = Gate()
-                let replies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                    for (index, token) in tokens.enumerated() {
-                        group.addTask {
-                            // Members of one team on both daemons.
-                            try await converseReturning(index % 2 == 0 ? a : b, from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
-                                _ = try await client.ok("AUTH \(token)")
-                                arrivals.arrive()
-                                await gate.wait()
-                                return (index, try await client.checkInReply(hunt.stops[0], at: hunt.places[0]))
-                            }
-                        }
-                    }
-                    try await eventually("every member is connected", timeout: .seconds(120)) { arrivals.value == names.count }
-                    gate.open()
-                    var replies: [(Int, String)] = []
-                    for try await reply in group { replies.append(reply) }
-                    return replies
-                }
+                // Members of one team on both daemons.
+                let line = "CHECKIN \(hunt.stops[0]) \(hunt.places[0])"
+                let replies = Array(try await atOnce(tokens: tokens, on: [a, b], Array(repeating: line, count: tokens.count)).enumerated())
                 #expect(replies.count == names.count)
                 var scored: [Int: Int] = [:]
                 for (index, line) in replies {
@@ -251,26 +260,9 @@ struct TeamTests {
                 for name in names {
                     tokens.append(try await converseReturning(a) { (client: Conversation) async throws in try await client.register(name) })
                 }
-                let arrivals = Arrivals()
-                let gate = Gate()
-                let replies = try await withThrowingTaskGroup(of: String.self) { group in
-                    for (index, token) in tokens.enumerated() {
-                        group.addTask {
-                            try await converseReturning(index % 2 == 0 ? a : b, from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
-                                _ = try await client.ok("AUTH \(token)")
-                                arrivals.arrive()
-                                await gate.wait()
-                                // Spelled differently by each: one team, matched in any case.
-                                return try await client.joinTeamReply(hunt, team: index % 2 == 0 ? "The Mob" : "the MOB")
-                            }
-                        }
-                    }
-                    try await eventually("every joiner is connected", timeout: .seconds(120)) { arrivals.value == names.count }
-                    gate.open()
-                    var replies: [String] = []
-                    for try await reply in group { replies.append(reply) }
-                    return replies
-                }
+                // Spelled differently by half: one team, matched in any case.
+                let requests = tokens.indices.map { "JOIN \(hunt.code) TEAM \(quoted($0 % 2 == 0 ? "The Mob" : "the MOB"))" }
+                let replies = try await atOnce(tokens: tokens, on: [a, b], requests)
                 #expect(replies.filter { $0.hasPrefix("OK ") }.count == 4, "\(replies)")
                 #expect(replies.filter { $0.hasPrefix("ERR CONFLICT ") && $0.contains("full") }.count == 8, "\(replies)")
                 let teams = try await environment.pool.query("SELECT count(*) AS n FROM hunt_teams")
@@ -442,16 +434,8 @@ struct TeamRestartTests {
             (nil, "LEADERBOARD \(hunt)"), ("cat", "LEADERBOARD \(hunt) AROUND LIMIT 1"), ("amy", "HUNT \(hunt)"),
             ("bob", "HUNT \(hunt)"), ("cat", "HUNT \(hunt)"), (nil, "BADGES amy"), (nil, "PROFILE bob"), (nil, "RANKING"),
         ]
-        var seen: [String] = []
-        for (viewer, line) in requests {
-            let token = try viewer.map { try #require(tokens[$0]) }
-            let reply = try await converseReturning(address) { (client: Conversation) async throws in
-                if let token { _ = try await client.ok("AUTH \(token)") }
-                return try await client.call(line)
-            }
-            #expect(reply.hasPrefix("OK "), "\(viewer ?? "anyone"): \(line): \(reply)")
-            seen.append("\(viewer ?? "anyone"): \(line): \(reply)")
-        }
+        let replies = try await HuntRecoveryTests.viewReplies(requests, at: address, tokens: tokens)
+        let seen = zip(requests, replies).map { "\($0.0.viewer ?? "anyone"): \($0.0.line): \($0.1)" }
         #expect(seen.contains { $0.contains(#""members":["amy","bob"]"#) }, "\(seen)")
         #expect(seen.contains { $0.contains(#""team":"Fast Feet""#) }, "\(seen)")
         return seen
