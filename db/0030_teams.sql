@@ -116,14 +116,18 @@ $$;
 -- A team hunt's board as every daemon loads it (as hunt_board_snapshot, under the change log's
 -- lock, so it is exactly the log through `through`): one row per team and member (a team with
 -- no members has one row with null member columns), with the team's standing and in a time
--- trial its times. No team rows for a hunt of single players: the caller reads
--- hunt_board_snapshot then (hunt_team_size says which).
+-- trial its times. Nothing at all for a hunt of single players (or no hunt), without taking the
+-- log's lock: the caller reads hunt_board_snapshot then.
 CREATE FUNCTION hunt_team_board_snapshot(p_hunt text)
 RETURNS TABLE (through bigint, hunt_host_id bigint, hunt_public boolean, hunt_removed boolean, hunt_trial_s integer,
     hunt_team_size integer, team_name text, points integer, found integer, at_us bigint, trial_first_us bigint,
     trial_last_us bigint, user_id bigint, name text)
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- A hunt's team size never changes, so this look needs no lock.
+    IF NOT EXISTS (SELECT 1 FROM hunts h WHERE h.id = p_hunt AND h.team_size IS NOT NULL) THEN
+        RETURN;
+    END IF;
     PERFORM pg_advisory_xact_lock(7468, hashtext(current_schema()));
     RETURN QUERY
         SELECT l.through, h.host_id, h.public, h.removed, h.trial_s, h.team_size,

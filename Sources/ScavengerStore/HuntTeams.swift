@@ -5,7 +5,7 @@ import ScavengerCore
 extension Database {
     /// A team hunt's teams with the position of the hunts' change log they reflect, in one
     /// statement under the log's lock (as ``playersSnapshot(huntID:)``); nil when the hunt is not
-    /// a team hunt (or there is no such hunt).
+    /// a team hunt (or there is no such hunt), read without that lock.
     public func teamsSnapshot(huntID: String) async throws(StoreError)
         -> (teams: [TeamStandingChange], through: Int, access: HuntAccessFacts?, trial: Bool)?
     {

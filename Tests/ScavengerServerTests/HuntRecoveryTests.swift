@@ -475,6 +475,18 @@ struct HuntRecoveryTests {
         let pages = try await converseReturning(address) { try await $0.leaderboardLines(hunt, limit: 2) }
         seen += pages.map { "LEADERBOARD LIMIT 2 page: \($0)" }
         requests.append((nil, "LEADERBOARD \(hunt) LIMIT 4"))
+        for ((viewer, line), reply) in zip(requests, try await viewReplies(requests, at: address, tokens: tokens)) {
+            seen.append("\(viewer ?? "anyone"): \(line.split(separator: " ").first ?? ""): \(reply)")
+        }
+        return seen
+    }
+
+    /// Each request's reply, sent on a connection of its own as its viewer (by their token in
+    /// `tokens`; nil: nobody logged in); each must be OK.
+    static func viewReplies(
+        _ requests: [(viewer: String?, line: String)], at address: SocketAddress, tokens: [String: String]
+    ) async throws -> [String] {
+        var replies: [String] = []
         for (viewer, line) in requests {
             let token = try viewer.map { try #require(tokens[$0]) }
             let reply = try await converseReturning(address) { (client: Conversation) async throws in
@@ -482,9 +494,9 @@ struct HuntRecoveryTests {
                 return try await client.call(line)
             }
             #expect(reply.hasPrefix("OK "), "\(viewer ?? "anyone"): \(line): \(reply)")
-            seen.append("\(viewer ?? "anyone"): \(line.split(separator: " ").first ?? ""): \(reply)")
+            replies.append(reply)
         }
-        return seen
+        return replies
     }
 
     @Test("a daemon restarted on the same database shows the same LEADERBOARD (every page, AROUND), HUNT, RANKING (all-time, week, AROUND) and PROFILE as before", arguments: DaemonRestart.allCases)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Postgres
 @testable import ScavengerBoard
 import ScavengerCore
@@ -19,6 +20,32 @@ extension Conversation {
     /// Joins `hunt` for `team`, which must succeed.
     func joinTeam(_ hunt: MadeHunt, team: String, as name: String? = nil) async throws {
         _ = try JSONObject(okLine: try await joinTeamReply(hunt, team: team, as: name))
+    }
+}
+
+/// Sends `requests[i]` as the user whose session is `tokens[i]`, each on a connection of its own to
+/// `daemons[i % daemons.count]` (from one of four addresses), all released by one gate once
+/// every connection is logged in; answers each reply in the same order.
+func atOnce(tokens: [String], on daemons: [SocketAddress], _ requests: [String]) async throws -> [String] {
+    precondition(tokens.count == requests.count && !daemons.isEmpty)
+    let arrivals = Arrivals()
+    let gate = Gate()
+    return try await withThrowingTaskGroup(of: (Int, String).self) { group in
+        for (index, token) in tokens.enumerated() {
+            group.addTask {
+                try await converseReturning(daemons[index % daemons.count], from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
+                    _ = try await client.ok("AUTH \(token)")
+                    arrivals.arrive()
+                    await gate.wait()
+                    return (index, try await client.call(requests[index]))
+                }
+            }
+        }
+        try await eventually("every connection is logged in", timeout: .seconds(120)) { arrivals.value == tokens.count }
+        gate.open()
+        var replies = [String](repeating: "", count: tokens.count)
+        for try await (index, reply) in group { replies[index] = reply }
+        return replies
     }
 }
 
@@ -185,26 +212,9 @@ struct TeamTests {
                         return token
                     })
                 }
-                let arrivals = Arrivals()
-                let gate = Gate()
-                let replies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                    for (index, token) in tokens.enumerated() {
-                        group.addTask {
-                            // Members of one team on both daemons.
-                            try await converseReturning(index % 2 == 0 ? a : b, from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
-                                _ = try await client.ok("AUTH \(token)")
-                                arrivals.arrive()
-                                await gate.wait()
-                                return (index, try await client.checkInReply(hunt.stops[0], at: hunt.places[0]))
-                            }
-                        }
-                    }
-                    try await eventually("every member is connected", timeout: .seconds(120)) { arrivals.value == names.count }
-                    gate.open()
-                    var replies: [(Int, String)] = []
-                    for try await reply in group { replies.append(reply) }
-                    return replies
-                }
+                // Members of one team on both daemons.
+                let line = "CHECKIN \(hunt.stops[0]) \(hunt.places[0])"
+                let replies = Array(try await atOnce(tokens: tokens, on: [a, b], Array(repeating: line, count: tokens.count)).enumerated())
                 #expect(replies.count == names.count)
                 var scored: [Int: Int] = [:]
                 for (index, line) in replies {
@@ -250,26 +260,9 @@ struct TeamTests {
                 for name in names {
                     tokens.append(try await converseReturning(a) { (client: Conversation) async throws in try await client.register(name) })
                 }
-                let arrivals = Arrivals()
-                let gate = Gate()
-                let replies = try await withThrowingTaskGroup(of: String.self) { group in
-                    for (index, token) in tokens.enumerated() {
-                        group.addTask {
-                            try await converseReturning(index % 2 == 0 ? a : b, from: "127.0.0.\(10 + index % 4)") { (client: Conversation) async throws in
-                                _ = try await client.ok("AUTH \(token)")
-                                arrivals.arrive()
-                                await gate.wait()
-                                // Spelled differently by each: one team, matched in any case.
-                                return try await client.joinTeamReply(hunt, team: index % 2 == 0 ? "The Mob" : "the MOB")
-                            }
-                        }
-                    }
-                    try await eventually("every joiner is connected", timeout: .seconds(120)) { arrivals.value == names.count }
-                    gate.open()
-                    var replies: [String] = []
-                    for try await reply in group { replies.append(reply) }
-                    return replies
-                }
+                // Spelled differently by half: one team, matched in any case.
+                let requests = tokens.indices.map { "JOIN \(hunt.code) TEAM \(quoted($0 % 2 == 0 ? "The Mob" : "the MOB"))" }
+                let replies = try await atOnce(tokens: tokens, on: [a, b], requests)
                 #expect(replies.filter { $0.hasPrefix("OK ") }.count == 4, "\(replies)")
                 #expect(replies.filter { $0.hasPrefix("ERR CONFLICT ") && $0.contains("full") }.count == 8, "\(replies)")
                 let teams = try await environment.pool.query("SELECT count(*) AS n FROM hunt_teams")
@@ -382,5 +375,69 @@ struct TeamTests {
                 #expect(try await host.ok("PROFILE cat")["hunts_completed"].int == 1)
             }
         }
+    }
+}
+
+@Suite("Team hunts across a daemon's restart (protocol 1.4)", .timeLimit(.minutes(10)))
+struct TeamRestartTests {
+    @Test("a daemon restarted mid-hunt shows the same team board (AROUND too), HUNT, BADGES and PROFILE, and the game goes on", arguments: DaemonRestart.allCases)
+    func restartKeepsTeams(restart: DaemonRestart) async throws {
+        try await TestEnvironment.make(prefix: "teamrestart").use { environment in
+            let names = ["host", "amy", "bob", "cat"]
+            let (hunt, tokens, before) = try await HuntRecoveryTests.withDaemon(restart, environment, fresh: false) { address in
+                var tokens: [String: String] = [:]
+                for name in names {
+                    tokens[name] = try await converseReturning(address) { (client: Conversation) async throws in try await client.register(name) }
+                }
+                func on(_ name: String, _ body: @escaping @Sendable (Conversation) async throws -> Void) async throws {
+                    let token = try #require(tokens[name])
+                    try await converse(address) { (client: Conversation) async throws in
+                        _ = try await client.ok("AUTH \(token)")
+                        try await body(client)
+                    }
+                }
+                let hunt = try await converseReturning(address) { (host: Conversation) async throws -> MadeHunt in
+                    _ = try await host.ok("AUTH \(try #require(tokens["host"]))")
+                    return try await host.makeHunt(
+                        "PUBLIC TEAMS SIZE 3 TRIAL 3600 BADGE Relay",
+                        stops: [StopPlan(points: 10), StopPlan(north: 100, points: 20), StopPlan(north: 200, points: 30)])
+                }
+                try await on("amy") { try await $0.joinTeam(hunt, team: "Fast Feet") }
+                try await on("bob") { try await $0.joinTeam(hunt, team: "fast feet") }
+                try await on("cat") { try await $0.joinTeam(hunt, team: "Cats") }
+                try await on("amy") { _ = try await $0.checkIn(hunt.stops[0], at: hunt.places[0]) }
+                try await on("bob") { _ = try await $0.checkIn(hunt.stops[1], at: hunt.places[1]) }
+                try await on("cat") { _ = try await $0.checkIn(hunt.stops[0], at: hunt.places[0]) }
+                return (hunt, tokens, try await Self.views(address, hunt: hunt.id, tokens: tokens))
+            }
+            let after = try await HuntRecoveryTests.withDaemon(restart, environment, fresh: true) { address in
+                let seen = try await Self.views(address, hunt: hunt.id, tokens: tokens)
+                // The game goes on: bob finds the last stop; the team completes the hunt.
+                try await converse(address) { (bob: Conversation) async throws in
+                    _ = try await bob.ok("AUTH \(try #require(tokens["bob"]))")
+                    let score = try await bob.checkIn(hunt.stops[2], at: hunt.places[2])["score"]
+                    #expect(score["points"].int == 60 && score["found"].int == 3 && score["rank"].int == 1)
+                    let entries = try await bob.leaderboard(hunt.id)
+                    #expect(try entries.first?["player"].string == "Fast Feet" && entries.first?["found"].int == 3, "\(entries)")
+                    #expect(try await bob.badgeIDs("amy").contains("hunt:\(hunt.id)"))
+                }
+                return seen
+            }
+            #expect(after.count == before.count)
+            for (was, now) in zip(before, after) { #expect(now == was) }
+        }
+    }
+
+    /// What viewers see of a team hunt: each request's label and reply line.
+    static func views(_ address: SocketAddress, hunt: String, tokens: [String: String]) async throws -> [String] {
+        let requests: [(viewer: String?, line: String)] = [
+            (nil, "LEADERBOARD \(hunt)"), ("cat", "LEADERBOARD \(hunt) AROUND LIMIT 1"), ("amy", "HUNT \(hunt)"),
+            ("bob", "HUNT \(hunt)"), ("cat", "HUNT \(hunt)"), (nil, "BADGES amy"), (nil, "PROFILE bob"), (nil, "RANKING"),
+        ]
+        let replies = try await HuntRecoveryTests.viewReplies(requests, at: address, tokens: tokens)
+        let seen = zip(requests, replies).map { "\($0.0.viewer ?? "anyone"): \($0.0.line): \($0.1)" }
+        #expect(seen.contains { $0.contains(#""members":["amy","bob"]"#) }, "\(seen)")
+        #expect(seen.contains { $0.contains(#""team":"Fast Feet""#) }, "\(seen)")
+        return seen
     }
 }
