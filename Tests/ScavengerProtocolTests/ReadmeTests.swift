@@ -92,9 +92,9 @@ struct ReadmeTests {
     /// The most lines the README may hold: 1,200 through protocol 1.3; protocol 1.4 (teams, time
     /// trials, badges, account recovery by mail and its operation, the failover runbook as chaos
     /// scenario 13 runs it) adds what a manual of the whole protocol must say.
-    static let mostLines = 1_350
+    static let mostLines = 1_355
 
-    @Test("a manual, not a diary: at most 1,350 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
+    @Test("a manual, not a diary: at most 1,355 lines, and no commit hash (the runs' history is in scripts/bench/README.md)")
     func manualNotDiary() throws {
         let text = try Self.readme()
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
