@@ -477,8 +477,10 @@ struct MailTests {
                     let comparison = TimingComparison(known, unknown)
                     // Rank-biserial correlation: 0 when neither kind tends to take longer, ±1
                     // when one always does. A difference a client could exploit is a large effect.
+                    // (The medians are printed, not bounded: on a loaded machine the times are
+                    // bimodal and the medians of two samples without any effect between them
+                    // were seen 35 % apart, rank-biserial 0.02.)
                     #expect(abs(comparison.rankBiserial) < 0.25, "\(comparison)")
-                    #expect(comparison.medianRatio > 0.8 && comparison.medianRatio < 1.25, "\(comparison)")
                     print("FORGOT timing: \(comparison)")
                 }
             }
@@ -491,7 +493,6 @@ struct TimingComparison: CustomStringConvertible {
     let medianA: Double
     let medianB: Double
     let rankBiserial: Double
-    var medianRatio: Double { medianA / medianB }
 
     init(_ a: [Double], _ b: [Double]) {
         func median(_ values: [Double]) -> Double {
