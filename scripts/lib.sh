@@ -30,8 +30,10 @@ SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-d
 SCAVENGER_FAILOVER_PACKAGES="postgresql-15-auto-failover pg-auto-failover-cli"
 SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd haproxy $SCAVENGER_FAILOVER_PACKAGES"
 
-# First port tried for a new cluster; the search walks upward from here.
-PG_FIRST_PORT=55432
+# The ports a new cluster's is picked from: below the kernel's ephemeral range (32768-60999 by
+# default), where no client's outgoing connection (a test daemon's, say) can be holding it, and
+# apart from scripts/bench.sh's (21000-24999) and scripts/chaos.sh's (25000-28999).
+PG_FIRST_PORT=29000
 PG_PORT_SEARCH=1000
 
 log()  { printf '==> %s\n' "$*" >&2; }
@@ -176,14 +178,18 @@ port_is_free() {
 # Print a free port: $1 if given and free, else the first free one from a starting point
 # derived from the project path (so parallel checkouts rarely race for the same port).
 pg_pick_port() {
-    local preferred=${1:-} port i
-    if [[ -n $preferred ]] && port_is_free "$preferred"; then
+    local preferred=${1:-} port i lo=32768 hi=60999
+    read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    # The port a cluster had before, unless it is taken or lies in the ephemeral range (where
+    # clusters were started before: a test daemon's outgoing connection once held it).
+    if [[ -n $preferred ]] && ((preferred < lo || preferred > hi)) && port_is_free "$preferred"; then
         printf '%s\n' "$preferred"
         return 0
     fi
     local offset=$((16#$(short_hash "$PROJECT_ROOT" | cut -c1-4) % PG_PORT_SEARCH))
     for ((i = 0; i < PG_PORT_SEARCH; i++)); do
         port=$((PG_FIRST_PORT + (offset + i) % PG_PORT_SEARCH))
+        ((port >= lo && port <= hi)) && continue
         if port_is_free "$port"; then
             printf '%s\n' "$port"
             return 0
