@@ -7,6 +7,8 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 
 def free_port():
@@ -83,3 +85,49 @@ def chromium(width=900, height=1000):
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+
+
+class PageChecks:
+    """What the hunt pages' tests check a page with: failures are collected (the test goes on and
+    reports them all); every wait is for a state, its 60 s only a guard against a hang (the
+    machine may be busy). `driver` is set once Chromium is up. Texts are read in one script
+    inside the page (as rendered, like an element's .text): the pages redraw their lists as
+    events come, and an element found one call earlier may be gone."""
+
+    def __init__(self):
+        self.failures = []
+        self.driver = None
+
+    def check(self, condition, message):
+        if not condition:
+            self.failures.append(message)
+
+    def until(self, condition, message):
+        try:
+            WebDriverWait(self.driver, 60, poll_frequency=0.05).until(lambda d: condition())
+            return True
+        except Exception:  # noqa: BLE001 - a wait that never ends is a failure of the check
+            self.failures.append(message)
+            return False
+
+    def text(self, selector):
+        return self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : ''", selector)
+
+    def texts(self, selector):
+        return self.driver.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText.trim())", selector)
+
+    def shown(self, selector):
+        return self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return !!e && e.offsetParent !== null", selector)
+
+    def locate(self, lat, lon, accuracy=5):
+        """The browser's location, as the page's geolocation will report it."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setGeolocationOverride", {"latitude": lat, "longitude": lon, "accuracy": accuracy})
+
+    def result(self):
+        """The check-in result line's class and text."""
+        element = self.driver.find_element(By.ID, "checkin-result")
+        return element.get_attribute("class"), element.text

@@ -29,7 +29,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import Line, chromium, start_daemon, stop_daemon
+from common import PageChecks, Line, chromium, start_daemon, stop_daemon
 
 FOUNTAIN = (52.5200, 13.4050)
 MILL = (52.5210, 13.4070)
@@ -51,34 +51,10 @@ def main():
     os.makedirs(output, exist_ok=True)
     daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     base = f"http://127.0.0.1:{http_port}"
-    failures = []
+    page = PageChecks()
+    failures = page.failures
+    check, until, text, texts, locate, result = page.check, page.until, page.text, page.texts, page.locate, page.result
     driver = None
-
-    def check(condition, message):
-        if not condition:
-            failures.append(message)
-
-    # Every wait is for a state; its 60 s only guard against a hang (the machine may be busy).
-    def until(condition, message):
-        try:
-            WebDriverWait(driver, 60, poll_frequency=0.05).until(lambda d: condition())
-            return True
-        except Exception:  # noqa: BLE001 - a wait that never ends is a failure of the check
-            failures.append(message)
-            return False
-
-    def locate(lat, lon, accuracy=5):
-        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": lat, "longitude": lon, "accuracy": accuracy})
-
-    # Texts are read in one script inside the page (as rendered, like an element's .text): the
-    # pages redraw their lists as events come, and an element found one call earlier may be gone.
-    def text(selector):
-        return driver.execute_script(
-            "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : ''", selector)
-
-    def texts(selector):
-        return driver.execute_script(
-            "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText.trim())", selector)
 
     def table(selector):
         """The cells' texts of a table's rows, read in one step inside the page: the page redraws
@@ -94,10 +70,6 @@ def main():
     def ranking():
         """The ranking across hunts as the page shows it: (rank, player, points) in order."""
         return [tuple(cells[:3]) for cells in table("#ranking-rows tr")]
-
-    def result():
-        element = driver.find_element(By.ID, "checkin-result")
-        return element.get_attribute("class"), element.text
 
     def phone(on):
         """A 390×844 phone's screen (or back to the window's)."""
@@ -128,6 +100,7 @@ def main():
         rival.ok(f'JOIN {hunt["code"]}')
 
         driver = chromium(1100, 1300)
+        page.driver = driver
         driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
         far = (FOUNTAIN[0] + 0.0027, FOUNTAIN[1])  # about 300 m north of the fountain
         locate(*far)

@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import Line, chromium, start_daemon, stop_daemon
+from common import PageChecks, Line, chromium, start_daemon, stop_daemon
 
 GATE = (52.5200, 13.4050)
 TOWER = (52.5209, 13.4050)
@@ -65,40 +65,10 @@ def main():
     os.makedirs(output, exist_ok=True)
     daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     base = f"http://127.0.0.1:{http_port}"
-    failures = []
+    page = PageChecks()
+    failures = page.failures
+    check, until, text, texts, shown, locate, result = page.check, page.until, page.text, page.texts, page.shown, page.locate, page.result
     driver = None
-
-    def check(condition, message):
-        if not condition:
-            failures.append(message)
-
-    # Every wait is for a state; its 60 s only guard against a hang (the machine may be busy).
-    def until(condition, message):
-        try:
-            WebDriverWait(driver, 60, poll_frequency=0.05).until(lambda d: condition())
-            return True
-        except Exception:  # noqa: BLE001 - a wait that never ends is a failure of the check
-            failures.append(message)
-            return False
-
-    def text(selector):
-        return driver.execute_script(
-            "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : ''", selector)
-
-    def texts(selector):
-        return driver.execute_script(
-            "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText.trim())", selector)
-
-    def shown(selector):
-        return driver.execute_script(
-            "const e = document.querySelector(arguments[0]); return !!e && e.offsetParent !== null", selector)
-
-    def locate(lat, lon, accuracy=5):
-        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": lat, "longitude": lon, "accuracy": accuracy})
-
-    def result():
-        element = driver.find_element(By.ID, "checkin-result")
-        return element.get_attribute("class"), element.text
 
     def board():
         """The board as the page shows it, read in one step inside the page (it is redrawn as
@@ -129,6 +99,7 @@ def main():
         host = Line(port)
         host.ok("REGISTER hostess hostess@example.org password1")
         driver = chromium(1100, 1400)
+        page.driver = driver
         driver.set_script_timeout(60)
         driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
         locate(*GATE)

@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import Line, chromium, start_daemon, stop_daemon
+from common import PageChecks, Line, chromium, start_daemon, stop_daemon
 
 START = (52.5200, 13.4050)
 SECOND = (52.5209, 13.4050)
@@ -32,31 +32,10 @@ def main():
     os.makedirs(output, exist_ok=True)
     daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     base = f"http://127.0.0.1:{http_port}"
-    failures = []
+    page = PageChecks()
+    failures = page.failures
+    check, until, text, locate, result = page.check, page.until, page.text, page.locate, page.result
     driver = None
-
-    def check(condition, message):
-        if not condition:
-            failures.append(message)
-
-    def until(condition, message):
-        try:
-            WebDriverWait(driver, 60, poll_frequency=0.05).until(lambda d: condition())
-            return True
-        except Exception:  # noqa: BLE001 - a wait that never ends is a failure of the check
-            failures.append(message)
-            return False
-
-    def text(selector):
-        return driver.execute_script(
-            "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : ''", selector)
-
-    def locate(lat, lon, accuracy=5):
-        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": lat, "longitude": lon, "accuracy": accuracy})
-
-    def result():
-        element = driver.find_element(By.ID, "checkin-result")
-        return element.get_attribute("class"), element.text
 
     def board():
         return {cells[1]: cells for cells in driver.execute_script(
@@ -67,6 +46,7 @@ def main():
         host = Line(port)
         host.ok("REGISTER hostess hostess@example.org password1")
         driver = chromium(1100, 1300)
+        page.driver = driver
         driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
         locate(*START)
         wait = WebDriverWait(driver, 60)
