@@ -131,3 +131,29 @@ class PageChecks:
         """The check-in result line's class and text."""
         element = self.driver.find_element(By.ID, "checkin-result")
         return element.get_attribute("class"), element.text
+
+    def failed(self, error, output, name):
+        """The run stopped on `error`: a failure, with a screenshot of the page as it was."""
+        self.failures.append(f"{type(error).__name__}: {error}")
+        if self.driver is not None:
+            self.driver.save_screenshot(os.path.join(output, f"{name}-failure.png"))
+
+    def close(self, daemon, log, not_found_fails=False):
+        """Prints the browser console's errors (a 404 is a failure when `not_found_fails`: a file of
+        the daemon's the pages asked for and did not get), quits Chromium and stops the daemon."""
+        if self.driver is not None:
+            for entry in self.driver.get_log("browser") if hasattr(self.driver, "get_log") else []:
+                if entry.get("level") == "SEVERE":
+                    print("browser console:", entry.get("message"))
+                    if not_found_fails and "status of 404" in entry.get("message", ""):
+                        self.failures.append(f"a 404 in the browser's console: {entry.get('message')}")
+            self.driver.quit()
+        stop_daemon(daemon, log)
+
+    def report(self, what, passed):
+        """Prints each failure, or that `what` passed (`passed` says what was checked); the exit code."""
+        for failure in self.failures:
+            print(f"FAIL {what}:", failure)
+        if not self.failures:
+            print(f"PASS {what}: {passed}")
+        return 1 if self.failures else 0

@@ -29,7 +29,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import PageChecks, Line, chromium, start_daemon, stop_daemon
+from common import PageChecks, Line, chromium, start_daemon
 
 FOUNTAIN = (52.5200, 13.4050)
 MILL = (52.5210, 13.4070)
@@ -52,7 +52,6 @@ def main():
     daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     base = f"http://127.0.0.1:{http_port}"
     page = PageChecks()
-    failures = page.failures
     check, until, text, texts, locate, result = page.check, page.until, page.text, page.texts, page.locate, page.result
     driver = None
 
@@ -386,27 +385,12 @@ def main():
         approved = rival.ok(f'HUNT {hunt["id"]}')["me"]
         check(approved["points"] == 45 and bakery["id"] in approved["found"], f"the approval over TCP: {approved}")
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
-        failures.append(f"{type(error).__name__}: {error}")
-        if driver is not None:
-            driver.save_screenshot(os.path.join(output, "hunt-failure.png"))
+        page.failed(error, output, "hunt")
     finally:
-        if driver is not None:
-            for entry in driver.get_log("browser") if hasattr(driver, "get_log") else []:
-                if entry.get("level") == "SEVERE":
-                    print("browser console:", entry.get("message"))
-                    # A file of the daemon's the pages asked for and did not get (the favicon
-                    # was one); the map's tiles from elsewhere may fail offline.
-                    if "status of 404" in entry.get("message", ""):
-                        failures.append(f"a 404 in the browser's console: {entry.get('message')}")
-            driver.quit()
-        stop_daemon(daemon, log)
-    for failure in failures:
-        print("FAIL hunt pages:", failure)
-    if not failures:
-        print("PASS hunt pages: joins by code, refuses a check-in too far, accepts one there and one with a code, "
+        page.close(daemon, log, not_found_fails=True)
+    return page.report("hunt pages", "joins by code, refuses a check-in too far, accepts one there and one with a code, "
               "shows a rival's score and the hints live, a toast and the list of badges for the first find, shows a script as text; the host creates a hunt, "
               "places two stops on the map, prints the code stop's QR code, starts it and sends a hint, approves a photo")
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import PageChecks, Line, chromium, start_daemon, stop_daemon
+from common import PageChecks, Line, chromium, start_daemon
 
 GATE = (52.5200, 13.4050)
 TOWER = (52.5209, 13.4050)
@@ -66,7 +66,6 @@ def main():
     daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     base = f"http://127.0.0.1:{http_port}"
     page = PageChecks()
-    failures = page.failures
     check, until, text, texts, shown, locate, result = page.check, page.until, page.text, page.texts, page.shown, page.locate, page.result
     driver = None
 
@@ -230,22 +229,11 @@ def main():
               f"the host's board: {board()}")
         driver.save_screenshot(os.path.join(output, "team-host-board.png"))
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
-        failures.append(f"{type(error).__name__}: {error}")
-        if driver is not None:
-            driver.save_screenshot(os.path.join(output, "team-failure.png"))
+        page.failed(error, output, "team")
     finally:
-        if driver is not None:
-            for entry in driver.get_log("browser") if hasattr(driver, "get_log") else []:
-                if entry.get("level") == "SEVERE":
-                    print("browser console:", entry.get("message"))
-            driver.quit()
-        stop_daemon(daemon, log)
-    for failure in failures:
-        print("FAIL team pages:", failure)
-    if not failures:
-        print("PASS team pages: /host creates a team hunt with its largest team; /play asks a team hunt's joiner for a team, "
+        page.close(daemon, log)
+    return page.report("team pages", "/host creates a team hunt with its largest team; /play asks a team hunt's joiner for a team, "
               "shows the player's team and its members, the team's finds and standing, and a board of teams")
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import PageChecks, Line, chromium, start_daemon, stop_daemon
+from common import PageChecks, Line, chromium, start_daemon
 
 START = (52.5200, 13.4050)
 SECOND = (52.5209, 13.4050)
@@ -33,7 +33,6 @@ def main():
     daemon, port, http_port, log = start_daemon(daemon_path, database_url, output, "--register-rate", "off")
     base = f"http://127.0.0.1:{http_port}"
     page = PageChecks()
-    failures = page.failures
     check, until, text, locate, result = page.check, page.until, page.text, page.locate, page.result
     driver = None
 
@@ -119,22 +118,11 @@ def main():
         check("time is up" in result()[1], f"the refusal does not say time is up: {result()}")
         driver.save_screenshot(os.path.join(output, "trial-time-up.png"))
     except Exception as error:  # noqa: BLE001 - any failure of the run is a failure of the check
-        failures.append(f"{type(error).__name__}: {error}")
-        if driver is not None:
-            driver.save_screenshot(os.path.join(output, "trial-failure.png"))
+        page.failed(error, output, "trial")
     finally:
-        if driver is not None:
-            for entry in driver.get_log("browser") if hasattr(driver, "get_log") else []:
-                if entry.get("level") == "SEVERE":
-                    print("browser console:", entry.get("message"))
-            driver.quit()
-        stop_daemon(daemon, log)
-    for failure in failures:
-        print("FAIL trial pages:", failure)
-    if not failures:
-        print("PASS trial pages: /host creates a hunt with a trial and a badge; /play counts a trial down from the "
+        page.close(daemon, log)
+    return page.report("trial pages", "/host creates a hunt with a trial and a badge; /play counts a trial down from the "
               "first check-in, says when time is up, and the check-in after it is refused")
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":
