@@ -99,8 +99,11 @@ extension Board {
         try HuntDecisions.running(hunt, at: clock.now)
         let rules = self.rules.hunts
         let guess = try await store.takeCodeGuess(stopID: stop.id, userID: account.id, windowSeconds: rules.codeGuessWindowSeconds) {
-            counted, now in
-            try Self.rule { try Self.allowCodeGuess(counted: counted, now: now, rules: rules) }
+            counted, now, trial in
+            try Self.rule {
+                if let trial { try GameRules.trialClock(seconds: trial.seconds, startedAt: trial.startedAt, now: now, team: trial.team) }
+                try Self.allowCodeGuess(counted: counted, now: now, rules: rules)
+            }
         }
         // Compared as typed once normalized; a stop made before codes were normalized kept the
         // hash of its code as the host typed it, so that is tried too.
@@ -164,15 +167,13 @@ extension Board {
             status: status, points: status == .accepted ? facts.stop.points : 0, distanceMeters: verdict.distanceMeters, travel: travel))
     }
 
-    /// A time trial's clock: the player has the hunt's trial seconds from their earliest live
-    /// check-in (``CheckInFacts/trialStartedAt``; none yet: this one starts it), by the database's
-    /// clock; from then on a check-in is `CONFLICT`.
+    /// A time trial's clock (``GameRules/trialClock(seconds:startedAt:now:team:)``): the
+    /// player's, or in a team hunt the team's, by the database's clock.
     static func trialClock(_ facts: CheckInFacts) throws(BoardError) {
-        guard let seconds = facts.hunt.trialSeconds, let start = facts.trialStartedAt else { return }
-        let used = facts.now.microseconds - start.microseconds
-        if used >= Int64(seconds) * 1_000_000 {
-            throw BoardError(
-                .conflict, "time is up: this time trial gives \(seconds) s from your \(facts.teamID == nil ? "" : "team's ")first check-in")
+        do throws(GameRefusal) {
+            try GameRules.trialClock(seconds: facts.hunt.trialSeconds, startedAt: facts.trialStartedAt, now: facts.now, team: facts.teamID != nil)
+        } catch {
+            throw BoardError(error)
         }
     }
 

@@ -150,6 +150,8 @@ extension Board {
             return try body()
         } catch let refusal as BoardError {
             throw StoreError.refused(refusal)
+        } catch let refusal as GameRefusal {
+            throw StoreError.refused(BoardError(refusal))
         } catch let conflict as HuntConflict {
             throw StoreError.refused(BoardError(.conflict, conflict.message))
         } catch let invalid as ValidationError {
@@ -410,11 +412,16 @@ extension Board {
                     let joinRate = rate(.join, for: account.user.role)
                     guard let outcome = try await charging(.join, joinRate, { try await store.join(
                         huntID: record.id, userID: account.id, name: playerName, team: team, rate: joinRate, request: keyed,
-                        check: { hunt, now in
-                            try Self.rule { try HuntDecisions.join(hunt, at: now, by: account, team: team) }
+                        check: { hunt, now, left in
+                            try Self.rule {
+                                try GameRules.join(JoinFacts(
+                                    mode: hunt.mode, state: hunt.schedule.state(at: now), isHost: hunt.hostID == account.id, team: team, left: left))
+                            }
                         },
-                        checkTeam: { facts in
-                            try Self.rule { try HuntDecisions.joinTeam(facts, size: record.teamSize ?? HuntLimits.defaultTeamSize) }
+                        checkTeam: { [maximumTeams = rules.hunts.maximumTeams] facts in
+                            try Self.rule {
+                                try GameRules.joinTeam(facts, largest: record.teamSize ?? HuntLimits.defaultTeamSize, maximumTeams: maximumTeams)
+                            }
                         }) }) else { throw Self.noSuchHunt }
                     await applyOwnHuntWrite()
                     return made.value { view(outcome) }
@@ -439,7 +446,7 @@ extension Board {
                 let joinRate = rate(.join, for: account.user.role)
                 let left = try await charging(.join, joinRate) {
                     try await store.leave(huntID: huntID, userID: account.id, rate: joinRate, request: keyed) { hunt, now in
-                        try Self.rule { try HuntDecisions.leave(hunt, at: now) }
+                        try Self.rule { try GameRules.leave(mode: hunt.mode, state: hunt.schedule.state(at: now)) }
                     }
                 }
                 guard left else { throw BoardError(.notFound, "you are not a player of this hunt") }

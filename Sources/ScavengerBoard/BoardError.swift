@@ -48,6 +48,15 @@ public struct BoardError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The game's refusal, with its code.
+    public init(_ refusal: GameRefusal) {
+        switch refusal.kind {
+        case .conflict: self.init(.conflict, refusal.message)
+        case .forbidden: self.init(.forbidden, refusal.message)
+        case .badArgument: self.init(.badArgument, refusal.message)
+        }
+    }
+
     /// A rate-limit refusal: retry after `seconds` (at least 1).
     public static func rateLimited(retryAfter seconds: Int, _ message: String) -> BoardError {
         var error = BoardError(.rateLimited, message)

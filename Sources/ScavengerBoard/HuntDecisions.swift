@@ -5,7 +5,8 @@ import ScavengerStore
 /// reads under its locks (the hunt's row, the clock, the caller) to a refusal (a ``BoardError``)
 /// or nothing; the store applies what they allow in the same transaction. Each is unit-tested
 /// with a table of cases (HuntDecisionTests) beside the end-to-end tests. The check-in's own rules
-/// are ``Board/judge(_:facts:rules:)``; a review's ``Board/reviewDecision(_:by:_:)``.
+/// are ``Board/judge(_:facts:rules:)``; a review's ``Board/reviewDecision(_:by:_:)``; joining and
+/// leaving are the game's (``GameRules``).
 enum HuntDecisions {
     static let ended = BoardError(.conflict, "the hunt has ended")
 
@@ -18,32 +19,6 @@ enum HuntDecisions {
             throw BoardError(
                 .badArgument, "TRIAL must be \(HuntLimits.trialSeconds.lowerBound)–\(HuntLimits.trialSeconds.upperBound) seconds (1 minute to 7 days)")
         }
-    }
-
-    /// `JOIN`: anyone but the host, until the hunt has ended; a team hunt with a `TEAM`, any
-    /// other hunt without one.
-    static func join(_ hunt: HuntRecord, at now: Timestamp, by account: Account, team: String? = nil) throws(BoardError) {
-        guard hunt.hostID != account.id else { throw BoardError(.forbidden, "the host cannot join their own hunt") }
-        guard hunt.schedule.state(at: now) != .ended else { throw ended }
-        if hunt.teamSize != nil, team == nil {
-            throw BoardError(.badArgument, "this is a team hunt: JOIN it with TEAM and a team's name (a new name makes the team)")
-        }
-        if hunt.teamSize == nil, team != nil {
-            throw BoardError(.badArgument, "this hunt is played by single players: JOIN it without TEAM")
-        }
-    }
-
-    /// `JOIN … TEAM`: a team has room for `size` players; one who plays for it already may
-    /// join again (to rename).
-    static func joinTeam(_ facts: TeamJoinFacts, size: Int) throws(BoardError) {
-        if !facts.isMember, facts.members >= size {
-            throw BoardError(.conflict, "the team \(facts.team) is full (\(size) players)")
-        }
-    }
-
-    /// `LEAVE`: until the hunt has ended (then the standings stay as they are).
-    static func leave(_ hunt: HuntRecord, at now: Timestamp) throws(BoardError) {
-        guard hunt.schedule.state(at: now) != .ended else { throw ended }
     }
 
     /// A host's command (`ADDSTOP`, `REMOVESTOP`, `HINT`, the schedule's): its host only; anyone

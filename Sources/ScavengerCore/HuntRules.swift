@@ -18,12 +18,16 @@ public struct HuntRules: Sendable, Equatable {
     /// ``codeGuessWindowSeconds``; default 30. After that many, every check-in of theirs there is
     /// `RATE_LIMITED` until the window has passed them (so a stop cannot be found by probing).
     public var tooFarTries: Int
+    /// Teams one team hunt may hold; default 200 (making one more is `CONFLICT`).
+    public var maximumTeams: Int
 
     /// Rules with the contract's defaults unless given.
     public init(
         maximumStops: Int = 100, codeGuesses: Int = 5, codeGuessWindowSeconds: Int = 600, travelCheckMinimumMeters: Double = 1000,
-        maximumTravelSpeedKmh: Double = 200, tooFarTries: Int = 30
+        maximumTravelSpeedKmh: Double = 200, tooFarTries: Int = 30, maximumTeams: Int = GameRules.defaultMaximumTeams
     ) {
+        precondition(maximumTeams >= 1, "a team hunt must be able to hold a team")
+        self.maximumTeams = maximumTeams
         precondition(tooFarTries >= 1, "too-far tries need a count of at least 1")
         self.tooFarTries = tooFarTries
         precondition(maximumStops >= 1, "a hunt must be able to hold a stop")

@@ -73,36 +73,13 @@ extension Database {
         }
     }
 
-    /// The seconds from the player's first live (accepted, pending or flagged) check-in in the
-    /// hunt to their last accepted one, as the caller's transaction sees them (a time trial's).
-    static func trialElapsed(_ connection: PostgresConnection, hunt: String, userID: Int) throws -> Double? {
+    /// Takes back the firsts (`first-find`, `pathfinder`) that a rejected check-in earned.
+    static func takeBackFirsts(_ connection: PostgresConnection, userID: Int, checkIn: String) throws {
         let rows = try connection.query("""
-            SELECT extract(epoch FROM max(created_at) FILTER (WHERE status = 'accepted') - min(created_at))::double precision AS elapsed
-            FROM checkins WHERE hunt_id = \(hunt) AND user_id = \(userID) AND status <> 'rejected'
+            SELECT badge, checkin_id FROM user_badges WHERE user_id = \(userID) AND checkin_id = \(checkIn)
             """)
-        return try rows.first.flatMap { try $0.double("elapsed") }
-    }
-
-    /// Re-decides a user's badges after an accepted check-in of theirs was rejected (its debit
-    /// done): reads what they hold, asks ``BadgeRules/takenBack(_:)`` and deletes those.
-    static func takeBackBadges(
-        _ connection: PostgresConnection, userID: Int, checkIn: String, hunt: String, huntWasCompleted: Bool
-    ) throws {
-        let rows = try connection.query("""
-            SELECT b.badge, b.hunt_id, b.checkin_id, coalesce(s.found, 0) AS found, coalesce(s.hunts_completed, 0) AS completed
-            FROM user_scores s LEFT JOIN user_badges b ON b.user_id = s.user_id
-            WHERE s.user_id = \(userID)
-            """)
-        guard let first = rows.first else { return }
-        var held: [(id: String, hunt: String?, checkIn: String?)] = []
-        for row in rows {
-            guard let id: String = try row.string("badge") else { continue }
-            held.append((id, try row.string("hunt_id"), try row.string("checkin_id")))
-        }
-        guard !held.isEmpty else { return }
-        let taken = BadgeRules.takenBack(BadgeTakeBackFacts(
-            checkIn: checkIn, hunt: hunt, huntWasCompleted: huntWasCompleted, allTimeFound: try first.int("found"),
-            huntsCompleted: try first.int("completed"), held: held))
+        let held = try rows.map { (id: try $0.string("badge") as String, checkIn: try $0.string("checkin_id") as String?) }
+        let taken = BadgeRules.firstsTakenBack(checkIn: checkIn, held: held)
         guard !taken.isEmpty else { return }
         try connection.query("""
             DELETE FROM user_badges WHERE user_id = \(userID) AND badge = ANY (\(PostgresArray.text(taken))::text[])

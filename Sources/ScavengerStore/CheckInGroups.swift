@@ -1,3 +1,4 @@
+import ScavengerCore
 import Synchronization
 
 /// A check-in waiting for its transaction: what the player sent and the board's rules for it.

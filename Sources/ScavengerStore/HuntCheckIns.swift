@@ -8,20 +8,36 @@ extension Database {
     /// arrive at once: `decide` (the board's rule) sees the times of the guesses counted within
     /// the last `windowSeconds` and the database's clock, and refuses or lets this one be
     /// counted. Returns the guess's id, for ``returnCodeGuess(id:)`` when the code was right.
+    /// `decide` sees first the player's trial clock (nil outside a time trial), so that no code
+    /// is compared or counted once their time is up.
     public func takeCodeGuess(
         stopID: String, userID: Int, windowSeconds: Int,
-        decide: @escaping @Sendable (_ counted: [Timestamp], _ now: Timestamp) throws -> Void
+        decide: @escaping @Sendable (_ counted: [Timestamp], _ now: Timestamp, _ trial: TrialClockFacts?) throws -> Void
     ) async throws(StoreError) -> Int {
         try await huntTransaction { connection, _ in
             try Self.lockPlayer(connection, userID: userID)
             let now = try Self.clock(connection)
+            let clocks = try connection.query("""
+                SELECT h.trial_s, p.team_id IS NOT NULL AS in_team,
+                    CASE WHEN p.team_id IS NOT NULL
+                        THEN (SELECT (extract(epoch FROM t.trial_started_at) * 1000000)::bigint FROM hunt_teams t WHERE t.id = p.team_id)
+                        ELSE (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
+                              WHERE c.hunt_id = h.id AND c.user_id = p.user_id AND c.status <> 'rejected') END AS started_us
+                FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = \(userID)
+                WHERE s.id = \(stopID) AND h.trial_s IS NOT NULL
+                """)
+            let trial = try clocks.first.map { row in
+                let started: Int? = try row.int("started_us")
+                return TrialClockFacts(
+                    seconds: try row.int("trial_s"), startedAt: started.map { Timestamp(microseconds: Int64($0)) }, team: try row.bool("in_team"))
+            }
             let rows = try connection.query("""
                 SELECT (extract(epoch FROM at) * 1000000)::bigint AS at_us FROM code_guesses
                 WHERE stop_id = \(stopID) AND user_id = \(userID)
                   AND at > 'epoch'::timestamptz + \(now.microseconds - Int64(windowSeconds) * 1_000_000)::bigint * interval '1 microsecond'
                 ORDER BY at
                 """)
-            try decide(try rows.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }, now)
+            try decide(try rows.map { Timestamp(microseconds: Int64(try $0.int("at_us") as Int)) }, now, trial)
             let inserted = try connection.query("""
                 INSERT INTO code_guesses (stop_id, user_id, at)
                 VALUES (\(stopID), \(userID), 'epoch'::timestamptz + \(now.microseconds)::bigint * interval '1 microsecond')
@@ -103,8 +119,8 @@ extension Database {
                  WHERE c.team_id = p.team_id AND c.status <> 'rejected') AS team_live,
                 (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
                  WHERE h.trial_s IS NOT NULL AND p.team_id IS NULL AND c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS trial_start_us,
-                (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
-                 WHERE h.trial_s IS NOT NULL AND c.team_id = p.team_id AND c.status <> 'rejected') AS team_trial_start_us,
+                (SELECT (extract(epoch FROM t.trial_started_at) * 1000000)::bigint FROM hunt_teams t
+                 WHERE h.trial_s IS NOT NULL AND t.id = p.team_id) AS team_trial_start_us, s.found_ever AS stop_found_ever,
                 previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
                 (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
                  FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = v.user_id AND t.at > now() - interval '1 day') AS tries
@@ -125,9 +141,12 @@ extension Database {
         // started if one of them started it: the facts of a later member's check-in include them
         // (its team's row lock is the group's, so nothing else changes them meanwhile).
         var teamTaken: [Int: (places: Set<Int>, started: Timestamp)] = [:]
+        // Whether each one's stop was ever found before the group (for pathfinder).
+        var foundEver: [Int: Bool] = [:]
         for row in found {
             let index = (try row.int("n") as Int) - 1
             guard group.indices.contains(index) else { throw StoreError.unexpected("a check-in's facts for no check-in") }
+            foundEver[index] = try row.bool("stop_found_ever")
             var (facts, places) = try Self.checkInFacts(row, stopColumns: stopColumns, huntColumns: huntColumns)
             if let team = facts.teamID, let taken = teamTaken[team] {
                 if taken.places.contains(facts.stop.n) { facts.teamHasCheckIn = true }
@@ -195,18 +214,21 @@ extension Database {
                 """)
         }
         guard written.count == verdicts.count else { throw StoreError.unexpected("check-ins written and judged differ in number") }
+        // A team trial's clock starts at its first live check-in and stays on the team's row (the
+        // first of the group's for a team whose clock had not started).
+        for (number, item) in verdicts.enumerated() where item.facts.hunt.trialSeconds != nil && item.facts.trialStartedAt == nil {
+            guard let teamID = item.facts.teamID else { continue }
+            let created: Int = try written[number].int("at_us")
+            try connection.query("""
+                UPDATE hunt_teams SET trial_started_by = \(group[item.index].new.id),
+                    trial_started_at = 'epoch'::timestamptz + \(created)::bigint * interval '1 microsecond'
+                WHERE id = \(teamID)::bigint AND trial_started_at IS NULL
+                """)
+        }
         // The teams' standings as the group leaves them (their log entries after the players').
         let teamLog = HuntLog()
         let teams = try Self.refreshTeams(connection, teamLog, Set(verdicts.compactMap(\.facts.teamID)))
-        // A team that found its hunt's last stop here completes it, for every member.
-        var completing: [Int: Int] = [:]
-        for verdict in verdicts where verdict.verdict.status == .accepted {
-            if let teamID = verdict.facts.teamID { completing[teamID] = verdict.facts.hunt.stops }
-        }
-        for (teamID, stops) in completing.sorted(by: { $0.key < $1.key }) where stops > 0 && (teams[teamID]?.found ?? 0) >= stops {
-            try Self.settleTeamCompletion(connection, teamLog, teamID: teamID, completed: true)
-        }
-        var accepted: [(facts: CheckInFacts, player: PlayerRecord, checkIn: String, found: Int, allTimeFound: Int)] = []
+        var accepted: [(facts: CheckInFacts, player: PlayerRecord, checkIn: String, found: Int, allTimeFound: Int, foundEver: Bool)] = []
         for row in written {
             let number = (try row.int("n") as Int) - 1
             guard verdicts.indices.contains(number) else { throw StoreError.unexpected("a check-in written that was not judged") }
@@ -224,7 +246,8 @@ extension Database {
                 log.append(hunt: "", .totals(try Self.userTotals(row, prefix: "t_")))
                 log.append(hunt: facts.hunt.id, .found(player: player.name, stop: facts.stop.id, points: verdict.points))
                 log.append(hunt: facts.hunt.id, .standing(standing, renamedFrom: nil))
-                accepted.append((facts, player, new.id, standing.found, try row.int("t_found")))
+                let sideFound = facts.teamID.flatMap { teams[$0]?.found } ?? standing.found
+                accepted.append((facts, player, new.id, sideFound, try row.int("t_found"), foundEver[index] ?? false))
             }
             let checkIn = CheckIn(
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
@@ -244,38 +267,23 @@ extension Database {
             outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + ahead)))
         }
         log.append(contentsOf: teamLog)
-        // The badges the accepted ones earn, in one more statement. Each one's stop's found_by
-        // before it: as read under the group's locks, plus those accepted before it in the group.
-        let before = BadgeRules.foundBefore(stops: accepted.map(\.facts.stop.id), foundByAtStart: accepted.map(\.facts.stop.foundBy))
-        var awards: [(userID: Int, player: String, award: BadgeAward)] = []
-        // A team's stops found before each of its accepted check-ins here: as the group leaves
-        // it, less those the group accepted (counted back up one by one).
-        var teamFound: [Int: Int] = [:]
-        for (teamID, team) in teams { teamFound[teamID] = team.found - accepted.filter { $0.facts.teamID == teamID }.count }
+        // The firsts the accepted ones earn (each one's stop found before it: as read under the
+        // group's locks, or by one accepted before it in the group), then the achievements that
+        // follow each side's state, settled for its players (a team's members), last.
+        let before = BadgeRules.foundBefore(stops: accepted.map(\.facts.stop.id), foundAtStart: accepted.map(\.foundEver))
+        var firsts: [(userID: Int, player: String, award: BadgeAward)] = []
         for (item, foundBefore) in zip(accepted, before) {
-            let hunt = item.facts.hunt
-            var badgeFacts = BadgeFacts(
-                checkIn: item.checkIn, hunt: hunt.id, stops: hunt.stops, players: hunt.players, huntBadge: hunt.badgeName,
-                trialSeconds: hunt.trialSeconds, stopFoundBefore: foundBefore, foundInHunt: item.found, allTimeFound: item.allTimeFound)
-            if let teamID = item.facts.teamID, let team = teams[teamID] {
-                // A team hunt is completed by the team: its members share what completing earns.
-                teamFound[teamID, default: 0] += 1
-                badgeFacts.foundInHunt = teamFound[teamID] ?? 0
-                if hunt.trialSeconds != nil, badgeFacts.completesHunt {
-                    badgeFacts.trialElapsedSeconds = team.trialTime.map { Double($0) / 1_000_000 }
-                }
-                awards += BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (item.player.userID, item.player.name, $0) }
-                for (member, name) in zip(team.memberIDs, team.members) where member != item.player.userID {
-                    awards += BadgeRules.teamAwards(badgeFacts, huntName: hunt.name).map { (member, name, $0) }
-                }
-                continue
-            }
-            if hunt.trialSeconds != nil, badgeFacts.completesHunt {
-                badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: item.player.userID)
-            }
-            awards += BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (item.player.userID, item.player.name, $0) }
+            firsts += BadgeRules.firsts(BadgeFacts(
+                checkIn: item.checkIn, hunt: item.facts.hunt.id, players: item.facts.hunt.players, stopFoundBefore: foundBefore))
+                .map { (item.player.userID, item.player.name, $0) }
         }
-        try Self.award(connection, log, awards)
+        try Self.award(connection, log, firsts)
+        var settled = Set<String>()
+        for item in accepted where Achievements.mayChangeOnCredit(sideFound: item.found, stops: item.facts.hunt.stops, allTimeFound: item.allTimeFound) {
+            let users = item.facts.teamID.flatMap { teams[$0]?.memberIDs } ?? [item.player.userID]
+            guard settled.insert("\(item.facts.hunt.id) \(item.facts.teamID.map(String.init) ?? "u\(item.player.userID)")").inserted else { continue }
+            try Self.settleAchievements(connection, log, huntID: item.facts.hunt.id, users: Set(users), checkIn: item.checkIn)
+        }
         return outcomes
     }
 
@@ -362,18 +370,18 @@ extension Database {
         return try rows[0].int("ahead")
     }
 
-    /// Adds an accepted check-in's points to its player and its stop's `found_by`.
-    /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by` and
-    /// to the user's totals (all-time and that week's; a hunt whose every stop they have now found
-    /// counts as completed). In the caller's transaction, before its change-log entries. Answers
-    /// the player's standing and the user's totals after it, and the stop's `found_by` before it
-    /// (for the badges it earns).
+    /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by`
+    /// (marking it found ever) and to the user's totals (all-time and that week's). In the
+    /// caller's transaction, before its change-log entries. Answers the player's standing and
+    /// the user's totals after it, and whether the stop was ever found before (for pathfinder).
     static func credit(
-        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stops: Int, stop: String, userID: Int, points: Int, at: Timestamp,
-        inTeam: Bool = false
-    ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Int) {
-        let stopRows = try connection.query("UPDATE hunt_stops SET found_by = found_by + 1 WHERE id = \(stop) RETURNING found_by - 1 AS before")
-        let stopFoundBefore: Int = try stopRows.first?.int("before") ?? 0
+        _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stop: String, userID: Int, points: Int, at: Timestamp
+    ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Bool) {
+        let stopRows = try connection.query("""
+            UPDATE hunt_stops s SET found_by = s.found_by + 1, found_ever = true FROM hunt_stops o
+            WHERE s.id = \(stop) AND o.id = s.id RETURNING o.found_ever AS before
+            """)
+        let stopFoundBefore: Bool = try stopRows.first?.bool("before") ?? false
         let rows = try connection.query("""
             UPDATE hunt_players SET points = points + \(points), found = found + 1,
                 points_at = CASE WHEN \(points) > 0 THEN 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond' ELSE points_at END
@@ -381,11 +389,6 @@ extension Database {
             RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
             """)
         let standing = try standing(rows[0])
-        // Before the credit, whose answer (the totals logged) includes it. A team's completion is
-        // the team's (``settleTeamCompletion(_:_:teamID:completed:)``).
-        if standing.found == stops, !inTeam {
-            try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed + 1 WHERE user_id = \(userID)")
-        }
         let totals = try connection.query("""
             SELECT * FROM score_credit(\(userID)::bigint, \(points)::integer,
                 'epoch'::timestamptz + \(at.microseconds)::bigint * interval '1 microsecond')
@@ -525,13 +528,12 @@ extension Database {
             let record = try CheckInColumns(rows).checkIn(row)
             let decision = try decide(ReviewFacts(checkIn: record, hunt: hunt, now: try Self.clock(connection)))
             // In a team hunt, the team it was made for (its row before the player's: HuntLog's
-            // order), with its stops found before the review.
+            // order), with the check-in that started its trial clock.
             let teamRows = try connection.query("""
-                SELECT t.id, t.found FROM checkins c JOIN hunt_teams t ON t.id = c.team_id WHERE c.id = \(checkInID) FOR NO KEY UPDATE OF t
+                SELECT t.id, t.trial_started_by FROM checkins c JOIN hunt_teams t ON t.id = c.team_id WHERE c.id = \(checkInID) FOR NO KEY UPDATE OF t
                 """)
             let teamID: Int? = try teamRows.first?.int("id")
-            let teamFoundBefore: Int = try teamRows.first?.int("found") ?? 0
-            var teamRefreshed = false
+            let clockStartedBy: String? = try teamRows.first?.string("trial_started_by")
             guard let player = try Self.player(connection, hunt: hunt.id, user: record.userID, forUpdate: true) else {
                 throw StoreError.unexpected("a check-in's player is not in its hunt")
             }
@@ -558,39 +560,18 @@ extension Database {
             checkIn.points = decision.points
             if nowAccepted, !wasAccepted {
                 let credited = try Self.credit(
-                    connection, log, hunt: hunt.id, stops: hunt.stops, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at,
-                    inTeam: teamID != nil)
+                    connection, log, hunt: hunt.id, stop: checkIn.stop, userID: record.userID, points: decision.points, at: at)
                 standing = credited.standing
                 log.append(hunt: hunt.id, .found(player: player.name, stop: checkIn.stop, points: decision.points))
-                // The badges the approval earns (after its standing in the log, as a check-in's).
                 if hunt.trialSeconds != nil {
                     (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: hunt.id, userID: record.userID)
                 }
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
                 loggedStanding = true
-                var badgeFacts = BadgeFacts(
-                    checkIn: checkInID, hunt: hunt.id, stops: hunt.stops, players: hunt.players, huntBadge: hunt.badgeName,
-                    trialSeconds: hunt.trialSeconds, stopFoundBefore: credited.stopFoundBefore, foundInHunt: standing.found,
-                    allTimeFound: credited.totals.allTime.found)
-                var teamAwards: [(userID: Int, player: String, award: BadgeAward)] = []
-                if let teamID, let team = try Self.refreshTeams(connection, log, [teamID])[teamID] {
-                    // A team hunt is completed by the team: its members share what completing earns.
-                    teamRefreshed = true
-                    badgeFacts.foundInHunt = team.found
-                    if hunt.trialSeconds != nil, badgeFacts.completesHunt {
-                        badgeFacts.trialElapsedSeconds = team.trialTime.map { Double($0) / 1_000_000 }
-                    }
-                    for (member, name) in zip(team.memberIDs, team.members) where member != record.userID {
-                        teamAwards += BadgeRules.teamAwards(badgeFacts, huntName: hunt.name).map { (member, name, $0) }
-                    }
-                    if hunt.stops > 0, team.found >= hunt.stops {
-                        try Self.settleTeamCompletion(connection, log, teamID: teamID, completed: true)
-                    }
-                } else if hunt.trialSeconds != nil, badgeFacts.completesHunt {
-                    badgeFacts.trialElapsedSeconds = try Self.trialElapsed(connection, hunt: hunt.id, userID: record.userID)
-                }
-                try Self.award(
-                    connection, log, BadgeRules.awards(badgeFacts, huntName: hunt.name).map { (record.userID, player.name, $0) } + teamAwards)
+                // The firsts the approval earns (after its standing in the log, as a check-in's).
+                let firsts = BadgeRules.firsts(BadgeFacts(
+                    checkIn: checkInID, hunt: hunt.id, players: hunt.players, stopFoundBefore: credited.stopFoundBefore))
+                try Self.award(connection, log, firsts.map { (record.userID, player.name, $0) })
             } else if wasAccepted, !nowAccepted {
                 try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
                 let updated = try connection.query("""
@@ -601,38 +582,27 @@ extension Database {
                     RETURNING user_id, name, points, found, (extract(epoch FROM points_at) * 1000000)::bigint AS at_us
                     """)
                 standing = try Self.standing(updated[0])
-                // Before the debit, whose answer (the totals logged) includes it (a team's
-                // completion is the team's: below).
-                if player.found == hunt.stops, teamID == nil {
-                    try connection.query("UPDATE user_scores SET hunts_completed = hunts_completed - 1 WHERE user_id = \(record.userID)")
-                }
                 if let acceptedUS {
                     try Self.debitTotals(
                         connection, log, userID: record.userID, points: record.checkIn.points, acceptedAt: Timestamp(microseconds: Int64(acceptedUS)))
                 }
-                // What that check-in earned goes with it, as the rules re-decide from what stands.
-                try Self.takeBackBadges(
-                    connection, userID: record.userID, checkIn: checkInID, hunt: hunt.id,
-                    huntWasCompleted: teamID == nil && player.found == hunt.stops)
-                if let teamID {
-                    teamRefreshed = true
-                    let team = try Self.refreshTeams(connection, log, [teamID])[teamID]
-                    if teamFoundBefore == hunt.stops, let team, team.found < hunt.stops {
-                        try Self.settleTeamCompletion(connection, log, teamID: teamID, completed: false)
-                        // The team no longer completes the hunt: what completing earned its
-                        // members here goes (earned elsewhere, it stays).
-                        try connection.query("""
-                            DELETE FROM user_badges b WHERE b.hunt_id = \(hunt.id)
-                              AND (b.badge IN (\(BadgeRules.finisher.id), \(BadgeRules.trial.id)) OR b.badge = \(BadgeRules.huntBadgeID(hunt.id)))
-                              AND b.checkin_id IN (SELECT c.id FROM checkins c WHERE c.team_id = \(teamID)::bigint)
-                            """)
-                    }
+            }
+            if decision.status == .rejected {
+                // The firsts that check-in earned go with it.
+                try Self.takeBackFirsts(connection, userID: record.userID, checkIn: checkInID)
+                // A team trial's clock moves only when the check-in that started it is rejected:
+                // to the team's earliest remaining live check-in (none: not started).
+                if let teamID, hunt.trialSeconds != nil, GameRules.trialClockMoves(rejecting: checkInID, startedBy: clockStartedBy) {
+                    try connection.query("""
+                        UPDATE hunt_teams t SET (trial_started_at, trial_started_by) = (
+                            SELECT c.created_at, c.id FROM checkins c WHERE c.team_id = t.id AND c.status <> 'rejected'
+                            ORDER BY c.created_at, c.id LIMIT 1)
+                        WHERE t.id = \(teamID)::bigint
+                        """)
                 }
             }
-            if let teamID, !teamRefreshed {
-                // A time trial's team times move with any review.
-                try Self.refreshTeams(connection, log, [teamID])
-            }
+            // A team's standing (and a trial team's times) move with any review.
+            let team = try teamID.flatMap { try Self.refreshTeams(connection, log, [$0])[$0] }
             if let log = decision.logAs {
                 try Self.log(connection, moderator: log.moderator, action: log.action, item: checkInID, user: record.userID, note: decision.note)
             }
@@ -643,6 +613,11 @@ extension Database {
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
             } else if wasAccepted != nowAccepted, !loggedStanding {
                 log.append(hunt: hunt.id, .standing(standing, renamedFrom: nil))
+            }
+            if wasAccepted != nowAccepted {
+                // What follows the side's state follows it, for every player of the side.
+                try Self.settleAchievements(
+                    connection, log, huntID: hunt.id, users: Set(team?.memberIDs ?? [record.userID]), checkIn: nowAccepted ? checkInID : nil)
             }
             return (checkIn, standing)
         }

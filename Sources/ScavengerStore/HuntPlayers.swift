@@ -99,12 +99,11 @@ extension Database {
             // A team hunt's finishers are teams, ordered alike from the team's check-ins.
             let teams = try await pool.query("""
                 SELECT t.name, h.trial_s,
-                    (extract(epoch FROM max(c.created_at)) * 1000000)::bigint - (SELECT (extract(epoch FROM min(f.created_at)) * 1000000)::bigint
-                        FROM checkins f WHERE f.team_id = t.id AND f.status <> 'rejected') AS trial_us
+                    (extract(epoch FROM max(c.created_at)) * 1000000)::bigint - (extract(epoch FROM t.trial_started_at) * 1000000)::bigint AS trial_us
                 FROM hunt_teams t JOIN hunts h ON h.id = t.hunt_id
                 JOIN checkins c ON c.team_id = t.id AND c.status = 'accepted'
                 WHERE t.hunt_id = \(huntID) AND h.stop_count > 0 AND h.team_size IS NOT NULL
-                GROUP BY t.id, t.name, h.stop_count, h.trial_s
+                GROUP BY t.id, t.name, t.trial_started_at, h.stop_count, h.trial_s
                 HAVING count(*) = h.stop_count
                 ORDER BY max(c.accepted_at), t.name
                 """)
@@ -164,12 +163,14 @@ extension Database {
     /// cannot change under a check-in.
     public func join(
         huntID: String, userID: Int, name: String, team: String? = nil, rate: RateLimit? = nil, request: KeyedWrite<JoinOutcome?>? = nil,
-        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void,
+        check: @escaping @Sendable (_ hunt: HuntRecord, _ now: Timestamp, _ left: Bool) throws -> Void,
         checkTeam: @escaping @Sendable (TeamJoinFacts) throws -> Void = { _ in }
     ) async throws(StoreError) -> JoinOutcome? {
         try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return nil }
-            try check(hunt, try Self.clock(connection))
+            let now = try Self.clock(connection)
+            let departed = try connection.query("SELECT 1 FROM hunt_departures WHERE hunt_id = \(huntID) AND user_id = \(userID)")
+            try check(hunt, now, !departed.isEmpty)
             try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
             // The team asked for, then the player's row (HuntLog's order: teams before players).
             var teamID: Int?
@@ -182,15 +183,18 @@ extension Database {
                     FOR NO KEY UPDATE OF t
                     """)
                 let row = found.first
+                let current = try Self.team(connection, hunt: huntID, user: userID)
+                oldTeamID = current?.id
+                let teams: Int = row != nil ? 0 : try connection.query("SELECT count(*) AS n FROM hunt_teams WHERE hunt_id = \(huntID)")[0].int("n")
                 try checkTeam(TeamJoinFacts(
                     team: try row?.string("name") ?? team, exists: row != nil, members: try row?.int("members") ?? 0,
-                    isMember: try row?.bool("is_member") ?? false))
+                    isMember: try row?.bool("is_member") ?? false, currentTeam: current?.name, state: hunt.schedule.state(at: now),
+                    teams: teams))
                 if let row {
                     teamID = try row.int("id")
                 } else {
                     teamID = try connection.query("INSERT INTO hunt_teams (hunt_id, name) VALUES (\(huntID), \(team)) RETURNING id")[0].int("id")
                 }
-                oldTeamID = try Self.team(connection, hunt: huntID, user: userID)?.id
             }
             if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
                 if player.name == name, oldTeamID == teamID { return .unchanged(hunt) }
@@ -223,24 +227,30 @@ extension Database {
     }
 
     /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found
-    /// drops. `check` sees the hunt under its row lock. False when not a player (or no hunt).
+    /// drops, their totals lose what the hunt gave them, their team's standing what they found
+    /// for it, and the achievements of theirs and their team's that no longer hold go (settled
+    /// before their row goes). `check` sees the hunt under its row lock and says whether the
+    /// departure is final (then it is recorded: no JOIN until the hunt ends). False when not a
+    /// player (or no hunt).
     public func leave(
         huntID: String, userID: Int, rate: RateLimit? = nil, request: KeyedWrite<Bool>? = nil,
-        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> Void
+        check: @escaping @Sendable (HuntRecord, Timestamp) throws -> LeaveEffect
     ) async throws(StoreError) -> Bool {
         try await huntTransaction(request: request) { connection, log in
             guard let hunt = try Self.hunt(connection, id: huntID, lock: "FOR NO KEY UPDATE OF h") else { return false }
-            try check(hunt, try Self.clock(connection))
+            let effect = try check(hunt, try Self.clock(connection))
             try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
             let rows = try connection.query("""
-                DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) RETURNING name, found, team_id, team_completed
+                SELECT name, team_id FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID) FOR UPDATE
                 """)
             guard let row = rows.first else { return false }
             let name: String = try row.string("name")
-            let found: Int = try row.int("found")
             let teamID: Int? = try row.int("team_id")
-            // A completed hunt: their own finds, or in a team hunt their team's while they played for it.
-            let completed = teamID == nil ? found == hunt.stops && hunt.stops > 0 : try row.bool("team_completed")
+            if effect == .final {
+                try connection.query("""
+                    INSERT INTO hunt_departures (hunt_id, user_id) VALUES (\(huntID), \(userID)) ON CONFLICT DO NOTHING
+                    """)
+            }
             try connection.query("""
                 UPDATE hunt_stops s SET found_by = found_by - 1
                 FROM checkins c WHERE c.stop_id = s.id AND c.hunt_id = \(huntID) AND c.user_id = \(userID) AND c.status = 'accepted'
@@ -256,11 +266,13 @@ extension Database {
                 debited.append((try checkIn.int("points"), Timestamp(microseconds: Int64(try checkIn.int("accepted_us") as Int))))
             }
             try Self.debitAllTotals(connection, userID: userID, debited)
-            try connection.query("""
-                UPDATE user_scores SET hunts_played = hunts_played - 1,
-                    hunts_completed = hunts_completed - CASE WHEN \(completed) THEN 1 ELSE 0 END
-                WHERE user_id = \(userID)
-                """)
+            try connection.query("UPDATE user_scores SET hunts_played = hunts_played - 1 WHERE user_id = \(userID)")
+            // Their team without what they found for it (its row's found, read by the settling),
+            // then what no longer holds goes: theirs (no longer playing) and their teammates'.
+            var users: Set<Int> = [userID]
+            if let teamID, let team = try Self.refreshTeams(connection, HuntLog(), [teamID])[teamID] { users.formUnion(team.memberIDs) }
+            try Self.settleAchievements(connection, log, huntID: huntID, users: users, leaving: userID)
+            try connection.query("DELETE FROM hunt_players WHERE hunt_id = \(huntID) AND user_id = \(userID)")
             // Logged once all is taken, hunts played included (with no check-in taken, for the
             // profile alone).
             if debited.isEmpty {
@@ -270,7 +282,7 @@ extension Database {
             }
             try connection.query("UPDATE hunts SET player_count = player_count - 1 WHERE id = \(huntID)")
             log.append(hunt: huntID, .left(player: name, userID: userID))
-            // Their team without them, and without what they found for it.
+            // Their team without them.
             if let teamID { try Self.refreshTeams(connection, log, [teamID]) }
             return true
         }

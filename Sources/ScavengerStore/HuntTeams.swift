@@ -68,26 +68,6 @@ extension Database {
         return refreshed
     }
 
-    /// A team hunt is completed by its team: when the team has found every stop (`completed`),
-    /// each member not yet counted is marked (`team_completed`) and the hunt counts in their
-    /// `hunts_completed`; when a rejection undoes it, the members marked are unmarked and it counts
-    /// no more. Their totals are logged. In the caller's transaction, last (after the team's
-    /// row and its members' check-ins: the members' score rows are taken in user id order).
-    static func settleTeamCompletion(_ connection: PostgresConnection, _ log: HuntLog, teamID: Int, completed: Bool) throws {
-        let rows = try connection.query("""
-            UPDATE hunt_players SET team_completed = \(completed) WHERE team_id = \(teamID)::bigint AND team_completed <> \(completed)
-            RETURNING user_id
-            """)
-        let users = try rows.map { try $0.int("user_id") as Int }.sorted()
-        guard !users.isEmpty else { return }
-        try connection.query("""
-            UPDATE user_scores s SET hunts_completed = s.hunts_completed + \(completed ? 1 : -1)
-            FROM (SELECT u FROM unnest(\(PostgresArray.text(users.map(String.init)))::bigint[]) AS u ORDER BY u) v
-            WHERE s.user_id = v.u
-            """)
-        for user in users { try logCurrentTotals(connection, log, userID: user) }
-    }
-
     /// The team a player of a hunt plays for (its id and name); nil when none. In the caller's transaction.
     static func team(_ connection: PostgresConnection, hunt: String, user: Int) throws -> (id: Int, name: String)? {
         let rows = try connection.query("""

@@ -431,10 +431,14 @@ extension Database {
                 if Identifier.isHunt(item) {
                     // A removed hunt's points leave the rankings, as if every player had left it.
                     let players = try Self.takeBackHuntPoints(connection, log, huntID: item)
-                    let said = "its points left the rankings (\(players) player\(players == 1 ? "" : "s"))"
+                    let said = "its points left the rankings (\(players.count) player\(players.count == 1 ? "" : "s"))"
                     note = note.map { "\($0); \(said)" } ?? said
+                    (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
+                    // A removed hunt completes for no one: its completions and badges go.
+                    try Self.settleAchievements(connection, log, huntID: item, users: Set(players))
+                } else {
+                    (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
                 }
-                (refreshPin, removedPin) = try Self.removeContent(connection, item: item)
                 try log.write(on: connection, wakeListeners: true)
             }
             try connection.query("""
@@ -466,23 +470,21 @@ extension Database {
     }
 
     /// Takes a removed hunt's points out of its players' totals (all-time and each week's) and
-    /// the hunt out of their hunts played and completed, as if each had left it; their rows stay
-    /// (the host and moderators still read the hunt). The totals are logged for every daemon's
-    /// rankings (appended to `log`). Returns how many players there were; 0 when it was done before.
-    static func takeBackHuntPoints(_ connection: PostgresConnection, _ log: HuntLog, huntID: String) throws -> Int {
-        let hunts = try connection.query("SELECT stop_count, points_taken_back FROM hunts WHERE id = \(huntID) FOR NO KEY UPDATE")
-        guard let hunt = hunts.first, !(try hunt.bool("points_taken_back")) else { return 0 }
-        let stops: Int = try hunt.int("stop_count")
+    /// the hunt out of their hunts played, as if each had left it; their rows stay (the host and
+    /// moderators still read the hunt), and their completions go when the caller settles their
+    /// achievements after the removal. The totals are logged for every daemon's rankings
+    /// (appended to `log`). Returns the players' user ids; none when it was done before.
+    static func takeBackHuntPoints(_ connection: PostgresConnection, _ log: HuntLog, huntID: String) throws -> [Int] {
+        let hunts = try connection.query("SELECT points_taken_back FROM hunts WHERE id = \(huntID) FOR NO KEY UPDATE")
+        guard let hunt = hunts.first, !(try hunt.bool("points_taken_back")) else { return [] }
         try connection.query("UPDATE hunts SET points_taken_back = true WHERE id = \(huntID)")
         let players = try connection.query("""
-            SELECT user_id, found, team_id, team_completed FROM hunt_players WHERE hunt_id = \(huntID) ORDER BY user_id FOR UPDATE
+            SELECT user_id FROM hunt_players WHERE hunt_id = \(huntID) ORDER BY user_id FOR UPDATE
             """)
+        var users: [Int] = []
         for player in players {
             let userID: Int = try player.int("user_id")
-            let found: Int = try player.int("found")
-            // A completed hunt: their own finds, or in a team hunt their team's while they played for it.
-            let teamID: Int? = try player.int("team_id")
-            let completed = teamID == nil ? found == stops && stops > 0 : try player.bool("team_completed")
+            users.append(userID)
             let accepted = try connection.query("""
                 SELECT points, (extract(epoch FROM accepted_at) * 1000000)::bigint AS accepted_us FROM checkins
                 WHERE hunt_id = \(huntID) AND user_id = \(userID) AND status = 'accepted' ORDER BY id
@@ -493,18 +495,14 @@ extension Database {
                 try debitTotals(connection, log, userID: userID, points: try checkIn.int("points"), acceptedAt: acceptedAt, logged: false)
                 weeks.insert(ScoreWeek(containing: acceptedAt))
             }
-            try connection.query("""
-                UPDATE user_scores SET hunts_played = hunts_played - 1,
-                    hunts_completed = hunts_completed - CASE WHEN \(completed) THEN 1 ELSE 0 END
-                WHERE user_id = \(userID)
-                """)
+            try connection.query("UPDATE user_scores SET hunts_played = hunts_played - 1 WHERE user_id = \(userID)")
             if weeks.isEmpty {
                 try logCurrentTotals(connection, log, userID: userID)
             } else {
                 try logTotals(connection, log, userID: userID, weeks: weeks)
             }
         }
-        return players.count
+        return users
     }
 
     /// Deletes a pin (with its replies and photo) or a reply (keeping the count right).

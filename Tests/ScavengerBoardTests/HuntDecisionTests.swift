@@ -3,9 +3,9 @@ import ScavengerCore
 import ScavengerStore
 import Testing
 
-/// The hunts' decisions without a database: who may join, leave, run a host's command, change the
-/// schedule, chat, and when a check-in may be made. (End-to-end tests over TCP cover each once.)
-@Suite("Hunt decisions: join, leave, the host's commands, the schedule, the chat, proofs, the running window")
+/// The hunts' decisions without a database: who may run a host's command, change the schedule,
+/// chat, and when a check-in may be made (joining and leaving: GameRulesTests in the Core tests). (End-to-end tests over TCP cover each once.)
+@Suite("Hunt decisions: the host's commands, the schedule, the chat, proofs, the running window")
 struct HuntDecisionTests {
     static let now = Timestamp(microseconds: 1_800_000_000_000_000)
     static let hour: Int64 = 3_600_000_000
@@ -30,22 +30,6 @@ struct HuntDecisionTests {
     static let refusal = BoardError(.forbidden, "only the hunt's host may do that")
 
     static func refusal(_ decide: () throws(BoardError) -> Void) -> String? { DecisionTests.refusal(decide) }
-
-    @Test("JOIN: anyone but the host, until the hunt has ended", arguments: [
-        (running, player, nil), (byHand, player, nil), (notStarted, player, nil),
-        (ended, player, "conflict the hunt has ended"),
-        (running, host, "forbidden the host cannot join their own hunt"),
-    ] as [(HuntSchedule, Account, String?)])
-    func join(schedule: HuntSchedule, account: Account, refused: String?) {
-        #expect(Self.refusal { () throws(BoardError) in try HuntDecisions.join(Self.hunt(schedule), at: Self.now, by: account) } == refused)
-    }
-
-    @Test("LEAVE: until the hunt has ended", arguments: [
-        (running, nil), (byHand, nil), (notStarted, nil), (ended, "conflict the hunt has ended"),
-    ] as [(HuntSchedule, String?)])
-    func leave(schedule: HuntSchedule, refused: String?) {
-        #expect(Self.refusal { () throws(BoardError) in try HuntDecisions.leave(Self.hunt(schedule), at: Self.now) } == refused)
-    }
 
     @Test("a host's command: the host only, anyone else hears the refusal given", arguments: [
         (host, nil), (player, "forbidden only the hunt's host may do that"), (moderator, "forbidden only the hunt's host may do that"),

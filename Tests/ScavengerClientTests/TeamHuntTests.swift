@@ -9,7 +9,7 @@ struct TeamHuntTests {
     static let gate = (lat: 52.5169, lon: 13.4019)
     static let tower = (lat: 52.5172, lon: 13.4019)
 
-    @Test("join with a team (spaces quoted, found in any case); no team, a team in a hunt of single players and a full team refused; joining again moves the player; CHECKIN, HUNT's me and the board are the team's, with its members; winners are teams")
+    @Test("join with a team (spaces quoted, found in any case); no team, a team in a hunt of single players and a full team refused; joining again moves the player before the start, not after; CHECKIN, HUNT's me and the board are the team's, with its members; winners are teams")
     func teams() async throws {
         try await Daemon.with { daemon in
             let host = try daemon.client(), ann = try daemon.client(), bob = try daemon.client()
@@ -26,7 +26,6 @@ struct TeamHuntTests {
                 hunt: hunt.id, lat: Self.gate.lat, lon: Self.gate.lon, radiusMeters: 40, points: 10, title: "Gate")
             let tower = try await host.addStop(
                 hunt: hunt.id, lat: Self.tower.lat, lon: Self.tower.lon, radiusMeters: 40, points: 20, title: "Tower")
-            _ = try await host.startHunt(hunt.id)
             let code = try #require(hunt.code)
 
             // A team hunt needs a team; a hunt of single players takes none.
@@ -43,9 +42,13 @@ struct TeamHuntTests {
             #expect(full?.code == .conflict)
             _ = try await carol.join(code, team: "Blue")
             _ = try await dan.join(code, team: "Blue")
-            // Joining again with another team moves the player (and makes that team).
+            // Before the start, joining again with another team moves the player (and makes
+            // that team); once the hunt runs, a member's team is fixed.
             _ = try await dan.join(code, team: "Green Team")
             #expect(try await dan.hunt(hunt.id).me?.team == "Green Team")
+            _ = try await host.startHunt(hunt.id)
+            let moved = await #expect(throws: ScavengerError.self) { try await dan.join(code, team: "Blue") }
+            #expect(moved?.code == .conflict)
 
             // A stop counts once per team: the team's standing follows each member's finds.
             let annFound = try await ann.checkIn(stop: gate.id, lat: Self.gate.lat, lon: Self.gate.lon)

@@ -200,7 +200,7 @@ struct CheckInTests {
 
     @Test("the lockout ends when the window has passed the wrong codes")
     func lockoutEnds() async throws {
-        try await withDatabaseServer(configure: { $0.hunts.codeGuesses = 2; $0.hunts.codeGuessWindowSeconds = 2 }) { address, environment in
+        try await withDatabaseServer(configure: { $0.hunts.codeGuesses = 2; $0.hunts.codeGuessWindowSeconds = 600 }) { address, environment in
             try await asUsers(["host", "guesser"], address, environment) { (users: [Conversation]) async throws in
                 let (host, guesser) = (users[0], users[1])
                 let hunt = try await host.makeHunt(stops: [StopPlan(options: "PROOF code CODE right-one")])
@@ -209,12 +209,10 @@ struct CheckInTests {
                     expectError(try await guesser.checkInReply(hunt.stops[0], at: hunt.places[0], "CODE wrong-\(index)"), "FORBIDDEN")
                 }
                 expectError(try await guesser.checkInReply(hunt.stops[0], at: hunt.places[0], "CODE right-one"), "RATE_LIMITED")
-                try await eventually("the right code checks in again") {
-                    let reply = try await guesser.checkInReply(hunt.stops[0], at: hunt.places[0], "CODE right-one")
-                    if reply.hasPrefix("OK ") { return true }
-                    expectError(reply, "RATE_LIMITED")
-                    return false
-                }
+                // The window passes the wrong codes (moved back in the database, whose clock
+                // judges them, rather than waited for): the right code checks in.
+                try await environment.pool.query("UPDATE code_guesses SET at = at - interval '601 seconds'", idempotent: false)
+                #expect(try await guesser.checkIn(hunt.stops[0], at: hunt.places[0], "CODE right-one")["checkin"]["status"].string == "accepted")
                 #expect(try await host.hunt(hunt.id)["stops"][0]["found_by"].int == 1)
             }
         }

@@ -75,12 +75,13 @@ struct TeamTests {
         }
     }
 
-    @Test("JOIN … TEAM: made by the first, joined case-insensitively, full is CONFLICT, moves keep finds, TEAM where it does not belong is BAD_ARGUMENT")
+    @Test("JOIN … TEAM: made by the first, joined case-insensitively, full is CONFLICT, moves only before the start, TEAM where it does not belong is BAD_ARGUMENT")
     func joining() async throws {
         try await withDatabaseServer { address, environment in
             try await asUsers(["host", "amy", "bob", "cat", "dan"], address, environment) { (users: [Conversation]) async throws in
                 let (host, amy, bob, cat, dan) = (users[0], users[1], users[2], users[3], users[4])
-                let hunt = try await host.makeHunt("PUBLIC TEAMS SIZE 2", stops: [StopPlan(points: 10), StopPlan(north: 100, points: 20)])
+                let hunt = try await host.makeHunt(
+                    "PUBLIC TEAMS SIZE 2", stops: [StopPlan(points: 10), StopPlan(north: 100, points: 20)], start: false)
                 // A team hunt needs TEAM; a hunt of single players refuses it; bad names are refused.
                 expectError(try await amy.call("JOIN \(hunt.code)"), "BAD_ARGUMENT")
                 let single = try await host.makeHunt("PUBLIC", name: "Solo", stops: [StopPlan()])
@@ -105,20 +106,25 @@ struct TeamTests {
                 try await bob.joinTeam(hunt, team: "Red Foxes", as: "bobby")
                 #expect(try await teamRows(host.leaderboard(hunt.id)) == ["1 Blue 0 0 cat", "1 Red Foxes 0 0 amy,bobby"])
 
-                // amy finds a stop for Red Foxes, then moves to Blue: the find stays with Red Foxes.
-                #expect(try await amy.checkIn(hunt.stops[0], at: hunt.places[0])["score"]["points"].int == 10)
+                // Before the start, moves are free: amy moves to Blue and back; a team left with no
+                // members and nothing found leaves the board.
                 try await amy.joinTeam(hunt, team: "blue")
-                #expect(try await teamRows(host.leaderboard(hunt.id)) == ["1 Red Foxes 10 1 bobby", "2 Blue 0 0 amy,cat"])
-                #expect(try await amy.hunt(hunt.id)["me"]["team"].string == "Blue")
-                // Her own points stay hers (RANKING, PROFILE).
-                #expect(try await amy.ok("PROFILE")["points"].int == 10)
-                // Blue may still find stop 1 (another member), amy may not (her own check-in there stands).
-                expectError(try await amy.checkInReply(hunt.stops[0], at: hunt.places[0]), "CONFLICT")
-                #expect(try await cat.checkIn(hunt.stops[0], at: hunt.places[0])["score"]["points"].int == 10)
-                // A team left with no members and nothing found leaves the board; dan makes one and moves on.
+                #expect(try await teamRows(host.leaderboard(hunt.id)) == ["1 Blue 0 0 amy,cat", "1 Red Foxes 0 0 bobby"])
+                try await amy.joinTeam(hunt, team: "Red Foxes")
                 try await dan.joinTeam(hunt, team: "Ghosts")
-                try await dan.joinTeam(hunt, team: "Red Foxes")
-                #expect(try await teamRows(host.leaderboard(hunt.id)) == ["1 Red Foxes 10 1 bobby,dan", "2 Blue 10 1 amy,cat"])
+                try await dan.joinTeam(hunt, team: "Blue")
+                #expect(try await teamRows(host.leaderboard(hunt.id)) == ["1 Blue 0 0 cat,dan", "1 Red Foxes 0 0 amy,bobby"])
+                _ = try await host.ok("STARTHUNT \(hunt.id)")
+                // Once it runs a member's team is fixed (a rival cannot move in to read a team's
+                // finds), a rename within it stays free, and nothing changes on a refusal.
+                #expect(try await amy.checkIn(hunt.stops[0], at: hunt.places[0])["score"]["points"].int == 10)
+                let move = try await amy.joinTeamReply(hunt, team: "Blue")
+                expectError(move, "CONFLICT")
+                #expect(move.contains("you play for Red Foxes"), "\(move)")
+                try await amy.joinTeam(hunt, team: "RED FOXES", as: "amelia")
+                #expect(try await teamRows(host.leaderboard(hunt.id)) == ["1 Red Foxes 10 1 amelia,bobby", "2 Blue 0 0 cat,dan"])
+                #expect(try await amy.hunt(hunt.id)["me"]["team"].string == "Red Foxes")
+                #expect(try await amy.ok("PROFILE")["points"].int == 10)
                 // The host cannot join; an ended hunt cannot be joined.
                 expectError(try await host.joinTeamReply(hunt, team: "Hosts"), "FORBIDDEN")
             }
@@ -274,7 +280,7 @@ struct TeamTests {
         }
     }
 
-    @Test("REJECT, APPROVE, LEAVE and moves change a team's entry (members, points) on both daemons; a watcher hears team entries")
+    @Test("REJECT, APPROVE and LEAVE change a team's entry (members, points) on both daemons, a move while it runs does not; a watcher hears team entries")
     func teamBoardFollowsTheLog() async throws {
         try await withTwoDaemons { a, b, environment in
             try await asUsers(["host", "amy", "bob", "cat"], a, environment) { (users: [Conversation]) async throws in
@@ -305,15 +311,17 @@ struct TeamTests {
                 }
                 _ = try await bob.checkIn(hunt.stops[1], at: hunt.places[1])
                 try await expect(["1 Owls 30 2 amy,bob", "2 Cats 0 0 cat"], "two finds")
-                // bob moves to Cats: his find stays with Owls.
-                try await bob.joinTeam(hunt, team: "Cats")
-                try await expect(["1 Owls 30 2 amy", "2 Cats 0 0 bob,cat"], "bob moved")
-                // amy leaves: her check-ins leave the hunt (LEAVE's rule), Owls keeps bob's.
+                // The hunt runs: bob cannot move to Cats, and nothing changes.
+                expectError(try await bob.joinTeamReply(hunt, team: "Cats"), "CONFLICT")
+                try await expect(["1 Owls 30 2 amy,bob", "2 Cats 0 0 cat"], "bob stayed")
+                // amy leaves: her check-ins leave the hunt (LEAVE's rule), Owls keeps bob's; her
+                // LEAVE of a running team hunt is final.
                 _ = try await amy.ok("LEAVE \(hunt.id)")
-                try await expect(["1 Owls 20 1 ", "2 Cats 0 0 bob,cat"], "amy left")
+                try await expect(["1 Owls 20 1 bob", "2 Cats 0 0 cat"], "amy left")
+                expectError(try await amy.joinTeamReply(hunt, team: "Owls"), "CONFLICT")
                 let checkIn = try await environment.pool.query("SELECT id FROM checkins WHERE stop_id = \(hunt.stops[1])")
                 _ = try await host.ok("REJECT \(try checkIn[0].string("id") as String)")
-                try await expect(["1 Cats 0 0 bob,cat"], "Owls' last find rejected: no members, nothing found")
+                try await expect(["1 Cats 0 0 cat", "1 Owls 0 0 bob"], "Owls' last find rejected")
             }
         }
     }

@@ -16,7 +16,16 @@ func moveCheckIns(of player: String, back seconds: Double, _ environment: TestEn
         WHERE user_id = (SELECT id FROM users WHERE name = \(player))
         """
     if let stop { sql.append(" AND stop_id = \(stop)") }
-    try await environment.pool.query(sql, idempotent: false)
+    // A team's clock (its row, from the check-in that started it) moves with that check-in.
+    sql.append(" RETURNING id")
+    let moved = try await environment.pool.query(sql, idempotent: false)
+    for row in moved {
+        let id: String = try row.string("id")
+        try await environment.pool.query("""
+            UPDATE hunt_teams SET trial_started_at = trial_started_at - \(seconds)::double precision * interval '1 second'
+            WHERE trial_started_by = \(id)
+            """, idempotent: false)
+    }
 }
 
 /// A leaderboard's rows as "rank player found time": time_s exactly 0 as "0" (one find: the first

@@ -37,7 +37,7 @@ struct CheckInGroupTests {
                 let player = try await database.register(
                     name: "player\(n)", email: "p\(n)@example.com", passwordHash: "$argon2id$h",
                     tokenHash: Array(repeating: UInt8(n + 10), count: 32), sessionTTLSeconds: 3600)
-                _ = try await database.join(huntID: hunt.id, userID: player.id, name: "player\(n)") { _, _ in }
+                _ = try await database.join(huntID: hunt.id, userID: player.id, name: "player\(n)") { _, _, _ in }
                 players.append(player)
             }
             self.hunt = hunt
