@@ -2,33 +2,37 @@ internal import CCurl
 import NIOPosix
 import Synchronization
 
-/// Where and how mail is sent: an SMTP server's URL (`smtp://host:port`, upgraded with STARTTLS
-/// when the server offers it, or `smtps://host:port`, TLS from the start), the sender's address,
-/// and the credentials, if the server wants them.
+/// Where and how mail is sent: an SMTP server's URL (`smtp://host:port`, upgraded with STARTTLS,
+/// which the server must offer unless plain SMTP is allowed, or `smtps://host:port`, TLS from the
+/// start), the sender's address, and the credentials, if the server wants them.
 public struct SMTPConfiguration: Sendable {
     /// `smtp://host[:port]` or `smtps://host[:port]`.
     public var url: String
     /// The envelope sender and the From header.
     public var from: String
+    /// The user name to log in with, if the server wants one.
     public var username: String?
+    /// The password to log in with.
     public var password: String?
     /// PEM file of the certificate authorities to trust for TLS (default: the system's).
     public var caFile: String?
-    /// Require TLS on `smtp://` (STARTTLS must be offered); default false: TLS when offered.
-    public var requireTLS: Bool
+    /// Whether an `smtp://` server that offers no STARTTLS gets the mail in plain text (a relay on
+    /// loopback); default false: such a server gets nothing (``SMTPError/isTLSUnavailable``).
+    /// With it, STARTTLS is still used when offered.
+    public var allowPlaintext: Bool
     /// Seconds one send may take in all (connecting included); default 30.
     public var timeoutSeconds: Int
 
     public init(
         url: String, from: String, username: String? = nil, password: String? = nil, caFile: String? = nil,
-        requireTLS: Bool = false, timeoutSeconds: Int = 30
+        allowPlaintext: Bool = false, timeoutSeconds: Int = 30
     ) {
         self.url = url
         self.from = from
         self.username = username
         self.password = password
         self.caFile = caFile
-        self.requireTLS = requireTLS
+        self.allowPlaintext = allowPlaintext
         self.timeoutSeconds = timeoutSeconds
     }
 
@@ -43,6 +47,9 @@ public struct SMTPConfiguration: Sendable {
         else { return "--mail-from must be an address like scavenger@example.org" }
         return nil
     }
+
+    /// Whether the URL is `smtp://` (STARTTLS), not `smtps://` (TLS from the start).
+    public static func isStartTLS(_ url: String) -> Bool { url.lowercased().hasPrefix("smtp://") }
 }
 
 /// A plain-text mail to send.
@@ -69,6 +76,11 @@ public struct SMTPError: Error, Sendable, CustomStringConvertible {
     /// Whether a later try may work (the server unreachable, a 4xx reply, a timeout), or never
     /// (a 5xx reply: the server refused the sender, the recipient or the mail).
     public var isPermanent: Bool
+    /// Whether the `smtp://` server offered no STARTTLS (or refused it) and plain SMTP is not
+    /// allowed: nothing was sent, not even the credentials. Not permanent: the server may offer it
+    /// later.
+    public var isTLSUnavailable = false
+    /// libcurl's account of the failure, with the server's last reply code.
     public var description: String
 }
 
@@ -145,9 +157,10 @@ public final class SMTPClient: Sendable {
                     set(ccurl_setopt_long(curl, CURLOPT_NOSIGNAL, 1))
                     set(ccurl_setopt_string(curl, CURLOPT_MAIL_FROM, "<\(configuration.from)>"))
                     set(ccurl_setopt_slist(curl, CURLOPT_MAIL_RCPT, recipients))
-                    // STARTTLS when the server offers it (or required); smtps:// is TLS anyway.
+                    // STARTTLS required (only when plain SMTP is allowed: used when offered); a
+                    // server without it gets nothing, not even MAIL FROM. smtps:// is TLS anyway.
                     set(ccurl_setopt_long(
-                        curl, CURLOPT_USE_SSL, Int(configuration.requireTLS ? CURLUSESSL_ALL.rawValue : CURLUSESSL_TRY.rawValue)))
+                        curl, CURLOPT_USE_SSL, Int(configuration.allowPlaintext ? CURLUSESSL_TRY.rawValue : CURLUSESSL_ALL.rawValue)))
                     set(ccurl_setopt_long(curl, CURLOPT_TIMEOUT, configuration.timeoutSeconds))
                     set(ccurl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT, min(10, configuration.timeoutSeconds)))
                     if let username = configuration.username { set(ccurl_setopt_string(curl, CURLOPT_USERNAME, username)) }
@@ -166,6 +179,12 @@ public final class SMTPClient: Sendable {
             let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             let summary = String(cString: curl_easy_strerror(code))
             let message = "\(summary)\(detail.isEmpty ? "" : ": \(detail)")\(response > 0 ? " (SMTP \(response))" : "")"
+            // No STARTTLS where it is required: nothing was sent; the server may offer it later.
+            if code == CURLE_USE_SSL_FAILED {
+                return .failure(SMTPError(
+                    isPermanent: false, isTLSUnavailable: true,
+                    description: "the SMTP server offers no STARTTLS and plain SMTP is not allowed: \(message)"))
+            }
             // A 5xx reply is the server's final word; anything else may work later.
             return .failure(SMTPError(isPermanent: (500 ... 599).contains(response), description: message))
         }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Mail
 import NIOCore
 import NIOPosix
 import Postgres
@@ -10,7 +9,6 @@ import ScavengerFeed
 import ScavengerGeography
 import ScavengerBoard
 import ScavengerHTTP
-import ScavengerMail
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
@@ -143,28 +141,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Travel speed in km/h above which such a check-in is flagged for review.")
     var maxTravelSpeed = ServeDefaults.maxTravelSpeedKmh
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
-    @Option(help: "SMTP server the daemon sends mail through (FORGOT, VERIFY): smtp://host:port (STARTTLS when offered) or smtps://host:port. Default: $SCAVENGER_SMTP_URL, else no mail (those commands answer UNAVAILABLE). Credentials: $SCAVENGER_SMTP_USER and $SCAVENGER_SMTP_PASSWORD, so that no password sits in a process list.")
-    var smtpUrl: String?
-    @Option(help: "The address mails come from (default: $SCAVENGER_MAIL_FROM); needed with --smtp-url.") var mailFrom: String?
-    @Option(help: "PEM file of the certificate authorities trusted for the SMTP server's TLS (default: the system's).") var smtpCaFile: String?
-    @Flag(help: "Only users with a verified email (VERIFY) may create hunts.") var huntsNeedVerifiedEmail = false
-    // For tests: the outbox sender's first retry wait and lease, in seconds (defaults 5 and 120).
-    @Option(help: .hidden) var mailFirstRetrySeconds: Double?
-    @Option(help: .hidden) var mailLeaseSeconds: Int?
-
-    /// The SMTP client's settings, from the flags and the environment; nil without an SMTP URL.
-    func smtpConfiguration() throws -> SMTPConfiguration? {
-        let environment = ProcessInfo.processInfo.environment
-        guard let url = smtpUrl ?? environment["SCAVENGER_SMTP_URL"], !url.isEmpty else { return nil }
-        let from = mailFrom ?? environment["SCAVENGER_MAIL_FROM"] ?? ""
-        if let problem = SMTPConfiguration.check(url: url, from: from) { throw ArgumentParser.ValidationError(problem) }
-        return SMTPConfiguration(
-            url: url, from: from, username: environment["SCAVENGER_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
-            password: environment["SCAVENGER_SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }, caFile: smtpCaFile)
-    }
+    @OptionGroup var mail: MailOptions
 
     func validate() throws {
-        _ = try smtpConfiguration()
         guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
         try validateTLS()
         guard httpPort.map({ (0 ... 65535).contains($0) && ($0 != port || $0 == 0) }) ?? true else {
@@ -295,7 +274,7 @@ struct Serve: AsyncParsableCommand {
         try await reportingFailure {
             // Before anything waits on the database: a bad certificate or key fails at once.
             let tls = try tlsSettings()
-            let smtp = try smtpConfiguration()
+            let smtp = try mail.smtpConfiguration()
             let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -346,9 +325,7 @@ struct Serve: AsyncParsableCommand {
                 joinFailureRate: joinFailureRate.limit, requestKeySeconds: requestKeySeconds,
                 // From the environment, so that the secret sits in no process list.
                 requestKeySecret: ProcessInfo.processInfo.environment["SCAVENGER_REQUEST_KEY_SECRET"],
-                recovery: RecoveryRules(
-                    mailEnabled: smtp != nil, messageIDDomain: smtp.map { String($0.from.split(separator: "@").last ?? "scavenger") } ?? "scavenger.invalid",
-                    huntsNeedVerifiedEmail: huntsNeedVerifiedEmail)), logger: logger)
+                recovery: mail.recoveryRules(smtp)), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.
@@ -390,15 +367,7 @@ struct Serve: AsyncParsableCommand {
                     logger: logger)))
             }
             if let smtp {
-                // The outbox's sender: each daemon runs one; rows are claimed one at a time, so
-                // two daemons never send one mail at once.
-                var senderConfiguration = MailSenderConfiguration()
-                if let mailFirstRetrySeconds { senderConfiguration.firstRetrySeconds = max(0.1, mailFirstRetrySeconds) }
-                if let mailLeaseSeconds { senderConfiguration.leaseSeconds = max(1, mailLeaseSeconds) }
-                services.append(.init(service: MailSender(
-                    store: store, client: SMTPClient(configuration: smtp), configuration: senderConfiguration,
-                    logger: logger, metrics: metrics?.factory)))
-                logger.info("sending mail", metadata: ["smtp": "\(Self.redacted(smtp.url))", "from": "\(smtp.from)"])
+                services.append(.init(service: mail.sender(smtp, store: store, metrics: metrics, logger: logger)))
             }
             if let terminations {
                 // Its end (after a SIGTERM and the drain) stops the daemon.
@@ -423,12 +392,6 @@ struct Serve: AsyncParsableCommand {
             await hasher.shutdown()
             try? await ioGroup?.shutdownGracefully()
         }
-    }
-
-    /// An SMTP URL without the password of its user part, for logs.
-    static func redacted(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url.range(of: "@", range: scheme.upperBound ..< url.endIndex) else { return url }
-        return String(url[..<scheme.upperBound]) + "…@" + url[at.upperBound...]
     }
 
     /// Whether `error` is a listener's bind failing because the address is taken.
