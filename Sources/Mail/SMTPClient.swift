@@ -6,13 +6,13 @@ import Synchronization
 /// which the server must offer unless plain SMTP is allowed, or `smtps://host:port`, TLS from the
 /// start), the sender's address, and the credentials, if the server wants them.
 public struct SMTPConfiguration: Sendable {
-    /// `smtp://host[:port]` or `smtps://host[:port]`.
+    /// `smtp://host[:port]` or `smtps://host[:port]`, without a user or password.
     public var url: String
     /// The envelope sender and the From header.
     public var from: String
-    /// The user name to log in with, if the server wants one.
+    /// The user name to log in with, if the server wants one (never part of `url`).
     public var username: String?
-    /// The password to log in with.
+    /// The password to log in with (never part of `url`).
     public var password: String?
     /// PEM file of the certificate authorities to trust for TLS (default: the system's).
     public var caFile: String?
@@ -36,16 +36,29 @@ public struct SMTPConfiguration: Sendable {
         self.timeoutSeconds = timeoutSeconds
     }
 
-    /// Whether `url` is an SMTP URL this client sends to, and `from` looks like an address.
-    public static func check(url: String, from: String) -> String? {
+    /// What is wrong with `url` and `from`, or nil: `url` must be an SMTP URL this client sends
+    /// to, with no user or password in it (credentials go in the environment, never in a command
+    /// line that any process list shows), and `from` must look like an address. `urlName` is
+    /// where the URL came from, for the message (`--smtp-url` or an environment variable).
+    public static func check(url: String, from: String, urlName: String = "--smtp-url") -> String? {
         let lower = url.lowercased()
         guard lower.hasPrefix("smtp://") || lower.hasPrefix("smtps://"), url.count > 8 else {
-            return "--smtp-url must be smtp://host[:port] or smtps://host[:port]"
+            return "\(urlName) must be smtp://host[:port] or smtps://host[:port]"
+        }
+        if hasUserInfo(url) {
+            return "\(urlName) must not carry a user or password: give them in $SCAVENGER_SMTP_USER and "
+                + "$SCAVENGER_SMTP_PASSWORD (a command line shows in every process list)"
         }
         guard from.utf8.count <= 254, let at = from.lastIndex(of: "@"), at != from.startIndex,
               from.index(after: at) != from.endIndex, !from.contains(where: { $0 == "<" || $0 == ">" || $0.isWhitespace })
         else { return "--mail-from must be an address like scavenger@example.org" }
         return nil
+    }
+
+    /// Whether the URL's authority (after `://`, up to the first `/`, `?` or `#`) has a user part.
+    static func hasUserInfo(_ url: String) -> Bool {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return false }
+        return url[url.index(colon, offsetBy: 3)...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }.contains("@")
     }
 
     /// Whether the URL is `smtp://` (STARTTLS), not `smtps://` (TLS from the start).

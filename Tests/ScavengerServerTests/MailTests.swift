@@ -644,9 +644,12 @@ struct MailUnitTests {
         #expect(configuration.retryDelay(afterAttempt: 30, jitter: 0) == nil)
     }
 
-    @Test("SMTP URLs and sender addresses are checked", arguments: [
+    @Test("SMTP URLs (with no user or password in them) and sender addresses are checked", arguments: [
         ("smtp://127.0.0.1:25", "a@example.org", true), ("smtps://mail.example.org", "a@example.org", true),
+        ("smtp://mail.example.org:587/client.example.org", "a@example.org", true),
         ("http://x", "a@example.org", false), ("smtp://x:25", "no-at", false), ("smtp://x:25", "<a@b.c>", false),
+        ("smtp://user:secret@x:587", "a@example.org", false), ("smtps://user@x", "a@example.org", false),
+        ("SMTP://user%40example.org:secret@x/", "a@example.org", false),
     ])
     func configurationCheck(url: String, from: String, valid: Bool) {
         #expect((SMTPConfiguration.check(url: url, from: from) == nil) == valid)

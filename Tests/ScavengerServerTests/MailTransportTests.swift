@@ -29,7 +29,8 @@ func onlyMail(_ environment: TestEnvironment) async throws -> (attempts: Int, er
 }
 
 /// The 1.5 rules for the daemon's SMTP relay, with `scavengerd serve` as a process: STARTTLS is
-/// required on smtp:// unless --smtp-allow-plaintext.
+/// required on smtp:// unless --smtp-allow-plaintext, credentials come only from the environment,
+/// and a flag that needs mail needs --smtp-url.
 extension MailTests {
     @Test("smtp:// to a relay without STARTTLS: nothing is sent, the mail stays queued, logged and counted failed; with --smtp-allow-plaintext it goes")
     func plainRelayRefused() async throws {
@@ -94,5 +95,25 @@ extension MailTests {
             #expect(mails.first.flatMap { header("X-Envelope-To", in: $0) } == "petra@example.org")
             #expect(mails.first.flatMap(mailedCode) != nil)
         }
+    }
+
+    @Test("serve refuses at start, saying why, credentials in the SMTP URL and mail flags that need an SMTP server", arguments: [
+        (["--smtp-url", "smtp://scavenger:s3cret@127.0.0.1:25"], [:], "$SCAVENGER_SMTP_USER and $SCAVENGER_SMTP_PASSWORD"),
+        (["--smtp-url", "smtps://scavenger@mail.example.org/example.org"], [:], "--smtp-url must not carry a user or password"),
+        ([], ["SCAVENGER_SMTP_URL": "smtp://scavenger:s3cret@127.0.0.1:25"], "$SCAVENGER_SMTP_URL must not carry a user or password"),
+        (["--hunts-need-verified-email"], [:], "--hunts-need-verified-email needs --smtp-url"),
+        (["--smtp-allow-plaintext"], [:], "--smtp-allow-plaintext is for an smtp:// server"),
+        (["--smtp-url", "smtps://127.0.0.1:465", "--smtp-allow-plaintext"], [:], "--smtp-allow-plaintext is for an smtp:// server"),
+        (["--smtp-url", "smtp://127.0.0.1:25", "--smtp-ca-file", "/nonexistent/ca.pem"], [:], "--smtp-ca-file /nonexistent/ca.pem: no such file"),
+        (["--smtp-ca-file", "/etc/hostname"], [:], "--smtp-ca-file needs --smtp-url"),
+    ] as [([String], [String: String], String)])
+    func refusedAtStart(flags: [String], environment: [String: String], message: String) throws {
+        // A database that is not there: flags that passed would make serve wait for it.
+        let configuration = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/none?connect_timeout=1")
+        let result = try Executable.run(
+            ["serve", "--port", "0", "--mail-from", "scavenger@test.invalid"] + flags, configuration: configuration, environment: environment)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(!result.stderr.contains("s3cret"), "the refusal repeats the password: \(result.stderr)")
     }
 }
