@@ -4,7 +4,8 @@
     smtp_capture.py PORT DIRECTORY [starttls|smtps CERT KEY]
 
 Listens on 127.0.0.1:PORT (0 picks a free port) and writes every mail it accepts to
-DIRECTORY/<n>.eml (the envelope's recipients in an X-Envelope-To header first), written to a
+DIRECTORY/<n>.eml (the envelope's recipients in an X-Envelope-To header first, then how the
+session was protected in X-Capture-TLS: "none", "starttls TLSv1.3", "smtps TLSv1.3"), written to a
 temporary name and renamed, so a reader never sees half a mail. With `starttls CERT KEY` it
 offers STARTTLS and refuses mail before it; with `smtps CERT KEY` it speaks TLS from the start.
 Recipients whose mailbox starts with "reject" are refused with 550 (a permanent failure). Prints "listening PORT" once
@@ -37,7 +38,12 @@ class Capture:
             self.count += 1
             number = self.count
         path = os.path.join(self.directory, f"{number:06d}.eml")
-        data = b"X-Envelope-To: " + ", ".join(envelope.rcpt_tos).encode() + b"\r\n" + envelope.original_content
+        # The TLS object of the session's transport: after STARTTLS (session.ssl is set then), or
+        # from the start (smtps); none on a plain session.
+        tls = server.transport.get_extra_info("ssl_object") if server.transport else None
+        protection = "none" if tls is None else f"{'starttls' if session.ssl is not None else 'smtps'} {tls.version()}"
+        data = (b"X-Envelope-To: " + ", ".join(envelope.rcpt_tos).encode() + b"\r\n"
+                + b"X-Capture-TLS: " + protection.encode() + b"\r\n" + envelope.original_content)
         with open(path + ".tmp", "wb") as f:
             f.write(data)
         os.rename(path + ".tmp", path)

@@ -2,47 +2,67 @@ internal import CCurl
 import NIOPosix
 import Synchronization
 
-/// Where and how mail is sent: an SMTP server's URL (`smtp://host:port`, upgraded with STARTTLS
-/// when the server offers it, or `smtps://host:port`, TLS from the start), the sender's address,
-/// and the credentials, if the server wants them.
+/// Where and how mail is sent: an SMTP server's URL (`smtp://host:port`, upgraded with STARTTLS,
+/// which the server must offer unless plain SMTP is allowed, or `smtps://host:port`, TLS from the
+/// start), the sender's address, and the credentials, if the server wants them.
 public struct SMTPConfiguration: Sendable {
-    /// `smtp://host[:port]` or `smtps://host[:port]`.
+    /// `smtp://host[:port]` or `smtps://host[:port]`, without a user or password.
     public var url: String
     /// The envelope sender and the From header.
     public var from: String
+    /// The user name to log in with, if the server wants one (never part of `url`).
     public var username: String?
+    /// The password to log in with (never part of `url`).
     public var password: String?
     /// PEM file of the certificate authorities to trust for TLS (default: the system's).
     public var caFile: String?
-    /// Require TLS on `smtp://` (STARTTLS must be offered); default false: TLS when offered.
-    public var requireTLS: Bool
+    /// Whether an `smtp://` server that offers no STARTTLS gets the mail in plain text (a relay on
+    /// loopback); default false: such a server gets nothing (``SMTPError/isTLSUnavailable``).
+    /// With it, STARTTLS is still used when offered.
+    public var allowPlaintext: Bool
     /// Seconds one send may take in all (connecting included); default 30.
     public var timeoutSeconds: Int
 
     public init(
         url: String, from: String, username: String? = nil, password: String? = nil, caFile: String? = nil,
-        requireTLS: Bool = false, timeoutSeconds: Int = 30
+        allowPlaintext: Bool = false, timeoutSeconds: Int = 30
     ) {
         self.url = url
         self.from = from
         self.username = username
         self.password = password
         self.caFile = caFile
-        self.requireTLS = requireTLS
+        self.allowPlaintext = allowPlaintext
         self.timeoutSeconds = timeoutSeconds
     }
 
-    /// Whether `url` is an SMTP URL this client sends to, and `from` looks like an address.
-    public static func check(url: String, from: String) -> String? {
+    /// What is wrong with `url` and `from`, or nil: `url` must be an SMTP URL this client sends
+    /// to, with no user or password in it (credentials go in the environment, never in a command
+    /// line that any process list shows), and `from` must look like an address. `urlName` is
+    /// where the URL came from, for the message (`--smtp-url` or an environment variable).
+    public static func check(url: String, from: String, urlName: String = "--smtp-url") -> String? {
         let lower = url.lowercased()
         guard lower.hasPrefix("smtp://") || lower.hasPrefix("smtps://"), url.count > 8 else {
-            return "--smtp-url must be smtp://host[:port] or smtps://host[:port]"
+            return "\(urlName) must be smtp://host[:port] or smtps://host[:port]"
+        }
+        if hasUserInfo(url) {
+            return "\(urlName) must not carry a user or password: give them in $SCAVENGER_SMTP_USER and "
+                + "$SCAVENGER_SMTP_PASSWORD (a command line shows in every process list)"
         }
         guard from.utf8.count <= 254, let at = from.lastIndex(of: "@"), at != from.startIndex,
               from.index(after: at) != from.endIndex, !from.contains(where: { $0 == "<" || $0 == ">" || $0.isWhitespace })
         else { return "--mail-from must be an address like scavenger@example.org" }
         return nil
     }
+
+    /// Whether the URL's authority (after `://`, up to the first `/`, `?` or `#`) has a user part.
+    static func hasUserInfo(_ url: String) -> Bool {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return false }
+        return url[url.index(colon, offsetBy: 3)...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }.contains("@")
+    }
+
+    /// Whether the URL is `smtp://` (STARTTLS), not `smtps://` (TLS from the start).
+    public static func isStartTLS(_ url: String) -> Bool { url.lowercased().hasPrefix("smtp://") }
 }
 
 /// A plain-text mail to send.
@@ -69,6 +89,11 @@ public struct SMTPError: Error, Sendable, CustomStringConvertible {
     /// Whether a later try may work (the server unreachable, a 4xx reply, a timeout), or never
     /// (a 5xx reply: the server refused the sender, the recipient or the mail).
     public var isPermanent: Bool
+    /// Whether the `smtp://` server offered no STARTTLS (or refused it) and plain SMTP is not
+    /// allowed: nothing was sent, not even the credentials. Not permanent: the server may offer it
+    /// later.
+    public var isTLSUnavailable = false
+    /// libcurl's account of the failure, with the server's last reply code.
     public var description: String
 }
 
@@ -145,9 +170,10 @@ public final class SMTPClient: Sendable {
                     set(ccurl_setopt_long(curl, CURLOPT_NOSIGNAL, 1))
                     set(ccurl_setopt_string(curl, CURLOPT_MAIL_FROM, "<\(configuration.from)>"))
                     set(ccurl_setopt_slist(curl, CURLOPT_MAIL_RCPT, recipients))
-                    // STARTTLS when the server offers it (or required); smtps:// is TLS anyway.
+                    // STARTTLS required (only when plain SMTP is allowed: used when offered); a
+                    // server without it gets nothing, not even MAIL FROM. smtps:// is TLS anyway.
                     set(ccurl_setopt_long(
-                        curl, CURLOPT_USE_SSL, Int(configuration.requireTLS ? CURLUSESSL_ALL.rawValue : CURLUSESSL_TRY.rawValue)))
+                        curl, CURLOPT_USE_SSL, Int(configuration.allowPlaintext ? CURLUSESSL_TRY.rawValue : CURLUSESSL_ALL.rawValue)))
                     set(ccurl_setopt_long(curl, CURLOPT_TIMEOUT, configuration.timeoutSeconds))
                     set(ccurl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT, min(10, configuration.timeoutSeconds)))
                     if let username = configuration.username { set(ccurl_setopt_string(curl, CURLOPT_USERNAME, username)) }
@@ -166,6 +192,12 @@ public final class SMTPClient: Sendable {
             let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             let summary = String(cString: curl_easy_strerror(code))
             let message = "\(summary)\(detail.isEmpty ? "" : ": \(detail)")\(response > 0 ? " (SMTP \(response))" : "")"
+            // No STARTTLS where it is required: nothing was sent; the server may offer it later.
+            if code == CURLE_USE_SSL_FAILED {
+                return .failure(SMTPError(
+                    isPermanent: false, isTLSUnavailable: true,
+                    description: "the SMTP server offers no STARTTLS and plain SMTP is not allowed: \(message)"))
+            }
             // A 5xx reply is the server's final word; anything else may work later.
             return .failure(SMTPError(isPermanent: (500 ... 599).contains(response), description: message))
         }

@@ -40,8 +40,10 @@ public struct MailSenderConfiguration: Sendable {
 
 /// The outbox's sender, a service the daemon runs: claims one due mail at a time (skipping
 /// what another daemon holds), sends it with the SMTP client, and marks it sent, or due again
-/// after a back-off, or given up after a permanent refusal or too many tries. Counts sent,
-/// retried and failed mails, and the outbox's queue, as metrics; logs each outcome.
+/// after a back-off, or given up after a permanent refusal or too many tries. Counts sent mails,
+/// tries that failed but may work later (retried), tries that need someone (failed: a mail given
+/// up, or refused by a relay without STARTTLS, which stays queued), and the outbox's queue, as
+/// metrics; logs each outcome.
 public final class MailSender: Service, Sendable {
     let store: Database
     let client: SMTPClient
@@ -97,13 +99,21 @@ public final class MailSender: Service, Sendable {
             metadata["error"] = "\(error.description)"
             let delay = error.isPermanent ? nil : configuration.retryDelay(afterAttempt: mail.attempts)
             try await store.markMailFailed(id: mail.id, error: error.description, retryAfterSeconds: delay)
-            if let delay {
-                retried.increment()
-                metadata["retry_in_s"] = "\(Int(delay.rounded(.up)))"
-                logger.warning("mail not sent; will retry", metadata: metadata)
-            } else {
+            guard let delay else {
                 failed.increment()
                 logger.error("mail given up", metadata: metadata)
+                return true
+            }
+            metadata["retry_in_s"] = "\(Int(delay.rounded(.up)))"
+            if error.isTLSUnavailable {
+                // Not the server being away but a relay that would read the mail in the clear:
+                // a failure someone must see (the relay fixed, or --smtp-allow-plaintext), while
+                // the mail stays queued for the tries left.
+                failed.increment()
+                logger.error("mail not sent: the SMTP server offers no STARTTLS; it stays queued", metadata: metadata)
+            } else {
+                retried.increment()
+                logger.warning("mail not sent; will retry", metadata: metadata)
             }
             return true
         }

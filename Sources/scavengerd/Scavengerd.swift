@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Mail
 import NIOCore
 import NIOPosix
 import Postgres
@@ -10,7 +9,6 @@ import ScavengerFeed
 import ScavengerGeography
 import ScavengerBoard
 import ScavengerHTTP
-import ScavengerMail
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
@@ -143,28 +141,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Travel speed in km/h above which such a check-in is flagged for review.")
     var maxTravelSpeed = ServeDefaults.maxTravelSpeedKmh
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
-    @Option(help: "SMTP server the daemon sends mail through (FORGOT, VERIFY): smtp://host:port (STARTTLS when offered) or smtps://host:port. Default: $SCAVENGER_SMTP_URL, else no mail (those commands answer UNAVAILABLE). Credentials: $SCAVENGER_SMTP_USER and $SCAVENGER_SMTP_PASSWORD, so that no password sits in a process list.")
-    var smtpUrl: String?
-    @Option(help: "The address mails come from (default: $SCAVENGER_MAIL_FROM); needed with --smtp-url.") var mailFrom: String?
-    @Option(help: "PEM file of the certificate authorities trusted for the SMTP server's TLS (default: the system's).") var smtpCaFile: String?
-    @Flag(help: "Only users with a verified email (VERIFY) may create hunts.") var huntsNeedVerifiedEmail = false
-    // For tests: the outbox sender's first retry wait and lease, in seconds (defaults 5 and 120).
-    @Option(help: .hidden) var mailFirstRetrySeconds: Double?
-    @Option(help: .hidden) var mailLeaseSeconds: Int?
-
-    /// The SMTP client's settings, from the flags and the environment; nil without an SMTP URL.
-    func smtpConfiguration() throws -> SMTPConfiguration? {
-        let environment = ProcessInfo.processInfo.environment
-        guard let url = smtpUrl ?? environment["SCAVENGER_SMTP_URL"], !url.isEmpty else { return nil }
-        let from = mailFrom ?? environment["SCAVENGER_MAIL_FROM"] ?? ""
-        if let problem = SMTPConfiguration.check(url: url, from: from) { throw ArgumentParser.ValidationError(problem) }
-        return SMTPConfiguration(
-            url: url, from: from, username: environment["SCAVENGER_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
-            password: environment["SCAVENGER_SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }, caFile: smtpCaFile)
-    }
+    @OptionGroup var mail: MailOptions
 
     func validate() throws {
-        _ = try smtpConfiguration()
         guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
         try validateTLS()
         guard httpPort.map({ (0 ... 65535).contains($0) && ($0 != port || $0 == 0) }) ?? true else {
@@ -295,7 +274,7 @@ struct Serve: AsyncParsableCommand {
         try await reportingFailure {
             // Before anything waits on the database: a bad certificate or key fails at once.
             let tls = try tlsSettings()
-            let smtp = try smtpConfiguration()
+            let smtp = try mail.smtpConfiguration()
             let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -346,9 +325,7 @@ struct Serve: AsyncParsableCommand {
                 joinFailureRate: joinFailureRate.limit, requestKeySeconds: requestKeySeconds,
                 // From the environment, so that the secret sits in no process list.
                 requestKeySecret: ProcessInfo.processInfo.environment["SCAVENGER_REQUEST_KEY_SECRET"],
-                recovery: RecoveryRules(
-                    mailEnabled: smtp != nil, messageIDDomain: smtp.map { String($0.from.split(separator: "@").last ?? "scavenger") } ?? "scavenger.invalid",
-                    huntsNeedVerifiedEmail: huntsNeedVerifiedEmail)), logger: logger)
+                recovery: mail.recoveryRules(smtp)), logger: logger)
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.
@@ -390,15 +367,7 @@ struct Serve: AsyncParsableCommand {
                     logger: logger)))
             }
             if let smtp {
-                // The outbox's sender: each daemon runs one; rows are claimed one at a time, so
-                // two daemons never send one mail at once.
-                var senderConfiguration = MailSenderConfiguration()
-                if let mailFirstRetrySeconds { senderConfiguration.firstRetrySeconds = max(0.1, mailFirstRetrySeconds) }
-                if let mailLeaseSeconds { senderConfiguration.leaseSeconds = max(1, mailLeaseSeconds) }
-                services.append(.init(service: MailSender(
-                    store: store, client: SMTPClient(configuration: smtp), configuration: senderConfiguration,
-                    logger: logger, metrics: metrics?.factory)))
-                logger.info("sending mail", metadata: ["smtp": "\(Self.redacted(smtp.url))", "from": "\(smtp.from)"])
+                services.append(.init(service: mail.sender(smtp, store: store, metrics: metrics, logger: logger)))
             }
             if let terminations {
                 // Its end (after a SIGTERM and the drain) stops the daemon.
@@ -423,12 +392,6 @@ struct Serve: AsyncParsableCommand {
             await hasher.shutdown()
             try? await ioGroup?.shutdownGracefully()
         }
-    }
-
-    /// An SMTP URL without the password of its user part, for logs.
-    static func redacted(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url.range(of: "@", range: scheme.upperBound ..< url.endIndex) else { return url }
-        return String(url[..<scheme.upperBound]) + "…@" + url[at.upperBound...]
     }
 
     /// Whether `error` is a listener's bind failing because the address is taken.
@@ -457,191 +420,6 @@ struct Serve: AsyncParsableCommand {
             }
         }
         return "cannot listen: an address is already in use (--port, --tls-port or --http-port); stop what listens there or choose other ports"
-    }
-}
-
-struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply the SQL migrations in db/ that have not been applied; idempotent.")
-
-    @OptionGroup var database: DatabaseOptions
-    @Option(help: "Directory of NNNN_name.sql files (default: ./db, or db/ beside the executable's checkout).")
-    var migrations: String?
-
-    func run() async throws {
-        try await reportingFailure {
-            guard let directory = migrations.map({ URL(fileURLWithPath: $0) }) ?? Migrator.defaultDirectory() else {
-                throw CLIError("no migrations directory found: pass --migrations DIR")
-            }
-            let migrator = try Migrator(directory: directory)
-            let pool = PostgresPool(configuration: try database.configuration(), maxConnections: 1)
-            defer { Task { await pool.shutdown() } }
-            let outcome = try await migrator.migrate(pool)
-            for version in outcome.applied {
-                let name = migrator.migrations.first { $0.version == version }?.name ?? ""
-                print(String(format: "applied %04d_%@", version, name))
-            }
-            print("database is up to date: \(migrator.migrations.count) migrations, \(outcome.applied.count) applied now")
-        }
-    }
-}
-
-struct Expire: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "One pass of pin expiry, for cron: deletes expired pins with their replies and photos, and expired sessions.")
-
-    @OptionGroup var database: DatabaseOptions
-    @Option(help: "Rows per transaction: small batches keep locks short while feeds keep answering.")
-    var batchSize = 5000
-    @Option(help: "Seconds of the change logs to keep (at least 3600): a daemon away from the database longer reloads its feed, and a WATCH … SINCE from before it answers resumed false.")
-    var keepChanges = ServeDefaults.keepChanges
-    @Option(help: "Seconds a write's REQUEST key is kept (the daemons' --request-key-seconds; default 24 hours); older keys are deleted.")
-    var requestKeySeconds = ServeDefaults.requestKeySeconds
-
-    func validate() throws {
-        guard requestKeySeconds >= 1 else { throw ArgumentParser.ValidationError("--request-key-seconds must be at least 1") }
-        guard (1 ... 100_000).contains(batchSize) else {
-            throw ArgumentParser.ValidationError("--batch-size must be within 1…100000")
-        }
-        // Clients resuming a watch are promised an hour of the log at least.
-        guard keepChanges >= ServeDefaults.minimumKeepChanges else {
-            throw ArgumentParser.ValidationError("--keep-changes must be at least \(ServeDefaults.minimumKeepChanges) seconds")
-        }
-    }
-
-    func run() async throws {
-        try await reportingFailure {
-            let started = ContinuousClock.now
-            var report = ExpiryReport()
-            try await RegionCommand.withDatabase(database) { store in
-                report = try await store.expire(
-                    batchSize: batchSize, keepChangesSeconds: keepChanges, keepRequestKeysSeconds: requestKeySeconds)
-            }
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            print("expired \(report.pins) pins, \(report.replies) replies, \(report.photoBytes) photo bytes, "
-                + "\(report.sessions) sessions, \(report.changes) change-log entries, \(report.requestKeys) request keys, "
-                + "\(report.mail) mail rows in \(String(format: "%.3f", seconds)) s")
-        }
-    }
-}
-
-struct UserCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Manage users.", subcommands: [SetRole.self])
-
-    struct SetRole: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "role", abstract: "Set a user's role.")
-
-        @OptionGroup var database: DatabaseOptions
-        @Argument(help: "The user's name (case-insensitive).") var username: String
-        @Argument(help: "user, moderator or admin.") var role: String
-
-        func run() async throws {
-            try await reportingFailure {
-                guard let newRole = Role(rawValue: role) else {
-                    throw CLIError("role must be user, moderator or admin, not \(role)")
-                }
-                let pool = PostgresPool(configuration: try database.configuration(), maxConnections: 1)
-                defer { Task { await pool.shutdown() } }
-                guard try await Database(pool: pool).setRole(username: username, role: newRole) else {
-                    throw CLIError("no user named \(username)")
-                }
-                print("\(username) is now \(newRole.rawValue)")
-            }
-        }
-    }
-}
-
-struct RegionCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "region", abstract: "Manage named regions.", subcommands: [Set.self, List.self, Delete.self])
-
-    /// Runs `body` with a store on a one-connection pool.
-    static func withDatabase(_ options: DatabaseOptions, _ body: (Database) async throws -> Void) async throws {
-        let pool = PostgresPool(configuration: try options.configuration(), maxConnections: 1)
-        do {
-            try await body(Database(pool: pool))
-        } catch {
-            await pool.shutdown()
-            throw error
-        }
-        await pool.shutdown()
-    }
-
-    struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Define or replace a region from a GeoJSON Polygon or MultiPolygon (bare, Feature, or FeatureCollection of one).")
-
-        @OptionGroup var database: DatabaseOptions
-        @Argument(help: "1–64 of a-z, 0-9 and '-'.") var name: String
-        @Argument(help: "The GeoJSON file.") var file: String
-
-        func run() async throws {
-            try await reportingFailure {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw CLIError("cannot read \(file)")
-                }
-                guard let text = String(data: data, encoding: .utf8) else { throw CLIError("\(file) is not UTF-8 text") }
-                let region = try RegionDefinition.parse(name: name, geoJSON: text)
-                try await RegionCommand.withDatabase(database) { store in
-                    let update = try await store.setRegion(region)
-                    print("region \(name) set: \(update.pinsInRegion) pins in it, \(update.pinsReassigned) pins reassigned")
-                }
-            }
-        }
-    }
-
-    struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the regions with their live pins and bounding boxes.")
-
-        @OptionGroup var database: DatabaseOptions
-
-        func run() async throws {
-            try await reportingFailure {
-                try await RegionCommand.withDatabase(database) { store in
-                    for region in try await store.regionSummaries() {
-                        let box = region.envelope
-                        print("\(region.name)\t\(region.pins) pins\tlon \(box.minX)…\(box.maxX) lat \(box.minY)…\(box.maxY)")
-                    }
-                }
-            }
-        }
-    }
-
-    struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a region; its pins belong to no region (or another that contains them).")
-
-        @OptionGroup var database: DatabaseOptions
-        @Argument(help: "The region's name.") var name: String
-
-        func run() async throws {
-            try await reportingFailure {
-                try await RegionCommand.withDatabase(database) { store in
-                    guard let update = try await store.deleteRegion(named: name) else {
-                        throw CLIError("no region named \(name)")
-                    }
-                    print("region \(name) deleted: \(update.pinsReassigned) pins unassigned or moved")
-                }
-            }
-        }
-    }
-}
-
-struct Commands: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print the protocol's command reference as a Markdown table (the README's is generated from it).")
-
-    func run() async throws {
-        print(CommandTable.standard.markdownReference, terminator: "")
-    }
-}
-
-struct Limits: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print the table of limits and defaults as Markdown (the README's is generated from it).")
-
-    func run() async throws {
-        print(LimitsTable.markdown, terminator: "")
     }
 }
 

@@ -32,12 +32,13 @@ struct Executable {
         var stderr: String
     }
 
-    /// Runs `scavengerd arguments…` against the schema of `configuration`.
-    static func run(_ arguments: [String], configuration: PostgresConfiguration) throws -> Result {
+    /// Runs `scavengerd arguments…` against the schema of `configuration`, with `extra` in its
+    /// environment.
+    static func run(_ arguments: [String], configuration: PostgresConfiguration, environment extra: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = try url
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment["DATABASE_URL"] = databaseURL(configuration)
         process.environment = environment
         let out = Pipe(), err = Pipe()

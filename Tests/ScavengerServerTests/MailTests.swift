@@ -133,11 +133,13 @@ func quietMailLogger() -> Logger {
     return logger
 }
 
-/// A mail sender over `environment`'s database to `capture`, retrying fast.
+/// A mail sender over `environment`'s database to `capture` (a plain relay on loopback, so plain
+/// SMTP allowed), retrying fast.
 func testSender(_ environment: TestEnvironment, _ capture: SMTPCapture, leaseSeconds: Int = 30) -> MailSender {
     MailSender(
         store: environment.database,
-        client: SMTPClient(configuration: SMTPConfiguration(url: capture.url, from: "scavenger@test.invalid", timeoutSeconds: 5)),
+        client: SMTPClient(configuration: SMTPConfiguration(
+            url: capture.url, from: "scavenger@test.invalid", allowPlaintext: true, timeoutSeconds: 5)),
         configuration: MailSenderConfiguration(
             pollInterval: .milliseconds(50), leaseSeconds: leaseSeconds, firstRetrySeconds: 0.2, maximumRetrySeconds: 0.5),
         logger: quietMailLogger())
@@ -362,7 +364,7 @@ struct MailTests {
         defer { capture.stop() }
         try await TestEnvironment.make().use { environment in
             let flags = [
-                "--smtp-url", capture.url, "--mail-from", "scavenger@test.invalid",
+                "--smtp-url", capture.url, "--smtp-allow-plaintext", "--mail-from", "scavenger@test.invalid",
                 "--mail-first-retry-seconds", "0.2", "--mail-lease-seconds", "2",
             ]
             let first = try await DaemonProcess(environment: environment, flags)
@@ -548,7 +550,7 @@ struct SMTPTLSTests {
         MailMessage(messageID: id, to: "tls@example.org", subject: "TLS", body: "over TLS\n", date: 1_795_948_106)
     }
 
-    @Test("STARTTLS when the server offers it (it refuses mail before), checked against --smtp-ca-file")
+    @Test("STARTTLS (the server refuses mail before it), checked against --smtp-ca-file, also where plain SMTP is allowed")
     func startTLS() async throws {
         let (certificate, key) = try selfSignedCertificate()
         let capture = try SMTPCapture(tls: ["starttls", certificate, key])
@@ -558,12 +560,38 @@ struct SMTPTLSTests {
             url: capture.url, from: "scavenger@test.invalid", caFile: certificate, timeoutSeconds: 10))
         try await client.send(Self.message("starttls@test.invalid"))
         #expect(try capture.mails().count == 1)
+        #expect(try capture.mails().first.flatMap { header("X-Capture-TLS", in: $0) }?.hasPrefix("starttls TLSv1.") == true)
+        // Plain SMTP allowed changes nothing where STARTTLS is offered: it is still used.
+        let lenient = SMTPClient(configuration: SMTPConfiguration(
+            url: capture.url, from: "scavenger@test.invalid", caFile: certificate, allowPlaintext: true, timeoutSeconds: 10))
+        try await lenient.send(Self.message("lenient@test.invalid"))
+        #expect(try capture.mails().count == 2)
+        #expect(try capture.mails().last.flatMap { header("X-Capture-TLS", in: $0) }?.hasPrefix("starttls TLSv1.") == true)
+        await lenient.shutdown()
         // Without the CA, the server's certificate is not trusted: nothing is sent.
         let untrusting = SMTPClient(configuration: SMTPConfiguration(url: capture.url, from: "scavenger@test.invalid", timeoutSeconds: 10))
         await #expect(throws: SMTPError.self) { try await untrusting.send(Self.message("untrusted@test.invalid")) }
-        #expect(try capture.mails().count == 1)
+        #expect(try capture.mails().count == 2)
         await client.shutdown()
         await untrusting.shutdown()
+    }
+
+    @Test("smtp:// to a server without STARTTLS: nothing is sent (a failure a later try may cure), unless plain SMTP is allowed")
+    func noStartTLS() async throws {
+        let capture = try SMTPCapture()
+        try capture.start()
+        defer { capture.stop() }
+        let strict = SMTPClient(configuration: SMTPConfiguration(url: capture.url, from: "scavenger@test.invalid", timeoutSeconds: 10))
+        let refused = await #expect(throws: SMTPError.self) { try await strict.send(Self.message("strict@test.invalid")) }
+        #expect(refused?.isTLSUnavailable == true && refused?.isPermanent == false, "\(String(describing: refused))")
+        #expect(refused?.description.contains("STARTTLS") == true)
+        #expect(try capture.mails().isEmpty)
+        let plain = SMTPClient(configuration: SMTPConfiguration(
+            url: capture.url, from: "scavenger@test.invalid", allowPlaintext: true, timeoutSeconds: 10))
+        try await plain.send(Self.message("plain@test.invalid"))
+        #expect(try capture.mails().map { header("X-Capture-TLS", in: $0) } == ["none"])
+        await strict.shutdown()
+        await plain.shutdown()
     }
 
     @Test("smtps://: TLS from the start")
@@ -578,6 +606,7 @@ struct SMTPTLSTests {
         let mails = try capture.mails()
         #expect(mails.count == 1)
         #expect(header("Message-ID", in: mails[0]) == "<smtps@test.invalid>")
+        #expect(header("X-Capture-TLS", in: mails[0])?.hasPrefix("smtps TLSv1.") == true)
         await client.shutdown()
     }
 
@@ -615,9 +644,12 @@ struct MailUnitTests {
         #expect(configuration.retryDelay(afterAttempt: 30, jitter: 0) == nil)
     }
 
-    @Test("SMTP URLs and sender addresses are checked", arguments: [
+    @Test("SMTP URLs (with no user or password in them) and sender addresses are checked", arguments: [
         ("smtp://127.0.0.1:25", "a@example.org", true), ("smtps://mail.example.org", "a@example.org", true),
+        ("smtp://mail.example.org:587/client.example.org", "a@example.org", true),
         ("http://x", "a@example.org", false), ("smtp://x:25", "no-at", false), ("smtp://x:25", "<a@b.c>", false),
+        ("smtp://user:secret@x:587", "a@example.org", false), ("smtps://user@x", "a@example.org", false),
+        ("SMTP://user%40example.org:secret@x/", "a@example.org", false),
     ])
     func configurationCheck(url: String, from: String, valid: Bool) {
         #expect((SMTPConfiguration.check(url: url, from: from) == nil) == valid)

@@ -4,13 +4,13 @@
 Usage: recovery_test.py SCAVENGERD DATABASE_URL OUTPUT_DIR
 
 Starts a real SMTP server (scripts/smtp_capture.py: aiosmtpd, each mail saved as a file) and
-`scavengerd serve --smtp-url … --mail-from …` on DATABASE_URL (already migrated). An account is
-made over TCP; then on /play the "forgot your password" form is sent, the reset code is read from
-the mail the SMTP server received, typed into the reset form with a new password, and the page
-shows the player signed in. The new password logs in over TCP, the old one no longer does, and
-the code does not work twice. Then the signed-in page verifies the email: "Mail me a code", the
-code from the second mail, and the page says the email is verified (for a new account: the
-reset already proved rita's address).
+`scavengerd serve --smtp-url … --smtp-allow-plaintext --mail-from …` on DATABASE_URL (already
+migrated). An account is made over TCP; then on /play the "forgot your password" form is sent, the
+reset code is read from the mail the SMTP server received, typed into the reset form with a new
+password, and the page shows the player signed in. The new password logs in over TCP, the old one
+no longer does, and the code does not work twice. Then the signed-in page verifies the email:
+"Mail me a code", the code from the second mail, and the page says the email is verified (for a
+new account: the reset already proved rita's address).
 
 Every wait is for a state; the long timeouts only guard against a hang. Exit 0 when every check
 passed. Screenshots go to OUTPUT_DIR.
@@ -56,7 +56,8 @@ def main():
     smtp.stdout.readline()  # "listening PORT"
     daemon, port, http_port, log = start_daemon(
         daemon_path, database_url, output,
-        "--smtp-url", f"smtp://127.0.0.1:{smtp_port}", "--mail-from", "scavenger@test.invalid")
+        # A plain relay on loopback: allowed only with --smtp-allow-plaintext (else STARTTLS is required).
+        "--smtp-url", f"smtp://127.0.0.1:{smtp_port}", "--smtp-allow-plaintext", "--mail-from", "scavenger@test.invalid")
     driver = None
     failures = []
 
