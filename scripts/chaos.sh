@@ -30,7 +30,11 @@
 #     not judged; every daemon must notice that positions of its change log were handed out
 #     again (scavenger_change_log_rewrites_total > 0 on /metrics) and reload, and every watcher
 #     end with the database's view (told to read again, `resumed: false` or a SINCE past the
-#     log's end, it takes a SNAPSHOT), writes succeed after it, none doubled;
+#     log's end, it takes a SNAPSHOT), writes succeed after it, none doubled. Then (issue 52) the
+#     daemons stop and the old primary is started again, unfenced (timeline 1, the lost writes):
+#     a new daemon C given it as --read-database-url must load from the new primary (its log says
+#     why) and hold its pins, and answer `WATCH … SINCE` the old primary's end `resumed: false`,
+#     SINCE the new log's end `resumed: true`;
 #  9. a rolling restart behind HAProxy (issue 41; full runs only, --short leaves it out): two
 #     daemons on ports of their own, each with `--http-port` and `--drain-seconds 2`, behind an
 #     HAProxy the driver runs itself (`haproxy -f <run dir>/haproxy.cfg -db`, never the system's
@@ -83,8 +87,8 @@
 # (in 3 to the new daemon; in 5, 7, 8, 10 and 11 a pair on each daemon, in 5 through both
 # phases); one of each pair also drops its connection itself every 0.3-1 s. In 7, 8, 10 and 11
 # a third on each daemon is away from the crash (the switchover) to the load's end and comes
-# back with SINCE its old seq (in 8 once the new primary has handed that position out again to
-# another change).
+# back with SINCE its old seq (in 8 once the new primary's log reaches past it: it numbers its
+# changes past the lost history's).
 # Beside the load there, 4 retrying clients (in 5, in each phase) send every write with
 # `REQUEST <key>` (a new uuid each): POSTs into the watched circle, and side pins outside it that
 # they REPLY to or DELETE. A write that gets no answer (connection broken, or no reply within

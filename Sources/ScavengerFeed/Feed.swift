@@ -29,7 +29,7 @@ public final class Feed: Sendable {
     public let database: Database
     /// Where start-up loads may read from besides the primary (see ``StandbyReads``).
     private let standbyReads: StandbyReads?
-    private let index: ReadWriteLock<PinIndex>
+    let index: ReadWriteLock<PinIndex>
     private let regionIndex: Mutex<RegionIndex>
     private let logger: Logger
     /// The last change applied; nil until the feed is loaded.
@@ -37,8 +37,6 @@ public final class Feed: Sendable {
     /// log from the one applied); nil until loaded.
     private let position = Mutex<LogPlace?>(nil)
     private let rewrites = Atomic<Int>(0)
-    /// Positions a rewritten log may have given out twice (see ``ReusedPositions``).
-    private let reusedPositions = Mutex(ReusedPositions())
 
     /// How many times the change log was found rewritten under this feed's place (each a reload).
     public var logRewrites: Int { rewrites.load(ordering: .relaxed) }
@@ -49,15 +47,15 @@ public final class Feed: Sendable {
     public let hunts: HuntFeed
     /// Expiries still to announce to watches, and the time up to which they have been: a pin
     /// counts as visible to watches until then, so every pin a watch saw gets exactly one `gone`.
-    private let expiries: Mutex<ExpiryQueue>
+    let expiries: Mutex<ExpiryQueue>
     /// Held from computing a batch of transitions to publishing it, so watches hear changes in
     /// the order they were applied even when catch-ups, direct writes and expiry announcements
     /// run on different threads.
-    private let publishing = Mutex(())
+    let publishing = Mutex(())
 
     /// This daemon's new pins being written, from before their insert is sent until they are
     /// put in the feed (see ``writeOwnPin(id:_:)``).
-    private let ownPins = Mutex(OwnPinsInFlight())
+    let ownPins = Mutex(OwnPinsInFlight())
 
     /// Changes read from the log at a time.
     static let changesPerRead = 1000
@@ -211,30 +209,19 @@ public final class Feed: Sendable {
             let page = try await database.feedChanges(
                 after: place, stamp: position.withLock { $0?.stamp }, limit: Self.changesPerRead)
             guard page.isContinuous else {
-                var parting: Int64?
                 if page.rewritten {
                     // The row at this feed's place is gone or another (a standby promoted without
-                    // the last changes, positions given out again): pins applied from it may be
-                    // lost, and changes given its positions since would be skipped.
+                    // the last changes): pins applied from it may be lost. (The new primary hands
+                    // out positions past the lost ones, `db/0033`, so none is skipped.)
                     logger.error("the change log was rewritten under this feed's place (a failover?); reloading", metadata: [
                         "place": "\(place)",
                     ])
                     rewrites.add(1, ordering: .relaxed)
-                    let recent = reusedPositions.withLock { $0.recent.map(\.seq) }
-                    let stored = try await database.feedStamps(at: recent)
-                    parting = reusedPositions.withLock { $0.partingPoint(stored: stored) }
                 } else {
                     // `expire` trimmed the log past this feed's place: start again from a full load.
                     logger.warning("the change log no longer reaches this feed's place; reloading", metadata: ["place": "\(place)"])
                 }
                 try await load()
-                if let parting {
-                    let through = max(place, appliedChange ?? place)
-                    reusedPositions.withLock { $0.rewritten(parting: parting, through: through) }
-                    logger.error("watches resuming after the parting point read everything again", metadata: [
-                        "parted_after": "\(parting)", "through": "\(through)",
-                    ])
-                }
                 // What changed meanwhile is not known pin by pin: every watch hears `overflow`.
                 publishing.withLock { _ in watches.overflowAll() }
                 guard let reloaded = appliedChange else { return }
@@ -266,7 +253,6 @@ public final class Feed: Sendable {
                 // Under the same lock: a watch starting sees the index and its place agree.
                 position.withLock { $0 = LogPlace(seq: last.sequence, stamp: last.stamp) }
             }
-            reusedPositions.withLock { $0.applied(page.changes.lazy.map { .init(seq: $0.sequence, stamp: $0.stamp) }) }
             if regionsChanged { try await reloadRegions() }
             place = last.sequence
             if page.changes.count < Self.changesPerRead { return }
@@ -494,121 +480,6 @@ public final class Feed: Sendable {
         return transitions.count
     }
 
-    // MARK: Starting watches
-
-    /// Starts a watch of `area` at the feed's place, which the watch's events then follow: its
-    /// events go to a sink held until the caller's reply has gone out (``StartedWatch/release``, from ScavengerCore).
-    /// With `snapshot`, the visible pins inside come first as `pin` events carrying that place,
-    /// then `ready`; registering and reading happen under the publishing lock, so every later
-    /// change comes as a live event with a larger `seq`, and no earlier one does.
-    public func startWatch(_ area: WatchArea, sink: any WatchSink, snapshot: Bool) -> StartedWatch {
-        let held = HeldWatchSink(sink)
-        let (id, place) = publishing.withLock { _ -> (String, Int64) in
-            let place = appliedChange ?? 0
-            let id = watches.add(area, sink: held)
-            guard snapshot else { return (id, place) }
-            let announcedThrough = expiries.withLock { $0.announcedThrough }
-            let query = NearbyQuery(lat: area.lat, lon: area.lon, radius: area.radius, limit: Int.max, kind: area.kind)
-            var events = index.read { index -> [WatchEvent] in
-                guard let page = try? index.nearby(query, now: Timestamp(microseconds: announcedThrough)) else { return [] }
-                let unannounced = ownPins.withLock { $0.unannounced }
-                return page.pins.compactMap { found in
-                    // An own new pin not yet announced comes as a live event.
-                    unannounced.contains(found.pin.id) ? nil : .pin(watch: id, pin: found.pin, distance: found.distance, seq: place)
-                }
-            }
-            events.append(.ready(watch: id, seq: place))
-            watches.countPublished(events.count)
-            held.deliver(events)
-            return (id, place)
-        }
-        return StartedWatch(id: id, seq: place, resumed: false, release: held.release)
-    }
-
-    /// Starts a watch of `area` that first replays the changes inside it after change `since`
-    /// (`WATCH … SINCE`): for each pin changed since, in the log order of its last change, `pin`
-    /// when it is visible inside now, `gone` when it was inside and is no longer, with that
-    /// change's `seq`; then live events. The log is read first; then, under the publishing lock,
-    /// the watch is registered and the replay computed from the index up to the feed's place
-    /// (read again when the feed has applied more than was read). Not resumed (a live watch
-    /// only) when the log no longer reaches back to `since`; nil when `since` is past its end.
-    public func resumeWatch(_ area: WatchArea, sink: any WatchSink, since: Int64) async throws(StoreError) -> StartedWatch? {
-        // The log read first from this feed's place, so that a log rewritten under it (a
-        // failover) is found before `since` is trusted: a position it may have given out twice
-        // is read again from the start.
-        try await catchUp()
-        if reusedPositions.withLock({ $0.mayBeReused(since) }) { return startWatch(area, sink: sink, snapshot: false) }
-        // Pins inside the circle lie within this band of latitudes (the log filters by it).
-        let degrees = area.radius / Geodesy.earthRadius * 180 / .pi + 1e-6
-        let band = max(-90, area.lat - degrees) ... min(90, area.lat + degrees)
-        let log = try await database.pinChanges(after: since, latitudes: band)
-        guard since <= log.latest else { return nil }
-        guard log.trimmedThrough <= since else {
-            // A live watch from the log's end as read (the client reads everything again).
-            if (appliedChange ?? 0) < log.latest { try await catchUp() }
-            return startWatch(area, sink: sink, snapshot: false)
-        }
-        var changes = log.changes
-        var through = log.latest
-        for _ in 0 ..< 50 {
-            // The feed may trail what was read (another daemon's writes, a client's seq from
-            // another daemon): bring it up to there first.
-            if (appliedChange ?? 0) < through { try await catchUp() }
-            let held = HeldWatchSink(sink)
-            let started = publishing.withLock { _ -> StartedWatch? in
-                let place = appliedChange ?? 0
-                guard place <= through else { return nil }
-                let id = watches.add(area, sink: held)
-                let events = replay(changes, after: since, through: place, into: id, area: area)
-                if !events.isEmpty {
-                    watches.countPublished(events.count)
-                    held.deliver(events)
-                }
-                return StartedWatch(id: id, seq: place, resumed: true, release: held.release)
-            }
-            if let started { return started }
-            let more = try await database.pinChanges(after: through, latitudes: band)
-            guard more.trimmedThrough <= through else { return startWatch(area, sink: sink, snapshot: false) }
-            changes += more.changes
-            through = more.latest
-        }
-        throw .unavailable("the change log moves too fast to resume the watch; try again")
-    }
-
-    /// The replay of `changes` in (`since`, `place`] for watch `id` (under the publishing lock).
-    private func replay(_ changes: [LoggedPinChange], after since: Int64, through place: Int64, into id: String, area: WatchArea) -> [WatchEvent] {
-        // Each pin once, at its last change; where it was, from any entry that logged it.
-        var last: [String: (seq: Int64, change: LoggedPinChange)] = [:]
-        for change in changes where change.sequence > since && change.sequence <= place {
-            let known = change.lat != nil ? change : last[change.id]?.change ?? change
-            last[change.id] = (change.sequence, known)
-        }
-        let ordered = last.sorted { $0.value.seq < $1.value.seq }
-        return index.read { index -> [WatchEvent] in
-            expiries.withLock { queue -> [WatchEvent] in
-                var events: [WatchEvent] = []
-                for (pinID, entry) in ordered {
-                    let indexed = index.pin(id: pinID)
-                    if let pin = queue.visible(indexed), let distance = watches.distance(of: pin, from: area) {
-                        events.append(.pin(watch: id, pin: pin, distance: distance, seq: entry.seq))
-                        continue
-                    }
-                    // Was it inside? By where the log says it was (or the index, for old entries
-                    // that did not log it; unknown: say `gone`, which a client that never saw it skips).
-                    let logged = entry.change
-                    var wasInside = true
-                    if let lat = logged.lat, let lon = logged.lon {
-                        wasInside = watches.distance(lat: lat, lon: lon, kind: logged.kind, from: area) != nil
-                    } else if let indexed {
-                        wasInside = watches.distance(of: indexed.pin, from: area) != nil
-                    }
-                    if wasInside { events.append(.gone(watch: id, id: pinID, seq: entry.seq)) }
-                }
-                return events
-            }
-        }
-    }
-
     /// A reply was added under a pin.
     public func replyAdded(pinID: String) {
         _ = index.write { $0.addReplies(id: pinID, delta: 1) }
@@ -669,7 +540,7 @@ struct ExpiryQueue {
 }
 
 /// This daemon's new pins between sending their insert and going into the feed.
-private struct OwnPinsInFlight {
+struct OwnPinsInFlight {
     /// Each pin's id, with the number of reloads begun before its insert was sent.
     var pins: [String: Int] = [:]
     var reloadsBegun = 0

@@ -127,36 +127,24 @@ extension Database {
         }
     }
 
-    /// The stamps the change log holds now at `sequences` (positions it no longer has are left
-    /// out): where a rewritten log parts from what a feed applied.
-    public func feedStamps(at sequences: [Int64]) async throws(StoreError) -> [Int64: Int64] {
-        guard !sequences.isEmpty else { return [:] }
-        return try await mappingErrors {
-            let rows = try await pool.query("""
-                SELECT seq, stamp FROM feed_changes WHERE seq = ANY (\(PostgresArray.text(sequences.map(String.init)))::bigint[])
-                """)
-            var stamps: [Int64: Int64] = [:]
-            for row in rows { stamps[Int64(try row.int("seq") as Int)] = Int64(try row.int("stamp") as Int) }
-            return stamps
-        }
-    }
-
     /// The pin changes after `sequence` whose logged place lies in a latitude band (or is not
     /// logged: entries older than `db/0016`), oldest first, with the log's trim mark and its
     /// last entry, all read at one moment: for replaying the changes inside a watch's circle
     /// (`WATCH … SINCE`). When the log no longer reaches back to `sequence` (the mark is past it),
-    /// no changes are read.
+    /// or `sequence` belongs to a history the database lost in a failover (`db/0033`), no changes
+    /// are read.
     public func pinChanges(after sequence: Int64, latitudes: ClosedRange<Double>) async throws(StoreError) -> LoggedPinChanges {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT m.through, m.latest, c.seq, c.subject, c.lat, c.lon, c.pin_kind
+                SELECT m.through, m.latest, m.lost, c.seq, c.subject, c.lat, c.lon, c.pin_kind
                 FROM (
                     SELECT (SELECT through FROM feed_changes_trimmed) AS through,
-                           (SELECT coalesce(max(seq), 0) FROM feed_changes) AS latest
+                           (SELECT coalesce(max(seq), 0) FROM feed_changes) AS latest,
+                           feed_position_lost(\(sequence)::bigint) AS lost
                 ) m
                 LEFT JOIN LATERAL (
                     SELECT seq, subject, lat, lon, pin_kind FROM feed_changes
-                    WHERE seq > \(sequence)::bigint AND kind = 'pin' AND m.through <= \(sequence)::bigint
+                    WHERE seq > \(sequence)::bigint AND kind = 'pin' AND m.through <= \(sequence)::bigint AND NOT m.lost
                       AND (lat IS NULL OR lat BETWEEN \(latitudes.lowerBound) AND \(latitudes.upperBound))
                 ) c ON true
                 ORDER BY c.seq
@@ -165,6 +153,7 @@ extension Database {
             for row in rows {
                 log.trimmedThrough = Int64(try row.int("through") as Int)
                 log.latest = Int64(try row.int("latest") as Int)
+                log.lost = try row.bool("lost")
                 guard let seq: Int = try row.int("seq") else { continue }
                 let kind: String? = try row.string("pin_kind")
                 log.changes.append(LoggedPinChange(
@@ -239,4 +228,8 @@ public struct LoggedPinChanges: Sendable {
     /// The log's last entry (0 when it has none).
     public var latest: Int64
     public var changes: [LoggedPinChange]
+    /// Whether the position asked for belongs to a history the database lost in a failover
+    /// (`feed_position_lost`, `db/0033`): it cannot be replayed from, even when the log's
+    /// positions now reach past it.
+    public var lost = false
 }

@@ -1,3 +1,4 @@
+import Logging
 import Postgres
 import ScavengerCore
 @testable import ScavengerFeed
@@ -77,29 +78,31 @@ struct FeedLogTests {
     }
 
     /// A failover written by hand: the primary that took over never had `lost`, the last pin
-    /// logged (its row and its log entry are gone), and gave its position to another pin, whose
-    /// id this returns.
+    /// logged (its row and its log entry are gone), and writes WAL on a timeline the log was not
+    /// written on (the epoch recorded so far is made another timeline's, `db/0033`); then it takes
+    /// another pin, whose id this returns.
     static func failOver(_ environment: TestEnvironment, losing lost: Pin, author: Account) throws -> String {
         let connection = try PostgresConnection.connect(environment.configuration)
         let newID = "p" + String(repeating: "n", count: 24)
         try connection.transaction { connection in
             try connection.query("SET LOCAL session_replication_role = replica")
-            let place: Int = try connection.query("SELECT max(seq) AS seq FROM feed_changes")[0].int("seq")
             try connection.query("DELETE FROM pins WHERE id = \(lost.id)")
-            try connection.query("DELETE FROM feed_changes WHERE seq = \(place)::bigint")
-            try connection.query("""
-                INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
-                VALUES (\(newID), \(author.id), 0, 0.0002, 'text', 'new', now() + interval '1 hour')
-                """)
-            try connection.query("""
-                INSERT INTO feed_changes (seq, kind, subject) OVERRIDING SYSTEM VALUE VALUES (\(place)::bigint, 'pin', \(newID))
-                """)
+            try connection.query("DELETE FROM feed_changes WHERE seq = (SELECT max(seq) FROM feed_changes)")
+            try connection.query("UPDATE feed_changes_epochs SET timeline = -timeline")
         }
+        try connection.query("""
+            INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at)
+            VALUES (\(newID), \(author.id), 0, 0.0002, 'text', 'new', now() + interval '1 hour')
+            """)
         return newID
     }
 
-    @Test("after a failover gave positions out again, WATCH … SINCE one of them reads everything again; SINCE before the histories part resumes")
-    func resumeAfterRewrite() async throws {
+    /// Where a new epoch's positions begin (`db/0033`) when the log is short and the test
+    /// cluster on timeline 1: 2^40.
+    static let block: Int64 = 1 << 40
+
+    @Test("after a failover, WATCH … SINCE a position of the lost history reads everything again, on this daemon and on one started after; SINCE before the histories part resumes")
+    func resumeAfterFailover() async throws {
         try await TestEnvironment.make().use { environment in
             let other = environment.otherProcess()
             let author = try await registerAlice(in: other)
@@ -110,14 +113,51 @@ struct FeedLogTests {
             try await environment.feed.catchUp()
             let lostPlace = try #require(environment.feed.appliedChange)
             _ = try Self.failOver(environment, losing: lost, author: author)
-            // A client that saw `lost` comes back before this daemon has read the log again:
-            // its SINCE names a position of the lost history, found out by the resume itself.
+            // The new primary numbered its change past every position the lost history can have used.
+            let end = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
+            #expect(end >= Self.block)
+            // A client that saw `lost` comes back before this daemon has read the log again.
             let area = WatchArea(lat: 0, lon: 0, radius: 1000)
             let reread = try #require(try await environment.feed.resumeWatch(area, sink: RecordingSink(), since: lostPlace))
             #expect(!reread.resumed)
             #expect(environment.feed.logRewrites == 1)
-            let resumed = try #require(try await environment.feed.resumeWatch(area, sink: RecordingSink(), since: shared))
-            #expect(resumed.resumed)
+            #expect(try #require(try await environment.feed.resumeWatch(area, sink: RecordingSink(), since: shared)).resumed)
+            // A daemon started after the failover never applied the lost history, and knows all the same.
+            let later = Feed(database: other, logger: Logger(label: "test-later-daemon"))
+            try await later.load()
+            for since in [lostPlace, lostPlace + 1, end - 1] {
+                let started = try #require(try await later.resumeWatch(area, sink: RecordingSink(), since: since))
+                #expect(!started.resumed, "SINCE \(since)")
+            }
+            // (The loads filled the new pin's cell: the log may have grown since.)
+            let latest = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
+            for since in [shared, end, latest] {
+                #expect(try #require(try await later.resumeWatch(area, sink: RecordingSink(), since: since)).resumed, "SINCE \(since)")
+            }
+            #expect(try await later.resumeWatch(area, sink: RecordingSink(), since: latest + 1) == nil, "past the log's end")
+        }
+    }
+
+    @Test("after a failover and before the new primary's first change, every SINCE past the log's end is of the lost history")
+    func lostBeforeTheFirstWrite() async throws {
+        try await TestEnvironment.make().use { environment in
+            let other = environment.otherProcess()
+            let author = try await registerAlice(in: other)
+            _ = try await other.createPin(textPin("kept", by: author.id))
+            let end = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
+            #expect(try await other.pinChanges(after: end + 5, latitudes: -90 ... 90).lost == false, "the server's epoch: only past the end")
+            let connection = try PostgresConnection.connect(environment.configuration)
+            try connection.query("UPDATE feed_changes_epochs SET timeline = -timeline")
+            for (since, lost) in [(end, false), (end + 1, true), (end + 5, true), (Self.block, true)] {
+                #expect(try await other.pinChanges(after: since, latitudes: -90 ... 90).lost == lost, "SINCE \(since)")
+            }
+            // The first change of the new epoch records it; the positions skipped stay lost.
+            _ = try await other.createPin(textPin("first of the epoch", by: author.id, lon: 0.0001))
+            let first = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
+            #expect(first == Self.block)
+            for (since, lost) in [(end, false), (end + 1, true), (first - 1, true), (first, false), (first + 1, false)] {
+                #expect(try await other.pinChanges(after: since, latitudes: -90 ... 90).lost == lost, "SINCE \(since)")
+            }
         }
     }
 

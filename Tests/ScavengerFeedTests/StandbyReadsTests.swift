@@ -59,4 +59,55 @@ struct StandbyReadsTests {
             await standbyPool.shutdown()
         }
     }
+
+    static let primary = PrimaryPlace(lsn: "0/3000060", systemIdentifier: 7_716_370_833_290_239_991, timeline: 2)
+
+    /// A server offered as the standby, against ``primary``, and what a load does with it.
+    static let verdicts: [(StandbyPlace, StandbyReads.Verdict)] = {
+        let system = primary.systemIdentifier
+        return [
+            // A standby of the primary, caught up, and not yet.
+            (StandbyPlace(systemIdentifier: system, inRecovery: true, timeline: 2, replayed: true), .read),
+            (StandbyPlace(systemIdentifier: system, inRecovery: true, timeline: 2, replayed: false), .wait("it has not replayed up to the load's place")),
+            // The primary itself (or a pool that fell back to it): its own history.
+            (StandbyPlace(systemIdentifier: system, inRecovery: false, timeline: 2, replayed: true), .read),
+            // The old primary, not fenced after the failover: the same system, its own timeline, however far it wrote.
+            (StandbyPlace(systemIdentifier: system, inRecovery: false, timeline: 1, replayed: true),
+             .passOver("it is a primary of another history (on timeline 1, the primary on 2)")),
+            // A standby still on the old timeline may yet follow the switch; one on a later timeline never comes back.
+            (StandbyPlace(systemIdentifier: system, inRecovery: true, timeline: 1, replayed: true),
+             .wait("it has not followed the primary's timeline yet (on timeline 1, the primary on 2)")),
+            (StandbyPlace(systemIdentifier: system, inRecovery: true, timeline: 3, replayed: true),
+             .passOver("another history (on timeline 3, the primary on 2)")),
+            // Another cluster, whatever its timeline and position.
+            (StandbyPlace(systemIdentifier: system + 1, inRecovery: true, timeline: 2, replayed: true),
+             .passOver("another database system (system identifier \(system + 1), the primary's \(system))")),
+            // No WAL receiver, or a role without pg_read_all_stats: not shown to be the primary's.
+            (StandbyPlace(systemIdentifier: system, inRecovery: true, timeline: nil, replayed: true),
+             .passOver("its timeline is not known (no WAL receiver running, or the role lacks pg_read_all_stats)")),
+        ]
+    }()
+
+    @Test("a standby is read only with the primary's system identifier and timeline, replayed past the load's place",
+          arguments: StandbyReadsTests.verdicts)
+    func verdict(standby: StandbyPlace, expected: StandbyReads.Verdict) {
+        #expect(StandbyReads.check(primary: Self.primary, standby: standby) == expected)
+    }
+
+    @Test("the store reads where the primary and a server offered as its standby stand, at one moment each")
+    func storeReadsPlaces() async throws {
+        try await TestEnvironment.make().use { environment in
+            let primary = try await environment.feed.database.primaryPlace()
+            #expect(primary.timeline >= 1 && primary.lsn.contains("/"))
+            let pool = PostgresPool(configuration: environment.configuration, maxConnections: 1)
+            let standby = try await Database(pool: pool).standbyPlace(against: primary.lsn)
+            // The test database is a primary: offered as its own standby, it is its own history.
+            #expect(standby == StandbyPlace(systemIdentifier: primary.systemIdentifier, inRecovery: false, timeline: primary.timeline, replayed: true))
+            #expect(StandbyReads.check(primary: primary, standby: standby) == .read)
+            // A place it has not reached.
+            let ahead = try await Database(pool: pool).standbyPlace(against: "FFFFFFFF/0")
+            #expect(!ahead.replayed)
+            await pool.shutdown()
+        }
+    }
 }

@@ -2167,8 +2167,8 @@ class Chaos:
             lost += check_keyed(new, result, keyed, lost_since=crash["detached"] if lossy else None)
             check_watchers(new, result, watchers, keyed.ended, rereads_ok=lossy)
             if lossy:
-                # Positions after the standby's log end belong to the lost history: the new
-                # primary hands them out again to other changes. A `resumed: true` to a watcher's
+                # Positions after the standby's log end belong to the lost history (the new
+                # primary numbers its changes past them). A `resumed: true` to a watcher's
                 # first SINCE answered after the failover (a seq it had before, unless it read
                 # everything again first) from there claims a replay the daemon cannot have
                 # made: the diagnosis of a watcher that does not end with the database's view
@@ -2201,6 +2201,7 @@ class Chaos:
                                                     for name, value in rewrites.items()))
                 if not lost:
                     result.note("no acknowledged write was lost: the standby's lag fell between writes")
+                self.started_after_failover(result, number, pair, area, daemons, crash)
         finally:
             stop_watchers(watchers)
             for daemon in daemons:
@@ -2209,12 +2210,68 @@ class Chaos:
         for daemon in daemons:
             self.log_excerpt(result, daemon)
 
+    def started_after_failover(self, result, number, pair, area, daemons, crash):
+        """8, once its checks are done (issue 52). A and B are stopped (their URL names the old
+        primary's port too), and the old primary, never fenced, is started again: crash recovery
+        makes it a primary of its own history (its timeline, the writes the failover lost). A new
+        daemon C on the new primary, given the old one as `--read-database-url`, must not load
+        from it (same system identifier, another timeline: its log says it loaded from the
+        primary, and why) and must hold what the new primary holds; and C, which never saw the
+        lost history, must answer `resumed: false` to `WATCH … SINCE` the old primary's log end
+        at the cut-off (a position of the lost history), `resumed: true` to SINCE the new log's end."""
+        for daemon in daemons:
+            self.stop_daemon(result, daemon)
+        old, new = pair.primary, pair.standby
+        started = now()
+        old.start()
+        timeline = "('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint"
+        old_tli, new_tli = (int(node.query(f"SELECT {timeline}")[0][0]) for node in (old, new))
+        old_end = int(old.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
+        result.figure(f"the old primary started again in {now() - started:.1f} s, unfenced: timeline {old_tli} "
+                      f"(the new primary's {new_tli}), its change log to {old_end}")
+        url = f"postgresql://postgres@127.0.0.1:{{}}/{self.args.database}"
+        c = Daemon(self.args, f"s{number}-daemon-C", database_url=url.format(new.port), http=True,
+                   extra=["--read-database-url", url.format(old.port)])
+        daemons.append(c)
+        c.wait_loaded()
+        c_loaded = now()
+        lines = c.stderr().splitlines()
+        from_old = [line for line in lines if "loading from the standby" in line]
+        passed = [line for line in lines if "loading from the primary" in line and "load=pins" in line]
+        if from_old:
+            result.fail(f"C loaded from the diverged old primary: {from_old[0][-200:]}")
+        if not passed or "timeline" not in passed[0]:
+            result.fail("C's log does not say it passed the old primary over for its timeline")
+        else:
+            reason = passed[0].split("reason=", 1)[-1].split(" [", 1)[0]
+            result.figure(f"C passed the old primary over: {reason}")
+        check_feeds(new, result, [c], area, c_loaded, since_what="C loaded")
+        lost_seq = crash["primary_seq"]
+        end = int(new.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
+        answers = {}
+        for since in (lost_seq, end):
+            client = Client(c.port)
+            try:
+                reply = client.request(f"WATCH {area.lat} {area.lon} 1000 SINCE {since}")
+            finally:
+                client.close()
+            answers[since] = ok_json(reply).get("resumed") if reply.startswith("OK") else reply[:200]
+        result.figure(f"C, started after the failover: WATCH … SINCE {lost_seq} (the lost history, past the promoted "
+                      f"standby's log end {crash['standby_seq']}) resumed {answers[lost_seq]}; SINCE {end} (the new "
+                      f"log's end) resumed {answers[end]}")
+        if answers[lost_seq] is not False:
+            result.fail(f"C answered WATCH … SINCE {lost_seq}, a position of the lost history, with {answers[lost_seq]!r}, "
+                        "not resumed false")
+        if answers[end] is not True:
+            result.fail(f"C answered WATCH … SINCE {end}, the new log's end, with {answers[end]!r}, not resumed true")
+
     def bring_back(self, result, cluster, area, daemon, user, away, lost_from=None):
         """Brings the watchers sent away at the crash back (they resume with SINCE the seq they
         had). With `lost_from` (the promoted standby's log end), their seqs lie in the lost
-        history: first, POSTs (through `daemon`, outside the watched circle) until the new
-        primary has handed those positions out again, so that a SINCE from there must not be
-        mistaken for a place in the new log."""
+        history: first, POSTs (through `daemon`, outside the watched circle) until the new log
+        reaches past them (since db/0033 its first change already does: a new timeline numbers
+        its changes past every position the lost one can have used), so that a SINCE from there
+        must not be mistaken for a place in the new log."""
         seqs = [watcher.last_seq for watcher in away]
         end = int(cluster.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
         fillers = 0
@@ -2232,8 +2289,8 @@ class Chaos:
                         end = int(cluster.query("SELECT coalesce(max(seq), 0) FROM feed_changes")[0][0])
             finally:
                 client.close()
-        where = (f"past the promoted standby's log end ({lost_from}), positions its log (now to {end}) has handed out "
-                 f"again{f' ({fillers} more POSTs to get there)' if fillers else ''}" if lost_from is not None
+        where = (f"past the promoted standby's log end ({lost_from}), positions of the lost history (the new log, "
+                 f"numbered past them, ends at {end}{f' after {fillers} more POSTs' if fillers else ''})" if lost_from is not None
                  else f"(the log now ends at {end})")
         result.figure(f"watchers away since the crash come back with SINCE {', '.join(map(str, seqs))} {where}")
         for watcher in away:
