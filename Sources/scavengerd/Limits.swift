@@ -42,6 +42,7 @@ enum ServeDefaults {
     static let passwordQueue = 64
     static let defaultBanSeconds = 7 * 24 * 3600
     static let maxStopsPerHunt = 100
+    static let maxTeamsPerHunt = 200
     static let joinFailureRate = "20/600"
     static let codeGuesses = 5
     static let codeGuessWindow = 600
@@ -123,6 +124,7 @@ enum LimitsTable {
             Row(what: "stop radius; points; `BONUS`", value: "5–1,000 m; 0–10,000; 0–10,000", flags: []),
             Row(what: "a hunt's `DURATION`", value: "1 second to 30 days", flags: []),
             Row(what: "stops per hunt", value: number(D.maxStopsPerHunt), flags: ["--max-stops-per-hunt"]),
+            Row(what: "teams per team hunt", value: number(D.maxTeamsPerHunt), flags: ["--max-teams-per-hunt"]),
             Row(what: "`JOIN`s by a code that finds no hunt, per client address", value: rate(D.joinFailureRate),
                 flags: ["--join-failure-rate"]),
             Row(what: "wrong codes at a code stop before `RATE_LIMITED`",

@@ -124,6 +124,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds an account must have existed when it reports for its report to count toward hiding (0: any account's; default 24 hours).")
     var reportMinAccountAge = ServeDefaults.reportMinAccountAge
     @Option(help: "Stops one hunt may hold (ADDSTOP beyond it: CONFLICT).") var maxStopsPerHunt = ServeDefaults.maxStopsPerHunt
+    @Option(help: "Teams one team hunt may hold (JOIN … TEAM making one more: CONFLICT).") var maxTeamsPerHunt = ServeDefaults.maxTeamsPerHunt
     @Option(help: "JOINs by a code that finds no hunt, per client address (COUNT/SECONDS or off); beyond, every JOIN by code waits.")
     var joinFailureRate = RateFlag(ServeDefaults.joinFailureRate)
     @Option(help: "Seconds a write's REQUEST key holds its result (default 24 hours): a retry with the key within it gets the same answer. Give `expire` the same --request-key-seconds.")
@@ -151,6 +152,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard maxLineBytes >= 1024 else { throw ArgumentParser.ValidationError("--max-line-bytes must be at least 1024") }
         guard maxStopsPerHunt >= 1 else { throw ArgumentParser.ValidationError("--max-stops-per-hunt must be at least 1") }
+        guard maxTeamsPerHunt >= 1 else { throw ArgumentParser.ValidationError("--max-teams-per-hunt must be at least 1") }
         guard requestKeySeconds >= 1 else { throw ArgumentParser.ValidationError("--request-key-seconds must be at least 1") }
         guard codeGuesses >= 1, codeGuessWindow >= 1 else {
             throw ArgumentParser.ValidationError("--code-guesses and --code-guess-window must be at least 1")
@@ -321,7 +323,8 @@ struct Serve: AsyncParsableCommand {
                 registrationRate: registerRate.limit, passwordQueueLength: passwordQueue,
                 hunts: HuntRules(
                     maximumStops: maxStopsPerHunt, codeGuesses: codeGuesses, codeGuessWindowSeconds: codeGuessWindow,
-                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed, tooFarTries: tooFarTries),
+                    travelCheckMinimumMeters: travelCheckMeters, maximumTravelSpeedKmh: maxTravelSpeed, tooFarTries: tooFarTries,
+                    maximumTeams: maxTeamsPerHunt),
                 joinFailureRate: joinFailureRate.limit, requestKeySeconds: requestKeySeconds,
                 // From the environment, so that the secret sits in no process list.
                 requestKeySecret: ProcessInfo.processInfo.environment["SCAVENGER_REQUEST_KEY_SECRET"],
