@@ -1,10 +1,12 @@
 import ScavengerCore
 import Synchronization
 
-/// A check-in waiting for its transaction: what the player sent and the board's rules for it.
+/// A check-in waiting for its transaction: what the player sent, the board's rules for it, and
+/// its `REQUEST` key, stored with its outcome in the transaction that writes it.
 struct PendingCheckIn: Sendable {
     let new: NewCheckIn
     let judge: @Sendable (CheckInFacts) throws -> CheckInJudgement
+    var request: KeyedWrite<CheckInOutcome?>? = nil
 }
 
 /// Group commit for check-ins (as ``GroupCommit`` is for text pins): check-ins that arrive while
@@ -18,6 +20,8 @@ struct PendingCheckIn: Sendable {
 /// group's transaction fails on something other than the database being away (a constraint a
 /// judged check-in broke after all, say), its check-ins are written again one by one, so one
 /// does not fail the others; when the database is away, each fails as a lone check-in would.
+/// A keyed check-in (every client keys its writes) is grouped too: its key is stored with its
+/// outcome in the group's transaction.
 final class CheckInGroups: Sendable {
     typealias Waiter = CheckedContinuation<Result<CheckInOutcome?, StoreError>, Never>
     private typealias Group = [(checkIn: PendingCheckIn, waiter: Waiter)]
@@ -71,7 +75,14 @@ extension Database {
     func writeCheckInGroup(_ group: [PendingCheckIn]) async -> [Result<CheckInOutcome?, StoreError>] {
         do {
             return try await huntTransaction { connection, log in
-                try Self.writeCheckIns(group, photoRate: nil, connection, log)
+                let outcomes = try Self.writeCheckIns(group, photoRate: nil, connection, log)
+                // Each key with its own outcome, after every write of the group (a key another
+                // run holds fails the group, which is then written one by one: that one meets the
+                // key alone and its caller answers from the stored reply).
+                for (checkIn, outcome) in zip(group, outcomes) {
+                    if case .success(let written) = outcome { try checkIn.request.record(written, on: connection) }
+                }
+                return outcomes
             }
         } catch {
             switch error {

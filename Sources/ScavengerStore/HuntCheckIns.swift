@@ -63,25 +63,23 @@ extension Database {
     /// A refusal `judge` counts as a try (too far) commits that try alone. A photo check-in that
     /// is written takes a token of `photoRate` in the same transaction. Nil when there is no such stop.
     ///
-    /// A check-in with neither a photo nor a `request` key is written in a group with other
-    /// players' (``CheckInGroups``): judged on its own facts, answered with its own outcome, but
-    /// committed in one transaction with them. The others are written alone.
+    /// A check-in without a photo, keyed or not, is written in a group with other players'
+    /// (``CheckInGroups``): judged on its own facts, answered with its own outcome (its key stored
+    /// with it), but committed in one transaction with them. A photo check-in is written alone.
     public func checkIn(
         _ new: NewCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil,
         judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws(StoreError) -> CheckInOutcome? {
-        let pending = PendingCheckIn(new: new, judge: judge)
-        if request == nil, new.photo == nil, let groups = checkInGroups {
+        let pending = PendingCheckIn(new: new, judge: judge, request: request)
+        if new.photo == nil, let groups = checkInGroups {
             return try await groups.write(pending).get()
         }
-        return try await writeCheckInsAlone(pending, photoRate: photoRate, request: request)
+        return try await writeCheckInsAlone(pending, photoRate: photoRate)
     }
 
     /// One check-in in a transaction of its own (with its key, its photo's token).
-    func writeCheckInsAlone(
-        _ pending: PendingCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil
-    ) async throws(StoreError) -> CheckInOutcome? {
-        try await huntTransaction(request: request) { connection, log in
+    func writeCheckInsAlone(_ pending: PendingCheckIn, photoRate: RateLimit? = nil) async throws(StoreError) -> CheckInOutcome? {
+        try await huntTransaction(request: pending.request) { connection, log in
             try Self.writeCheckIns([pending], photoRate: photoRate, connection, log)[0].get()
         }
     }

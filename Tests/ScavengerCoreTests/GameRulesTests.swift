@@ -145,7 +145,8 @@ struct GameRulesTests {
             label: "explorer-10 lost", facts: facts(found: 1, allTime: 9, held: ["explorer-10"], checkIn: nil), completion: nil, award: [],
             takeBack: ["explorer-10"]),
         SettleCase(
-            label: "a write that credits nothing awards nothing", facts: facts(checkIn: nil), completion: true, award: [], takeBack: []),
+            label: "a write that credits nothing completes nothing and awards nothing", facts: facts(checkIn: nil), completion: nil, award: [],
+            takeBack: []),
         SettleCase(
             label: "firsts are not a state", facts: facts(found: 0, allTime: 0, held: ["first-find", "pathfinder"], checkIn: nil),
             completion: nil, award: [], takeBack: []),

@@ -115,12 +115,13 @@ struct CheckInGroupTests {
     /// Sends a check-in and returns once it waits for a group (the `waiting`-th to wait), so
     /// that check-ins join the queue in the order they are sent.
     static func send(
-        _ database: Database, _ new: NewCheckIn, waiting: Int, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
+        _ database: Database, _ new: NewCheckIn, waiting: Int, request: KeyedWrite<CheckInOutcome?>? = nil,
+        judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws -> Attempt {
         let groups = try #require(database.checkInGroups)
         let attempt = Attempt {
             do throws(StoreError) {
-                return .success(try await database.checkIn(new, judge: judge))
+                return .success(try await database.checkIn(new, request: request, judge: judge))
             } catch {
                 return .failure(error)
             }
@@ -168,6 +169,50 @@ struct CheckInGroupTests {
         #expect(facts.nextStop == 2)
         let (stored, recounted) = try await fixture.storedAndRecounted()
         #expect(stored == recounted)
+        await fixture.pool.shutdown()
+    }
+
+    /// A key of `player`'s that stores a written check-in's status and points.
+    static func key(_ player: Account, _ key: String) -> KeyedWrite<CheckInOutcome?> {
+        KeyedWrite(userID: player.id, key: key, digest: Array(key.utf8), retentionSeconds: 3600) { outcome in
+            guard case .written(let write)? = outcome else { return nil }
+            return "\(write.checkIn.status.rawValue) \(write.standing.points)"
+        }
+    }
+
+    @Test("keyed check-ins are written in groups, each key stored with its own outcome in the group's transaction; a refusal stores none; a retry of a stored key meets it")
+    func keyedCheckInsInGroups() async throws {
+        let fixture = try await Fixture(stops: 2, players: 5)
+        let (database, stops, players) = (fixture.database, fixture.stops, fixture.players)
+        let gate = Gate()
+        let first = try await Self.send(
+            database, fixture.checkIn(players[0], at: stops[0]), waiting: 0, request: Self.key(players[0], "key-first"), judge: gate.judge)
+        try await gate.untilEntered()
+        var others: [Attempt] = []
+        for (index, player) in players.enumerated().dropFirst() {
+            let judge: @Sendable (CheckInFacts) throws -> CheckInJudgement =
+                index == 4 ? { _ in throw StoreError.refused(Refusal(reason: "not today")) } : Self.accept
+            others.append(try await Self.send(
+                database, fixture.checkIn(player, at: stops[1]), waiting: index, request: Self.key(player, "key-\(index)"), judge: judge))
+        }
+        gate.open()
+        #expect(Self.summary(await first.value).hasPrefix("written accepted"))
+        var replies: [String] = []
+        for other in others { replies.append(Self.summary(await other.value)) }
+        #expect(replies.filter { $0.hasPrefix("written accepted") }.count == 3)
+        // The first alone, the four keyed ones in one group.
+        #expect(try #require(database.checkInGroups).groupsWritten == 2)
+        let stored = try await fixture.pool.query("SELECT key, result FROM request_keys ORDER BY key").map {
+            "\(try $0.string("key") as String) \(try $0.string("result") as String)"
+        }
+        #expect(stored == ["key-1 accepted 20", "key-2 accepted 20", "key-3 accepted 20", "key-first accepted 10"])
+        // A retry of a stored key is not written again: its caller answers from the stored reply.
+        let retry = try await Self.send(
+            database, fixture.checkIn(players[1], at: stops[0]), waiting: 0, request: Self.key(players[1], "key-1"), judge: Self.accept
+        ).value
+        #expect(Self.summary(retry) == "failed \(StoreError.conflict(constraint: requestKeyConstraint))")
+        let (storedCounts, recounted) = try await fixture.storedAndRecounted()
+        #expect(storedCounts == recounted)
         await fixture.pool.shutdown()
     }
 

@@ -108,7 +108,9 @@ public enum Achievements {
     public static func settle(_ facts: CompletionFacts) -> AchievementEffects {
         var effects = AchievementEffects()
         let completes = facts.completes
-        if completes != facts.counted { effects.completion = completes }
+        // A completion is gained by the write that credits the side's last stop (its members
+        // then complete it, one who joins later does not); it is lost by any write that undoes it.
+        if completes != facts.counted, !completes || facts.checkIn != nil { effects.completion = completes }
         let completions = facts.otherCompletions + (completes ? 1 : 0)
         let inTime = facts.mode.trialSeconds.map { seconds in facts.trialElapsedSeconds.map { $0 <= Double(seconds) } ?? false } ?? false
         let trialCompletions = facts.otherTrialCompletions + (completes && inTime ? 1 : 0)
