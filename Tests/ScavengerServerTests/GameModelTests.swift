@@ -20,8 +20,8 @@ import Testing
 // and a trial's `time_s` is compared as at least the model's and at most that plus the time the
 // run has taken.
 //
-// Environment: SCAVENGER_MODEL_SEED=n runs that seed alone, SCAVENGER_MODEL_SEEDS=n seeds 1…n
-// (default 12); SCAVENGER_MODEL_STEPS (default 150 per seed); SCAVENGER_MODEL_RULES=1.4 switches the
+// Environment: SCAVENGER_MODEL_SEED=n[,m…] runs those seeds alone, SCAVENGER_MODEL_SEEDS=n seeds 1…n
+// (default 16); SCAVENGER_MODEL_STEPS (default 150 per seed); SCAVENGER_MODEL_RULES=1.4 switches the
 // 1.5 revisions off in the model (what the daemon implements today, to tell "not yet 1.5" from
 // "views disagree"); SCAVENGER_MODEL_SHRINK=1 shrinks a failing sequence (drops steps while it
 // still fails the same way) and prints it as a literal for `GameModelRegressions.all`.
@@ -34,10 +34,11 @@ enum ModelSettings {
     static let shrinkRuns = Int(environment["SCAVENGER_MODEL_SHRINK_RUNS"] ?? "") ?? 300
     static let wait = Double(environment["SCAVENGER_MODEL_WAIT"] ?? "") ?? 15
     static let seeds: [UInt64] = {
-        if let seed = UInt64(environment["SCAVENGER_MODEL_SEED"] ?? "") { return [seed] }
-        return Array(1 ... (UInt64(environment["SCAVENGER_MODEL_SEEDS"] ?? "") ?? 12))
+        let chosen = (environment["SCAVENGER_MODEL_SEED"] ?? "").split(separator: ",").compactMap { UInt64($0) }
+        if !chosen.isEmpty { return chosen }
+        return Array(1 ... (UInt64(environment["SCAVENGER_MODEL_SEEDS"] ?? "") ?? 16))
     }()
-    static let players = ["p0", "p1", "p2", "p3", "p4", "p5"]
+    static let players = ["amy", "bob", "cat", "dan", "eve", "fay"]
 }
 
 /// Where a sequence first disagrees with the model.

@@ -180,6 +180,9 @@ struct GameModel: Sendable {
     var held: [Set<String>]
     var pathfinderOf: [Int?]
     var trialHunt: [Int?]
+    /// completion[hunt][player]: the player (their team) completed the hunt while they played it,
+    /// and it still is complete (a player who joins a team after it completed has not).
+    var completion: [[Bool]]
     var huntIDs: [String]
 
     init(players: [String], huntIDs: [String], v15: Bool) {
@@ -189,6 +192,7 @@ struct GameModel: Sendable {
         member = Array(repeating: Array(repeating: false, count: players.count), count: modelHunts.count)
         team = Array(repeating: Array(repeating: nil, count: players.count), count: modelHunts.count)
         leftForGood = member
+        completion = member
         pathfinderBy = Array(repeating: nil, count: modelHunts.reduce(0) { $0 + $1.stops.count })
         firstFindBy = Array(repeating: nil, count: players.count)
         held = Array(repeating: [], count: players.count)
@@ -299,9 +303,44 @@ struct GameModel: Sendable {
     }
 
     /// Whether a player (their team) has every stop of a hunt they play, not removed.
-    func completed(_ hunt: Int, _ player: Int) -> Bool {
+    func sideComplete(_ hunt: Int, _ player: Int) -> Bool {
         guard member[hunt][player], !removed[hunt] else { return false }
         return me(hunt, player)?.found.count == modelHunts[hunt].stops.count
+    }
+
+    /// Whether the player completed a hunt and still holds that completion (`hunts_completed`).
+    func completed(_ hunt: Int, _ player: Int) -> Bool { completion[hunt][player] && sideComplete(hunt, player) }
+
+    /// After an operation: a side that has just become complete completes the hunt for its members
+    /// (before 1.5, earning them its badges); one no longer complete loses it (before 1.5, only a
+    /// REJECT takes its badges back).
+    mutating func settleCompletions(before: Set<String>, rejecting: Bool) {
+        for h in modelHunts.indices {
+            for p in players.indices {
+                let complete = sideComplete(h, p)
+                let was = completion[h][p]
+                if complete, !before.contains("\(h)|\(key(h, p))") { completion[h][p] = true }
+                if !complete { completion[h][p] = false }
+                guard !v15 else { continue }
+                if completion[h][p], !was {
+                    for badge in completionBadges(h, p) where !held[p].contains(badge) {
+                        held[p].insert(badge)
+                        if badge == "trial" { trialHunt[p] = h }
+                    }
+                } else if was, !completion[h][p], rejecting {
+                    if trialHunt[p] == h { held[p].remove("trial"); trialHunt[p] = nil }
+                    held[p].remove("hunt:" + huntIDs[h])
+                    if !modelHunts.indices.contains(where: { completion[$0][p] }) { held[p].remove("finisher") }
+                }
+            }
+        }
+    }
+
+    /// The sides complete now, as "hunt|key".
+    func completeSides() -> Set<String> {
+        var sides: Set<String> = []
+        for h in modelHunts.indices { for p in players.indices where sideComplete(h, p) { sides.insert("\(h)|\(key(h, p))") } }
+        return sides
     }
 
     func winners(_ hunt: Int) -> [String] {
@@ -353,7 +392,6 @@ struct GameModel: Sendable {
 
     /// The completion badges a side earns in a hunt now (before 1.5's recount).
     func completionBadges(_ hunt: Int, _ player: Int) -> [String] {
-        guard completed(hunt, player) else { return [] }
         var ids = ["finisher"]
         if let trial = modelHunts[hunt].trial, let e = me(hunt, player), (e.timeS ?? Int.max) <= trial { ids.append("trial") }
         if modelHunts[hunt].badge != nil { ids.append("hunt:" + huntIDs[hunt]) }
@@ -395,6 +433,13 @@ extension GameModel {
 
     /// Applies `op` and answers the reply the contract names.
     mutating func apply(_ op: ModelOp) -> ModelReply {
+        let before = completeSides()
+        let reply = transition(op)
+        if case .reject = op { settleCompletions(before: before, rejecting: true) } else { settleCompletions(before: before, rejecting: false) }
+        return reply
+    }
+
+    private mutating func transition(_ op: ModelOp) -> ModelReply {
         step += 1
         switch op {
         case .tick:
@@ -419,6 +464,7 @@ extension GameModel {
                 if v15, phase[h] == .running { return .err("CONFLICT") }
             }
             if let name, let size = modelHunts[h].teamSize, teamMembers(h, name).count >= size { return .err("CONFLICT") }
+            if team[h][p] != name { completion[h][p] = false }
             member[h][p] = true
             team[h][p] = name
             return .ok(status: nil)
@@ -430,6 +476,7 @@ extension GameModel {
             if team[h][p] == nil { clocks[h][players[p]] = nil }
             member[h][p] = false
             team[h][p] = nil
+            completion[h][p] = false
             return .ok(status: nil)
         case .checkIn(let p, let h, let s, let tooFar):
             return checkIn(p, h, s, tooFar: tooFar)
@@ -491,19 +538,11 @@ extension GameModel {
             pathfinderOf[c.player] = i
         }
         if counted(c.player).count >= 10 { held[c.player].insert("explorer-10") }
-        for m in c.team.map({ teamMembers(c.hunt, $0) }) ?? [c.player] {
-            for badge in completionBadges(c.hunt, m) where !held[m].contains(badge) {
-                held[m].insert(badge)
-                if badge == "trial" { trialHunt[m] = c.hunt }
-            }
-        }
     }
 
     private mutating func reject(_ i: Int) {
         let c = checkIns[i]
         let wasAccepted = c.status == "accepted"
-        let members = c.team.map { teamMembers(c.hunt, $0) } ?? [c.player]
-        let wasCompleted = members.map { completed(c.hunt, $0) }
         checkIns[i].status = "rejected"
         checkIns[i].acceptedStep = nil
         let key = c.team.map { "team:" + $0 } ?? players[c.player]
@@ -523,11 +562,6 @@ extension GameModel {
         if pathfinderOf[c.player] == i {
             held[c.player].remove("pathfinder")
             pathfinderOf[c.player] = nil
-        }
-        for (m, was) in zip(members, wasCompleted) where was && !completed(c.hunt, m) {
-            if trialHunt[m] == c.hunt { held[m].remove("trial"); trialHunt[m] = nil }
-            held[m].remove("hunt:" + huntIDs[c.hunt])
-            if !modelHunts.indices.contains(where: { completed($0, m) }) { held[m].remove("finisher") }
         }
         let found = counted(c.player).count
         if found < 10 { held[c.player].remove("explorer-10") }
