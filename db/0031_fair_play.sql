@@ -33,13 +33,14 @@ FROM hunts h WHERE h.id = p.hunt_id AND p.team_id IS NULL AND h.stop_count > 0 A
 UPDATE hunt_players p SET completed = false FROM hunts h WHERE h.id = p.hunt_id AND h.removed AND p.completed;
 CREATE INDEX hunt_players_completed ON hunt_players (user_id) WHERE completed;
 
--- A stop has at most one pathfinder ever: whether any player ever had a check-in accepted there
--- (found_by counts the ones that stand, and drops when a finder leaves).
-ALTER TABLE hunt_stops ADD COLUMN found_ever boolean NOT NULL DEFAULT false;
-UPDATE hunt_stops SET found_ever = true WHERE found_by > 0;
+-- A stop has at most one pathfinder ever: the accepted check-ins at a stop that no REJECT took
+-- back, those whose player left included (found_by counts only the ones that stand, and drops
+-- when a finder leaves). A check-in accepted while it is 0 is the stop's first find.
+ALTER TABLE hunt_stops ADD COLUMN finds_ever integer NOT NULL DEFAULT 0 CHECK (finds_ever >= 0);
+UPDATE hunt_stops SET finds_ever = found_by;
 
 -- checkin_write as 0030's, without deciding a completion (the settle step does, for single
--- players and teams alike) and marking the stop found ever. p_stop_count is no longer read.
+-- players and teams alike) and counting the stop's finds ever. p_stop_count is no longer read.
 CREATE OR REPLACE FUNCTION checkin_write(
     p_id text, p_hunt text, p_stop text, p_user bigint, p_status text, p_points integer,
     p_lat double precision, p_lon double precision, p_accuracy double precision, p_distance double precision,
@@ -71,7 +72,7 @@ BEGIN
             points_at = CASE WHEN p_points > 0 THEN accepted ELSE hp.points_at END
         WHERE hp.hunt_id = p_hunt AND hp.user_id = p_user
         RETURNING hp.* INTO player;
-        UPDATE hunt_stops s SET found_by = s.found_by + 1, found_ever = true WHERE s.id = p_stop;
+        UPDATE hunt_stops s SET found_by = s.found_by + 1, finds_ever = s.finds_ever + 1 WHERE s.id = p_stop;
         totals := score_credit(p_user, p_points, accepted);
     ELSE
         SELECT hp.* INTO player FROM hunt_players hp WHERE hp.hunt_id = p_hunt AND hp.user_id = p_user;

@@ -102,9 +102,23 @@ public enum BadgeRules {
         return awards
     }
 
-    /// The firsts a rejection of check-in `checkIn` takes back: those it earned.
-    public static func firstsTakenBack(checkIn: String, held: [(id: String, checkIn: String?)]) -> [String] {
-        held.filter { ($0.id == firstFind.id || $0.id == pathfinder.id) && $0.checkIn == checkIn }.map(\.id)
+    /// What a rejection of check-in `checkIn` does to the firsts it earned: `pathfinder` goes (the
+    /// stop's next first find may earn it); `first-find` moves to the user's earliest accepted
+    /// check-in that still stands (`standing`), and goes only when none does.
+    public static func afterRejecting(
+        checkIn: String, held: [(id: String, checkIn: String?)], standing: String?
+    ) -> (takenBack: [String], moved: [(badge: String, to: String)]) {
+        var takenBack: [String] = []
+        var moved: [(badge: String, to: String)] = []
+        for badge in held where badge.checkIn == checkIn {
+            switch badge.id {
+            case pathfinder.id: takenBack.append(badge.id)
+            case firstFind.id:
+                if let standing { moved.append((badge.id, standing)) } else { takenBack.append(badge.id) }
+            default: break
+            }
+        }
+        return (takenBack, moved)
     }
 
     /// Whether `name` is a built-in badge's name or id (case-insensitively): a hunt's own badge

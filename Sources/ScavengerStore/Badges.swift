@@ -73,16 +73,29 @@ extension Database {
         }
     }
 
-    /// Takes back the firsts (`first-find`, `pathfinder`) that a rejected check-in earned.
+    /// The firsts (`first-find`, `pathfinder`) that a rejected check-in earned, as
+    /// ``BadgeRules/afterRejecting(checkIn:held:standing:)`` decides: taken back, or `first-find`
+    /// moved to the user's earliest accepted check-in that still stands.
     static func takeBackFirsts(_ connection: PostgresConnection, userID: Int, checkIn: String) throws {
         let rows = try connection.query("""
             SELECT badge, checkin_id FROM user_badges WHERE user_id = \(userID) AND checkin_id = \(checkIn)
             """)
         let held = try rows.map { (id: try $0.string("badge") as String, checkIn: try $0.string("checkin_id") as String?) }
-        let taken = BadgeRules.firstsTakenBack(checkIn: checkIn, held: held)
-        guard !taken.isEmpty else { return }
-        try connection.query("""
-            DELETE FROM user_badges WHERE user_id = \(userID) AND badge = ANY (\(PostgresArray.text(taken))::text[])
-            """)
+        guard !held.isEmpty else { return }
+        let standing = try connection.query("""
+            SELECT id, hunt_id FROM checkins WHERE user_id = \(userID) AND status = 'accepted' AND id <> \(checkIn)
+            ORDER BY created_at, id LIMIT 1
+            """).first.map { (id: try $0.string("id") as String, hunt: try $0.string("hunt_id") as String) }
+        let change = BadgeRules.afterRejecting(checkIn: checkIn, held: held, standing: standing?.id)
+        if !change.takenBack.isEmpty {
+            try connection.query("""
+                DELETE FROM user_badges WHERE user_id = \(userID) AND badge = ANY (\(PostgresArray.text(change.takenBack))::text[])
+                """)
+        }
+        for (badge, to) in change.moved {
+            try connection.query("""
+                UPDATE user_badges SET checkin_id = \(to), hunt_id = \(standing?.hunt) WHERE user_id = \(userID) AND badge = \(badge)
+                """)
+        }
     }
 }

@@ -118,7 +118,7 @@ extension Database {
                 (SELECT (extract(epoch FROM min(c.created_at)) * 1000000)::bigint FROM checkins c
                  WHERE h.trial_s IS NOT NULL AND p.team_id IS NULL AND c.hunt_id = h.id AND c.user_id = v.user_id AND c.status <> 'rejected') AS trial_start_us,
                 (SELECT (extract(epoch FROM t.trial_started_at) * 1000000)::bigint FROM hunt_teams t
-                 WHERE h.trial_s IS NOT NULL AND t.id = p.team_id) AS team_trial_start_us, s.found_ever AS stop_found_ever,
+                 WHERE h.trial_s IS NOT NULL AND t.id = p.team_id) AS team_trial_start_us, s.finds_ever > 0 AS stop_found_ever,
                 previous.lat AS previous_lat, previous.lon AS previous_lon, previous.at_us AS previous_us,
                 (SELECT string_agg(((extract(epoch FROM t.at) * 1000000)::bigint)::text, ',')
                  FROM checkin_tries t WHERE t.stop_id = s.id AND t.user_id = v.user_id AND t.at > now() - interval '1 day') AS tries
@@ -369,15 +369,14 @@ extension Database {
     }
 
     /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by`
-    /// (marking it found ever) and to the user's totals (all-time and that week's). In the
+    /// and `finds_ever`, and to the user's totals (all-time and that week's). In the
     /// caller's transaction, before its change-log entries. Answers the player's standing and
     /// the user's totals after it, and whether the stop was ever found before (for pathfinder).
     static func credit(
         _ connection: PostgresConnection, _ log: HuntLog, hunt: String, stop: String, userID: Int, points: Int, at: Timestamp
     ) throws -> (standing: StandingChange, totals: UserTotals, stopFoundBefore: Bool) {
         let stopRows = try connection.query("""
-            UPDATE hunt_stops s SET found_by = s.found_by + 1, found_ever = true FROM hunt_stops o
-            WHERE s.id = \(stop) AND o.id = s.id RETURNING o.found_ever AS before
+            UPDATE hunt_stops SET found_by = found_by + 1, finds_ever = finds_ever + 1 WHERE id = \(stop) RETURNING finds_ever > 1 AS before
             """)
         let stopFoundBefore: Bool = try stopRows.first?.bool("before") ?? false
         let rows = try connection.query("""

@@ -72,7 +72,8 @@ extension Database {
                     checkIn: checkInID, hunt: hunt.id, players: hunt.players, stopFoundBefore: credited.stopFoundBefore))
                 try Self.award(connection, log, firsts.map { (record.userID, player.name, $0) })
             } else if wasAccepted, !nowAccepted {
-                try connection.query("UPDATE hunt_stops SET found_by = found_by - 1 WHERE id = \(checkIn.stop)")
+                // A rejected find was never one: the stop's next first find may be its pathfinder.
+                try connection.query("UPDATE hunt_stops SET found_by = found_by - 1, finds_ever = finds_ever - 1 WHERE id = \(checkIn.stop)")
                 let updated = try connection.query("""
                     UPDATE hunt_players SET points = points - \(record.checkIn.points), found = found - 1,
                         points_at = (SELECT max(accepted_at) FROM checkins

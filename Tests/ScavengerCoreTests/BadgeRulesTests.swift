@@ -15,13 +15,16 @@ struct BadgeRulesTests {
         #expect(awards.allSatisfy { $0.checkIn == "c1" && $0.hunt == "h1" })
     }
 
-    @Test("a rejection takes back only the firsts the rejected check-in earned", arguments: [
-        ([("first-find", "c1"), ("pathfinder", "c1")], ["first-find", "pathfinder"]),
-        ([("first-find", "c0"), ("pathfinder", "c1")], ["pathfinder"]),
-        ([("first-find", "c0"), ("finisher", "c1"), ("explorer-10", "c1")], []),
-    ] as [([(String, String)], [String])])
-    func firstsTakenBack(held: [(String, String)], expected: [String]) {
-        #expect(BadgeRules.firstsTakenBack(checkIn: "c1", held: held.map { (id: $0.0, checkIn: $0.1) }) == expected)
+    @Test("a rejection takes back the pathfinder its check-in earned; first-find moves to a find that stands, or goes", arguments: [
+        ([("first-find", "c1"), ("pathfinder", "c1")], "c2", ["pathfinder"], ["first-find>c2"]),
+        ([("first-find", "c1"), ("pathfinder", "c1")], nil, ["first-find", "pathfinder"], []),
+        ([("first-find", "c0"), ("pathfinder", "c1")], "c2", ["pathfinder"], []),
+        ([("first-find", "c0"), ("finisher", "c1"), ("explorer-10", "c1")], nil, [], []),
+    ] as [([(String, String)], String?, [String], [String])])
+    func afterRejecting(held: [(String, String)], standing: String?, takenBack: [String], moved: [String]) {
+        let change = BadgeRules.afterRejecting(checkIn: "c1", held: held.map { (id: $0.0, checkIn: $0.1) }, standing: standing)
+        #expect(change.takenBack == takenBack)
+        #expect(change.moved.map { "\($0.badge)>\($0.to)" } == moved)
     }
 
     @Test("whether a stop was found before each of a group's accepted check-ins, in the group's order", arguments: [

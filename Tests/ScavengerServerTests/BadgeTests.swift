@@ -86,16 +86,16 @@ struct BadgeTests {
                     let again = try await amy.checkIn(other.stops[0], at: other.places[0])["checkin"]["id"].string
                     #expect(try await amy.badgeIDs() == ["first-find", "explorer-10", "finisher", "hunt:\(hunt.id)"])
                     // A rejection in the first hunt: 10 found still (the other hunt's), a hunt
-                    // completed still (the other): the first hunt's own badge goes, and the
-                    // first-find that check-in earned (1.5: a first goes with its check-in).
+                    // completed still (the other): only the first hunt's own badge goes (first-find
+                    // moves to a find that stands).
                     let firstCheckIn = try await environment.pool.query("""
                         SELECT id FROM checkins WHERE hunt_id = \(hunt.id) ORDER BY created_at LIMIT 1
                         """)[0].string("id") as String
                     _ = try await host.ok("REJECT \(firstCheckIn)")
-                    #expect(try await amy.badgeIDs() == ["explorer-10", "finisher"])
+                    #expect(try await amy.badgeIDs() == ["first-find", "explorer-10", "finisher"])
                     // Another: 9 found, explorer-10 goes, and no hunt is completed any more.
                     _ = try await host.ok("REJECT \(again)")
-                    #expect(try await amy.badgeIDs() == [])
+                    #expect(try await amy.badgeIDs() == ["first-find"])
                 }
             }
         }
@@ -121,7 +121,7 @@ struct BadgeTests {
         }
     }
 
-    @Test("REJECT of the find that earned first-find takes it back (1.5: a first stays unless its check-in is rejected), and the hunt's completion badges")
+    @Test("REJECT of the find that earned first-find moves it to a find that stands, and takes the hunt's completion badges")
     func rejectKeepsWhatStillQualifies() async throws {
         try await withDatabaseServer { address, environment in
             try await asUser("host", address, environment) { (host: Conversation) async throws in
@@ -131,10 +131,10 @@ struct BadgeTests {
                     let first = try await amy.checkIn(hunt.stops[0], at: hunt.places[0])["checkin"]["id"].string
                     try await amy.checkIn(hunt.stops[1], at: hunt.places[1])
                     #expect(try await amy.badgeIDs() == ["first-find", "finisher", "hunt:\(hunt.id)"])
-                    // The check-in that earned first-find is rejected: the first goes with it,
-                    // though another find stands.
+                    // The check-in that earned first-find is rejected: another find stands, and
+                    // the badge is now that one's.
                     _ = try await host.ok("REJECT \(first)")
-                    #expect(try await amy.badgeIDs() == [])
+                    #expect(try await amy.badgeIDs() == ["first-find"])
                 }
             }
         }
