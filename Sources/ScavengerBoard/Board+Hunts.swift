@@ -464,7 +464,7 @@ extension Board {
     }
 
     /// A hunt the viewer may read: a public one, or a private one they host or play; a removed
-    /// one only its host (and moderators, when `moderatorsToo`).
+    /// one, public or private, only its host (and moderators, when `moderatorsToo`).
     private func readableHunt(_ id: String, viewer: Int?, moderatorsToo: Bool = true, session: Session? = nil) async throws
         -> (HuntRecord, Relation)
     {
@@ -472,8 +472,7 @@ extension Board {
         let relation = try await relation(to: record, viewer: viewer)
         if record.removed, !relation.isHost {
             guard moderatorsToo, let session, await isModerator(session) else { throw Self.noSuchHunt }
-        }
-        guard record.isPublic || relation.isHost || relation.isPlayer else { throw Self.noSuchHunt }
+        } else if !(record.isPublic || relation.isHost || relation.isPlayer) { throw Self.noSuchHunt }
         return (record, relation)
     }
 
