@@ -15,11 +15,12 @@ extension Board {
 
     /// Creates an account with its first session and logs `session` in. The name, email and
     /// password must meet ``RequestChecks/registration(name:email:password:)``. Limited per client
-    /// address; a taken name or email is refused before the password is hashed.
+    /// address (``takeAddressToken(_:action:)``); a taken name or email is refused before the
+    /// password is hashed.
     public func register(name: String, email: String, password: String, on session: Session) async throws(BoardError) -> SignIn {
         try checks.registration(name: name, email: email, password: password)
         return try await guarded {
-            try registrations.take(session.address, action: "registrations")
+            try await takeAddressToken(session.address, action: "registrations")
             if let conflict = try await store.registrationConflict(name: name, email: email) {
                 throw Self.refusal(conflict)
             }
@@ -40,6 +41,17 @@ extension Board {
             session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
             return SignIn(user: account.user, token: token)
         }
+    }
+
+    /// Takes a token of the client address's bucket for account requests (`REGISTER` and
+    /// `FORGOT` draw from one, kept in the database for every daemon), or refuses with the wait.
+    /// Connections without an address (a Unix socket) are not limited.
+    func takeAddressToken(_ address: String?, action: String) async throws {
+        guard let rate = rules.registrationRate, let address else { return }
+        let wait = try await store.takeAddressToken(address, .accounts, rate: rate)
+        guard wait > 0 else { return }
+        let seconds = max(1, Int(wait.rounded(.up)))
+        throw BoardError.rateLimited(retryAfter: seconds, "too many \(action) from your address; wait \(seconds) s")
     }
 
     private static func refusal(_ conflict: RegistrationConflict) -> BoardError {
