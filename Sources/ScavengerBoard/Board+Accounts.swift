@@ -38,7 +38,7 @@ extension Board {
                 guard let conflict = RegistrationConflict(error) else { throw error }
                 throw Self.refusal(conflict)
             }
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
             return SignIn(user: account.user, token: token)
         }
     }
@@ -90,7 +90,7 @@ extension Board {
             let token = SecureRandom.token()
             let tokenHash = Digest.sha256(token)
             try await store.createSession(userID: account.id, tokenHash: tokenHash, ttlSeconds: rules.sessionTTLSeconds)
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
             return SignIn(user: account.user, token: token)
         }
     }
@@ -102,17 +102,18 @@ extension Board {
             guard let account = try await store.account(sessionTokenHash: tokenHash) else {
                 throw BoardError(.unauthorized, "unknown, expired or revoked token")
             }
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
             return account.user
         }
     }
 
-    /// Ends the session everywhere: its token stops working on every connection.
+    /// Ends the session everywhere: its token stops working on every connection, and every
+    /// daemon closes the hunt watches of the connections that used it (this one's too).
     public func logOut(_ session: Session) async throws(BoardError) {
         try await guarded {
             guard let tokenHash = session.tokenHash else { throw BoardError(.unauthorized, "not logged in") }
             try await store.deleteSession(tokenHash: tokenHash)
-            session.logOut()
+            sessionEnded(session, tokenHash: tokenHash)
         }
     }
 
@@ -137,7 +138,7 @@ extension Board {
         return try await guarded {
             let tokenHash = try login(of: session).tokenHash
             guard let account = try await store.account(sessionTokenHash: tokenHash) else {
-                session.logOut()
+                sessionEnded(session, tokenHash: tokenHash)
                 throw BoardError(.unauthorized, "the session has expired or was logged out; log in again")
             }
             session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)

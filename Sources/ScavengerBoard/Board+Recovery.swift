@@ -50,7 +50,9 @@ extension Board {
                 throw Self.wrongCode
             }
             succeeded = true
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
+            // Every daemon ends the user's other sessions on its connections (see Board+Sessions).
+            try? await store.announce(.user(account.id))
             let verified = try await store.emailVerified(userID: account.id)
             return SignIn(user: account.user, token: token, emailVerified: verified)
         }

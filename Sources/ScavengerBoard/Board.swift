@@ -86,6 +86,8 @@ public final class Board: Sendable {
     let loginThrottle: LoginThrottle
     /// JOINs by a code that found no hunt, per address.
     let joinFailures: FailureLimiter
+    /// The connections logged in on this daemon, checked when sessions end.
+    let signedIn = SignedInSessions()
     /// Where failures that are not the caller's are logged, once, with their cause.
     let logger: Logger
     /// The time as the board judges it in memory: whether a hunt is running before a check-in
@@ -111,6 +113,10 @@ public final class Board: Sendable {
         passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
         joinFailures = FailureLimiter(rate: rules.joinFailureRate)
+        feed.database.sessionEndings.onEnded { [weak self] ended in
+            guard let self else { return }
+            Task { await self.endSessions(ended) }
+        }
     }
 
     /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).
