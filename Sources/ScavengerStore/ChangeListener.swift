@@ -58,14 +58,13 @@ public final class ChangeListener: Sendable {
         do {
             while true {
                 let notifications = try connection.waitForNotifications(timeoutMilliseconds: Self.milliseconds(wait.end - .now))
+                // Ended sessions are kept (whatever else ends the wait) and end the wait at once,
+                // for the listener to take them.
                 let sessions = notifications.filter { $0.channel == Self.sessionsChannel }
+                if !sessions.isEmpty { endedSessions.withLock { $0 += sessions.map { EndedSessions(payload: $0.payload) } } }
                 let heard = Self.wakeUp(notifications.filter { $0.channel != Self.sessionsChannel }, ownWriter: writerID)
                 if let outcome = wait.heard(heard, at: .now) { return outcome }
-                // Ended sessions end the wait at once, for the listener to take them.
-                if !sessions.isEmpty {
-                    endedSessions.withLock { $0 += sessions.map { EndedSessions(payload: $0.payload) } }
-                    return wait.outcomeSoFar
-                }
+                if !sessions.isEmpty { return wait.outcomeSoFar }
             }
         } catch {
             throw StoreError(error)
