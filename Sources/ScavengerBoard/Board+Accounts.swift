@@ -15,11 +15,12 @@ extension Board {
 
     /// Creates an account with its first session and logs `session` in. The name, email and
     /// password must meet ``RequestChecks/registration(name:email:password:)``. Limited per client
-    /// address; a taken name or email is refused before the password is hashed.
+    /// address (``takeAddressToken(_:action:)``); a taken name or email is refused before the
+    /// password is hashed.
     public func register(name: String, email: String, password: String, on session: Session) async throws(BoardError) -> SignIn {
         try checks.registration(name: name, email: email, password: password)
         return try await guarded {
-            try registrations.take(session.address, action: "registrations")
+            try await takeAddressToken(session.address, action: "registrations")
             if let conflict = try await store.registrationConflict(name: name, email: email) {
                 throw Self.refusal(conflict)
             }
@@ -37,9 +38,20 @@ extension Board {
                 guard let conflict = RegistrationConflict(error) else { throw error }
                 throw Self.refusal(conflict)
             }
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
             return SignIn(user: account.user, token: token)
         }
+    }
+
+    /// Takes a token of the client address's bucket for account requests (`REGISTER` and
+    /// `FORGOT` draw from one, kept in the database for every daemon), or refuses with the wait.
+    /// Connections without an address (a Unix socket) are not limited.
+    func takeAddressToken(_ address: String?, action: String) async throws {
+        guard let rate = rules.registrationRate, let address else { return }
+        let wait = try await store.takeAddressToken(address, .accounts, rate: rate)
+        guard wait > 0 else { return }
+        let seconds = max(1, Int(wait.rounded(.up)))
+        throw BoardError.rateLimited(retryAfter: seconds, "too many \(action) from your address; wait \(seconds) s")
     }
 
     private static func refusal(_ conflict: RegistrationConflict) -> BoardError {
@@ -78,7 +90,7 @@ extension Board {
             let token = SecureRandom.token()
             let tokenHash = Digest.sha256(token)
             try await store.createSession(userID: account.id, tokenHash: tokenHash, ttlSeconds: rules.sessionTTLSeconds)
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
             return SignIn(user: account.user, token: token)
         }
     }
@@ -90,17 +102,18 @@ extension Board {
             guard let account = try await store.account(sessionTokenHash: tokenHash) else {
                 throw BoardError(.unauthorized, "unknown, expired or revoked token")
             }
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
             return account.user
         }
     }
 
-    /// Ends the session everywhere: its token stops working on every connection.
+    /// Ends the session everywhere: its token stops working on every connection, and every
+    /// daemon closes the hunt watches of the connections that used it (this one's too).
     public func logOut(_ session: Session) async throws(BoardError) {
         try await guarded {
             guard let tokenHash = session.tokenHash else { throw BoardError(.unauthorized, "not logged in") }
             try await store.deleteSession(tokenHash: tokenHash)
-            session.logOut()
+            sessionEnded(session, tokenHash: tokenHash)
         }
     }
 
@@ -125,7 +138,7 @@ extension Board {
         return try await guarded {
             let tokenHash = try login(of: session).tokenHash
             guard let account = try await store.account(sessionTokenHash: tokenHash) else {
-                session.logOut()
+                sessionEnded(session, tokenHash: tokenHash)
                 throw BoardError(.unauthorized, "the session has expired or was logged out; log in again")
             }
             session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)

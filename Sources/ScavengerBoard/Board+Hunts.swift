@@ -164,8 +164,7 @@ extension Board {
         HuntView(hunt: record.hunt(at: now), code: record.code)
     }
 
-    /// The user id of a logged-in viewer (reads do not check the session against the database,
-    /// as every read).
+    /// The user id of a logged-in viewer as last checked (``checkedViewerID(of:)`` asks the database).
     static func viewerID(_ session: Session) -> Int? { session.login?.userID }
 
     // MARK: The host's calls
@@ -376,7 +375,7 @@ extension Board {
     }
 
     /// A hunt the viewer may read: a public one, or a private one they host or play; a removed
-    /// one only its host (and moderators, when `moderatorsToo`).
+    /// one, public or private, only its host (and moderators, when `moderatorsToo`).
     private func readableHunt(_ id: String, viewer: Int?, moderatorsToo: Bool = true, session: Session? = nil) async throws
         -> (HuntRecord, Relation)
     {
@@ -384,8 +383,7 @@ extension Board {
         let relation = try await relation(to: record, viewer: viewer)
         if record.removed, !relation.isHost {
             guard moderatorsToo, let session, await isModerator(session) else { throw Self.noSuchHunt }
-        }
-        guard record.isPublic || relation.isHost || relation.isPlayer else { throw Self.noSuchHunt }
+        } else if !(record.isPublic || relation.isHost || relation.isPlayer) { throw Self.noSuchHunt }
         return (record, relation)
     }
 
@@ -403,7 +401,7 @@ extension Board {
     /// HUNT: the hunt, the stops this viewer may see, hints, their standing and the winners.
     public func hunt(id: String, viewer session: Session) async throws(BoardError) -> HuntDetails {
         try await guarded {
-            let (record, relation) = try await readableHunt(id, viewer: Self.viewerID(session), session: session)
+            let (record, relation) = try await readableHunt(id, viewer: try await checkedViewerID(of: session), session: session)
             let now = clock.now
             let state = record.schedule.state(at: now)
             let stopRecords = try await store.stops(huntID: record.id)
@@ -467,7 +465,7 @@ extension Board {
         return try await guarded {
             let now = clock.now
             if mine {
-                let viewer = try login(of: session).userID
+                guard let viewer = try await checkedViewerID(of: session) else { throw BoardError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)") }
                 var after: (created: Timestamp, id: String)?
                 if let cursor {
                     guard let parsed = HuntCursors.mine(cursor) else { throw BoardError(.badArgument, "CURSOR is not a cursor of this list") }
@@ -488,7 +486,7 @@ extension Board {
             }
             let rows = try await store.publicHunts(limit: limit, after: after, near: near)
             let page = rows.prefix(limit)
-            let viewer = Self.viewerID(session)
+            let viewer = page.contains { $0.hunt.hostID == Self.viewerID(session) } ? try await checkedViewerID(of: session) : nil
             let views = page.map { row in
                 row.hunt.hostID == viewer ? Self.hosted(row.hunt, at: now) : HuntView(hunt: row.hunt.hunt(at: now), code: nil)
             }
@@ -524,8 +522,7 @@ extension Board {
         -> (replies: [PinReply], next: ReplyCursor?)
     {
         try await guarded {
-            let viewer = Self.viewerID(session)
-            let (record, relation) = try await readableHunt(huntID, viewer: viewer, moderatorsToo: false)
+            let (record, relation) = try await readableHunt(huntID, viewer: try await checkedViewerID(of: session), moderatorsToo: false)
             guard relation.isHost || relation.isPlayer else { throw record.isPublic ? Self.chatMembersOnly : Self.noSuchHunt }
             return try await store.huntReplies(huntID: huntID, after: cursor, limit: limit)
         }
@@ -556,7 +553,9 @@ extension Board {
         -> (entries: [LeaderboardEntry], next: String?)
     {
         try await guarded {
-            let viewer = Self.viewerID(session)
+            // Unless it is a public board read without AROUND, the answer depends on who asks: checked first.
+            let publicBoard = !around && Identifier.isHunt(huntID) && feed.hunts.access(to: huntID, viewer: nil).map { $0.isPublic && !$0.removed } == true
+            let viewer = publicBoard ? Self.viewerID(session) : try await checkedViewerID(of: session)
             // Who may read it and who the caller is in it, from memory when the hunt's board is
             // kept (no read of the database). The database decides what memory cannot yet
             // know: a removed hunt (moderators), and a caller memory does not know as a player

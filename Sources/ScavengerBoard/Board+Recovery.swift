@@ -7,14 +7,14 @@ extension Board {
     /// there is one, it has an email and it has had fewer than the hourly number of such mails.
     /// Answers alike in every case, after the same work: a code is made and hashed, one
     /// transaction locks, counts and writes a request row whether or not the account exists.
-    /// Limited per client address (REGISTER's rate).
+    /// Limited per client address: it draws from REGISTER's bucket (one per address, on every daemon).
     public func forgot(_ login: String, on session: Session) async throws(BoardError) {
         try requireMail()
         guard !login.isEmpty, login.utf8.count <= 254 else {
             throw BoardError(.badArgument, "give a username or an email of 1 to 254 bytes")
         }
         try await guarded {
-            try recoveryRequests.take(session.address, action: "password resets")
+            try await takeAddressToken(session.address, action: "password resets")
             try await issue(.reset, for: .login(login), template: .reset)
         }
     }
@@ -50,7 +50,9 @@ extension Board {
                 throw Self.wrongCode
             }
             succeeded = true
-            session.logIn(user: account.user, userID: account.id, tokenHash: tokenHash)
+            signIn(session, account: account, tokenHash: tokenHash)
+            // Every daemon ends the user's other sessions on its connections (see Board+Sessions).
+            try? await store.announce(.user(account.id))
             let verified = try await store.emailVerified(userID: account.id)
             return SignIn(user: account.user, token: token, emailVerified: verified)
         }

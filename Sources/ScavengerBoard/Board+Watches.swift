@@ -66,12 +66,16 @@ extension Board {
     /// accepted check-ins, leaderboard entries that changed). Counts against the same
     /// per-connection limit as area watches.
     public func watchHunt(id huntID: String, session: Session) async throws(BoardError) -> String {
-        guard let login = session.login else { throw BoardError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)") }
+        guard session.login != nil else { throw BoardError(.unauthorized, "log in first (REGISTER, LOGIN or AUTH)") }
         return try await guarded {
+            // The session as the database has it now: one that has ended is no login.
+            guard let viewer = try await checkedViewerID(of: session) else {
+                throw BoardError(.unauthorized, "the session has expired or was logged out; log in again")
+            }
             guard Identifier.isHunt(huntID), let record = try await store.hunt(id: huntID) else { throw Self.noSuchHunt }
             var player: String?
-            if record.hostID != login.userID {
-                guard let playing = try await store.player(huntID: huntID, userID: login.userID) else {
+            if record.hostID != viewer {
+                guard let playing = try await store.player(huntID: huntID, userID: viewer) else {
                     guard record.isPublic, !record.removed else { throw Self.noSuchHunt }
                     throw BoardError(.forbidden, "only the hunt's host and players may watch it")
                 }
@@ -86,6 +90,8 @@ extension Board {
             let id = feed.hunts.addWatch(record, player: player, sink: session.eventSink ?? DiscardingWatchSink.shared)
             session.insertWatch(id)
             if !session.isConnected { endWatch(id, session: session) }
+            // The session ended meanwhile (and its watches were closed before this one was held).
+            if session.tokenHash == nil { feed.hunts.closeWatch(id: id, reason: Self.sessionEndedReason) }
             return id
         }
     }
@@ -112,8 +118,9 @@ extension Board {
         if session.removeWatch(id) { removeWatch(id) }
     }
 
-    /// Ends every watch of a connection that closed.
+    /// Ends every watch of a connection that closed (which is no longer checked when sessions end).
     public func endWatches(session: Session) {
+        signedIn.remove(session)
         for id in session.removeAllWatches() { removeWatch(id) }
     }
 }

@@ -19,7 +19,8 @@ public struct BoardRules: Sendable {
     public var writeRates: WriteRates
     /// Failed-login back-off per address and per account.
     public var loginThrottle: LoginThrottleRules
-    /// REGISTERs per client address; default 10 an hour. Nil: unlimited.
+    /// REGISTERs and FORGOTs per client address, together, on every daemon; default 10 an
+    /// hour. Nil: unlimited.
     public var registrationRate: RateLimit?
     /// Password checks that may wait for the hasher before more are refused; default 64.
     public var passwordQueueLength: Int
@@ -83,12 +84,10 @@ public final class Board: Sendable {
     let passwordQueue: PasswordQueue
     /// Failed logins per address and account.
     let loginThrottle: LoginThrottle
-    /// REGISTERs per address.
-    let registrations: AddressRateLimiter
     /// JOINs by a code that found no hunt, per address.
     let joinFailures: FailureLimiter
-    /// FORGOTs per address (REGISTER's rate, counted on its own).
-    let recoveryRequests: AddressRateLimiter
+    /// The connections logged in on this daemon, checked when sessions end.
+    let signedIn = SignedInSessions()
     /// Where failures that are not the caller's are logged, once, with their cause.
     let logger: Logger
     /// The time as the board judges it in memory: whether a hunt is running before a check-in
@@ -113,9 +112,11 @@ public final class Board: Sendable {
         self.logger = logger
         passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
-        registrations = AddressRateLimiter(rate: rules.registrationRate)
         joinFailures = FailureLimiter(rate: rules.joinFailureRate)
-        recoveryRequests = AddressRateLimiter(rate: rules.registrationRate)
+        feed.database.sessionEndings.onEnded { [weak self] ended in
+            guard let self else { return }
+            Task { await self.endSessions(ended) }
+        }
     }
 
     /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).

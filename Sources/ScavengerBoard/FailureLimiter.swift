@@ -76,8 +76,11 @@ public final class FailureLimiter: Sendable {
         }
     }
 
+    /// The bucket's tokens at `now`: refilled at the rate since its last update, up to its size.
     static func tokens(_ bucket: Bucket, rate: RateLimit, now: ContinuousClock.Instant) -> Double {
-        AddressRateLimiter.tokens(AddressRateLimiter.Bucket(tokens: bucket.tokens, updated: bucket.updated), rate: rate, now: now)
+        let elapsed = now - bucket.updated
+        let seconds = max(0, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return min(Double(rate.count), bucket.tokens + seconds * rate.perSecond)
     }
 
     /// Settles a place taken by ``begin(_:action:)``: a failure takes a token. Wakes the

@@ -83,4 +83,13 @@ public final class Session: Sendable {
     public func logOut() {
         state.withLock { $0 = State() }
     }
+
+    /// Forgets the login if it is the session of `tokenHash`; whether it was.
+    func logOut(ifTokenHash tokenHash: [UInt8]) -> Bool {
+        state.withLock { state in
+            guard state.tokenHash == tokenHash else { return false }
+            state = State()
+            return true
+        }
+    }
 }

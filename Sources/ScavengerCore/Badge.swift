@@ -138,3 +138,31 @@ public enum BadgeRules {
         }
     }
 }
+
+/// What a caller is to the hunt a badge was earned in: whether `BADGES` lists that badge to a
+/// caller who is not its holder (``BadgeRules/isListed(_:callerHolds:callerModerates:)``).
+public struct BadgeHuntAccess: Sendable, Equatable {
+    public var isPublic: Bool
+    /// Removed by moderators (or no longer there).
+    public var removed: Bool
+    public var callerHosts: Bool
+    public var callerPlays: Bool
+
+    public init(isPublic: Bool, removed: Bool, callerHosts: Bool, callerPlays: Bool) {
+        self.isPublic = isPublic
+        self.removed = removed
+        self.callerHosts = callerHosts
+        self.callerPlays = callerPlays
+    }
+}
+
+extension BadgeRules {
+    /// Whether `BADGES` lists a badge earned in a hunt (`hunt`; nil for none) to a caller: its
+    /// holder and moderators see every badge; anyone else only those of hunts they may read (a
+    /// public hunt that is not removed, one they host, one they play that is not removed), so
+    /// no list names a private or removed hunt to a stranger.
+    public static func isListed(_ hunt: BadgeHuntAccess?, callerHolds: Bool, callerModerates: Bool) -> Bool {
+        guard let hunt, !callerHolds, !callerModerates else { return true }
+        return hunt.callerHosts || (!hunt.removed && (hunt.isPublic || hunt.callerPlays))
+    }
+}

@@ -61,9 +61,14 @@ extension Validation {
         try text(description, name: "DESCRIPTION", length: HuntLimits.descriptionLength)
     }
 
-    /// A hunt's own badge's name (`BADGE`): 1–40 characters, the text rules of `POST`.
+    /// A hunt's own badge's name (`BADGE`): 1–40 characters, the text rules of `POST`, and not
+    /// the name or id of a built-in badge (compared case-insensitively, spaces around ignored).
     public static func badgeName(_ name: String) throws(ValidationError) {
         try text(name, name: "BADGE", length: HuntLimits.badgeNameLength)
+        let folded = name.trimmingSpaces.lowercased()
+        if let taken = BadgeRules.builtIn.first(where: { $0.name.lowercased() == folded || $0.id.lowercased() == folded }) {
+            throw ValidationError("BADGE may not be a built-in badge's name (\(taken.name), \(taken.id))")
+        }
     }
 
     /// A stop's title: 1–80 characters, the text rules of `POST`.
@@ -205,5 +210,14 @@ extension Validation {
         guard range.contains(value) else {
             throw ValidationError("\(name) must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
         }
+    }
+}
+
+extension String {
+    /// The text without spaces, tabs and newlines around it.
+    fileprivate var trimmingSpaces: Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first ... last]
     }
 }

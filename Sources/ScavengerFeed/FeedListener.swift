@@ -12,7 +12,8 @@ import Synchronization
 /// answering what needs the feed with `UNAVAILABLE` until the first load. When the listening
 /// connection breaks it reconnects and replays the log from the feed's place, so no change is
 /// lost and nothing is reloaded. It also catches up now and then without a wake-up (a safety
-/// net), announces expiries to watches every second, and drops expired pins from memory.
+/// net), announces expiries to watches every second, and drops expired pins from memory. Ended
+/// sessions it hears of (and, after each connect, "any") go to the store's ``SessionEndings``.
 public final class FeedListener: Service, Sendable {
     private let feed: Feed
     private let logger: Logger
@@ -84,6 +85,8 @@ public final class FeedListener: Service, Sendable {
                         ])
                     }
                     failures = 0
+                    // Sessions may have ended while nobody listened: every one held is checked.
+                    self.feed.database.sessionEndings.heard([.any])
                     try await self.listen(on: listener, thread: thread)
                 } catch is CancellationError {
                     return
@@ -115,6 +118,7 @@ public final class FeedListener: Service, Sendable {
                     timeoutMilliseconds: Self.waitMilliseconds, ownWriter: ownWriter,
                     ownPinsWaitMilliseconds: Self.ownPinsCatchUpMilliseconds)
             }
+            feed.database.sessionEndings.heard(listener.takeEndedSessions())
             if wakeUp == .ownNewPins || feed.takeFailedOwnWrites() { ownPinsBehind = true }
             let sinceCatchUp = ContinuousClock.now - lastCatchUp
             if wakeUp == .changes || sinceCatchUp > .seconds(Self.safetyCatchUpSeconds)

@@ -330,6 +330,20 @@ public final class HuntFeed: Sendable {
     /// Whether `id` names a hunt watch (rather than an area watch).
     public static func isHuntWatch(_ id: String) -> Bool { id.hasPrefix("h") }
 
+    /// Ends a hunt watch with a `closed` event saying `reason` (its last); false when there is
+    /// none with that id.
+    @discardableResult
+    public func closeWatch(id: String, reason: String) -> Bool {
+        let closed = projections.withLock { state in
+            var outbox = WatchOutbox()
+            let closed = state.watches.close(id: id, reason: reason, into: &outbox)
+            deliveries.enqueue(outbox)
+            return closed
+        }
+        deliveries.deliverQueued()
+        return closed
+    }
+
     /// Ends a hunt watch; false when there is none with that id. Events already made for it may
     /// still reach its sink (which drops those of watches its connection no longer holds).
     @discardableResult

@@ -82,6 +82,13 @@ struct HuntWatches {
         watched[hunt] = watchedHunt.watchers.isEmpty ? nil : watchedHunt
     }
 
+    /// Ends watch `id` with a `closed` event saying `reason`; false when there is none.
+    mutating func close(id: String, reason: String, into outbox: inout WatchOutbox) -> Bool {
+        guard let watcher = watchers[id] else { return false }
+        outbox.add(.closed(watch: id, reason: reason), for: watcher.sink)
+        return remove(id: id)
+    }
+
     /// The hunt was written (`record`, read again since): its watchers hear it as it is at `now`;
     /// when moderators removed it, every watch of it closes.
     mutating func huntChanged(_ hunt: String, to record: HuntRecord, now: Timestamp, into outbox: inout WatchOutbox) {

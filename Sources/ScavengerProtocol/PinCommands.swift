@@ -154,9 +154,7 @@ enum PinCommands {
             summary: "A live photo pin's image, or a check-in's photo (for its player, the host and moderators), base64 on one line.",
             parse: { arguments in try arguments.required("id").text },
             execute: { id, context in
-                let photo = Identifier.isCheckIn(id)
-                    ? try await context.board.checkInPhoto(id: id, viewer: context.session)
-                    : try await context.board.photo(pinID: id, viewer: context.session)
+                let photo = try await context.board.photo(id: id, viewer: context.session)
                 return CommandOutcome(.ok([
                     "id": .string(id), "mime": .string(photo.mime), "data": .string(Board.base64(photo.data)),
                 ]))

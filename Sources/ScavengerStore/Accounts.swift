@@ -97,12 +97,17 @@ extension Database {
         }
     }
 
-    /// Revokes a session everywhere; false when it was not there.
+    /// Revokes a session everywhere; false when it was not there. Once it is deleted, every
+    /// daemon is told (``announce(_:)``), so connections that resumed it hear that it ended.
     @discardableResult
     public func deleteSession(tokenHash: [UInt8]) async throws(StoreError) -> Bool {
-        try await mappingErrors {
+        let deleted = try await mappingErrors {
             try await pool.query("DELETE FROM sessions WHERE token_hash = \(tokenHash)", idempotent: false).affectedRows > 0
         }
+        // The LOGOUT stands without it: reads check their session in the database anyway, and a
+        // listener that lost its connection checks every session it holds when it is back.
+        if deleted { try? await announce(.token(tokenHash)) }
+        return deleted
     }
 
     /// Sets a user's role; false when there is no such user. A user with totals has them logged

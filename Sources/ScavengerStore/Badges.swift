@@ -5,25 +5,36 @@ import ScavengerCore
 // as ScavengerCore's BadgeRules decide from the facts that transaction read; read by BADGES and
 // PROFILE.
 extension Database {
-    /// `username`'s badges (the name matched case-insensitively), oldest first; nil when there is
-    /// no such user.
-    public func badges(username: String) async throws(StoreError) -> [Badge]? {
+    /// `username`'s id and badges (the name matched case-insensitively), oldest first, each
+    /// with what the caller `viewerID` (nil: no login) is to the hunt it was earned in; nil when
+    /// there is no such user.
+    public func badges(username: String, viewerID: Int?) async throws(StoreError) -> (userID: Int, badges: [(Badge, BadgeHuntAccess?)])? {
         try await mappingErrors {
+            let viewer = viewerID ?? 0
             let rows = try await pool.query("""
-                SELECT u.id, b.badge, b.name, b.description, b.hunt_id, (extract(epoch FROM b.at) * 1000000)::bigint AS at_us
-                FROM users u LEFT JOIN user_badges b ON b.user_id = u.id
+                SELECT u.id, b.badge, b.name, b.description, b.hunt_id, (extract(epoch FROM b.at) * 1000000)::bigint AS at_us,
+                       coalesce(h.public, false) AS hunt_public, coalesce(h.removed, true) AS hunt_removed,
+                       coalesce(h.host_id = \(viewer)::bigint, false) AS viewer_hosts,
+                       EXISTS (SELECT 1 FROM hunt_players p WHERE p.hunt_id = b.hunt_id AND p.user_id = \(viewer)::bigint) AS viewer_plays
+                FROM users u LEFT JOIN user_badges b ON b.user_id = u.id LEFT JOIN hunts h ON h.id = b.hunt_id
                 WHERE lower(u.name) = lower(\(username))
                 ORDER BY b.at, b.badge
                 """)
-            guard !rows.isEmpty else { return nil }
-            var badges: [Badge] = []
+            guard let first = rows.first else { return nil }
+            var badges: [(Badge, BadgeHuntAccess?)] = []
             for row in rows {
                 guard let id: String = try row.string("badge") else { continue }
-                badges.append(Badge(
-                    id: id, name: try row.string("name"), description: try row.string("description"), hunt: try row.string("hunt_id"),
-                    at: Timestamp(microseconds: Int64(try row.int("at_us") as Int))))
+                let hunt: String? = try row.string("hunt_id")
+                let access = try hunt.map { _ in
+                    BadgeHuntAccess(
+                        isPublic: try row.bool("hunt_public"), removed: try row.bool("hunt_removed"),
+                        callerHosts: try row.bool("viewer_hosts"), callerPlays: try row.bool("viewer_plays"))
+                }
+                badges.append((Badge(
+                    id: id, name: try row.string("name"), description: try row.string("description"), hunt: hunt,
+                    at: Timestamp(microseconds: Int64(try row.int("at_us") as Int))), access))
             }
-            return badges
+            return (try first.int("id"), badges)
         }
     }
 

@@ -1,4 +1,5 @@
 import Postgres
+import Synchronization
 
 /// A connection of its own that `LISTEN`s for the wake-ups the change log sends (see
 /// ``FeedChange``): some process committed changes that affect feeds. What changed is read from
@@ -6,12 +7,17 @@ import Postgres
 /// never on an event loop or Swift's cooperative pool. One thread at a time.
 public final class ChangeListener: Sendable {
     private let connection: PostgresConnection
+    /// Ended sessions heard and not yet taken (``takeEndedSessions()``).
+    private let endedSessions = Mutex<[EndedSessions]>([])
 
     /// The channel the change log's trigger notifies.
     public static let channel = "scavenger_feed"
     /// The channel the hunts' change log notifies (`log_hunt_change`); heard on the same
     /// connection, so one wait covers both logs.
     public static let huntsChannel = "scavenger_hunts"
+    /// The channel `LOGOUT` and `RESET` notify after their commit (``EndedSessions``); heard on
+    /// the same connection too.
+    public static let sessionsChannel = "scavenger_sessions"
 
     /// Opens a connection and starts listening (blocking).
     public init(configuration: PostgresConfiguration) throws(StoreError) {
@@ -19,6 +25,7 @@ public final class ChangeListener: Sendable {
             connection = try PostgresConnection.connect(configuration)
             try connection.query("LISTEN \(unescaped: Self.channel)")
             try connection.query("LISTEN \(unescaped: Self.huntsChannel)")
+            try connection.query("LISTEN \(unescaped: Self.sessionsChannel)")
         } catch {
             throw StoreError(error)
         }
@@ -50,10 +57,14 @@ public final class ChangeListener: Sendable {
             until: .now + .milliseconds(timeoutMilliseconds), ownPinsWait: .milliseconds(ownPinsWaitMilliseconds))
         do {
             while true {
-                let heard = Self.wakeUp(
-                    try connection.waitForNotifications(timeoutMilliseconds: Self.milliseconds(wait.end - .now)),
-                    ownWriter: writerID)
+                let notifications = try connection.waitForNotifications(timeoutMilliseconds: Self.milliseconds(wait.end - .now))
+                // Ended sessions are kept (whatever else ends the wait) and end the wait at once,
+                // for the listener to take them.
+                let sessions = notifications.filter { $0.channel == Self.sessionsChannel }
+                if !sessions.isEmpty { endedSessions.withLock { $0 += sessions.map { EndedSessions(payload: $0.payload) } } }
+                let heard = Self.wakeUp(notifications.filter { $0.channel != Self.sessionsChannel }, ownWriter: writerID)
                 if let outcome = wait.heard(heard, at: .now) { return outcome }
+                if !sessions.isEmpty { return wait.outcomeSoFar }
             }
         } catch {
             throw StoreError(error)
@@ -85,7 +96,18 @@ public final class ChangeListener: Sendable {
             case .ownNewPins, .none:
                 break
             }
-            return now >= end ? (heardOwnPins ? .ownNewPins : WakeUp.none) : nil
+            return now >= end ? outcomeSoFar : nil
+        }
+
+        /// The outcome if the wait ended now, with nothing but the own pins heard (if any).
+        var outcomeSoFar: WakeUp { heardOwnPins ? .ownNewPins : .none }
+    }
+
+    /// The ended sessions heard since the last call (``EndedSessions``), taken out.
+    public func takeEndedSessions() -> [EndedSessions] {
+        endedSessions.withLock { ended in
+            defer { ended = [] }
+            return ended
         }
     }
 

@@ -76,6 +76,9 @@ public final class Database: Sendable {
         }
     }
 
+    /// Where this daemon's listener hands the sessions it hears were ended (``EndedSessions``).
+    public let sessionEndings = SessionEndings()
+
     /// Whether the database answers.
     public func ping() async throws(StoreError) {
         try await mappingErrors {

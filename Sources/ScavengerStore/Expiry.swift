@@ -77,7 +77,7 @@ extension Database {
     /// `keepChangesSeconds` (a daemon that has been away from the database longer than that
     /// reloads its feed and its hunts' leaderboards instead of replaying), and deletes `REQUEST`
     /// keys older than `keepRequestKeysSeconds`; last, sent and given-up mails, spent codes and
-    /// FORGOT's request rows older than `keepMailSeconds`.
+    /// FORGOT's request rows older than `keepMailSeconds`, and address buckets untouched that long.
     public func expire(
         batchSize: Int = 5000, keepChangesSeconds: Int = 24 * 3600, keepRequestKeysSeconds: Int = 24 * 3600,
         keepMailSeconds: Int = 7 * 24 * 3600
@@ -109,6 +109,7 @@ extension Database {
             if keys < batchSize { break }
         }
         total.mail = try await expireMail(keepSeconds: keepMailSeconds, limit: batchSize)
+        try await sweepAddressBuckets(untouchedSeconds: keepMailSeconds)
         return total
     }
 }

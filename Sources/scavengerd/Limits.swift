@@ -108,7 +108,7 @@ enum LimitsTable {
             Row(what: "`JOIN`s and `LEAVE`s together per user", value: rate(D.joinRate), flags: ["--join-rate"]),
             Row(what: "those rates for moderators and admins", value: "\(D.staffRateFactor) times the above",
                 flags: ["--staff-rate-factor"]),
-            Row(what: "`REGISTER`s per client address", value: rate(D.registerRate), flags: ["--register-rate"]),
+            Row(what: "`REGISTER`s and `FORGOT`s per client address, together", value: rate(D.registerRate), flags: ["--register-rate"]),
             Row(what: "failed `LOGIN`s before back-off",
                 value: "\(D.loginAddressFailures) per address, \(D.loginAccountFailures) per account",
                 flags: ["--login-address-failures", "--login-account-failures"]),

@@ -109,7 +109,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "REPORTs per user (COUNT/SECONDS or off).") var reportRate = RateFlag(ServeDefaults.reportRate)
     @Option(help: "JOINs and LEAVEs together per user (COUNT/SECONDS or off).") var joinRate = RateFlag(ServeDefaults.joinRate)
     @Option(help: "Moderators and admins get this many times each per-user rate.") var staffRateFactor = ServeDefaults.staffRateFactor
-    @Option(help: "REGISTERs per client address, IPv6 per /64 (COUNT/SECONDS or off).") var registerRate = RateFlag(ServeDefaults.registerRate)
+    @Option(help: "REGISTERs and FORGOTs per client address, together, IPv6 per /64 (COUNT/SECONDS or off).") var registerRate = RateFlag(ServeDefaults.registerRate)
     @Option(help: "Failed LOGINs from one client address (IPv6: /64) before back-off starts.") var loginAddressFailures = ServeDefaults.loginAddressFailures
     @Option(help: "Failed LOGINs for one account before back-off starts; addresses with no failures may still try.")
     var loginAccountFailures = ServeDefaults.loginAccountFailures

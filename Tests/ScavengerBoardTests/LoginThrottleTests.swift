@@ -86,27 +86,3 @@ struct LoginThrottleTests {
         #expect(throttle.tracked.accounts <= 100)
     }
 }
-
-@Suite("Per-address token buckets")
-struct AddressRateLimiterTests {
-    @Test func refillsAtTheRate() throws {
-        let start = ContinuousClock.now
-        let limiter = AddressRateLimiter(rate: RateLimit(count: 2, seconds: 10))
-        try limiter.take("a", action: "registrations", now: start)
-        try limiter.take("a", action: "registrations", now: start)
-        let refusal = #expect(throws: BoardError.self) { try limiter.take("a", action: "registrations", now: start) }
-        #expect(refusal?.retryAfterSeconds == 5)
-        #expect(refusal?.message == "too many registrations from your address; wait 5 s")
-        try limiter.take("b", action: "registrations", now: start)
-        try limiter.take(nil, action: "registrations", now: start)
-        try limiter.take("a", action: "registrations", now: start + .seconds(5))
-        #expect(throws: BoardError.self) { try limiter.take("a", action: "registrations", now: start + .seconds(6)) }
-    }
-
-    @Test func unlimitedAndBounded() throws {
-        let start = ContinuousClock.now
-        try AddressRateLimiter(rate: RateLimit?.none).take("a", action: "x", now: start)
-        let limiter = AddressRateLimiter(rate: RateLimit(count: 1, seconds: 3600), maximumTracked: 10)
-        for index in 0 ..< 100 { try limiter.take("address-\(index)", action: "x", now: start) }
-    }
-}
