@@ -148,6 +148,12 @@ struct GameRun {
         case .tick:
             let sql: SQL = "UPDATE checkins SET created_at = created_at - \(Double(modelTickSeconds))::double precision * interval '1 second'"
             try await environment.pool.query(sql, idempotent: false)
+            // A team's trial clock is kept on its row (1.5): it moves with the check-ins.
+            let clocks: SQL = """
+                UPDATE hunt_teams SET trial_started_at = trial_started_at - \(Double(modelTickSeconds))::double precision * interval '1 second'
+                WHERE trial_started_at IS NOT NULL
+                """
+            try await environment.pool.query(clocks, idempotent: false)
             return "OK true"
         }
     }

@@ -228,15 +228,11 @@ struct SessionEndTests {
                 #expect(try await bob.ok("HUNTS")["hunts"].array.isEmpty)
                 try await bob.checkIn(hunt.stops[1], at: hunt.places[1])
                 let whileHidden = try await badgeHolders("hunt:\(hunt.id)", environment)
-                withKnownIssue("awarding lives in HuntCheckIns.swift, which the lead is rewriting") {
-                    #expect(whileHidden == [])
-                }
+                #expect(whileHidden == [])
                 _ = try await mod.ok("CLAIM \(hunt.id)")
                 _ = try await mod.ok("RESOLVE \(hunt.id) remove")
                 let afterRemoval = try await badgeHolders("hunt:\(hunt.id)", environment)
-                withKnownIssue("a removal takes the hunt's badge back: the lead's check-in and removal code") {
-                    #expect(afterRemoval == [])
-                }
+                #expect(afterRemoval == [])
             }
         }
     }
