@@ -76,8 +76,8 @@
 #     at least the pins), end holding every live pin (scavenger_feed_pins = the database's), its
 #     NEARBY equal to the database, nothing acknowledged lost. With --sabotage the replay is held
 #     past its wait: it loads from the primary, and 12 must FAIL.
-# 13. (full runs only, or --scenarios 13) the README's automatic-failover runbook as written, on
-#     three machines made of network namespaces (scripts/chaos/runbook.sh: scram-sha-256, TLS,
+# 13. (full runs only, or --scenarios 13) the automatic-failover runbook as scripts/chaos/RUNBOOK.md
+#     writes it, on three machines made of network namespaces (scripts/chaos/runbook.sh: scram-sha-256, TLS,
 #     the passwords in .pgpass files), a daemon on a fourth under keyed writes, the primary's
 #     machine killed: the monitor promotes the standby by itself, nothing acknowledged is lost
 #     or doubled, the daemon is never restarted, and the old primary's `pg_autoctl run` has it
@@ -368,7 +368,7 @@ DRIVER_PID=""
 fi
 if ((RUNBOOK)); then
     if is_root; then
-        step "scenario 13: the README's failover runbook on three machines (log: $RUN_DIR/runbook.log)"
+        step "scenario 13: the failover runbook (scripts/chaos/RUNBOOK.md) on three machines (log: $RUN_DIR/runbook.log)"
         runbook_status=0
         scripts/chaos/runbook.sh --scavengerd "$SCAVENGERD" --run-dir "$RUN_DIR" "${KEEP_ARG[@]}" 9>&- \
             >"$RUN_DIR/runbook.log" 2>&1 || runbook_status=$?

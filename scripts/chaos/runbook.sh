@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Chaos scenario 13 (issue 41): the README's automatic-failover runbook, step by step as the
-# README writes it, on three machines, with scram-sha-256 passwords and self-signed TLS; then a
-# daemon on a fourth machine through a failover and the old primary's return.
+# Chaos scenario 13 (issue 41): the automatic-failover runbook, step by step as
+# scripts/chaos/RUNBOOK.md writes it (the README points there), on three machines, with
+# scram-sha-256 passwords and self-signed TLS; then a daemon on a fourth machine through a
+# failover and the old primary's return.
 #
 #   scripts/chaos/runbook.sh --scavengerd PATH --run-dir DIR [--keep]
 #
@@ -158,8 +159,8 @@ wait_state() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# The runbook, as the README writes it (section "Standbys and failover", "Automatic failover,
-# step by step"). Each numbered step here is the README's.
+# The runbook, as scripts/chaos/RUNBOOK.md writes it ("Automatic failover with pg_auto_failover,
+# step by step"). Each numbered step here is the runbook's.
 # ---------------------------------------------------------------------------------------------
 runbook() {
     say "1. the monitor on mon (scram-sha-256, self-signed TLS)"
