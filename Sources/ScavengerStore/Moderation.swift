@@ -196,11 +196,14 @@ extension Database {
                 """
         }
         if Identifier.isHunt(item) {
-            // The text: name, description, its own badge's name and the stops' titles; the place: its first stop's.
+            // The text: name, description, its own badge's name, its teams' names and the stops'
+            // titles; the place: its first stop's.
             return """
                 INSERT INTO moderation_items (item, kind, author_id, snap_author, snap_text, snap_lat, snap_lon, snap_created)
                 SELECT h.id, 'hunt', h.host_id, u.name,
-                       h.name || E'\n\n' || h.description || coalesce(E'\n\nBadge: ' || h.badge_name, '') || coalesce(E'\n\nStops: ' ||
+                       h.name || E'\n\n' || h.description || coalesce(E'\n\nBadge: ' || h.badge_name, '') ||
+                           coalesce(E'\n\nTeams: ' || (SELECT string_agg(t.name, ', ' ORDER BY t.id) FROM hunt_teams t WHERE t.hunt_id = h.id), '') ||
+                           coalesce(E'\n\nStops: ' ||
                            (SELECT string_agg(s.n || '. ' || s.title, ', ' ORDER BY s.n) FROM hunt_stops s WHERE s.hunt_id = h.id), ''),
                        coalesce((SELECT s.lat FROM hunt_stops s WHERE s.hunt_id = h.id ORDER BY s.n LIMIT 1), 0),
                        coalesce((SELECT s.lon FROM hunt_stops s WHERE s.hunt_id = h.id ORDER BY s.n LIMIT 1), 0),

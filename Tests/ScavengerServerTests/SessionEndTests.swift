@@ -198,17 +198,19 @@ struct SessionEndTests {
         }
     }
 
-    @Test("moderators see a reported hunt's badge name in its queue item")
+    @Test("moderators see a reported hunt's badge name and its teams' names in its queue item")
     func badgeNameInReport() async throws {
         try await withDatabaseServer { address, environment in
             try await asUsers(["host", "reporter", "mod"], address, environment) { (users: [Conversation]) async throws in
                 let (host, reporter, mod) = (users[0], users[1], users[2])
                 _ = try await environment.database.setRole(username: "mod", role: .moderator)
-                let hunt = try await host.makeHunt("PUBLIC BADGE \(quoted("Staff of the city"))", name: "Walk", stops: [StopPlan()])
+                let hunt = try await host.makeHunt("PUBLIC TEAMS BADGE \(quoted("Staff of the city"))", name: "Walk", stops: [StopPlan()])
+                try await reporter.joinTeam(hunt, team: "Official Moderators")
                 _ = try await reporter.ok("REPORT \(hunt.id) other")
                 let item = try await mod.ok("CLAIM")["item"]
                 #expect(try item["item"].string == hunt.id)
                 #expect(try item["content"]["text"].string.contains("Staff of the city"))
+                #expect(try item["content"]["text"].string.contains("Teams: Official Moderators"))
             }
         }
     }
