@@ -367,7 +367,9 @@ struct ModelRegression: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-@Suite("The game against a reference model, on two daemons (issue 51)", .timeLimit(.minutes(30)))
+/// Serialized: each case runs two daemons with their connection pools, and all cases at once
+/// beside the rest of the suite would take more of PostgreSQL's connections than it has.
+@Suite("The game against a reference model, on two daemons (issue 51)", .serialized, .timeLimit(.minutes(30)))
 struct GameModelTests {
     @Test("a seeded random sequence of JOIN, LEAVE, CHECKIN, reviews, ends and removals: every reply and view as the model recounts", arguments: ModelSettings.seeds)
     func randomSequence(seed: UInt64) async throws {

@@ -145,10 +145,10 @@ private func logIn(
 /// board with a feed (hunts included) and a listener of its own, as another process would have,
 /// both on `clock`. Runs `body` with the first daemon's address and the second's.
 func withTwoDaemons(
-    configuration: PostgresConfiguration? = nil, clock: any WallClock = .system,
+    configuration: PostgresConfiguration? = nil, clock: any WallClock = .system, configure: (inout BoardRules) -> Void = { _ in },
     _ body: (SocketAddress, SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    try await withDatabaseServer(configuration: configuration, listening: true, clock: clock) { first, environment in
+    try await withDatabaseServer(configuration: configuration, listening: true, clock: clock, configure: configure) { first, environment in
         let other = environment.secondDaemon()
         do {
             var logger = Logger(label: "second-daemon")

@@ -15,27 +15,11 @@ import Testing
 // hunt; REGISTER and FORGOT draw from one address bucket on every daemon; a moderator reads a
 // removed private hunt. Nothing here is timed: waits only guard against hangs.
 
-/// Two daemons on one database, as ``withTwoDaemons(configuration:clock:_:)`` runs them, with
-/// the board's rules as `configure` sets them (both daemons share them).
+/// Two daemons on one database with the board's rules as `configure` sets them (both share them).
 func withTwoConfiguredDaemons(
     configure: (inout BoardRules) -> Void, _ body: (SocketAddress, SocketAddress, TestEnvironment) async throws -> Void
 ) async throws {
-    try await withDatabaseServer(listening: true, configure: configure) { first, environment in
-        let other = environment.secondDaemon()
-        do {
-            var logger = Logger(label: "second-daemon")
-            logger.logLevel = .warning
-            let listener = FeedListener(feed: other.feed, logger: logger, listening: try await other.feed.startListening())
-            try await withServer(board: other, alongside: [listener]) { second, _ in
-                try await eventually("the second daemon's feed is loaded") { other.feed.isLoaded }
-                try await body(first, second, environment)
-            }
-        } catch {
-            await other.passwords.shutdown()
-            throw error
-        }
-        await other.passwords.shutdown()
-    }
+    try await withTwoDaemons(configure: configure, body)
 }
 
 extension Conversation {
