@@ -555,7 +555,7 @@ extension Board {
         try await guarded {
             // Unless it is a public board read without AROUND, the answer depends on who asks: checked first.
             let publicBoard = !around && Identifier.isHunt(huntID) && feed.hunts.access(to: huntID, viewer: nil).map { $0.isPublic && !$0.removed } == true
-            let viewer = publicBoard ? Self.viewerID(session) : try await checkedViewerID(of: session)
+            let viewer = publicBoard ? Self.viewerID(session) : try await memoryBackedViewerID(of: session)
             // Who may read it and who the caller is in it, from memory when the hunt's board is
             // kept (no read of the database). The database decides what memory cannot yet
             // know: a removed hunt (moderators), and a caller memory does not know as a player

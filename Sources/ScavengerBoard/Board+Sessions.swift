@@ -79,6 +79,18 @@ extension Board {
         try await checkedViewer(of: session)?.id
     }
 
+    /// For a read that memory answers while the database is away (a kept leaderboard): the
+    /// checked viewer, or, when the database cannot be reached, the login as this daemon knows it
+    /// (its listener has ended every session it heard ended).
+    func memoryBackedViewerID(of session: Session) async throws -> Int? {
+        do {
+            return try await checkedViewerID(of: session)
+        } catch {
+            if case StoreError.unavailable = error { return Self.viewerID(session) }
+            throw error
+        }
+    }
+
     /// The session of `tokenHash` has ended: `session`, if still logged in with it, is logged
     /// out and its hunt watches closed (each with a last `closed` event).
     func sessionEnded(_ session: Session, tokenHash: [UInt8]) {
