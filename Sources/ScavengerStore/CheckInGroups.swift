@@ -1,12 +1,14 @@
 import ScavengerCore
 import Synchronization
 
-/// A check-in waiting for its transaction: what the player sent, the board's rules for it, and
-/// its `REQUEST` key, stored with its outcome in the transaction that writes it.
+/// A check-in waiting for its transaction: what the player sent, the board's rules for it, its
+/// `REQUEST` key, stored with its outcome in the transaction that writes it, and for a photo the
+/// user's photo rate, whose token the transaction takes when the check-in is written.
 struct PendingCheckIn: Sendable {
     let new: NewCheckIn
     let judge: @Sendable (CheckInFacts) throws -> CheckInJudgement
     var request: KeyedWrite<CheckInOutcome?>? = nil
+    var photoRate: RateLimit? = nil
 }
 
 /// Group commit for check-ins (as ``GroupCommit`` is for text pins): check-ins that arrive while
@@ -21,7 +23,8 @@ struct PendingCheckIn: Sendable {
 /// judged check-in broke after all, say), its check-ins are written again one by one, so one
 /// does not fail the others; when the database is away, each fails as a lone check-in would.
 /// A keyed check-in (every client keys its writes) is grouped too: its key is stored with its
-/// outcome in the group's transaction.
+/// outcome in the group's transaction. So is a photo check-in: its photo's row is written in the
+/// group's transaction and its photo token taken there (a player out of tokens is refused alone).
 final class CheckInGroups: Sendable {
     typealias Waiter = CheckedContinuation<Result<CheckInOutcome?, StoreError>, Never>
     private typealias Group = [(checkIn: PendingCheckIn, waiter: Waiter)]
@@ -75,7 +78,7 @@ extension Database {
     func writeCheckInGroup(_ group: [PendingCheckIn]) async -> [Result<CheckInOutcome?, StoreError>] {
         do {
             return try await huntTransaction { connection, log in
-                let outcomes = try Self.writeCheckIns(group, photoRate: nil, connection, log)
+                let outcomes = try Self.writeCheckIns(group, connection, log)
                 // Each key with its own outcome, after every write of the group (a key another
                 // run holds fails the group, which is then written one by one: that one meets the
                 // key alone and its caller answers from the stored reply).

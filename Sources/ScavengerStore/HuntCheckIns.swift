@@ -63,24 +63,24 @@ extension Database {
     /// A refusal `judge` counts as a try (too far) commits that try alone. A photo check-in that
     /// is written takes a token of `photoRate` in the same transaction. Nil when there is no such stop.
     ///
-    /// A check-in without a photo, keyed or not, is written in a group with other players'
+    /// A check-in, keyed or not, with a photo or not, is written in a group with other players'
     /// (``CheckInGroups``): judged on its own facts, answered with its own outcome (its key stored
-    /// with it), but committed in one transaction with them. A photo check-in is written alone.
+    /// with it), but committed in one transaction with them.
     public func checkIn(
         _ new: NewCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil,
         judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws(StoreError) -> CheckInOutcome? {
-        let pending = PendingCheckIn(new: new, judge: judge, request: request)
-        if new.photo == nil, let groups = checkInGroups {
+        let pending = PendingCheckIn(new: new, judge: judge, request: request, photoRate: photoRate)
+        if let groups = checkInGroups {
             return try await groups.write(pending).get()
         }
-        return try await writeCheckInsAlone(pending, photoRate: photoRate)
+        return try await writeCheckInsAlone(pending)
     }
 
     /// One check-in in a transaction of its own (with its key, its photo's token).
-    func writeCheckInsAlone(_ pending: PendingCheckIn, photoRate: RateLimit? = nil) async throws(StoreError) -> CheckInOutcome? {
+    func writeCheckInsAlone(_ pending: PendingCheckIn) async throws(StoreError) -> CheckInOutcome? {
         try await huntTransaction(request: pending.request) { connection, log in
-            try Self.writeCheckIns([pending], photoRate: photoRate, connection, log)[0].get()
+            try Self.writeCheckIns([pending], connection, log)[0].get()
         }
     }
 
@@ -98,7 +98,7 @@ extension Database {
     /// tries are counted, and the verdicts written one after the other in one call, in the
     /// group's order (the order they arrived: of two players tied on points, the first ranks first).
     static func writeCheckIns(
-        _ group: [PendingCheckIn], photoRate: RateLimit?, _ connection: PostgresConnection, _ log: HuntLog
+        _ group: [PendingCheckIn], _ connection: PostgresConnection, _ log: HuntLog
     ) throws -> [Result<CheckInOutcome?, StoreError>] {
         let users = PostgresArray.text(group.map { String($0.new.userID) })
         let stops = PostgresArray.text(group.map(\.new.stopID))
@@ -152,22 +152,35 @@ extension Database {
                 facts.nextStop = (1 ... max(1, facts.hunt.stops)).first { !all.contains($0) }
                 if facts.hunt.trialSeconds != nil, facts.trialStartedAt == nil { facts.trialStartedAt = taken.started }
             }
+            let judgement: CheckInJudgement
             do {
-                switch try group[index].judge(facts) {
-                case .write(let verdict):
-                    guard let player = facts.player else {
-                        throw StoreError.unexpected("a check-in was judged for someone who is not a player")
-                    }
-                    if let team = facts.teamID {
-                        teamTaken[team, default: (places: [], started: facts.now)].places.insert(facts.stop.n)
-                    }
-                    verdicts.append((index, facts, player, verdict))
-                case .refuseCountingTry(let refusal):
-                    tries.append((index, facts.now))
-                    outcomes[index] = .success(.refused(refusal))
-                }
+                judgement = try group[index].judge(facts)
             } catch {
                 outcomes[index] = .failure(error as? StoreError ?? .refused(error))
+                continue
+            }
+            switch judgement {
+            case .write(let verdict):
+                guard let player = facts.player else {
+                    throw StoreError.unexpected("a check-in was judged for someone who is not a player")
+                }
+                // A photo takes its token once it is to be written; a player out of tokens is
+                // refused alone (the statement answered; any other failure fails the group).
+                if group[index].new.photo != nil {
+                    do {
+                        try Self.takeRateToken(connection, userID: group[index].new.userID, action: .photo, rate: group[index].photoRate)
+                    } catch StoreError.rateLimited(let wait) {
+                        outcomes[index] = .failure(.rateLimited(retryAfterSeconds: wait))
+                        continue
+                    }
+                }
+                if let team = facts.teamID {
+                    teamTaken[team, default: (places: [], started: facts.now)].places.insert(facts.stop.n)
+                }
+                verdicts.append((index, facts, player, verdict))
+            case .refuseCountingTry(let refusal):
+                tries.append((index, facts.now))
+                outcomes[index] = .success(.refused(refusal))
             }
         }
         if !tries.isEmpty {
@@ -182,19 +195,17 @@ extension Database {
         guard !verdicts.isEmpty else { return outcomes }
         let written: PostgresRows
         if verdicts.count == 1 {
-            // One (perhaps with a photo, which takes its token here): checkin_write itself.
             let (index, facts, _, verdict) = verdicts[0]
             let new = group[index].new
-            if new.photo != nil { try Self.takeRateToken(connection, userID: new.userID, action: .photo, rate: photoRate) }
             written = try connection.query("""
-                SELECT 1 AS n, * FROM checkin_write(\(new.id), \(facts.hunt.id), \(facts.stop.id), \(new.userID)::bigint, \(verdict.status.rawValue),
+                SELECT 1 AS n, * FROM checkin_write(\(new.id), \(facts.hunt.id), \(facts.stop.id), \(new.userID)::bigint,
+                    \(facts.teamID)::bigint, \(Self.rankedByPoints(facts))::boolean, \(verdict.status.rawValue),
                     \(verdict.points)::integer, \(new.lat)::double precision, \(new.lon)::double precision,
                     \(new.accuracyMeters)::double precision, \(verdict.distanceMeters)::double precision, \(new.photo?.mime),
-                    \(new.photo?.data)::bytea, \(verdict.travel?.fromMeters)::double precision, \(verdict.travel?.seconds)::double precision,
-                    \(facts.hunt.stops)::integer)
+                    \(new.photo?.data.count)::integer, \(verdict.travel?.fromMeters)::double precision,
+                    \(verdict.travel?.seconds)::double precision)
                 """)
         } else {
-            // Photos are written alone: no photo here.
             func column(_ value: (PendingCheckIn, CheckInFacts, CheckInVerdict) -> String?) -> String {
                 PostgresArray.text(verdicts.map { value(group[$0.index], $0.facts, $0.verdict) })
             }
@@ -202,14 +213,21 @@ extension Database {
                 SELECT * FROM checkin_write_all(
                     \(column { p, _, _ in p.new.id })::text[], \(column { _, f, _ in f.hunt.id })::text[],
                     \(column { _, f, _ in f.stop.id })::text[], \(column { p, _, _ in String(p.new.userID) })::bigint[],
+                    \(column { _, f, _ in f.teamID.map(String.init) })::bigint[],
+                    \(column { _, f, _ in Self.rankedByPoints(f) ? "t" : "f" })::boolean[],
                     \(column { _, _, v in v.status.rawValue })::text[], \(column { _, _, v in String(v.points) })::integer[],
                     \(column { p, _, _ in String(p.new.lat) })::double precision[], \(column { p, _, _ in String(p.new.lon) })::double precision[],
                     \(column { p, _, _ in String(p.new.accuracyMeters) })::double precision[],
                     \(column { _, _, v in String(v.distanceMeters) })::double precision[],
+                    \(column { p, _, _ in p.new.photo?.mime })::text[], \(column { p, _, _ in p.new.photo.map { String($0.data.count) } })::integer[],
                     \(column { _, _, v in v.travel.map { String($0.fromMeters) } })::double precision[],
-                    \(column { _, _, v in v.travel.map { String($0.seconds) } })::double precision[],
-                    \(column { _, f, _ in String(f.hunt.stops) })::integer[])
+                    \(column { _, _, v in v.travel.map { String($0.seconds) } })::double precision[])
                 """)
+        }
+        // The photos' bytes, each bound as it is (not in an array's text).
+        for (index, _, _, _) in verdicts {
+            guard let photo = group[index].new.photo else { continue }
+            try connection.query("INSERT INTO checkin_photos (checkin_id, data) VALUES (\(group[index].new.id), \(photo.data)::bytea)")
         }
         guard written.count == verdicts.count else { throw StoreError.unexpected("check-ins written and judged differ in number") }
         // A team trial's clock starts at its first live check-in and stays on the team's row (the
@@ -285,7 +303,14 @@ extension Database {
         return outcomes
     }
 
-    /// A check-in's facts from its row of ``writeCheckIns(_:photoRate:_:_:)``'s read, with the
+    /// Whether a written check-in's rank is its player's by points among the hunt's players
+    /// (`checkin_write` counts those ahead): not in a team hunt (the team's rank, from
+    /// ``refreshTeams(_:_:_:)``) nor in a time trial (``trialAhead(_:hunt:userID:)``).
+    private static func rankedByPoints(_ facts: CheckInFacts) -> Bool {
+        facts.teamID == nil && facts.hunt.trialSeconds == nil
+    }
+
+    /// A check-in's facts from its row of ``writeCheckIns(_:_:_:)``'s read, with the
     /// places of the stops its player (in a team hunt, its team) has a live check-in at.
     private static func checkInFacts(
         _ row: PostgresRow, stopColumns: StopColumns, huntColumns: HuntColumns

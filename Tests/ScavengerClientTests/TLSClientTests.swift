@@ -1,6 +1,4 @@
 import Foundation
-import NIOCore
-import NIOPosix
 import NIOSSL
 import ScavengerClient
 import ScavengerTestSupport
@@ -8,16 +6,6 @@ import Testing
 
 @Suite("ScavengerClient over TLS", .timeLimit(.minutes(10)))
 struct TLSClientTests {
-    /// A free port on 127.0.0.1 (bound, then closed).
-    static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
-    }
-
     /// A throwaway self-signed certificate for `localhost`, by openssl.
     static func certificate() throws -> (certificate: String, key: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scavenger-client-tls-\(UUID().uuidString)")
@@ -41,8 +29,10 @@ struct TLSClientTests {
     @Test("calls and a watch over TLS, trusting the server's certificate; an untrusted one fails to connect; the CLI's --tls")
     func tls() async throws {
         let files = try Self.certificate()
-        let tlsPort = try await Self.freePort()
-        try await Daemon.with(["--tls-port", String(tlsPort), "--tls-cert", files.certificate, "--tls-key", files.key]) { daemon in
+        // The daemon picks the TLS port (0) and logs it: a port found free beforehand may be
+        // taken by another suite before the daemon binds it.
+        try await Daemon.with(["--tls-port", "0", "--tls-cert", files.certificate, "--tls-key", files.key]) { daemon in
+            let tlsPort = try #require(daemon.tlsPort)
             var settings = TLSConfiguration.makeClientConfiguration()
             settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(files.certificate))
             let client = try ScavengerClient(ScavengerClient.Configuration(host: "localhost", port: tlsPort, tls: settings))

@@ -116,12 +116,12 @@ struct CheckInGroupTests {
     /// that check-ins join the queue in the order they are sent.
     static func send(
         _ database: Database, _ new: NewCheckIn, waiting: Int, request: KeyedWrite<CheckInOutcome?>? = nil,
-        judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
+        photoRate: RateLimit? = nil, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws -> Attempt {
         let groups = try #require(database.checkInGroups)
         let attempt = Attempt {
             do throws(StoreError) {
-                return .success(try await database.checkIn(new, request: request, judge: judge))
+                return .success(try await database.checkIn(new, photoRate: photoRate, request: request, judge: judge))
             } catch {
                 return .failure(error)
             }
@@ -213,6 +213,62 @@ struct CheckInGroupTests {
         #expect(Self.summary(retry) == "failed \(StoreError.conflict(constraint: requestKeyConstraint))")
         let (storedCounts, recounted) = try await fixture.storedAndRecounted()
         #expect(storedCounts == recounted)
+        await fixture.pool.shutdown()
+    }
+
+    /// A photo check-in's verdict: pending, for the host to review.
+    static func pending(_ facts: CheckInFacts) -> CheckInJudgement {
+        .write(CheckInVerdict(status: .pending, points: 0, distanceMeters: 0, travel: nil))
+    }
+
+    @Test("photo check-ins are written in groups, keyed: each photo's bytes kept with its check-in, each key stored; a player out of photo tokens is refused alone")
+    func photoCheckInsInGroups() async throws {
+        let fixture = try await Fixture(stops: 2, players: 5)
+        let (database, stops, players) = (fixture.database, fixture.stops, fixture.players)
+        let rate = RateLimit(count: 1, seconds: 3600)
+        func photo(_ n: Int) -> Photo { Photo(mime: "image/jpeg", data: [0xFF, 0xD8] + Array(repeating: UInt8(n), count: 1000 + n) + [0xFF, 0xD9]) }
+        func withPhoto(_ player: Account, at stop: StopRecord, _ n: Int) -> NewCheckIn {
+            var new = fixture.checkIn(player, at: stop)
+            new.photo = photo(n)
+            return new
+        }
+        // Player 5 spends their one photo token first.
+        let spent = try await Self.send(database, withPhoto(players[4], at: stops[0], 5), waiting: 0, photoRate: rate, judge: Self.pending)
+        #expect(Self.summary(await spent.value) == "written pending 0 rank 1")
+        let gate = Gate()
+        let first = try await Self.send(database, fixture.checkIn(players[0], at: stops[0]), waiting: 0, judge: gate.judge)
+        try await gate.untilEntered()
+        var others: [Attempt] = []
+        for (index, player) in players.enumerated().dropFirst() {
+            others.append(try await Self.send(
+                database, withPhoto(player, at: stops[1], index), waiting: index - 1, request: Self.key(player, "photo-\(index)"),
+                photoRate: rate, judge: Self.pending))
+        }
+        gate.open()
+        #expect(Self.summary(await first.value).hasPrefix("written accepted"))
+        var results: [Result<CheckInOutcome?, StoreError>] = []
+        for other in others { results.append(await other.value) }
+        let replies = results.map(Self.summary)
+        #expect(replies.prefix(3).allSatisfy { $0.hasPrefix("written pending") }, "\(replies)")
+        guard case .failure(.rateLimited) = results[3] else {
+            Issue.record("player 5's second photo: \(replies[3]), not rate limited")
+            return
+        }
+        // Player 5's alone, the gate's alone, the four photos in one group.
+        #expect(try #require(database.checkInGroups).groupsWritten == 3)
+        let kept = try await fixture.pool.query("""
+            SELECT c.user_id, c.photo_bytes, octet_length(p.data) AS n FROM checkins c JOIN checkin_photos p ON p.checkin_id = c.id
+            WHERE c.stop_id = \(stops[1].stop.id) ORDER BY c.user_id
+            """).map { "\(try $0.int("user_id") as Int) \(try $0.int("photo_bytes") as Int) \(try $0.int("n") as Int)" }
+        #expect(kept == (1 ... 3).map { "\(players[$0].id) \(photo($0).data.count) \(photo($0).data.count)" })
+        for index in 1 ... 3 {
+            let id = try await fixture.pool.query("SELECT id FROM checkins WHERE user_id = \(players[index].id)")[0].string("id") as String
+            #expect(try await database.checkInPhoto(id: id) == photo(index))
+        }
+        let stored = try await fixture.pool.query("SELECT key, result FROM request_keys ORDER BY key").map {
+            "\(try $0.string("key") as String) \(try $0.string("result") as String)"
+        }
+        #expect(stored == ["photo-1 pending 0", "photo-2 pending 0", "photo-3 pending 0"])
         await fixture.pool.shutdown()
     }
 
