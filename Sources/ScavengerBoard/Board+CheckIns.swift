@@ -10,8 +10,9 @@ extension Board {
     /// CHECKIN: the server judges presence (distance on NEARBY's sphere, the fix's accuracy, a
     /// code compared against its hash, a photo), the travel speed, the hunt's state and order and
     /// the one-check-in-per-stop rule, and writes the check-in with its points in one transaction.
-    /// The reply's rank is the one the transaction left (as the leaderboard ranks), so that a
-    /// keyed check-in's reply can be stored with it.
+    /// The reply's rank is the player's (their team's) on the hunt's board as this daemon holds
+    /// it, with the standing the write left (Core's one rule of who is ahead), decided in the
+    /// transaction so that a keyed check-in's reply can be stored with it.
     public func checkIn(
         _ draft: CheckInDraft, by session: Session, request: RequestKey<CheckInResult>? = nil
     ) async throws(BoardError) -> CheckInResult {
@@ -27,12 +28,18 @@ extension Board {
                 let hasCode = draft.code != nil
                 let hasPhoto = draft.photo != nil
                 var photo = draft.photo
+                var huntID = stopHunts.withLock { $0[draft.stopID] }
+                if huntID == nil, !hasCode, !hasPhoto {
+                    guard let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
+                    huntID = stopRecord.stop.hunt
+                }
                 if hasCode || hasPhoto {
                     // A code is checked against the stop's hash and a photo cleaned before the
                     // transaction, so the stop is read first; a plain check-in (the common one) is
                     // judged from the stop the transaction reads.
                     guard let stopRecord = try await store.stop(id: draft.stopID) else { throw Self.noSuchStop }
                     let stop = stopRecord.stop
+                    huntID = stop.hunt
                     try HuntDecisions.proofOptions(stop.proof, code: hasCode, photo: hasPhoto)
                     if let given = photo {
                         do throws(PhotoScrubError) {
@@ -45,6 +52,16 @@ extension Board {
                         try await checkCode(code, hash: hash, stop: stop, account: account)
                     }
                 }
+                guard let huntID else { throw Self.noSuchStop }
+                stopHunts.withLock { known in
+                    if known.count >= Self.stopHuntsKept { known.removeAll(keepingCapacity: true) }
+                    known[draft.stopID] = huntID
+                }
+                // The hunt's board as this daemon holds it (loaded now if it is not kept): the
+                // check-in's rank is its side's there, as the board stands when it is written.
+                let loaded = try await leaderboard(of: huntID)
+                let hunts = feed.hunts
+                let board: @Sendable () -> Leaderboard = { hunts.keptLeaderboard(of: huntID) ?? loaded }
                 let rules = self.rules.hunts
                 let new = NewCheckIn(
                     stopID: draft.stopID, userID: account.id, lat: draft.fix.lat, lon: draft.fix.lon,
@@ -61,7 +78,7 @@ extension Board {
                 let photoRate = hasPhoto ? rate(.photo, for: account.user.role) : nil
                 do {
                     outcome = try await charging(.photo, photoRate) {
-                        try await store.checkIn(new, photoRate: photoRate, request: keyed) { facts in
+                        try await store.checkIn(new, board: board, photoRate: photoRate, request: keyed) { facts in
                             try Self.rule {
                                 try HuntDecisions.proofOptions(facts.stop.proof, code: hasCode, photo: hasPhoto)
                                 return try Self.judge(fix, facts: facts, rules: rules)

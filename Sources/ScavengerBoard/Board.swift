@@ -119,6 +119,11 @@ public final class Board: Sendable {
         }
     }
 
+    /// The hunt of each stop checked in at (a stop never moves to another hunt), so a check-in
+    /// finds its hunt's board without a read; emptied when it holds ``stopHuntsKept``.
+    let stopHunts = Mutex<[String: String]>([:])
+    static let stopHuntsKept = 100_000
+
     /// The HMAC key of `REQUEST` keys, once read (``loadRequestKeySecret()``).
     let requestKeySecret = Mutex<[UInt8]?>(nil)
 

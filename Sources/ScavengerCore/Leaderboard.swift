@@ -147,13 +147,7 @@ public struct Leaderboard: Sendable {
         /// instant of that many microseconds after the epoch): the trial's order is the same
         /// comparison of other numbers (found descending, time ascending, then name), and
         /// cursors hold it alike.
-        var position: LeaderboardPosition {
-            if isTrial {
-                return LeaderboardPosition(
-                    points: standing.found, at: Timestamp(microseconds: max(0, standing.trialTime ?? 0)), player: name)
-            }
-            return LeaderboardPosition(points: standing.points, at: standing.at, player: name)
-        }
+        var position: LeaderboardPosition { Leaderboard.position(of: name, standing, trial: isTrial) }
     }
 
     private var records: [String: Record] = [:]
@@ -185,6 +179,32 @@ public struct Leaderboard: Sendable {
     public func rank(of player: String) -> Int? {
         guard let position = position(of: player) else { return nil }
         return rank(at: position)
+    }
+
+    /// The place of `player` with `standing` in a board's order (a time trial's when `trial`).
+    static func position(of player: String, _ standing: Standing, trial: Bool) -> LeaderboardPosition {
+        if trial {
+            return LeaderboardPosition(points: standing.found, at: Timestamp(microseconds: max(0, standing.trialTime ?? 0)), player: player)
+        }
+        return LeaderboardPosition(points: standing.points, at: standing.at, player: player)
+    }
+
+    /// The rank `side` (a player, or a team on a team hunt's board) has after a write: its new
+    /// `standing` (nil: the one it has here, or none), with `changes` (others' standings written
+    /// before it, in order; the last of each counts) applied too. As ``update(_:points:found:at:trialTime:members:)``
+    /// of each and then ``rank(of:)`` would answer, without changing or copying the board: the
+    /// one rule of who is ahead, for a check-in's reply as for the board's pages.
+    public func rank(of side: String, with standing: Standing?, after changes: [(side: String, standing: Standing)] = []) -> Int {
+        let own = standing ?? self.standing(of: side) ?? Standing(points: 0, found: 0, at: nil)
+        let position = Self.position(of: side, own, trial: isTrial)
+        var rank = rank(at: position)
+        var latest: [String: Standing] = [:]
+        for change in changes where change.side != side { latest[change.side] = change.standing }
+        for (other, changed) in latest {
+            if let old = self.position(of: other), old.ranksAhead(of: position) { rank -= 1 }
+            if Self.position(of: other, changed, trial: isTrial).ranksAhead(of: position) { rank += 1 }
+        }
+        return rank
     }
 
     /// `player`'s entry, or nil when the player is not on it.

@@ -214,6 +214,12 @@ public final class HuntFeed: Sendable {
         }
     }
 
+    /// A hunt's leaderboard as kept in memory now (every change applied so far), without
+    /// loading it; nil when it is not kept.
+    public func keptLeaderboard(of huntID: String) -> Leaderboard? {
+        projections.withLock { $0.boards.board(of: huntID) }
+    }
+
     /// Who `viewer` (nil: nobody logged in) is to a hunt whose board and access are kept, from
     /// memory; nil when they are not kept (the caller asks the database).
     public func access(to huntID: String, viewer: Int?) -> Viewer? {

@@ -9,6 +9,10 @@ struct PendingCheckIn: Sendable {
     let judge: @Sendable (CheckInFacts) throws -> CheckInJudgement
     var request: KeyedWrite<CheckInOutcome?>? = nil
     var photoRate: RateLimit? = nil
+    /// The board of the stop's hunt as the daemon holds it when the check-in is written (its
+    /// players', or in a team hunt its teams'): the check-in's rank is its side's on it, with
+    /// what the group wrote.
+    var board: @Sendable () -> Leaderboard = { Leaderboard() }
 }
 
 /// Group commit for check-ins (as ``GroupCommit`` is for text pins): check-ins that arrive while

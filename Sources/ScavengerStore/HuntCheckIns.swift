@@ -66,11 +66,13 @@ extension Database {
     /// A check-in, keyed or not, with a photo or not, is written in a group with other players'
     /// (``CheckInGroups``): judged on its own facts, answered with its own outcome (its key stored
     /// with it), but committed in one transaction with them.
+    /// The written check-in's rank is its side's on `board` (the stop's hunt's, as the daemon
+    /// holds it when the check-in is written) with the standings the write left.
     public func checkIn(
-        _ new: NewCheckIn, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil,
+        _ new: NewCheckIn, board: @escaping @Sendable () -> Leaderboard = { Leaderboard() }, photoRate: RateLimit? = nil, request: KeyedWrite<CheckInOutcome?>? = nil,
         judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws(StoreError) -> CheckInOutcome? {
-        let pending = PendingCheckIn(new: new, judge: judge, request: request, photoRate: photoRate)
+        let pending = PendingCheckIn(new: new, judge: judge, request: request, photoRate: photoRate, board: board)
         if let groups = checkInGroups {
             return try await groups.write(pending).get()
         }
@@ -199,7 +201,7 @@ extension Database {
             let new = group[index].new
             written = try connection.query("""
                 SELECT 1 AS n, * FROM checkin_write(\(new.id), \(facts.hunt.id), \(facts.stop.id), \(new.userID)::bigint,
-                    \(facts.teamID)::bigint, \(Self.rankedByPoints(facts))::boolean, \(verdict.status.rawValue),
+                    \(facts.teamID)::bigint, \(verdict.status.rawValue),
                     \(verdict.points)::integer, \(new.lat)::double precision, \(new.lon)::double precision,
                     \(new.accuracyMeters)::double precision, \(verdict.distanceMeters)::double precision, \(new.photo?.mime),
                     \(new.photo?.data.count)::integer, \(verdict.travel?.fromMeters)::double precision,
@@ -214,7 +216,6 @@ extension Database {
                     \(column { p, _, _ in p.new.id })::text[], \(column { _, f, _ in f.hunt.id })::text[],
                     \(column { _, f, _ in f.stop.id })::text[], \(column { p, _, _ in String(p.new.userID) })::bigint[],
                     \(column { _, f, _ in f.teamID.map(String.init) })::bigint[],
-                    \(column { _, f, _ in Self.rankedByPoints(f) ? "t" : "f" })::boolean[],
                     \(column { _, _, v in v.status.rawValue })::text[], \(column { _, _, v in String(v.points) })::integer[],
                     \(column { p, _, _ in String(p.new.lat) })::double precision[], \(column { p, _, _ in String(p.new.lon) })::double precision[],
                     \(column { p, _, _ in String(p.new.accuracyMeters) })::double precision[],
@@ -245,6 +246,10 @@ extension Database {
         let teamLog = HuntLog()
         let teams = try Self.refreshTeams(connection, teamLog, Set(verdicts.compactMap(\.facts.teamID)))
         var accepted: [(facts: CheckInFacts, player: PlayerRecord, checkIn: String, found: Int, allTimeFound: Int, foundEver: Bool)] = []
+        // Each hunt's players' standings written before in the group, in order; each team's hunt.
+        var groupStandings: [String: [(side: String, standing: Leaderboard.Standing)]] = [:]
+        var boards: [String: Leaderboard] = [:]
+        let teamHunts = Dictionary(verdicts.compactMap { item in item.facts.teamID.map { ($0, item.facts.hunt.id) } }) { first, _ in first }
         for row in written {
             let number = (try row.int("n") as Int) - 1
             guard verdicts.indices.contains(number) else { throw StoreError.unexpected("a check-in written that was not judged") }
@@ -269,18 +274,27 @@ extension Database {
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
                 points: verdict.points, at: at, distanceMeters: verdict.distanceMeters,
                 photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
+            // The rank: the hunt's board as the daemon holds it now, with what the group wrote.
+            let board = boards[facts.hunt.id] ?? group[index].board()
+            boards[facts.hunt.id] = board
             if let teamID = facts.teamID, let team = teams[teamID] {
-                // A team hunt: the score is the team's, ranked among teams.
+                // A team hunt: the score is the team's, ranked among teams (the group's other
+                // teams of the hunt as the group left them).
                 var teamStanding = StandingChange(player: team.team, points: team.points, found: team.found, at: team.at)
                 teamStanding.trialFirst = team.trialFirst
                 teamStanding.trialLast = team.trialLast
-                outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: teamStanding, rank: 1 + team.ahead)))
+                let others = teams.filter { $0.key != teamID && teamHunts[$0.key] == facts.hunt.id }.sorted { $0.key < $1.key }
+                    .map { (side: $0.value.team, standing: Self.boardStanding($0.value)) }
+                let rank = board.rank(of: team.team, with: Self.boardStanding(team), after: others)
+                outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: teamStanding, rank: rank)))
                 continue
             }
-            // A time trial ranks by its own order (the written row's rank is by points).
-            let ahead: Int = facts.hunt.trialSeconds != nil
-                ? try Self.trialAhead(connection, hunt: facts.hunt.id, userID: new.userID) : try row.int("ahead")
-            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: 1 + ahead)))
+            // A player's: a time trial's check-in that is not accepted leaves the standing as it was.
+            let changed: Leaderboard.Standing? = facts.hunt.trialSeconds != nil && verdict.status != .accepted
+                ? nil : Leaderboard.Standing(points: standing.points, found: standing.found, at: standing.at, trialTime: standing.trialTime)
+            let rank = board.rank(of: player.name, with: changed, after: groupStandings[facts.hunt.id, default: []])
+            if let changed { groupStandings[facts.hunt.id, default: []].append((player.name, changed)) }
+            outcomes[index] = .success(.written(CheckInWrite(checkIn: checkIn, standing: standing, rank: rank)))
         }
         log.append(contentsOf: teamLog)
         // The firsts the accepted ones earn (each one's stop found before it: as read under the
@@ -303,11 +317,9 @@ extension Database {
         return outcomes
     }
 
-    /// Whether a written check-in's rank is its player's by points among the hunt's players
-    /// (`checkin_write` counts those ahead): not in a team hunt (the team's rank, from
-    /// ``refreshTeams(_:_:_:)``) nor in a time trial (``trialAhead(_:hunt:userID:)``).
-    private static func rankedByPoints(_ facts: CheckInFacts) -> Bool {
-        facts.teamID == nil && facts.hunt.trialSeconds == nil
+    /// A team's standing as a board holds it.
+    private static func boardStanding(_ team: TeamStandingChange) -> Leaderboard.Standing {
+        Leaderboard.Standing(points: team.points, found: team.found, at: team.at, trialTime: team.trialTime, members: team.members)
     }
 
     /// A check-in's facts from its row of ``writeCheckIns(_:_:_:)``'s read, with the
@@ -372,25 +384,6 @@ extension Database {
             """)
         let first: Int? = try rows[0].int("first_us"), last: Int? = try rows[0].int("last_us")
         return (first.map { Timestamp(microseconds: Int64($0)) }, last.map { Timestamp(microseconds: Int64($0)) })
-    }
-
-    /// How many players of a time trial are strictly ahead of `userID` in its leaderboard's order
-    /// (``Leaderboard`` with `trial`): more stops found, or as many (above none) in less time
-    /// from the first live check-in to the last accepted one; in the caller's transaction.
-    static func trialAhead(_ connection: PostgresConnection, hunt: String, userID: Int) throws -> Int {
-        let rows = try connection.query("""
-            WITH t AS (
-                SELECT p.user_id, p.found,
-                    greatest(0, coalesce((extract(epoch FROM max(c.created_at) FILTER (WHERE c.status = 'accepted')) * 1000000)::bigint
-                        - (extract(epoch FROM min(c.created_at)) * 1000000)::bigint, 0)) AS us
-                FROM hunt_players p
-                LEFT JOIN checkins c ON c.hunt_id = p.hunt_id AND c.user_id = p.user_id AND c.status <> 'rejected'
-                WHERE p.hunt_id = \(hunt)
-                GROUP BY p.user_id, p.found)
-            SELECT count(*)::bigint AS ahead FROM t, (SELECT found, us FROM t WHERE user_id = \(userID)) me
-            WHERE t.found > me.found OR (t.found = me.found AND me.found > 0 AND t.us < me.us)
-            """)
-        return try rows[0].int("ahead")
     }
 
     /// Adds an accepted check-in's points to its player in the hunt, to its stop's `found_by`

@@ -39,8 +39,7 @@ extension Database {
     }
 
     /// Sets the standings of `teams` (ids) from their accepted check-ins and logs each one as it
-    /// now stands (members, times), in id order; answers them by id, with how many teams are
-    /// ahead of each. In the caller's transaction, which holds the teams' rows (a check-in's
+    /// now stands (members, times), in id order; answers them by id. In the caller's transaction, which holds the teams' rows (a check-in's
     /// locks) or their hunt's for update (JOIN, LEAVE).
     @discardableResult
     static func refreshTeams(_ connection: PostgresConnection, _ log: HuntLog, _ teams: Set<Int>) throws -> [Int: TeamStandingChange] {
@@ -61,7 +60,6 @@ extension Database {
             let first: Int? = try row.int("trial_first_us"), last: Int? = try row.int("trial_last_us")
             team.trialFirst = first.map { Timestamp(microseconds: Int64($0)) }
             team.trialLast = last.map { Timestamp(microseconds: Int64($0)) }
-            team.ahead = try row.int("ahead")
             refreshed[try row.int("team_id")] = team
             log.append(hunt: try row.string("hunt_id"), .team(team))
         }

@@ -112,16 +112,26 @@ struct CheckInGroupTests {
 
     typealias Attempt = Task<Result<CheckInOutcome?, StoreError>, Never>
 
+    /// A board as the daemon would hold it, of `players` at points reached at the epoch's first
+    /// microseconds (before any check-in of a test), in order.
+    static func board(_ players: [(Account, Int)]) -> Leaderboard {
+        var board = Leaderboard()
+        for (n, (player, points)) in players.enumerated() {
+            board.update(player.user.name, points: points, found: points > 0 ? 1 : 0, at: Timestamp(microseconds: Int64(n + 1)))
+        }
+        return board
+    }
+
     /// Sends a check-in and returns once it waits for a group (the `waiting`-th to wait), so
     /// that check-ins join the queue in the order they are sent.
     static func send(
         _ database: Database, _ new: NewCheckIn, waiting: Int, request: KeyedWrite<CheckInOutcome?>? = nil,
-        photoRate: RateLimit? = nil, judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
+        photoRate: RateLimit? = nil, board: Leaderboard = Leaderboard(), judge: @escaping @Sendable (CheckInFacts) throws -> CheckInJudgement
     ) async throws -> Attempt {
         let groups = try #require(database.checkInGroups)
         let attempt = Attempt {
             do throws(StoreError) {
-                return .success(try await database.checkIn(new, photoRate: photoRate, request: request, judge: judge))
+                return .success(try await database.checkIn(new, board: { board }, photoRate: photoRate, request: request, judge: judge))
             } catch {
                 return .failure(error)
             }
@@ -145,9 +155,13 @@ struct CheckInGroupTests {
         for (index, player) in players.enumerated().dropFirst() {
             let judge: @Sendable (CheckInFacts) throws -> CheckInJudgement =
                 index == 5 ? { _ in throw StoreError.refused(Refusal(reason: "not today")) } : Self.accept
-            others.append(try await Self.send(database, fixture.checkIn(player, at: stops[0]), waiting: index, judge: judge))
+            // Ranked on the board as the daemon holds it once player 1's group committed.
+            others.append(try await Self.send(
+                database, fixture.checkIn(player, at: stops[0]), waiting: index, board: Self.board([(players[0], 10)]), judge: judge))
         }
-        let second = try await Self.send(database, fixture.checkIn(players[1], at: stops[1]), waiting: 6) { facts in
+        let second = try await Self.send(
+            database, fixture.checkIn(players[1], at: stops[1]), waiting: 6, board: Self.board([(players[0], 10), (players[1], 10)])
+        ) { facts in
             secondFacts.withLock { $0 = facts }
             return Self.accept(facts)
         }
@@ -313,14 +327,17 @@ struct CheckInGroupTests {
         // A judge that errs (writes where player 4 already has a live check-in) breaks the
         // group's transaction on `checkins_one_live`.
         var others: [Attempt] = []
+        // Ranked on the board as the daemon holds it with players 4 and 1's check-ins.
+        let held = Self.board([(players[3], 10), (players[0], 20)])
         for (index, player) in players.enumerated().dropFirst() {
-            others.append(try await Self.send(database, fixture.checkIn(player, at: stops[0]), waiting: index, judge: Self.accept))
+            others.append(try await Self.send(database, fixture.checkIn(player, at: stops[0]), waiting: index, board: held, judge: Self.accept))
         }
         gate.open()
         #expect(Self.summary(await first.value) == "written accepted 20 rank 1")
         var replies: [String] = []
         for other in others { replies.append(Self.summary(await other.value)) }
-        #expect(replies == ["written accepted 10 rank 3", "written accepted 10 rank 4", "failed conflict on checkins_one_live"])
+        // Written one by one, each on the board it was given (player 2's write is not on player 3's).
+        #expect(replies == ["written accepted 10 rank 3", "written accepted 10 rank 3", "failed conflict on checkins_one_live"])
         let (stored, recounted) = try await fixture.storedAndRecounted()
         #expect(stored == recounted)
         let checkIns: Int = try await fixture.pool.query("SELECT count(*) AS n FROM checkins")[0].int("n")

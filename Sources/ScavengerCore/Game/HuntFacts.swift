@@ -246,8 +246,6 @@ public struct TeamStandingChange: Sendable, Equatable {
     /// In a time trial: the team's first live check-in and its last accepted one.
     public var trialFirst: Timestamp? = nil
     public var trialLast: Timestamp? = nil
-    /// How many teams are strictly ahead, as the transaction left the hunt (not logged).
-    public var ahead: Int = 0
 
     public init(team: String, points: Int, found: Int, at: Timestamp?, members: [String], memberIDs: [Int]) {
         self.team = team
@@ -266,12 +264,6 @@ public struct TeamStandingChange: Sendable, Equatable {
 
     /// Whether a board shows the team: it has members, or found something.
     public var isShown: Bool { !members.isEmpty || found > 0 }
-
-    /// Equal as logged (``ahead`` is not).
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.team == rhs.team && lhs.points == rhs.points && lhs.found == rhs.found && lhs.at == rhs.at && lhs.members == rhs.members
-            && lhs.memberIDs == rhs.memberIDs && lhs.trialFirst == rhs.trialFirst && lhs.trialLast == rhs.trialLast
-    }
 }
 
 /// Who may read a hunt, as its row says: its host, whether it is public, whether moderators removed it.
@@ -291,7 +283,8 @@ public struct HuntAccessFacts: Sendable, Equatable {
 public struct CheckInWrite: Sendable, Equatable {
     public var checkIn: CheckIn
     public var standing: StandingChange
-    /// One more than the players strictly ahead, as the transaction left the hunt.
+    /// One more than the players (teams) strictly ahead: the hunt's board as the daemon held it
+    /// when the check-in was written, with the standings the write left.
     public var rank: Int
 
     public init(checkIn: CheckIn, standing: StandingChange, rank: Int) {
