@@ -5,6 +5,7 @@ Two phases, each a function with its inputs named, each printing one line of key
 
   crowd.py mixed --port P --tag T --state FILE --conns C --seconds S [--warmup W]
                  [--mix checkin=70,leaderboard=12,reply=8,leave=5,join=5] [--cpu-pids P,P] [--seed X]
+                 [--unkeyed]
       Phase A: C connections, closed loop (one request in flight each), for S seconds after an
       unrecorded warm-up of W seconds. Connection i plays the players of FILE whose number is i
       modulo C, one at a time (AUTH with the player's token when it moves to another: after about
@@ -24,9 +25,13 @@ Two phases, each a function with its inputs named, each printing one line of key
       CHECKIN goes to a stop no member of their team (still joined) has a check-in at or is checking
       in at on another connection (teammates share out the stops), and JOIN is
       `JOIN code TEAM "team name"` (the team the member was in).
-  crowd.py join --port P --tag T --code CODE --joiners N
+      Every write (CHECKIN, REPLY, LEAVE, JOIN) carries `REQUEST <key>`, a key of its own (a prefix
+      drawn for the run, then a counter), as the Swift client, /client.js and /play send them;
+      --unkeyed sends them without, the path before keys (keyed=1 or 0 in the figures).
+  crowd.py join --port P --tag T --code CODE --joiners N [--unkeyed]
       Phase B: N connections, each logged in with AUTH as players 1 … N, then one barrier: every
-      connection's `JOIN CODE` written in one pass of the event loop, then every reply read.
+      connection's `JOIN CODE REQUEST <key>` (each its own key; without one with --unkeyed) written
+      in one pass of the event loop, then every reply read.
 
 FILE (written by bench.sh from the database before each phase A run): lines
   hunt <id> <code> <stop>,<lat>,<lon> …        every crowd hunt and its stops (the fix: 3.3 m north)
@@ -43,8 +48,10 @@ figures, so it shows whether the driver is the bottleneck. Traffic only to 127.0
 
 import argparse
 import asyncio
+import itertools
 import os
 import random
+import secrets
 import sys
 import time
 from collections import Counter, defaultdict
@@ -54,6 +61,18 @@ REPLY_TIMEOUT_S = 60.0       # a reply not read within this ends the run with an
 SWITCH_CHANCE = 0.15          # after each request, the chance the connection moves to its next player
 DEFAULT_MIX = "checkin=70,leaderboard=12,reply=8,leave=5,join=5"
 KINDS = ("checkin", "leaderboard", "reply", "leave", "join")
+
+
+class Keys:
+    """REQUEST keys: a prefix drawn for the run (so no two runs share a key) and a counter, in the
+    keys' alphabet (A-Z a-z 0-9 _ -, 8–64 long); none when unkeyed."""
+
+    def __init__(self, keyed):
+        self.keyed, self.prefix, self.count = keyed, "b" + secrets.token_hex(6), itertools.count(1)
+
+    def line(self, text):
+        """The write as sent: with ` REQUEST <key>` at its end unless unkeyed."""
+        return f"{text} REQUEST {self.prefix}-{next(self.count):x}" if self.keyed else text
 
 
 class Player:
@@ -179,7 +198,7 @@ class Tally:
         self.latency[command].append(seconds)
 
 
-async def play_connection(port, players, hunts, mix, rng, tally, deadline):
+async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys):
     """One connection of phase A: plays its players until the deadline (perf_counter seconds)."""
     line = await Line.open(port)
     kinds, weights = zip(*mix.items())
@@ -227,7 +246,7 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
                 if team:
                     team.going.add(stop)
                 try:
-                    seconds, reply = await line.ask(f"CHECKIN {stop} {lat} {lon} ACCURACY 5")
+                    seconds, reply = await line.ask(keys.line(f"CHECKIN {stop} {lat} {lon} ACCURACY 5"))
                 finally:
                     if team:
                         team.going.discard(stop)
@@ -236,13 +255,13 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
             elif kind == "leaderboard":
                 seconds, reply = await line.ask(f"LEADERBOARD {hunt} LIMIT 10")
             elif kind == "reply":
-                seconds, reply = await line.ask(f'REPLY {hunt} "{current.name} is on the way, stop {len(current.done) + 1} next"')
+                seconds, reply = await line.ask(keys.line(f'REPLY {hunt} "{current.name} is on the way, stop {len(current.done) + 1} next"'))
             elif kind == "leave":
-                seconds, reply = await line.ask(f"LEAVE {hunt}")
+                seconds, reply = await line.ask(keys.line(f"LEAVE {hunt}"))
                 if reply.startswith("OK"):
                     current.joined, current.done = False, set()
             else:
-                seconds, reply = await line.ask(current.join_line(hunts))
+                seconds, reply = await line.ask(keys.line(current.join_line(hunts)))
                 if reply.startswith("OK"):
                     current.joined = True
             tally.add(kind, seconds, reply)
@@ -252,18 +271,19 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
         line.close()
 
 
-def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed):
+def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed, keyed=True):
     """Phase A: the mixed crowd. Returns the figures as a dict."""
     hunts, players, teams = read_state(state_path, tag)
     if len(players) < conns:
         raise SystemExit(f"{len(players)} players cannot fill {conns} connections")
     tally = Tally()
+    keys = Keys(keyed)
 
     async def run():
         start = time.perf_counter()
         deadline = start + warmup + seconds
         tasks = [asyncio.ensure_future(play_connection(port, players[c::conns], hunts, mix,
-                                                       random.Random(seed * 1000 + c), tally, deadline))
+                                                       random.Random(seed * 1000 + c), tally, deadline, keys))
                  for c in range(conns)]
         await asyncio.sleep(max(0.0, start + warmup - time.perf_counter()))
         tally.recording = True
@@ -281,7 +301,7 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
         "phase": "teams" if teams else "mixed", "conns": conns, "seconds": f"{window:.3f}", "players": len(players),
-        "hunts": len(hunts), "teams": len(teams),
+        "hunts": len(hunts), "teams": len(teams), "keyed": int(keyed),
         "requests": requests, "rps": f"{requests / window:.1f}",
         "accepted": tally.accepted, "accepted_per_s": f"{tally.accepted / window:.1f}",
         "checkin_p50_us": f"{percentile(checkin_lat, 0.50) * 1e6:.0f}",
@@ -307,9 +327,10 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     return out
 
 
-def join_crowd(port, tag, code, joiners):
+def join_crowd(port, tag, code, joiners, keyed=True):
     """Phase B: `joiners` players (1 … joiners) join the hunt of `code` at one instant, each from a
     connection of its own, all connected and logged in before the barrier. Returns the figures."""
+    keys = Keys(keyed)
 
     async def run():
         lines = await asyncio.gather(*(Line.open(port) for _ in range(joiners)))
@@ -319,10 +340,10 @@ def join_crowd(port, tag, code, joiners):
             if bad:
                 raise SystemExit(f"{len(bad)} of {joiners} AUTHs failed: {bad[0]}")
             # The barrier: every JOIN written in one pass, nothing awaited in between.
-            data = f"JOIN {code}\n".encode()
+            data = [(keys.line(f"JOIN {code}") + "\n").encode() for _ in lines]
             t0 = time.perf_counter()
-            for l in lines:
-                l.writer.write(data)
+            for l, d in zip(lines, data):
+                l.writer.write(d)
             written = time.perf_counter() - t0
 
             async def read(l):
@@ -343,7 +364,7 @@ def join_crowd(port, tag, code, joiners):
             codes[reply_code(r[1])] += 1
             lat.append(r[0])
     lat.sort()
-    return {"phase": "join", "joiners": joiners, "ok": codes["OK"], "replies": codes_text(codes),
+    return {"phase": "join", "joiners": joiners, "keyed": int(keyed), "ok": codes["OK"], "replies": codes_text(codes),
             "written_ms": f"{written * 1000:.2f}", "p50_ms": f"{percentile(lat, 0.5) * 1000:.1f}",
             "last_ms": f"{(lat[-1] if lat else float('nan')) * 1000:.1f}"}
 
@@ -383,16 +404,18 @@ def main():
     ap.add_argument("--code")
     ap.add_argument("--joiners", type=int, default=300)
     ap.add_argument("--label", default="")
+    ap.add_argument("--unkeyed", action="store_true", help="send the writes without REQUEST keys (the old path)")
     a = ap.parse_args()
     if a.phase == "mixed":
         if not a.state or not 1 <= a.conns <= 512:
             ap.error("mixed needs --state and --conns 1..512")
         pids = [int(p) for p in a.cpu_pids.split(",") if p]
-        out = mixed_crowd(a.port, a.tag, a.state, a.conns, a.seconds, a.warmup, parse_mix(a.mix), pids, a.seed)
+        out = mixed_crowd(a.port, a.tag, a.state, a.conns, a.seconds, a.warmup, parse_mix(a.mix), pids, a.seed,
+                          keyed=not a.unkeyed)
     else:
         if not a.code or not 1 <= a.joiners <= 5000:
             ap.error("join needs --code and --joiners 1..5000")
-        out = join_crowd(a.port, a.tag, a.code, a.joiners)
+        out = join_crowd(a.port, a.tag, a.code, a.joiners, keyed=not a.unkeyed)
     if a.label:
         out["label"] = a.label
     print(" ".join(f"{k}={v}" for k, v in out.items()))
