@@ -184,6 +184,9 @@ MAX_CONNS=1024
 CROWD_PLAYERS=1000
 CROWD_HUNTS=100
 CROWD_TEAMS=100
+# Stops of each team hunt: as many as the daemon allows by default (--max-stops-per-hunt), since a
+# team's members cannot leave and find them again (a LEAVE of a running team hunt is final).
+CROWD_TEAM_STOPS=100
 CROWD_JOINERS=300
 CROWD_CONNS="8 32"
 CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"

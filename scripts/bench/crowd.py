@@ -22,9 +22,13 @@ Two phases, each a function with its inputs named, each printing one line of key
       draw to another of the connection's players, or leaves when none has one.
       When FILE lists team players (`member` lines, the team crowd of team hunts, protocol 1.4), the
       run plays them the same way and prints phase=teams: a stop counts once per team, so a member's
-      CHECKIN goes to a stop no member of their team (still joined) has a check-in at or is checking
-      in at on another connection (teammates share out the stops), and JOIN is
-      `JOIN code TEAM "team name"` (the team the member was in).
+      CHECKIN goes to a stop no member of their team has a check-in at or is checking in at on
+      another connection (teammates share out the stops). The mix draws no LEAVE and no JOIN there:
+      since protocol 1.5 a LEAVE of a running team hunt is final (a later JOIN is ERR CONFLICT), so
+      the printed mix leaves them out (mix_dropped=leave,join), members who are not joined (FILE says
+      0) are not played (members_out=), and a member whose team has found every stop draws
+      LEADERBOARD or REPLY instead (by their weights; LEADERBOARD when both are 0); teams_done= and
+      team_stops_left= say at the end how many teams found every stop and how many stops are left.
       Every write (CHECKIN, REPLY, LEAVE, JOIN) carries `REQUEST <key>`, a key of its own (a prefix
       drawn for the run, then a counter), as the Swift client, /client.js and /play send them;
       --unkeyed sends them without, the path before keys (keyed=1 or 0 in the figures).
@@ -61,6 +65,8 @@ REPLY_TIMEOUT_S = 60.0       # a reply not read within this ends the run with an
 SWITCH_CHANCE = 0.15          # after each request, the chance the connection moves to its next player
 DEFAULT_MIX = "checkin=70,leaderboard=12,reply=8,leave=5,join=5"
 KINDS = ("checkin", "leaderboard", "reply", "leave", "join")
+# Not drawn in team hunts: since protocol 1.5 a LEAVE of a running team hunt is final.
+TEAM_DROPPED = ("leave", "join")
 
 
 class Keys:
@@ -99,6 +105,10 @@ class Team:
 
     def done(self):
         return set().union(*(m.done for m in self.members if m.joined))
+
+    def stops_left(self, hunts):
+        done = self.done()
+        return sum(1 for s in hunts[self.members[0].hunt]["stops"] if s[0] not in done)
 
 
 def read_state(path, tag):
@@ -203,6 +213,12 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys)
     line = await Line.open(port)
     kinds, weights = zip(*mix.items())
     at, current = 0, None
+    team_mode = any(p.team for p in players)
+    # In a team hunt, what a member whose team found every stop draws instead (no LEAVE there).
+    idle = {k: mix.get(k, 0) for k in ("leaderboard", "reply")}
+    if not any(idle.values()):
+        idle["leaderboard"] = 1
+    idle_kinds, idle_weights = zip(*idle.items())
 
     async def become(i):
         nonlocal at, current
@@ -231,14 +247,14 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys)
             elif kind == "checkin" and current.joined and not current.stops_left(hunts):
                 i = find(lambda p: p.joined and p.stops_left(hunts))
                 if i is None:
-                    kind = "leave"
+                    kind = rng.choices(idle_kinds, idle_weights)[0] if team_mode else "leave"
                 elif i != at:
                     await become(i)
             if not current.joined:
                 kind = "join"
             # A teammate on another connection may have taken the last stops meanwhile (AUTH awaited).
             if kind == "checkin" and not current.stops_left(hunts):
-                kind = "leave"
+                kind = rng.choices(idle_kinds, idle_weights)[0] if team_mode else "leave"
             hunt = current.hunt
             if kind == "checkin":
                 stop, lat, lon = rng.choice(current.stops_left(hunts))
@@ -274,6 +290,16 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys)
 def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed, keyed=True):
     """Phase A: the mixed crowd. Returns the figures as a dict."""
     hunts, players, teams = read_state(state_path, tag)
+    dropped, members_out = [], 0
+    if teams:
+        # A LEAVE of a running team hunt is final (protocol 1.5): no LEAVE, no JOIN, and a member
+        # who is not joined stays out.
+        dropped = [k for k in TEAM_DROPPED if mix.get(k)]
+        mix = {k: v for k, v in mix.items() if k not in TEAM_DROPPED}
+        if not any(mix.values()):
+            raise SystemExit("--mix: a team run draws no LEAVE or JOIN, and nothing else has a weight")
+        members_out = sum(1 for p in players if not p.joined)
+        players = [p for p in players if p.joined]
     if len(players) < conns:
         raise SystemExit(f"{len(players)} players cannot fill {conns} connections")
     tally = Tally()
@@ -300,8 +326,8 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     checkin_lat = sorted(tally.latency["checkin"])
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
-        "phase": "teams" if teams else "mixed", "conns": conns, "seconds": f"{window:.3f}", "players": len(players),
-        "hunts": len(hunts), "teams": len(teams), "keyed": int(keyed),
+        "phase": "teams" if teams else "mixed", "conns": conns, "seconds": f"{window:.3f}",
+        "players": len(players), "hunts": len(hunts), "teams": len(teams), "keyed": int(keyed),
         "requests": requests, "rps": f"{requests / window:.1f}",
         "accepted": tally.accepted, "accepted_per_s": f"{tally.accepted / window:.1f}",
         "checkin_p50_us": f"{percentile(checkin_lat, 0.50) * 1e6:.0f}",
@@ -313,6 +339,11 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
         "server_cpu_ms_per_accepted": f"{1000 * server_cpu / tally.accepted:.2f}" if tally.accepted else "nan",
         "mix": mix_text(mix),
     }
+    if teams:
+        out["mix_dropped"] = ",".join(dropped) or "none"
+        out["members_out"] = members_out
+        out["teams_done"] = sum(1 for t in teams.values() if t.members and not t.stops_left(hunts))
+        out["team_stops_left"] = sum(t.stops_left(hunts) for t in teams.values() if t.members)
     for kind in KINDS + ("auth",):
         lat = sorted(tally.latency[kind])
         out[f"n_{kind}"] = len(lat)

@@ -11,6 +11,7 @@
 --   players  players of the crowd: player p plays hunt 1 + (p - 1) % hunts, joined already
 --   hunts    running hunts of 10 stops each
 --   teams    teams of 5 in team hunts (protocol 1.4, TEAMS SIZE 5), 10 teams to a hunt; 0: none
+--   team_stops  stops of each team hunt (1–100; 100 is the daemon's default --max-stops-per-hunt)
 --   tag      a word of [a-z0-9] unique to the run: part of every session token
 --
 -- Users are 'hchost' (the host of every hunt) and 'hcp0001'… (the players); a player's session
@@ -22,12 +23,17 @@
 -- (over 1 km). Hunts are private, joined by their codes as a class would join one.
 --
 -- The team crowd: 'hcq0001'… (5 × teams players), in teams of 5 ('Crowd team 001'…: players
--- 5t − 4 … 5t make team t), ten teams to a running team hunt of 10 stops ('Crowd teams 1'…, hunt
--- numbers 2001…, TEAMS SIZE 5, on a grid of their own south of the others), every player joined to
--- their team already. The teams are written as JOIN … TEAM leaves them (db/0030: a hunt_teams row
--- per team, at 0 points; the player's hunt_players row names it by team_id).
+-- 5t − 4 … 5t make team t), ten teams to a running team hunt of team_stops stops ('Crowd teams
+-- 1'…, hunt numbers 2001…, TEAMS SIZE 5, on a grid of their own south of the others), every player
+-- joined to their team already. The teams are written as JOIN … TEAM leaves them (db/0030: a
+-- hunt_teams row per team, at 0 points; the player's hunt_players row names it by team_id). A
+-- team finds each stop once and its members never leave (a LEAVE of a running team hunt is final
+-- since protocol 1.5), so the stops are all a team has to find in every run: 100 by default. They
+-- stand on a circle of about 200 m as the other hunts' do (about 13 m apart), so no two are more
+-- than ~400 m apart.
 --
--- Ids have the daemon's shapes: 'h', 's' + 'crowdaaaaaaaaaaa' + eight base-32 digits of a number.
+-- Ids have the daemon's shapes: 'h', 's' + 'crowdaaaaaaaaaaa' + eight base-32 digits of a number
+-- (a crowd hunt's stop: hunt × 100 + stop; a team hunt's: hunt × 1000 + stop, hunt ≥ 2001).
 -- Join codes: 'C' + five base-32 digits (the join codes' alphabet), unlike hunts.sql's.
 
 \set ON_ERROR_STOP 1
@@ -68,11 +74,11 @@ SELECT pg_temp.crowd_id('h', 2000 + t), u.id, 'Crowd teams ' || t, pg_temp.crowd
 FROM generate_series(1, (:teams + 9) / 10) t, users u WHERE u.name = 'hchost';
 
 INSERT INTO hunt_stops (id, hunt_id, n, title, lat, lon, radius_m, points, proof)
-SELECT pg_temp.crowd_id('s', (2000 + t) * 100 + k), pg_temp.crowd_id('h', 2000 + t), k, 'Crowd teams ' || t || ' stop ' || k,
-       round((52.430 + ((t - 1) / 10) * 0.009 + 0.0018 * cos(2 * pi() * k / 10))::numeric, 6),
-       round((13.330 + ((t - 1) % 10) * 0.015 + 0.0030 * sin(2 * pi() * k / 10))::numeric, 6),
-       50, 5 * k, 'place'
-FROM generate_series(1, (:teams + 9) / 10) t, generate_series(1, 10) k;
+SELECT pg_temp.crowd_id('s', (2000 + t) * 1000 + k), pg_temp.crowd_id('h', 2000 + t), k, 'Crowd teams ' || t || ' stop ' || k,
+       round((52.430 + ((t - 1) / 10) * 0.009 + 0.0018 * cos(2 * pi() * k / :team_stops))::numeric, 6),
+       round((13.330 + ((t - 1) % 10) * 0.015 + 0.0030 * sin(2 * pi() * k / :team_stops))::numeric, 6),
+       50, 5 * (1 + (k - 1) % 10), 'place'
+FROM generate_series(1, (:teams + 9) / 10) t, generate_series(1, :team_stops) k;
 
 INSERT INTO hunt_teams (hunt_id, name)
 SELECT pg_temp.crowd_id('h', 2000 + 1 + (t - 1) / 10), 'Crowd team ' || lpad(t::text, 3, '0')

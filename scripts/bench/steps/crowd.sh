@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # 4e. The crowd (issue 38): --crowd-players players in --crowd-hunts running hunts of 10 stops,
-#     on a database of its own, and --crowd-teams teams of 5 in team hunts of 10 teams (protocol
-#     1.4). Phase A at each of --crowd-conns: POST (loadgen), the mixed crowd (scripts/bench/crowd.py),
-#     then the same mix played by the team crowd; phase B: --crowd-joiners JOINs of one hunt by its
+#     on a database of its own, and --crowd-teams teams of 5 in team hunts of 10 teams and
+#     CROWD_TEAM_STOPS stops (protocol 1.4). Phase A at each of --crowd-conns: POST (loadgen), the
+#     mixed crowd (scripts/bench/crowd.py), then the same mix played by the team crowd without LEAVE
+#     and JOIN (a LEAVE of a running team hunt is final since protocol 1.5); phase B: --crowd-joiners JOINs of one hunt by its
 #     code at one instant, each from a connection of its own.
 
 # The crowd: its database, the daemon on it, phase A at each of --crowd-conns, phase B, then
@@ -15,7 +16,7 @@ crowd_step() {
     crowd_check
 }
 
-# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, PG_PORT, DAEMON_PID (stopped). Sets CROWD_DB, CROWD_TAG,
+# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, CROWD_TEAM_STOPS, PG_PORT, DAEMON_PID (stopped). Sets CROWD_DB, CROWD_TAG,
 # CROWD_OUT (the crowd's figures' file), SCAV_URL.
 crowd_database() {
     meta crowd_loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -27,12 +28,12 @@ crowd_database() {
         stop_pid "$DAEMON_PID" 60
         DAEMON_PID=""
     fi
-    step "crowd: a database of its own ($CROWD_DB): $CROWD_PLAYERS players in $CROWD_HUNTS running hunts of 10 stops, $CROWD_TEAMS teams of 5 in $(((CROWD_TEAMS + 9) / 10)) team hunts, and a join hunt"
+    step "crowd: a database of its own ($CROWD_DB): $CROWD_PLAYERS players in $CROWD_HUNTS running hunts of 10 stops, $CROWD_TEAMS teams of 5 in $(((CROWD_TEAMS + 9) / 10)) team hunts of $CROWD_TEAM_STOPS stops, and a join hunt"
     pg_psql -d postgres -c "CREATE DATABASE $CROWD_DB"
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$CROWD_DB
     scav_migrate
     T_SETUP=$EPOCHREALTIME
-    pg_psql -d "$CROWD_DB" -v players="$CROWD_PLAYERS" -v hunts="$CROWD_HUNTS" -v teams="$CROWD_TEAMS" -v tag="$CROWD_TAG" \
+    pg_psql -d "$CROWD_DB" -v players="$CROWD_PLAYERS" -v hunts="$CROWD_HUNTS" -v teams="$CROWD_TEAMS" -v team_stops="$CROWD_TEAM_STOPS" -v tag="$CROWD_TAG" \
         -f scripts/bench/crowd.sql >"$RUN_DIR/crowd-setup.log" || die "writing the crowd failed (scripts/bench/crowd.sql)"
     pg_psql -d postgres -c "CHECKPOINT" >/dev/null
     log "    crowd written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
@@ -59,6 +60,7 @@ crowd_phase_a() {
     meta crowd_players "$CROWD_PLAYERS"
     meta crowd_hunts "$CROWD_HUNTS"
     meta crowd_teams "$CROWD_TEAMS"
+    meta crowd_team_stops "$CROWD_TEAM_STOPS"
     meta crowd_joiners "$CROWD_JOINERS"
     meta crowd_mix "$CROWD_MIX"
     for conns in $CROWD_CONNS; do
@@ -79,12 +81,13 @@ crowd_phase_a() {
     done
 }
 
-# The team crowd at CONNS connections (protocol 1.4): the same mix in the team hunts, right after
-# the single players' run; its figures beside theirs. Inputs: as crowd_phase_a's.
+# The team crowd at CONNS connections (protocol 1.4): the same mix in the team hunts without LEAVE
+# and JOIN (crowd.py leaves them out: final in a running team hunt since protocol 1.5), right
+# after the single players' run; its figures beside theirs. Inputs: as crowd_phase_a's.
 crowd_teams_run() {
     local conns=$1 out single
     single=$(tail -n 1 "$CROWD_OUT")
-    step "crowd phase A at $conns connections: the team crowd, $CROWD_TEAMS teams of 5 ($CROWD_MIX), $RUN_SECONDS s"
+    step "crowd phase A at $conns connections: the team crowd, $CROWD_TEAMS teams of 5 ($CROWD_MIX without leave and join), $RUN_SECONDS s"
     crowd_team_state >"$RUN_DIR/crowd-team-state-c$conns.txt"
     (($(grep -c '^member ' "$RUN_DIR/crowd-team-state-c$conns.txt") == 5 * CROWD_TEAMS)) \
         || die "the team crowd's state lists $(grep -c '^member ' "$RUN_DIR/crowd-team-state-c$conns.txt") players, not $((5 * CROWD_TEAMS))"
@@ -95,7 +98,7 @@ crowd_teams_run() {
         die "the crowd driver failed on the team hunts at $conns connections (log: $RUN_DIR/crowd.err)"
     fi
     printf '%s\n' "$out" >>"$CROWD_OUT"
-    log "    teams  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted team check-ins/s (single players: $(kv accepted_per_s "$single"))  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") %, $(kv server_cpu_ms_per_accepted "$out") ms per accepted"
+    log "    teams  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted team check-ins/s (single players: $(kv accepted_per_s "$single"))  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") %, $(kv server_cpu_ms_per_accepted "$out") ms per accepted  (mix $(kv mix "$out"); teams done $(kv teams_done "$out"), stops left $(kv team_stops_left "$out"))"
     log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
 }
 
