@@ -5,7 +5,7 @@ Two phases, each a function with its inputs named, each printing one line of key
 
   crowd.py mixed --port P --tag T --state FILE --conns C --seconds S [--warmup W]
                  [--mix checkin=70,leaderboard=12,reply=8,leave=5,join=5] [--cpu-pids P,P] [--seed X]
-                 [--unkeyed]
+                 [--unkeyed] [--phase NAME]
       Phase A: C connections, closed loop (one request in flight each), for S seconds after an
       unrecorded warm-up of W seconds. Connection i plays the players of FILE whose number is i
       modulo C, one at a time (AUTH with the player's token when it moves to another: after about
@@ -31,7 +31,8 @@ Two phases, each a function with its inputs named, each printing one line of key
       team_stops_left= say at the end how many teams found every stop and how many stops are left.
       Every write (CHECKIN, REPLY, LEAVE, JOIN) carries `REQUEST <key>`, a key of its own (a prefix
       drawn for the run, then a counter), as the Swift client, /client.js and /play send them;
-      --unkeyed sends them without, the path before keys (keyed=1 or 0 in the figures).
+      --unkeyed sends them without, the path before keys (keyed=1 or 0 in the figures). --phase
+      sets the phase= printed (default mixed, or teams for a team FILE).
   crowd.py join --port P --tag T --code CODE --joiners N [--unkeyed]
       Phase B: N connections, each logged in with AUTH as players 1 … N, then one barrier: every
       connection's `JOIN CODE REQUEST <key>` (each its own key; without one with --unkeyed) written
@@ -287,7 +288,7 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys)
         line.close()
 
 
-def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed, keyed=True):
+def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed, keyed=True, phase=None):
     """Phase A: the mixed crowd. Returns the figures as a dict."""
     hunts, players, teams = read_state(state_path, tag)
     dropped, members_out = [], 0
@@ -326,7 +327,7 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     checkin_lat = sorted(tally.latency["checkin"])
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
-        "phase": "teams" if teams else "mixed", "conns": conns, "seconds": f"{window:.3f}",
+        "phase": phase or ("teams" if teams else "mixed"), "conns": conns, "seconds": f"{window:.3f}",
         "players": len(players), "hunts": len(hunts), "teams": len(teams), "keyed": int(keyed),
         "requests": requests, "rps": f"{requests / window:.1f}",
         "accepted": tally.accepted, "accepted_per_s": f"{tally.accepted / window:.1f}",
@@ -436,13 +437,14 @@ def main():
     ap.add_argument("--joiners", type=int, default=300)
     ap.add_argument("--label", default="")
     ap.add_argument("--unkeyed", action="store_true", help="send the writes without REQUEST keys (the old path)")
+    ap.add_argument("--phase", dest="phase_name", help="the phase= printed (default: mixed, or teams for a team FILE)")
     a = ap.parse_args()
     if a.phase == "mixed":
         if not a.state or not 1 <= a.conns <= 512:
             ap.error("mixed needs --state and --conns 1..512")
         pids = [int(p) for p in a.cpu_pids.split(",") if p]
         out = mixed_crowd(a.port, a.tag, a.state, a.conns, a.seconds, a.warmup, parse_mix(a.mix), pids, a.seed,
-                          keyed=not a.unkeyed)
+                          keyed=not a.unkeyed, phase=a.phase_name)
     else:
         if not a.code or not 1 <= a.joiners <= 5000:
             ap.error("join needs --code and --joiners 1..5000")

@@ -2,9 +2,11 @@
 # 4e. The crowd (issue 38): --crowd-players players in --crowd-hunts running hunts of 10 stops,
 #     on a database of its own, and --crowd-teams teams of 5 in team hunts of 10 teams and
 #     CROWD_TEAM_STOPS stops (protocol 1.4). Phase A at each of --crowd-conns: POST (loadgen), the
-#     mixed crowd (scripts/bench/crowd.py), then the same mix played by the team crowd without LEAVE
-#     and JOIN (a LEAVE of a running team hunt is final since protocol 1.5); phase B: --crowd-joiners JOINs of one hunt by its
-#     code at one instant, each from a connection of its own.
+#     mixed crowd (scripts/bench/crowd.py), the same mix played by the team crowd without LEAVE and
+#     JOIN (a LEAVE of a running team hunt is final since protocol 1.5); then check-ins alone
+#     (issue 51), each right after a POST run: keyed, unkeyed, and keyed in the team hunts. Every
+#     write carries a REQUEST key but in the unkeyed run. Phase B: --crowd-joiners JOINs (keyed) of
+#     one hunt by its code at one instant, each from a connection of its own.
 
 # The crowd: its database, the daemon on it, phase A at each of --crowd-conns, phase B, then
 # what it left.
@@ -54,8 +56,8 @@ crowd_daemon() {
     CROWD_JOIN_CODE=$(pg_psql -d "$CROWD_DB" -Atc "SELECT code FROM hunts WHERE id LIKE 'hcrowd%' AND name = 'Crowd join'")
 }
 
-# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, CROWD_JOINERS, CROWD_MIX, CROWD_CONNS, RUN_SECONDS,
-# WARMUP, SEED, CROWD_TAG, CROWD_OUT, SCAV_PORT, DAEMON_PID, BPG_PID.
+# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, CROWD_TEAM_STOPS, CROWD_JOINERS, CROWD_MIX, CROWD_CONNS,
+# RUN_SECONDS, WARMUP, SEED, CROWD_TAG, CROWD_OUT, SCAV_PORT, DAEMON_PID, BPG_PID, RAW.
 crowd_phase_a() {
     meta crowd_players "$CROWD_PLAYERS"
     meta crowd_hunts "$CROWD_HUNTS"
@@ -63,48 +65,74 @@ crowd_phase_a() {
     meta crowd_team_stops "$CROWD_TEAM_STOPS"
     meta crowd_joiners "$CROWD_JOINERS"
     meta crowd_mix "$CROWD_MIX"
+    meta crowd_keyed 1
+    meta crowd_conns "$CROWD_CONNS"
+    local conns post out
     for conns in $CROWD_CONNS; do
-        step "crowd phase A at $conns connections: POST, then the mixed crowd ($CROWD_MIX), $RUN_SECONDS s each"
+        step "crowd phase A at $conns connections: POST, then the mixed crowd ($CROWD_MIX, every write keyed), $RUN_SECONDS s each"
         run_load scav post "$conns" crowd1
-        crowd_state >"$RUN_DIR/crowd-state-c$conns.txt"
-        (($(grep -c '^player ' "$RUN_DIR/crowd-state-c$conns.txt") == CROWD_PLAYERS)) || die "the crowd's state lists $(grep -c '^player ' "$RUN_DIR/crowd-state-c$conns.txt") players, not $CROWD_PLAYERS"
-        if ! out=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$RUN_DIR/crowd-state-c$conns.txt" \
-                --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$CROWD_MIX" --cpu-pids "$DAEMON_PID,$BPG_PID" \
-                --seed "$SEED" --label rcrowd1 2>>"$RUN_DIR/crowd.err"); then
-            tail -n 5 "$RUN_DIR/crowd.err" >&2
-            die "the crowd driver failed at $conns connections (log: $RUN_DIR/crowd.err)"
-        fi
-        printf '%s\n' "$out" >>"$CROWD_OUT"
+        crowd_run players "$conns" rcrowd1 mixed "$CROWD_MIX"
+        out=$CROWD_LAST
         log "    crowd  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") % (daemon:postgres $(kv cpu_pct_by_pid "$out")), $(kv server_cpu_ms_per_accepted "$out") ms per accepted  client cpu $(kv client_cpu_pct "$out") %"
         log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
-        if ((CROWD_TEAMS > 0)); then crowd_teams_run "$conns"; fi
+        if ((CROWD_TEAMS > 0)); then
+            # The same mix in the team hunts (protocol 1.4), without LEAVE and JOIN (final there since 1.5).
+            step "crowd phase A at $conns connections: the team crowd, $CROWD_TEAMS teams of 5 ($CROWD_MIX without leave and join), $RUN_SECONDS s"
+            crowd_run teams "$conns" rcrowdteams1 teams "$CROWD_MIX"
+            out=$CROWD_LAST
+            log "    teams  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted team check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") %, $(kv server_cpu_ms_per_accepted "$out") ms per accepted  (mix $(kv mix "$out"); teams done $(kv teams_done "$out"), stops left $(kv team_stops_left "$out"))"
+            log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
+        fi
+        # Check-ins alone (issue 51): keyed (as clients send them), unkeyed (the old path) and keyed in
+        # the team hunts, each right after a POST run at as many connections, so each pair shares
+        # the machine's conditions.
+        crowd_checkins_beside_post players "$conns" rcrowdck1 keyed
+        crowd_checkins_beside_post players "$conns" rcrowdcu1 unkeyed
+        if ((CROWD_TEAMS > 0)); then crowd_checkins_beside_post teams "$conns" rcrowdct1 keyed; fi
     done
 }
 
-# The team crowd at CONNS connections (protocol 1.4): the same mix in the team hunts without LEAVE
-# and JOIN (crowd.py leaves them out: final in a running team hunt since protocol 1.5), right
-# after the single players' run; its figures beside theirs. Inputs: as crowd_phase_a's.
-crowd_teams_run() {
-    local conns=$1 out single
-    single=$(tail -n 1 "$CROWD_OUT")
-    step "crowd phase A at $conns connections: the team crowd, $CROWD_TEAMS teams of 5 ($CROWD_MIX without leave and join), $RUN_SECONDS s"
-    crowd_team_state >"$RUN_DIR/crowd-team-state-c$conns.txt"
-    (($(grep -c '^member ' "$RUN_DIR/crowd-team-state-c$conns.txt") == 5 * CROWD_TEAMS)) \
-        || die "the team crowd's state lists $(grep -c '^member ' "$RUN_DIR/crowd-team-state-c$conns.txt") players, not $((5 * CROWD_TEAMS))"
-    if ! out=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$RUN_DIR/crowd-team-state-c$conns.txt" \
-            --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$CROWD_MIX" --cpu-pids "$DAEMON_PID,$BPG_PID" \
-            --seed "$SEED" --label rcrowdteams1 2>>"$RUN_DIR/crowd.err"); then
-        tail -n 5 "$RUN_DIR/crowd.err" >&2
-        die "the crowd driver failed on the team hunts at $conns connections (log: $RUN_DIR/crowd.err)"
+# crowd_checkins_beside_post WHO CONNS LABEL keyed|unkeyed: POST (loadgen, label LABEL) then
+# check-ins alone (crowd.py --mix checkin=100, label LABEL, phase=checkin for the single players,
+# teamcheckin for the teams), logged side by side.
+crowd_checkins_beside_post() {
+    local who=$1 conns=$2 label=$3 keyed=$4 post out phase=checkin
+    [[ $who == teams ]] && phase=teamcheckin
+    step "crowd phase A at $conns connections: POST, then check-ins alone ($who, $keyed), $RUN_SECONDS s each"
+    run_load scav post "$conns" "${label#r}"
+    post=$(tail -n 1 "$RAW")
+    crowd_run "$who" "$conns" "$label" "$phase" checkin=100 "$keyed"
+    out=$CROWD_LAST
+    log "    $(printf '%-22s %3s' "$phase $keyed" "$conns") conns  $(kv accepted_per_s "$out") accepted/s against POST's $(kv rps "$post")/s ($(awk -v a="$(kv accepted_per_s "$out")" -v b="$(kv rps "$post")" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')×)  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_ms_per_accepted "$out") ms per accepted (POST's $(awk -v c="$(kv server_cpu_pct "$post")" -v r="$(kv rps "$post")" 'BEGIN { printf "%.3f", (r > 0 ? c * 10 / r : 0) }') ms)"
+    log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")$([[ $who == teams ]] && printf '; teams done %s, stops left %s' "$(kv teams_done "$out")" "$(kv team_stops_left "$out")")"
+}
+
+# crowd_run players|teams CONNS LABEL PHASE MIX [keyed|unkeyed]: one run of crowd.py from the state
+# read from the database now; its line appended to CROWD_OUT and left in CROWD_LAST.
+crowd_run() {
+    local who=$1 conns=$2 label=$3 phase=$4 mix=$5 keyed=${6:-keyed} state want unkeyed=()
+    state=$RUN_DIR/crowd-state-$label-c$conns.txt
+    if [[ $who == teams ]]; then
+        crowd_team_state >"$state"
+        want=$((5 * CROWD_TEAMS))
+        (($(grep -c '^member ' "$state") == want)) || die "the team crowd's state lists $(grep -c '^member ' "$state") players, not $want"
+    else
+        crowd_state >"$state"
+        (($(grep -c '^player ' "$state") == CROWD_PLAYERS)) || die "the crowd's state lists $(grep -c '^player ' "$state") players, not $CROWD_PLAYERS"
     fi
-    printf '%s\n' "$out" >>"$CROWD_OUT"
-    log "    teams  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted team check-ins/s (single players: $(kv accepted_per_s "$single"))  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") %, $(kv server_cpu_ms_per_accepted "$out") ms per accepted  (mix $(kv mix "$out"); teams done $(kv teams_done "$out"), stops left $(kv team_stops_left "$out"))"
-    log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
+    [[ $keyed == unkeyed ]] && unkeyed=(--unkeyed)
+    if ! CROWD_LAST=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$state" \
+            --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$mix" --cpu-pids "$DAEMON_PID,$BPG_PID" \
+            --seed "$SEED" --label "$label" --phase "$phase" "${unkeyed[@]}" 2>>"$RUN_DIR/crowd.err"); then
+        tail -n 5 "$RUN_DIR/crowd.err" >&2
+        die "the crowd driver failed ($who, $phase, $keyed) at $conns connections (log: $RUN_DIR/crowd.err)"
+    fi
+    printf '%s\n' "$CROWD_LAST" >>"$CROWD_OUT"
 }
 
 # Inputs: CROWD_JOINERS, CROWD_JOIN_CODE, CROWD_TAG, CROWD_OUT, SCAV_PORT.
 crowd_phase_b() {
-    step "crowd phase B: $CROWD_JOINERS players, each on a connection of its own and logged in, send JOIN $CROWD_JOIN_CODE at one instant"
+    step "crowd phase B: $CROWD_JOINERS players, each on a connection of its own and logged in, send JOIN $CROWD_JOIN_CODE REQUEST <key> at one instant"
     if ! out=$(python3 scripts/bench/crowd.py join --port "$SCAV_PORT" --tag "$CROWD_TAG" --code "$CROWD_JOIN_CODE" \
             --joiners "$CROWD_JOINERS" --label rcrowdjoin 2>>"$RUN_DIR/crowd.err"); then
         tail -n 5 "$RUN_DIR/crowd.err" >&2
