@@ -8,9 +8,10 @@ Two phases, each a function with its inputs named, each printing one line of key
                  [--unkeyed] [--phase NAME]
       Phase A: C connections, closed loop (one request in flight each), for S seconds after an
       unrecorded warm-up of W seconds. Connection i plays the players of FILE whose number is i
-      modulo C, one at a time (AUTH with the player's token when it moves to another: after about
-      seven requests, or when the player has nothing left to do for the command drawn), so the
-      crowd's check-ins are spread over every hunt. Each request draws its command from the mix:
+      modulo C, one at a time from one drawn at random (AUTH with the player's token when it moves
+      to another: after about seven requests, or when the player has nothing left to do for the
+      command drawn), so the crowd's check-ins are spread over every hunt. Each request draws its
+      command from the mix:
         CHECKIN stop lat lon ACCURACY 5   at a stop of the player's hunt they have not checked in at,
                                           from 3.3 m north of it (inside its 50 m): it is accepted
         LEADERBOARD hunt LIMIT 10         the player's hunt
@@ -238,7 +239,9 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys)
         return None
 
     try:
-        await become(0)
+        # Each run starts at a player of its own draw, so runs one after another spread over the
+        # players (and their hunts and teams) rather than start with the same few every time.
+        await become(rng.randrange(len(players)))
         while time.perf_counter() < deadline:
             kind = rng.choices(kinds, weights)[0]
             if kind == "join" and current.joined:
@@ -305,12 +308,16 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
         raise SystemExit(f"{len(players)} players cannot fill {conns} connections")
     tally = Tally()
     keys = Keys(keyed)
+    # Each connection's draws: from the seed, the phase, keyed or not and the connection, so runs one
+    # after another (a mixed run, check-ins alone keyed, unkeyed) do not replay one another's draws.
+    out_phase = phase or ("teams" if teams else "mixed")
 
     async def run():
         start = time.perf_counter()
         deadline = start + warmup + seconds
         tasks = [asyncio.ensure_future(play_connection(port, players[c::conns], hunts, mix,
-                                                       random.Random(seed * 1000 + c), tally, deadline, keys))
+                                                       random.Random(f"{seed}:{out_phase}:{int(keyed)}:{c}"), tally,
+                                                       deadline, keys))
                  for c in range(conns)]
         await asyncio.sleep(max(0.0, start + warmup - time.perf_counter()))
         tally.recording = True
@@ -327,7 +334,7 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     checkin_lat = sorted(tally.latency["checkin"])
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
-        "phase": phase or ("teams" if teams else "mixed"), "conns": conns, "seconds": f"{window:.3f}",
+        "phase": out_phase, "conns": conns, "seconds": f"{window:.3f}",
         "players": len(players), "hunts": len(hunts), "teams": len(teams), "keyed": int(keyed),
         "requests": requests, "rps": f"{requests / window:.1f}",
         "accepted": tally.accepted, "accepted_per_s": f"{tally.accepted / window:.1f}",
