@@ -1087,7 +1087,7 @@ def issue51_section(w, meta, rows):
     w("")
     w("Check-ins alone: `crowd.py --mix checkin=100`, every write with a `REQUEST` key of its own (as the Swift client, "
       "/client.js and /play send them), each run right after a `POST` run at as many connections (its ratio is to that "
-      "run); unkeyed: the same without keys, the path before 1.5's clients. A single player with no stop left leaves and "
+      "run); unkeyed: the same without keys, the path clients took before they sent keys. A single player with no stop left leaves and "
       "joins again (10 stops to a hunt), and those requests' CPU is charged to the check-ins; the team hunts draw no "
       "`LEAVE`/`JOIN` (final in a running team hunt since protocol 1.5): a team that found every stop stops checking in."
       + (" A quick run: indicative figures." if meta.get("quick") == "1" else ""))
@@ -1221,7 +1221,8 @@ def crowd_section(w, meta, crowd, agg, runs=()):
               f"{fnum(float(r[f'p99_{kind}_us']) / 1000, 2)} | {codes_md(r.get(f'replies_{kind}'))} |")
     w("")
     for r in (r for r in crowd if r.get("phase") == "join"):
-        w(f"Phase B: {int(r['joiners']):,} players, each on a connection of its own and logged in, sent `JOIN code` of "
+        sent = "`JOIN code REQUEST key` (each its own key)" if r.get("keyed") == "1" else "`JOIN code`"
+        w(f"Phase B: {int(r['joiners']):,} players, each on a connection of its own and logged in, sent {sent} of "
           f"one hunt at one instant (every line written in {r.get('written_ms', '?')} ms, one pass of the event loop): "
           f"**{int(r['ok']):,} OK**; replies {codes_md(r.get('replies'))}; median reply {r.get('p50_ms', '?')} ms, the last "
           f"{r.get('last_ms', '?')} ms after the first write. The hunt then holds "
