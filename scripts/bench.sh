@@ -97,18 +97,27 @@
 #     --crowd-hunts running hunts of 10 stops (default 100), each player joined to one, with
 #     sessions, and a join hunt with no players); scavengerd is restarted on it with
 #     --max-connections-per-address raised for phase B and --join-rate, --reply-rate and
-#     --join-failure-rate off (one address, players acting as fast as they can). Phase A, for each of --crowd-conns (default
+#     --join-failure-rate off (one address, players acting as fast as they can). Every write the
+#     crowd sends (CHECKIN, REPLY, LEAVE, JOIN) carries `REQUEST <key>`, a key of its own, as the
+#     clients send them (issue 51), but in the unkeyed runs below. Phase A, for each of --crowd-conns (default
 #     "8 32"): POST (loadgen, as in step 4) then the mixed crowd (scripts/bench/crowd.py, Python
 #     asyncio: CHECKIN 70 %, LEADERBOARD 12 %, REPLY to the hunt's chat 8 %, LEAVE 5 %, JOIN 5 %,
 #     every check-in at a stop the player has not checked in at, from the stop's place), --seconds
 #     each; accepted check-ins per second, CHECKIN p50/p99 and every reply by code; then the same
 #     mix played by the team crowd (protocol 1.4): --crowd-teams teams of 5 (default 100, so 500
-#     more players) in team hunts of 10 teams (TEAMS SIZE 5), every check-in at a stop the player's
-#     team has not found, JOIN with the player's TEAM: team check-ins per second beside the single
-#     players' (--crowd-teams 0: none). Phase B:
-#     --crowd-joiners players (default 300) connect, log in with AUTH, then all send `JOIN code` of
-#     the join hunt at one instant; every reply by code. --crowd-mix sets phase A's mix
-#     (crowd.py's --mix; e.g. checkin=100 for check-ins alone, to see what they cost). Then the points in the players'
+#     more players) in team hunts of 10 teams (TEAMS SIZE 5) and 100 stops (a set of them for each
+#     team run), every check-in at a stop the player's team has not found, and no LEAVE or JOIN
+#     (since protocol 1.5 a LEAVE of a running team hunt is final; a team that found every stop
+#     reads and chats instead): team check-ins per second beside the single players'
+#     (--crowd-teams 0: none). Then check-ins
+#     alone (crowd.py --mix checkin=100; issue 51), each right after a POST run of its own at as
+#     many connections so each pair shares the machine's conditions: keyed, unkeyed (the path
+#     before keys), and keyed in the team hunts; the report sets them against issue 51's targets
+#     (keyed CHECKIN ≥ 0.5× POST at 8 and 32 connections, CPU per accepted ≤ 3× a POST's, teams ≥
+#     0.8× single players, p99 ≤ 3× p50). Phase B:
+#     --crowd-joiners players (default 300) connect, log in with AUTH, then all send `JOIN code
+#     REQUEST key` of the join hunt at one instant; every reply by code. --crowd-mix sets the mixed
+#     runs' mix (crowd.py's --mix). Then the points in the players'
 #     standings are checked against their check-ins, and the join hunt's players against the OKs;
 #  5. the expiry sweep (issue 5): adds --pins more pins that expired a day ago (copies of the
 #     loaded ones under new ids, every tenth with two replies, photos copied too), measures NEARBY
@@ -130,8 +139,8 @@
 # (about 25 s once built); the default, 10,000 watchers at 200 pins/s for --seconds (10 s), about
 # 30 s.
 # --only crowd runs step 4e alone (the throwaway cluster and the daemon; no Redis, pins, other steps
-# or sweep): about a minute once built at --seconds 10; with --quick (300 players in 30 hunts,
-# 2 s runs) about 30 s.
+# or sweep): about four minutes once built at --seconds 10 (18 runs); with --quick (300 players
+# in 30 hunts, 2 s runs) about a minute.
 # --only standby runs step 4f alone: the crowd's database and daemon, a synchronous streaming
 # standby of the bench cluster, and POST and accepted CHECKIN at --standby-conns (8) with
 # `synchronous_commit = local` and `= on`, alternating, --standby-rounds (2) rounds each, the
@@ -184,6 +193,9 @@ MAX_CONNS=1024
 CROWD_PLAYERS=1000
 CROWD_HUNTS=100
 CROWD_TEAMS=100
+# Stops of each team hunt: as many as the daemon allows by default (--max-stops-per-hunt), since a
+# team's members cannot leave and find them again (a LEAVE of a running team hunt is final).
+CROWD_TEAM_STOPS=100
 CROWD_JOINERS=300
 CROWD_CONNS="8 32"
 CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"

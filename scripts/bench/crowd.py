@@ -5,11 +5,13 @@ Two phases, each a function with its inputs named, each printing one line of key
 
   crowd.py mixed --port P --tag T --state FILE --conns C --seconds S [--warmup W]
                  [--mix checkin=70,leaderboard=12,reply=8,leave=5,join=5] [--cpu-pids P,P] [--seed X]
+                 [--unkeyed] [--phase NAME]
       Phase A: C connections, closed loop (one request in flight each), for S seconds after an
       unrecorded warm-up of W seconds. Connection i plays the players of FILE whose number is i
-      modulo C, one at a time (AUTH with the player's token when it moves to another: after about
-      seven requests, or when the player has nothing left to do for the command drawn), so the
-      crowd's check-ins are spread over every hunt. Each request draws its command from the mix:
+      modulo C, one at a time from one drawn at random (AUTH with the player's token when it moves
+      to another: after about seven requests, or when the player has nothing left to do for the
+      command drawn), so the crowd's check-ins are spread over every hunt. Each request draws its
+      command from the mix:
         CHECKIN stop lat lon ACCURACY 5   at a stop of the player's hunt they have not checked in at,
                                           from 3.3 m north of it (inside its 50 m): it is accepted
         LEADERBOARD hunt LIMIT 10         the player's hunt
@@ -21,12 +23,21 @@ Two phases, each a function with its inputs named, each printing one line of key
       draw to another of the connection's players, or leaves when none has one.
       When FILE lists team players (`member` lines, the team crowd of team hunts, protocol 1.4), the
       run plays them the same way and prints phase=teams: a stop counts once per team, so a member's
-      CHECKIN goes to a stop no member of their team (still joined) has a check-in at or is checking
-      in at on another connection (teammates share out the stops), and JOIN is
-      `JOIN code TEAM "team name"` (the team the member was in).
-  crowd.py join --port P --tag T --code CODE --joiners N
+      CHECKIN goes to a stop no member of their team has a check-in at or is checking in at on
+      another connection (teammates share out the stops). The mix draws no LEAVE and no JOIN there:
+      since protocol 1.5 a LEAVE of a running team hunt is final (a later JOIN is ERR CONFLICT), so
+      the printed mix leaves them out (mix_dropped=leave,join), members who are not joined (FILE says
+      0) are not played (members_out=), and a member whose team has found every stop draws
+      LEADERBOARD or REPLY instead (by their weights; LEADERBOARD when both are 0); teams_done= and
+      team_stops_left= say at the end how many teams found every stop and how many stops are left.
+      Every write (CHECKIN, REPLY, LEAVE, JOIN) carries `REQUEST <key>`, a key of its own (a prefix
+      drawn for the run, then a counter), as the Swift client, /client.js and /play send them;
+      --unkeyed sends them without, the path before keys (keyed=1 or 0 in the figures). --phase
+      sets the phase= printed (default mixed, or teams for a team FILE).
+  crowd.py join --port P --tag T --code CODE --joiners N [--unkeyed]
       Phase B: N connections, each logged in with AUTH as players 1 … N, then one barrier: every
-      connection's `JOIN CODE` written in one pass of the event loop, then every reply read.
+      connection's `JOIN CODE REQUEST <key>` (each its own key; without one with --unkeyed) written
+      in one pass of the event loop, then every reply read.
 
 FILE (written by bench.sh from the database before each phase A run): lines
   hunt <id> <code> <stop>,<lat>,<lon> …        every crowd hunt and its stops (the fix: 3.3 m north)
@@ -43,8 +54,10 @@ figures, so it shows whether the driver is the bottleneck. Traffic only to 127.0
 
 import argparse
 import asyncio
+import itertools
 import os
 import random
+import secrets
 import sys
 import time
 from collections import Counter, defaultdict
@@ -54,6 +67,20 @@ REPLY_TIMEOUT_S = 60.0       # a reply not read within this ends the run with an
 SWITCH_CHANCE = 0.15          # after each request, the chance the connection moves to its next player
 DEFAULT_MIX = "checkin=70,leaderboard=12,reply=8,leave=5,join=5"
 KINDS = ("checkin", "leaderboard", "reply", "leave", "join")
+# Not drawn in team hunts: since protocol 1.5 a LEAVE of a running team hunt is final.
+TEAM_DROPPED = ("leave", "join")
+
+
+class Keys:
+    """REQUEST keys: a prefix drawn for the run (so no two runs share a key) and a counter, in the
+    keys' alphabet (A-Z a-z 0-9 _ -, 8–64 long); none when unkeyed."""
+
+    def __init__(self, keyed):
+        self.keyed, self.prefix, self.count = keyed, "b" + secrets.token_hex(6), itertools.count(1)
+
+    def line(self, text):
+        """The write as sent: with ` REQUEST <key>` at its end unless unkeyed."""
+        return f"{text} REQUEST {self.prefix}-{next(self.count):x}" if self.keyed else text
 
 
 class Player:
@@ -80,6 +107,10 @@ class Team:
 
     def done(self):
         return set().union(*(m.done for m in self.members if m.joined))
+
+    def stops_left(self, hunts):
+        done = self.done()
+        return sum(1 for s in hunts[self.members[0].hunt]["stops"] if s[0] not in done)
 
 
 def read_state(path, tag):
@@ -179,11 +210,17 @@ class Tally:
         self.latency[command].append(seconds)
 
 
-async def play_connection(port, players, hunts, mix, rng, tally, deadline):
+async def play_connection(port, players, hunts, mix, rng, tally, deadline, keys):
     """One connection of phase A: plays its players until the deadline (perf_counter seconds)."""
     line = await Line.open(port)
     kinds, weights = zip(*mix.items())
     at, current = 0, None
+    team_mode = any(p.team for p in players)
+    # In a team hunt, what a member whose team found every stop draws instead (no LEAVE there).
+    idle = {k: mix.get(k, 0) for k in ("leaderboard", "reply")}
+    if not any(idle.values()):
+        idle["leaderboard"] = 1
+    idle_kinds, idle_weights = zip(*idle.items())
 
     async def become(i):
         nonlocal at, current
@@ -202,7 +239,9 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
         return None
 
     try:
-        await become(0)
+        # Each run starts at a player of its own draw, so runs one after another spread over the
+        # players (and their hunts and teams) rather than start with the same few every time.
+        await become(rng.randrange(len(players)))
         while time.perf_counter() < deadline:
             kind = rng.choices(kinds, weights)[0]
             if kind == "join" and current.joined:
@@ -212,14 +251,14 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
             elif kind == "checkin" and current.joined and not current.stops_left(hunts):
                 i = find(lambda p: p.joined and p.stops_left(hunts))
                 if i is None:
-                    kind = "leave"
+                    kind = rng.choices(idle_kinds, idle_weights)[0] if team_mode else "leave"
                 elif i != at:
                     await become(i)
             if not current.joined:
                 kind = "join"
             # A teammate on another connection may have taken the last stops meanwhile (AUTH awaited).
             if kind == "checkin" and not current.stops_left(hunts):
-                kind = "leave"
+                kind = rng.choices(idle_kinds, idle_weights)[0] if team_mode else "leave"
             hunt = current.hunt
             if kind == "checkin":
                 stop, lat, lon = rng.choice(current.stops_left(hunts))
@@ -227,7 +266,7 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
                 if team:
                     team.going.add(stop)
                 try:
-                    seconds, reply = await line.ask(f"CHECKIN {stop} {lat} {lon} ACCURACY 5")
+                    seconds, reply = await line.ask(keys.line(f"CHECKIN {stop} {lat} {lon} ACCURACY 5"))
                 finally:
                     if team:
                         team.going.discard(stop)
@@ -236,13 +275,13 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
             elif kind == "leaderboard":
                 seconds, reply = await line.ask(f"LEADERBOARD {hunt} LIMIT 10")
             elif kind == "reply":
-                seconds, reply = await line.ask(f'REPLY {hunt} "{current.name} is on the way, stop {len(current.done) + 1} next"')
+                seconds, reply = await line.ask(keys.line(f'REPLY {hunt} "{current.name} is on the way, stop {len(current.done) + 1} next"'))
             elif kind == "leave":
-                seconds, reply = await line.ask(f"LEAVE {hunt}")
+                seconds, reply = await line.ask(keys.line(f"LEAVE {hunt}"))
                 if reply.startswith("OK"):
                     current.joined, current.done = False, set()
             else:
-                seconds, reply = await line.ask(current.join_line(hunts))
+                seconds, reply = await line.ask(keys.line(current.join_line(hunts)))
                 if reply.startswith("OK"):
                     current.joined = True
             tally.add(kind, seconds, reply)
@@ -252,18 +291,33 @@ async def play_connection(port, players, hunts, mix, rng, tally, deadline):
         line.close()
 
 
-def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed):
+def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, seed, keyed=True, phase=None):
     """Phase A: the mixed crowd. Returns the figures as a dict."""
     hunts, players, teams = read_state(state_path, tag)
+    dropped, members_out = [], 0
+    if teams:
+        # A LEAVE of a running team hunt is final (protocol 1.5): no LEAVE, no JOIN, and a member
+        # who is not joined stays out.
+        dropped = [k for k in TEAM_DROPPED if mix.get(k)]
+        mix = {k: v for k, v in mix.items() if k not in TEAM_DROPPED}
+        if not any(mix.values()):
+            raise SystemExit("--mix: a team run draws no LEAVE or JOIN, and nothing else has a weight")
+        members_out = sum(1 for p in players if not p.joined)
+        players = [p for p in players if p.joined]
     if len(players) < conns:
         raise SystemExit(f"{len(players)} players cannot fill {conns} connections")
     tally = Tally()
+    keys = Keys(keyed)
+    # Each connection's draws: from the seed, the phase, keyed or not and the connection, so runs one
+    # after another (a mixed run, check-ins alone keyed, unkeyed) do not replay one another's draws.
+    out_phase = phase or ("teams" if teams else "mixed")
 
     async def run():
         start = time.perf_counter()
         deadline = start + warmup + seconds
         tasks = [asyncio.ensure_future(play_connection(port, players[c::conns], hunts, mix,
-                                                       random.Random(seed * 1000 + c), tally, deadline))
+                                                       random.Random(f"{seed}:{out_phase}:{int(keyed)}:{c}"), tally,
+                                                       deadline, keys))
                  for c in range(conns)]
         await asyncio.sleep(max(0.0, start + warmup - time.perf_counter()))
         tally.recording = True
@@ -280,8 +334,8 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     checkin_lat = sorted(tally.latency["checkin"])
     requests = sum(sum(c.values()) for k, c in tally.replies.items() if k != "auth")
     out = {
-        "phase": "teams" if teams else "mixed", "conns": conns, "seconds": f"{window:.3f}", "players": len(players),
-        "hunts": len(hunts), "teams": len(teams),
+        "phase": out_phase, "conns": conns, "seconds": f"{window:.3f}",
+        "players": len(players), "hunts": len(hunts), "teams": len(teams), "keyed": int(keyed),
         "requests": requests, "rps": f"{requests / window:.1f}",
         "accepted": tally.accepted, "accepted_per_s": f"{tally.accepted / window:.1f}",
         "checkin_p50_us": f"{percentile(checkin_lat, 0.50) * 1e6:.0f}",
@@ -293,6 +347,11 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
         "server_cpu_ms_per_accepted": f"{1000 * server_cpu / tally.accepted:.2f}" if tally.accepted else "nan",
         "mix": mix_text(mix),
     }
+    if teams:
+        out["mix_dropped"] = ",".join(dropped) or "none"
+        out["members_out"] = members_out
+        out["teams_done"] = sum(1 for t in teams.values() if t.members and not t.stops_left(hunts))
+        out["team_stops_left"] = sum(t.stops_left(hunts) for t in teams.values() if t.members)
     for kind in KINDS + ("auth",):
         lat = sorted(tally.latency[kind])
         out[f"n_{kind}"] = len(lat)
@@ -307,9 +366,10 @@ def mixed_crowd(port, tag, state_path, conns, seconds, warmup, mix, cpu_pids, se
     return out
 
 
-def join_crowd(port, tag, code, joiners):
+def join_crowd(port, tag, code, joiners, keyed=True):
     """Phase B: `joiners` players (1 … joiners) join the hunt of `code` at one instant, each from a
     connection of its own, all connected and logged in before the barrier. Returns the figures."""
+    keys = Keys(keyed)
 
     async def run():
         lines = await asyncio.gather(*(Line.open(port) for _ in range(joiners)))
@@ -319,10 +379,10 @@ def join_crowd(port, tag, code, joiners):
             if bad:
                 raise SystemExit(f"{len(bad)} of {joiners} AUTHs failed: {bad[0]}")
             # The barrier: every JOIN written in one pass, nothing awaited in between.
-            data = f"JOIN {code}\n".encode()
+            data = [(keys.line(f"JOIN {code}") + "\n").encode() for _ in lines]
             t0 = time.perf_counter()
-            for l in lines:
-                l.writer.write(data)
+            for l, d in zip(lines, data):
+                l.writer.write(d)
             written = time.perf_counter() - t0
 
             async def read(l):
@@ -343,7 +403,7 @@ def join_crowd(port, tag, code, joiners):
             codes[reply_code(r[1])] += 1
             lat.append(r[0])
     lat.sort()
-    return {"phase": "join", "joiners": joiners, "ok": codes["OK"], "replies": codes_text(codes),
+    return {"phase": "join", "joiners": joiners, "keyed": int(keyed), "ok": codes["OK"], "replies": codes_text(codes),
             "written_ms": f"{written * 1000:.2f}", "p50_ms": f"{percentile(lat, 0.5) * 1000:.1f}",
             "last_ms": f"{(lat[-1] if lat else float('nan')) * 1000:.1f}"}
 
@@ -383,16 +443,19 @@ def main():
     ap.add_argument("--code")
     ap.add_argument("--joiners", type=int, default=300)
     ap.add_argument("--label", default="")
+    ap.add_argument("--unkeyed", action="store_true", help="send the writes without REQUEST keys (the old path)")
+    ap.add_argument("--phase", dest="phase_name", help="the phase= printed (default: mixed, or teams for a team FILE)")
     a = ap.parse_args()
     if a.phase == "mixed":
         if not a.state or not 1 <= a.conns <= 512:
             ap.error("mixed needs --state and --conns 1..512")
         pids = [int(p) for p in a.cpu_pids.split(",") if p]
-        out = mixed_crowd(a.port, a.tag, a.state, a.conns, a.seconds, a.warmup, parse_mix(a.mix), pids, a.seed)
+        out = mixed_crowd(a.port, a.tag, a.state, a.conns, a.seconds, a.warmup, parse_mix(a.mix), pids, a.seed,
+                          keyed=not a.unkeyed, phase=a.phase_name)
     else:
         if not a.code or not 1 <= a.joiners <= 5000:
             ap.error("join needs --code and --joiners 1..5000")
-        out = join_crowd(a.port, a.tag, a.code, a.joiners)
+        out = join_crowd(a.port, a.tag, a.code, a.joiners, keyed=not a.unkeyed)
     if a.label:
         out["label"] = a.label
     print(" ".join(f"{k}={v}" for k, v in out.items()))

@@ -2,13 +2,14 @@
 """Turns a bench run's raw measurements into the Markdown results table (scripts/bench.sh).
 
 Usage: report.py RUN_DIR             (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
-       report.py --summary RUN_DIR   (issue 31's targets, and issue 38's crowd targets when the run
-                                      has a crowd, one line each, for the console)
+       report.py --summary RUN_DIR   (issue 31's targets, and issue 38's and issue 51's crowd targets
+                                      when the run has a crowd, one line each, for the console)
 
 raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data), rsparse<round>
 (the sparse data), rhunts<round> (the hunts: POST and CHECKIN, LEADERBOARD) or rranking<round> (the
-rankings: RANKING, RANKING AROUND and PROFILE against Redis) or rcrowd1 (the crowd's POST); crowd.txt (if
-there): one line per crowd run of scripts/bench/crowd.py (phase=mixed per connection count, phase=join); meta.txt: key=value lines
+rankings: RANKING, RANKING AROUND and PROFILE against Redis) or rcrowd<what>1 (the crowd's POSTs, each labelled as
+the crowd.py run beside it); crowd.txt (if there): one line per crowd run of scripts/bench/crowd.py (phase=mixed,
+teams, checkin and teamcheckin per connection count, keyed=1|0; phase=join); meta.txt: key=value lines
 (machine, versions, start-up times, RSS, the expiry sweep's figures, ...); sweep.txt (if there):
 the two NEARBY runs of the expiry sweep, label=baseline and label=during; ranking-checkins.txt (if
 there): the background CHECKIN of each ranking run, label=ranking<round>-<server>-<op>. Every figure quoted for a set of rounds is the
@@ -21,7 +22,7 @@ below it mark the same verdicts, computed once (issue31_targets).
 
 import statistics
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 TARGET_NAMES = {"redis": "Redis GEOSEARCH", "scav": "scavengerd NEARBY", "pg": "PostGIS ST_DWithin"}
 PING_NAMES = {"redis": "Redis", "scav": "scavengerd (one I/O thread per core, its default)",
@@ -388,10 +389,13 @@ def main():
     targets = issue31_targets(meta, agg, groups)
     verdicts = {r["key"]: r["verdict"] for r in targets}
     crowd_rows = crowd_targets(meta, crowd, agg)
+    keyed_rows = issue51_targets(meta, crowd, runs)
     if want_summary:
         print(summary(meta, targets))
         if crowd_rows:
             print(crowd_summary(meta, crowd_rows))
+        if keyed_rows:
+            print(issue51_summary(meta, keyed_rows))
         return
     out = []
     w = out.append
@@ -436,6 +440,8 @@ def main():
     targets_section(w, meta, targets)
     if crowd_rows:
         crowd_targets_section(w, meta, crowd_rows)
+    if keyed_rows:
+        issue51_section(w, meta, keyed_rows)
 
     def nearby_table(dataset, targets):
         w("| conns | server | req/s | p50 µs | p99 µs | pins/reply | client CPU | server CPU | server CPU per request | req/s per round |")
@@ -620,7 +626,7 @@ def main():
           f"{verdict('rss')} (see the table at the top).")
         w("")
     if crowd:
-        crowd_section(w, meta, crowd, agg)
+        crowd_section(w, meta, crowd, agg, runs)
     if "standby_local_post_rps" in meta:
         standby_section(w, meta)
     if "sweep_line" in meta:
@@ -903,14 +909,8 @@ def crowd_targets(meta, crowd, agg):
                      "brief": figure.split(" (")[0]})
 
     mixed = sorted((r for r in crowd if r.get("phase") == "mixed"), key=lambda r: int(r["conns"]))
-    teams = [r for r in crowd if r.get("phase") == "teams"]
     joins = [r for r in crowd if r.get("phase") == "join"]
-    every = {}
-    for r in mixed + teams + joins:
-        for code, n in codes(r.get("replies")).items():
-            every[code] = every.get(code, 0) + n
-    where = (f"{sum(every.values()):,} replies in {len(mixed)} mixed run(s), "
-             + (f"{len(teams)} team run(s) " if teams else "") + f"and {len(joins)} join burst(s)")
+    every, where = every_reply(crowd)
     for code in ("ERR INTERNAL", "ERR UNAVAILABLE"):
         n = every.get(code, 0)
         add(f"crowd-{code.split()[1].lower()}", f"crowd: 0 `{code}`", f"{n:,} ({where})", MET if n == 0 else MISSED,
@@ -943,6 +943,170 @@ def crowd_targets(meta, crowd, agg):
                 f"check-ins, against {fnum(post['cpu_us'])} µs)", "stated (an upper bound: the mix's other requests "
                 "are in it)", f"crowd: server CPU per accepted CHECKIN ÷ POST's, {conns_text(c)}")
     return rows
+
+
+def every_reply(crowd):
+    """Every crowd run's replies by code, and where they came from (for the 0 INTERNAL targets)."""
+    every, runs = {}, Counter()
+    for r in crowd:
+        runs[r.get("phase", "?")] += 1
+        for code, n in codes(r.get("replies")).items():
+            every[code] = every.get(code, 0) + n
+    names = {"mixed": "mixed", "teams": "team mixed", "checkin": "check-ins-alone", "teamcheckin": "team check-ins-alone",
+             "join": "join burst"}
+    where = f"{sum(every.values()):,} replies in " + ", ".join(
+        f"{n} {names.get(phase, phase)} run{'' if n == 1 else 's'}" for phase, n in runs.items())
+    return every, where
+
+
+CHECKIN_RATIO, CHECKIN_CPU, TEAM_RATIO, CHECKIN_TAIL = 0.5, 3.0, 0.8, 3.0
+ISSUE51_LEVELS = (8, 32)
+
+
+def issue51_targets(meta, crowd, runs):
+    """Issue 51's targets for the keyed path (scripts/bench.sh step 4e's check-ins alone, each beside a
+    POST run of the same label): rows as crowd_targets', verdict met, MISSED or "not measured (why)"."""
+    if not crowd:
+        return []
+    rows = []
+
+    def add(key, target, figure, verdict, short):
+        rows.append({"key": key, "target": target, "figure": figure, "verdict": verdict, "short": short,
+                     "brief": figure.split(" (")[0]})
+
+    posts = {(r.get("label"), int(r["conns"])): r for r in runs
+             if r.get("target") == "scav" and r.get("op") == "post" and r.get("label", "").startswith("rcrowd")}
+    alone = defaultdict(dict)  # (phase, keyed) → conns → crowd line
+    for r in crowd:
+        if r.get("phase") in ("checkin", "teamcheckin"):
+            alone[(r["phase"], r.get("keyed", "1"))][int(r["conns"])] = r
+    levels = sorted(set(ISSUE51_LEVELS) | {c for runs_at in alone.values() for c in runs_at})
+    none = ("not measured (no check-ins-alone runs: a bench.sh before issue 51)" if not alone else None)
+    hunts = meta.get("crowd_hunts", "?")
+    hunts_note = "" if hunts == "100" else f" (this run: {hunts} hunts; the issue's: 100)"
+
+    def post_of(r):
+        return posts.get((r.get("label"), int(r["conns"])))
+
+    def post_cpu_us(p):
+        return float(p["server_cpu_pct"]) / 100 * 1e6 / float(p["rps"]) if float(p["rps"]) > 0 else float("nan")
+
+    def cpu_us(r):
+        v = r.get("server_cpu_ms_per_accepted", "nan")
+        return float(v) * 1000 if v != "nan" else float("nan")
+
+    def others(r):
+        n = sum(int(r.get(f"n_{k}", 0)) for k in ("leave", "join", "leaderboard", "reply"))
+        return f"; {n:,} of its {int(r.get('requests', 0)):,} requests not check-ins, charged to them" if n else ""
+
+    def missing_at(c, what):
+        if none:
+            return none
+        return f"not measured (no {what} at {conns_text(c)}: `--crowd-conns {meta.get('crowd_conns', '?')}`)"
+
+    for c in levels:
+        k, u = alone[("checkin", "1")].get(c), alone[("checkin", "0")].get(c)
+        target = f"accepted keyed `CHECKIN`/s (check-ins alone, across the hunts) ≥ {CHECKIN_RATIO}× `POST`, {conns_text(c)}{hunts_note}"
+        short = f"keyed CHECKIN ÷ POST, {conns_text(c)}: ≥ {CHECKIN_RATIO}×"
+        kp = post_of(k) if k else None
+        if k and kp:
+            x = ratio(float(k["accepted_per_s"]), float(kp["rps"]))
+            unk = ""
+            if u and post_of(u):
+                up = post_of(u)
+                unk = (f"; unkeyed {fnum(ratio(float(u['accepted_per_s']), float(up['rps'])), 2)}×, "
+                       f"{fnum(float(u['accepted_per_s']))} against {fnum(float(up['rps']))}")
+            add(f"k-checkin-{c}", target, f"{fnum(x, 2)}× ({fnum(float(k['accepted_per_s']))} accepted/s against "
+                f"{fnum(float(kp['rps']))} POST/s in the run beside it{unk})",
+                MET if round(x, 2) >= CHECKIN_RATIO else MISSED, short)
+        elif c in ISSUE51_LEVELS:
+            add(f"k-checkin-{c}", target, "–", missing_at(c, "keyed check-ins-alone run beside a POST"), short)
+        target = f"server CPU per accepted keyed check-in ≤ {CHECKIN_CPU:g}× a `POST`'s, {conns_text(c)}"
+        short = f"keyed CHECKIN CPU ÷ POST's, {conns_text(c)}: ≤ {CHECKIN_CPU:g}×"
+        if k and kp and cpu_us(k) == cpu_us(k):
+            x = ratio(cpu_us(k), post_cpu_us(kp))
+            unk = ""
+            if u and post_of(u) and cpu_us(u) == cpu_us(u):
+                unk = f"; unkeyed {fnum(ratio(cpu_us(u), post_cpu_us(post_of(u))), 1)}×, {fnum(cpu_us(u))} µs"
+            add(f"k-cpu-{c}", target, f"{fnum(x, 1)}× ({fnum(cpu_us(k))} µs against the POST's {fnum(post_cpu_us(kp))} µs, "
+                f"daemon and PostgreSQL{others(k)}{unk})", MET if at_most(x, CHECKIN_CPU) else MISSED, short)
+        elif c in ISSUE51_LEVELS:
+            add(f"k-cpu-{c}", target, "–", missing_at(c, "keyed check-ins-alone run beside a POST"), short)
+    for c in levels:
+        k, t = alone[("checkin", "1")].get(c), alone[("teamcheckin", "1")].get(c)
+        target = f"team check-ins (keyed, alone) ≥ {TEAM_RATIO}× single players', {conns_text(c)}"
+        short = f"keyed team ÷ single check-ins, {conns_text(c)}: ≥ {TEAM_RATIO}×"
+        if k and t:
+            x = ratio(float(t["accepted_per_s"]), float(k["accepted_per_s"]))
+            done = int(t.get("teams_done", 0))
+            add(f"k-teams-{c}", target, f"{fnum(x, 2)}× ({fnum(float(t['accepted_per_s']))} against "
+                f"{fnum(float(k['accepted_per_s']))} accepted/s; {t.get('teams', '?')} teams, "
+                + (f"**{done} ran out of stops**" if done else "none out of stops") + ")",
+                MET if round(x, 2) >= TEAM_RATIO else MISSED, short)
+        elif c in ISSUE51_LEVELS:
+            add(f"k-teams-{c}", target, "–", "not measured (no team crowd: `--crowd-teams 0`)"
+                if meta.get("crowd_teams") == "0" else missing_at(c, "keyed check-ins-alone runs"), short)
+    for c in levels:
+        for phase, who in (("checkin", "single players"), ("teamcheckin", "teams")):
+            r = alone[(phase, "1")].get(c)
+            target = f"`CHECKIN` p99 ≤ {CHECKIN_TAIL:g}× p50 (keyed, alone, {who}), {conns_text(c)}"
+            short = f"keyed CHECKIN p99 ÷ p50, {who}, {conns_text(c)}: ≤ {CHECKIN_TAIL:g}×"
+            if r:
+                p50, p99 = float(r["checkin_p50_us"]), float(r["checkin_p99_us"])
+                x = ratio(p99, p50)
+                add(f"k-tail-{phase}-{c}", target, f"{fnum(x, 2)}× (p50 {fnum(p50 / 1000, 1)} ms, p99 {fnum(p99 / 1000, 1)} ms)",
+                    MET if at_most(x, CHECKIN_TAIL) else MISSED, short)
+            elif c in ISSUE51_LEVELS and not (phase == "teamcheckin" and meta.get("crowd_teams") == "0"):
+                add(f"k-tail-{phase}-{c}", target, "–", missing_at(c, "keyed check-ins-alone run"), short)
+    every, where = every_reply(crowd)
+    for code in ("ERR INTERNAL", "ERR UNAVAILABLE"):
+        n = every.get(code, 0)
+        add(f"k-{code.split()[1].lower()}", f"crowd: 0 `{code}`", f"{n:,} ({where})", MET if n == 0 else MISSED,
+            f"crowd: {code} replies = 0")
+    joins = [r for r in crowd if r.get("phase") == "join"]
+    for r in joins:
+        n, ok = int(r["joiners"]), int(r["ok"])
+        keyed = "keyed" if r.get("keyed", "0") == "1" else "unkeyed"
+        add("k-join", f"phase B: {n:,} simultaneous `JOIN`s ({keyed}) all `OK`" + ("" if n == 300 else " (the issue's: 300)"),
+            f"{ok:,} of {n:,} OK ({codes_md(r.get('replies'))})", MET if ok == n else MISSED,
+            f"phase B: {n} simultaneous JOINs ({keyed}) all OK")
+    if not joins:
+        add("k-join", "phase B: 300 simultaneous `JOIN`s all `OK`", "–", "not measured (no join burst in this run)",
+            "phase B: 300 simultaneous JOINs all OK")
+    return rows
+
+
+def issue51_section(w, meta, rows):
+    w("## Targets (issue 51: the path clients take, keyed writes)")
+    w("")
+    w("| target | figure | verdict |")
+    w("| --- | --- | --- |")
+    for r in rows:
+        v = r["verdict"]
+        w(f"| {r['target']} | {r['figure']} | {'**' + v + '**' if v == MISSED else v} |")
+    w("")
+    w("Check-ins alone: `crowd.py --mix checkin=100`, every write with a `REQUEST` key of its own (as the Swift client, "
+      "/client.js and /play send them), each run right after a `POST` run at as many connections (its ratio is to that "
+      "run); unkeyed: the same without keys, the path clients took before they sent keys. A single player with no stop left leaves and "
+      "joins again (10 stops to a hunt), and those requests' CPU is charged to the check-ins; the team hunts draw no "
+      "`LEAVE`/`JOIN` (final in a running team hunt since protocol 1.5): a team that found every stop stops checking in."
+      + (" A quick run: indicative figures." if meta.get("quick") == "1" else ""))
+    w("")
+
+
+def issue51_summary(meta, rows):
+    count = defaultdict(int)
+    lines = []
+    width = max(len(r["short"]) for r in rows)
+    for r in rows:
+        v = r["verdict"]
+        tag = v if v in (MET, MISSED) else "–"
+        count[tag] += 1
+        note = "" if tag != "–" else "  [" + v.replace("`", "") + "]"
+        lines.append(f"  {tag:<7} {r['short']:<{width}}  {r['brief']}{note}")
+    head = (f"Targets (issue 51, the keyed path): {count[MET]} met, {count[MISSED]} MISSED, {count['–']} not measured"
+            + (" (a quick run: indicative figures)" if meta.get("quick") == "1" else ""))
+    return "\n".join([head] + lines)
 
 
 def crowd_targets_section(w, meta, rows):
@@ -978,8 +1142,11 @@ def split_text(r):
     return f" (daemon {parts[0]} %, PostgreSQL {parts[1]} %)" if len(parts) == 2 else ""
 
 
-def crowd_section(w, meta, crowd, agg):
-    """Issue 38: the mixed crowd against POST at each connection count, and the JOIN burst."""
+def crowd_section(w, meta, crowd, agg, runs=()):
+    """Issue 38: the mixed crowd against POST at each connection count, and the JOIN burst; issue 51:
+    check-ins alone, keyed and unkeyed, each beside a POST run of its label."""
+    posts = {(r.get("label"), int(r["conns"])): r for r in runs
+             if r.get("target") == "scav" and r.get("op") == "post" and r.get("label", "").startswith("rcrowd")}
     team_text = (f", {fnum(fmeta(meta, 'crowd_teams'))} teams of 5 in team hunts"
                  if float(meta.get("crowd_teams", "0") or 0) > 0 else "")
     w(f"## The crowd ({fnum(fmeta(meta, 'crowd_players'))} players in {fnum(fmeta(meta, 'crowd_hunts'))} hunts{team_text})")
@@ -994,7 +1161,14 @@ def crowd_section(w, meta, crowd, agg):
       f"from 3.3 m north of it; a player who left joins again by the code before anything else. "
       + (f"Then the same mix in the team hunts (protocol 1.4, TEAMS SIZE 5, 10 teams to a hunt, every player joined to a "
          f"team): a check-in at a stop the player's team has not found (a stop counts once per team), `JOIN code TEAM "
-         f"\"name\"` for a player who left. " if team_text else "")
+         f"\"name\"` for a player who left. " if team_text and "crowd_team_stops" not in meta else "")
+      + (f"Then the same mix in the team hunts (protocol 1.4, TEAMS SIZE 5, 10 teams to a hunt of "
+         f"{fnum(fmeta(meta, 'crowd_team_stops'))} stops, every player joined to a team) without `LEAVE` and `JOIN` (a "
+         f"`LEAVE` of a running team hunt is final since protocol 1.5): a check-in at a stop the player's team has not found "
+         f"(a stop counts once per team); a member whose team found every stop reads the leaderboard or chats instead. "
+         if team_text and "crowd_team_stops" in meta else "")
+      + ("Every write carries a `REQUEST` key of its own, as clients send them (but in the unkeyed check-ins-alone runs). "
+         if meta.get("crowd_keyed") == "1" else "")
       + f"Load average before: "
       f"{meta.get('crowd_loadavg_start', '?')}; after: {meta.get('crowd_loadavg_end', '?')}.")
     w("")
@@ -1005,7 +1179,8 @@ def crowd_section(w, meta, crowd, agg):
         c = int(r["conns"])
         post = agg("scav", "post", c, "crowd")
         if post["n"]:
-            w(f"| {c} | `POST` (loadgen) | {fnum(post['rps'])} | – | {fnum(post['p50'] / 1000, 2)} / {fnum(post['p99'] / 1000, 2)} "
+            runs_text = f", median of {post['n']} runs" if post["n"] > 1 else ""
+            w(f"| {c} | `POST` (loadgen{runs_text}) | {fnum(post['rps'])} | – | {fnum(post['p50'] / 1000, 2)} / {fnum(post['p99'] / 1000, 2)} "
               f"(POST) | {fnum(post['ccpu'])} % | {fnum(post['scpu'])} % | {fnum(post['cpu_us'])} µs |")
         w(f"| {c} | the mixed crowd (crowd.py) | {fnum(float(r['rps']))} | **{fnum(float(r['accepted_per_s']))}** | "
           f"{fnum(float(r['checkin_p50_us']) / 1000, 2)} / {fnum(float(r['checkin_p99_us']) / 1000, 2)} | "
@@ -1017,20 +1192,37 @@ def crowd_section(w, meta, crowd, agg):
               f"{fnum(float(t['checkin_p50_us']) / 1000, 2)} / {fnum(float(t['checkin_p99_us']) / 1000, 2)} | "
               f"{fnum(float(t['client_cpu_pct']))} % | {fnum(float(t['server_cpu_pct']))} %{split_text(t)} | "
               f"{fnum(float(t['server_cpu_ms_per_accepted']) * 1000) if t.get('server_cpu_ms_per_accepted', 'nan') != 'nan' else '–'} µs |")
+        for t in sorted((t for t in crowd if t.get("phase") in ("checkin", "teamcheckin") and int(t["conns"]) == c),
+                        key=lambda t: (t["phase"], t.get("keyed") != "1")):
+            p = posts.get((t.get("label"), c))
+            beside = (f"; `POST` beside it {fnum(float(p['rps']))}/s, {fnum(float(p['server_cpu_pct']) / 100 * 1e6 / float(p['rps']))} µs each"
+                      if p and float(p["rps"]) > 0 else "")
+            who = "team" if t["phase"] == "teamcheckin" else "single-player"
+            w(f"| {c} | {who} check-ins alone, {'keyed' if t.get('keyed', '1') == '1' else 'unkeyed'}{beside} | "
+              f"{fnum(float(t['rps']))} | **{fnum(float(t['accepted_per_s']))}** | "
+              f"{fnum(float(t['checkin_p50_us']) / 1000, 2)} / {fnum(float(t['checkin_p99_us']) / 1000, 2)} | "
+              f"{fnum(float(t['client_cpu_pct']))} % | {fnum(float(t['server_cpu_pct']))} %{split_text(t)} | "
+              f"{fnum(float(t['server_cpu_ms_per_accepted']) * 1000) if t.get('server_cpu_ms_per_accepted', 'nan') != 'nan' else '–'} µs |")
     w("")
     w("| conns | command | sent | p50 / p99 ms | replies by code |")
     w("| ---: | --- | ---: | ---: | --- |")
-    teams = sorted((r for r in crowd if r.get("phase") == "teams"), key=lambda r: int(r["conns"]))
-    for r in mixed + teams:
+    others = sorted((r for r in crowd if r.get("phase") in ("teams", "checkin", "teamcheckin")),
+                    key=lambda r: (int(r["conns"]), r["phase"], r.get("keyed") != "1"))
+    marks = {"teams": " (teams)", "checkin": " (check-ins alone)", "teamcheckin": " (teams, check-ins alone)"}
+    for r in mixed + others:
         for kind in ("checkin", "leaderboard", "reply", "leave", "join", "auth"):
             n = int(r.get(f"n_{kind}", 0))
             if not n:
                 continue
-            w(f"| {r['conns']}{' (teams)' if r.get('phase') == 'teams' else ''} | `{kind.upper()}` | {n:,} | {fnum(float(r[f'p50_{kind}_us']) / 1000, 2)} / "
+            mark = marks.get(r.get("phase"), "")
+            if r.get("phase") in ("checkin", "teamcheckin"):
+                mark = mark[:-1] + (", unkeyed)" if r.get("keyed") == "0" else ", keyed)")
+            w(f"| {r['conns']}{mark} | `{kind.upper()}` | {n:,} | {fnum(float(r[f'p50_{kind}_us']) / 1000, 2)} / "
               f"{fnum(float(r[f'p99_{kind}_us']) / 1000, 2)} | {codes_md(r.get(f'replies_{kind}'))} |")
     w("")
     for r in (r for r in crowd if r.get("phase") == "join"):
-        w(f"Phase B: {int(r['joiners']):,} players, each on a connection of its own and logged in, sent `JOIN code` of "
+        sent = "`JOIN code REQUEST key` (each its own key)" if r.get("keyed") == "1" else "`JOIN code`"
+        w(f"Phase B: {int(r['joiners']):,} players, each on a connection of its own and logged in, sent {sent} of "
           f"one hunt at one instant (every line written in {r.get('written_ms', '?')} ms, one pass of the event loop): "
           f"**{int(r['ok']):,} OK**; replies {codes_md(r.get('replies'))}; median reply {r.get('p50_ms', '?')} ms, the last "
           f"{r.get('last_ms', '?')} ms after the first write. The hunt then holds "

@@ -1,9 +1,12 @@
 # shellcheck shell=bash
 # 4e. The crowd (issue 38): --crowd-players players in --crowd-hunts running hunts of 10 stops,
-#     on a database of its own, and --crowd-teams teams of 5 in team hunts of 10 teams (protocol
-#     1.4). Phase A at each of --crowd-conns: POST (loadgen), the mixed crowd (scripts/bench/crowd.py),
-#     then the same mix played by the team crowd; phase B: --crowd-joiners JOINs of one hunt by its
-#     code at one instant, each from a connection of its own.
+#     on a database of its own, and --crowd-teams teams of 5 in team hunts of 10 teams and
+#     CROWD_TEAM_STOPS stops (protocol 1.4). Phase A at each of --crowd-conns: POST (loadgen), the
+#     mixed crowd (scripts/bench/crowd.py), the same mix played by the team crowd without LEAVE and
+#     JOIN (a LEAVE of a running team hunt is final since protocol 1.5); then check-ins alone
+#     (issue 51), each right after a POST run: keyed, unkeyed, and keyed in the team hunts. Every
+#     write carries a REQUEST key but in the unkeyed run. Phase B: --crowd-joiners JOINs (keyed) of
+#     one hunt by its code at one instant, each from a connection of its own.
 
 # The crowd: its database, the daemon on it, phase A at each of --crowd-conns, phase B, then
 # what it left.
@@ -15,7 +18,8 @@ crowd_step() {
     crowd_check
 }
 
-# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, PG_PORT, DAEMON_PID (stopped). Sets CROWD_DB, CROWD_TAG,
+# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, CROWD_TEAM_STOPS, CROWD_CONNS, PG_PORT, DAEMON_PID (stopped).
+# Sets CROWD_DB, CROWD_TAG, CROWD_TEAM_SETS,
 # CROWD_OUT (the crowd's figures' file), SCAV_URL.
 crowd_database() {
     meta crowd_loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -27,12 +31,16 @@ crowd_database() {
         stop_pid "$DAEMON_PID" 60
         DAEMON_PID=""
     fi
-    step "crowd: a database of its own ($CROWD_DB): $CROWD_PLAYERS players in $CROWD_HUNTS running hunts of 10 stops, $CROWD_TEAMS teams of 5 in $(((CROWD_TEAMS + 9) / 10)) team hunts, and a join hunt"
+    step "crowd: a database of its own ($CROWD_DB): $CROWD_PLAYERS players in $CROWD_HUNTS running hunts of 10 stops, $CROWD_TEAMS teams of 5 in $(((CROWD_TEAMS + 9) / 10)) team hunts of $CROWD_TEAM_STOPS stops in each of $((2 * $(wc -w <<<"$CROWD_CONNS"))) sets (one per team run), and a join hunt"
     pg_psql -d postgres -c "CREATE DATABASE $CROWD_DB"
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/$CROWD_DB
     scav_migrate
     T_SETUP=$EPOCHREALTIME
-    pg_psql -d "$CROWD_DB" -v players="$CROWD_PLAYERS" -v hunts="$CROWD_HUNTS" -v teams="$CROWD_TEAMS" -v tag="$CROWD_TAG" \
+    # A set of team hunts for each team run (two at each of --crowd-conns): a team's stops are found
+    # once, and its members cannot leave to find them again, so no run plays what another found.
+    CROWD_TEAM_SETS=$((2 * $(wc -w <<<"$CROWD_CONNS")))
+    pg_psql -d "$CROWD_DB" -v players="$CROWD_PLAYERS" -v hunts="$CROWD_HUNTS" -v teams="$CROWD_TEAMS" -v team_stops="$CROWD_TEAM_STOPS" \
+        -v team_sets="$CROWD_TEAM_SETS" -v tag="$CROWD_TAG" \
         -f scripts/bench/crowd.sql >"$RUN_DIR/crowd-setup.log" || die "writing the crowd failed (scripts/bench/crowd.sql)"
     pg_psql -d postgres -c "CHECKPOINT" >/dev/null
     log "    crowd written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
@@ -53,55 +61,85 @@ crowd_daemon() {
     CROWD_JOIN_CODE=$(pg_psql -d "$CROWD_DB" -Atc "SELECT code FROM hunts WHERE id LIKE 'hcrowd%' AND name = 'Crowd join'")
 }
 
-# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, CROWD_JOINERS, CROWD_MIX, CROWD_CONNS, RUN_SECONDS,
-# WARMUP, SEED, CROWD_TAG, CROWD_OUT, SCAV_PORT, DAEMON_PID, BPG_PID.
+# Inputs: CROWD_PLAYERS, CROWD_HUNTS, CROWD_TEAMS, CROWD_TEAM_STOPS, CROWD_JOINERS, CROWD_MIX, CROWD_CONNS,
+# RUN_SECONDS, WARMUP, SEED, CROWD_TAG, CROWD_OUT, SCAV_PORT, DAEMON_PID, BPG_PID, RAW.
 crowd_phase_a() {
     meta crowd_players "$CROWD_PLAYERS"
     meta crowd_hunts "$CROWD_HUNTS"
     meta crowd_teams "$CROWD_TEAMS"
+    meta crowd_team_stops "$CROWD_TEAM_STOPS"
+    meta crowd_team_sets "$CROWD_TEAM_SETS"
     meta crowd_joiners "$CROWD_JOINERS"
     meta crowd_mix "$CROWD_MIX"
+    meta crowd_keyed 1
+    meta crowd_conns "$CROWD_CONNS"
+    local conns post out set=0
     for conns in $CROWD_CONNS; do
-        step "crowd phase A at $conns connections: POST, then the mixed crowd ($CROWD_MIX), $RUN_SECONDS s each"
+        step "crowd phase A at $conns connections: POST, then the mixed crowd ($CROWD_MIX, every write keyed), $RUN_SECONDS s each"
         run_load scav post "$conns" crowd1
-        crowd_state >"$RUN_DIR/crowd-state-c$conns.txt"
-        (($(grep -c '^player ' "$RUN_DIR/crowd-state-c$conns.txt") == CROWD_PLAYERS)) || die "the crowd's state lists $(grep -c '^player ' "$RUN_DIR/crowd-state-c$conns.txt") players, not $CROWD_PLAYERS"
-        if ! out=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$RUN_DIR/crowd-state-c$conns.txt" \
-                --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$CROWD_MIX" --cpu-pids "$DAEMON_PID,$BPG_PID" \
-                --seed "$SEED" --label rcrowd1 2>>"$RUN_DIR/crowd.err"); then
-            tail -n 5 "$RUN_DIR/crowd.err" >&2
-            die "the crowd driver failed at $conns connections (log: $RUN_DIR/crowd.err)"
-        fi
-        printf '%s\n' "$out" >>"$CROWD_OUT"
+        crowd_run players "$conns" rcrowd1 mixed "$CROWD_MIX"
+        out=$CROWD_LAST
         log "    crowd  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") % (daemon:postgres $(kv cpu_pct_by_pid "$out")), $(kv server_cpu_ms_per_accepted "$out") ms per accepted  client cpu $(kv client_cpu_pct "$out") %"
         log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
-        if ((CROWD_TEAMS > 0)); then crowd_teams_run "$conns"; fi
+        if ((CROWD_TEAMS > 0)); then
+            # The same mix in the team hunts (protocol 1.4), without LEAVE and JOIN (final there since 1.5).
+            step "crowd phase A at $conns connections: the team crowd, $CROWD_TEAMS teams of 5 ($CROWD_MIX without leave and join), $RUN_SECONDS s"
+            crowd_run teams:$((++set)) "$conns" rcrowdteams1 teams "$CROWD_MIX"
+            out=$CROWD_LAST
+            log "    teams  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted team check-ins/s  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") %, $(kv server_cpu_ms_per_accepted "$out") ms per accepted  (mix $(kv mix "$out"); teams done $(kv teams_done "$out"), stops left $(kv team_stops_left "$out"))"
+            log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
+        fi
+        # Check-ins alone (issue 51): keyed (as clients send them), unkeyed (the old path) and keyed in
+        # the team hunts, each right after a POST run at as many connections, so each pair shares
+        # the machine's conditions.
+        crowd_checkins_beside_post players "$conns" rcrowdck1 keyed
+        crowd_checkins_beside_post players "$conns" rcrowdcu1 unkeyed
+        if ((CROWD_TEAMS > 0)); then crowd_checkins_beside_post teams:$((++set)) "$conns" rcrowdct1 keyed; fi
     done
 }
 
-# The team crowd at CONNS connections (protocol 1.4): the same mix in the team hunts, right after
-# the single players' run; its figures beside theirs. Inputs: as crowd_phase_a's.
-crowd_teams_run() {
-    local conns=$1 out single
-    single=$(tail -n 1 "$CROWD_OUT")
-    step "crowd phase A at $conns connections: the team crowd, $CROWD_TEAMS teams of 5 ($CROWD_MIX), $RUN_SECONDS s"
-    crowd_team_state >"$RUN_DIR/crowd-team-state-c$conns.txt"
-    (($(grep -c '^member ' "$RUN_DIR/crowd-team-state-c$conns.txt") == 5 * CROWD_TEAMS)) \
-        || die "the team crowd's state lists $(grep -c '^member ' "$RUN_DIR/crowd-team-state-c$conns.txt") players, not $((5 * CROWD_TEAMS))"
-    if ! out=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$RUN_DIR/crowd-team-state-c$conns.txt" \
-            --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$CROWD_MIX" --cpu-pids "$DAEMON_PID,$BPG_PID" \
-            --seed "$SEED" --label rcrowdteams1 2>>"$RUN_DIR/crowd.err"); then
-        tail -n 5 "$RUN_DIR/crowd.err" >&2
-        die "the crowd driver failed on the team hunts at $conns connections (log: $RUN_DIR/crowd.err)"
+# crowd_checkins_beside_post WHO CONNS LABEL keyed|unkeyed: POST (loadgen, label LABEL) then
+# check-ins alone (crowd.py --mix checkin=100, label LABEL, phase=checkin for the single players,
+# teamcheckin for the teams), logged side by side.
+crowd_checkins_beside_post() {
+    local who=$1 conns=$2 label=$3 keyed=$4 post out phase=checkin
+    [[ $who == teams* ]] && phase=teamcheckin
+    step "crowd phase A at $conns connections: POST, then check-ins alone ($who, $keyed), $RUN_SECONDS s each"
+    run_load scav post "$conns" "${label#r}"
+    post=$(tail -n 1 "$RAW")
+    crowd_run "$who" "$conns" "$label" "$phase" checkin=100 "$keyed"
+    out=$CROWD_LAST
+    log "    $(printf '%-22s %3s' "$phase $keyed" "$conns") conns  $(kv accepted_per_s "$out") accepted/s against POST's $(kv rps "$post")/s ($(awk -v a="$(kv accepted_per_s "$out")" -v b="$(kv rps "$post")" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')×)  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_ms_per_accepted "$out") ms per accepted (POST's $(awk -v c="$(kv server_cpu_pct "$post")" -v r="$(kv rps "$post")" 'BEGIN { printf "%.3f", (r > 0 ? c * 10 / r : 0) }') ms)"
+    log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")$([[ $who == teams* ]] && printf '; teams done %s, stops left %s' "$(kv teams_done "$out")" "$(kv team_stops_left "$out")")"
+}
+
+# crowd_run players|teams:SET CONNS LABEL PHASE MIX [keyed|unkeyed]: one run of crowd.py from the
+# state read from the database now (the team hunts of set SET); its line appended to CROWD_OUT and
+# left in CROWD_LAST.
+crowd_run() {
+    local who=$1 conns=$2 label=$3 phase=$4 mix=$5 keyed=${6:-keyed} state want unkeyed=()
+    state=$RUN_DIR/crowd-state-$label-c$conns.txt
+    if [[ $who == teams:* ]]; then
+        crowd_team_state "${who#teams:}" >"$state"
+        want=$((5 * CROWD_TEAMS))
+        (($(grep -c '^member ' "$state") == want)) || die "the team crowd's state lists $(grep -c '^member ' "$state") players, not $want"
+    else
+        crowd_state >"$state"
+        (($(grep -c '^player ' "$state") == CROWD_PLAYERS)) || die "the crowd's state lists $(grep -c '^player ' "$state") players, not $CROWD_PLAYERS"
     fi
-    printf '%s\n' "$out" >>"$CROWD_OUT"
-    log "    teams  $(printf '%3s' "$conns") conns  $(kv rps "$out") req/s, $(kv accepted_per_s "$out") accepted team check-ins/s (single players: $(kv accepted_per_s "$single"))  CHECKIN p50 $(kv checkin_p50_us "$out") µs  p99 $(kv checkin_p99_us "$out") µs  server cpu $(kv server_cpu_pct "$out") %, $(kv server_cpu_ms_per_accepted "$out") ms per accepted"
-    log "    replies: $(kv replies "$out"); CHECKIN: $(kv replies_checkin "$out")"
+    [[ $keyed == unkeyed ]] && unkeyed=(--unkeyed)
+    if ! CROWD_LAST=$(python3 scripts/bench/crowd.py mixed --port "$SCAV_PORT" --tag "$CROWD_TAG" --state "$state" \
+            --conns "$conns" --seconds "$RUN_SECONDS" --warmup "$WARMUP" --mix "$mix" --cpu-pids "$DAEMON_PID,$BPG_PID" \
+            --seed "$SEED" --label "$label" --phase "$phase" "${unkeyed[@]}" 2>>"$RUN_DIR/crowd.err"); then
+        tail -n 5 "$RUN_DIR/crowd.err" >&2
+        die "the crowd driver failed ($who, $phase, $keyed) at $conns connections (log: $RUN_DIR/crowd.err)"
+    fi
+    printf '%s\n' "$CROWD_LAST" >>"$CROWD_OUT"
 }
 
 # Inputs: CROWD_JOINERS, CROWD_JOIN_CODE, CROWD_TAG, CROWD_OUT, SCAV_PORT.
 crowd_phase_b() {
-    step "crowd phase B: $CROWD_JOINERS players, each on a connection of its own and logged in, send JOIN $CROWD_JOIN_CODE at one instant"
+    step "crowd phase B: $CROWD_JOINERS players, each on a connection of its own and logged in, send JOIN $CROWD_JOIN_CODE REQUEST <key> at one instant"
     if ! out=$(python3 scripts/bench/crowd.py join --port "$SCAV_PORT" --tag "$CROWD_TAG" --code "$CROWD_JOIN_CODE" \
             --joiners "$CROWD_JOINERS" --label rcrowdjoin 2>>"$RUN_DIR/crowd.err"); then
         tail -n 5 "$RUN_DIR/crowd.err" >&2
@@ -163,20 +201,21 @@ crowd_state() {
         WHERE u.name LIKE 'hcp%' ORDER BY u.name"
 }
 
-# The team crowd's state, as crowd_state's: every team hunt with its stops, every team player
-# ('hcq…', player q of team 1 + (q - 1) / 5, in team hunt 1 + (team - 1) / 10) with its hunt,
+# crowd_team_state SET: the team crowd's state in the team hunts of set SET, as crowd_state's:
+# every team hunt of the set with its stops, every team player ('hcq…', player q of team
+# 1 + (q - 1) / 5, in team hunt SET.(1 + (team - 1) / 10)) with its hunt,
 # whether it plays it now, its team's name ('_' for each space) and the stops it has a live
 # check-in at.
 crowd_team_state() {
     pg_psql -d "$CROWD_DB" -At -F ' ' -c "
         SELECT 'hunt', h.id, h.code, string_agg(s.id || ',' || round((s.lat + 0.00003)::numeric, 6) || ',' || s.lon, ' ' ORDER BY s.n)
         FROM hunts h JOIN hunt_stops s ON s.hunt_id = h.id
-        WHERE h.id LIKE 'hcrowd%' AND h.team_size IS NOT NULL GROUP BY h.id, h.code" -c "
+        WHERE h.id LIKE 'hcrowd%' AND h.team_size IS NOT NULL AND h.name LIKE 'Crowd teams $1.%' GROUP BY h.id, h.code" -c "
         SELECT 'member', u.name, h.id, CASE WHEN p.user_id IS NULL THEN 0 ELSE 1 END,
                'Crowd_team_' || lpad((1 + (substr(u.name, 4)::int - 1) / 5)::text, 3, '0'),
                coalesce((SELECT string_agg(c.stop_id, ',') FROM checkins c WHERE c.user_id = u.id AND c.hunt_id = h.id
                          AND c.status IN ('accepted', 'pending', 'flagged')), '')
-        FROM users u JOIN hunts h ON h.id LIKE 'hcrowd%' AND h.name = 'Crowd teams ' || (1 + (substr(u.name, 4)::int - 1) / 50)
+        FROM users u JOIN hunts h ON h.id LIKE 'hcrowd%' AND h.name = 'Crowd teams $1.' || (1 + (substr(u.name, 4)::int - 1) / 50)
         LEFT JOIN hunt_players p ON p.hunt_id = h.id AND p.user_id = u.id
         WHERE u.name LIKE 'hcq%' ORDER BY u.name"
 }
