@@ -62,6 +62,11 @@ let package = Package(
         // An order-statistic tree: a sorted set with positions in O(log n), for the leaderboards.
         .target(name: "OrderStatistics"),
 
+        // Who a connection from a trusted proxy is for (--trusted-proxies): IP addresses and CIDR
+        // networks, the PROXY protocol header (v1, v2) of the line port, the HTTP port's
+        // Forwarded and X-Forwarded-For. Pure parsers, for the front ends.
+        .target(name: "ProxyHeaders"),
+
         // Pure-Swift domain: pins, users, moderation rules, validation, cells and distances. No SQL, no sockets.
         .target(name: "ScavengerCore", dependencies: ["OrderStatistics"]),
         // The in-memory pin index that serves NEARBY and REGION: unsafe storage inside, safe API outside.
@@ -228,6 +233,7 @@ let package = Package(
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "OrderStatisticsTests", dependencies: ["OrderStatistics"]),
+        .testTarget(name: "ProxyHeadersTests", dependencies: ["ProxyHeaders"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),
