@@ -116,7 +116,7 @@ let package = Package(
         ], swiftSettings: frontEndSettings),
         // NIO server: connections, framing, limits, graceful shutdown, TLS.
         .target(name: "ScavengerServer", dependencies: [
-            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol",
+            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol", "ProxyHeaders",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -256,7 +256,7 @@ let package = Package(
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
             "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",
-            "Mail", "ScavengerMail",
+            "Mail", "ScavengerMail", "ProxyHeaders",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
