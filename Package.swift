@@ -147,7 +147,7 @@ let package = Package(
             .embedInCode("Pages/signin.mustache"),
         ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
-            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole", "ProxyHeaders",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -275,7 +275,7 @@ let package = Package(
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode",
+            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Prometheus", package: "swift-prometheus"),
