@@ -186,7 +186,7 @@ let package = Package(
         .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
             "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
-            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail",
+            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail", "ProxyHeaders",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
