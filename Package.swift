@@ -62,6 +62,11 @@ let package = Package(
         // An order-statistic tree: a sorted set with positions in O(log n), for the leaderboards.
         .target(name: "OrderStatistics"),
 
+        // Who a connection from a trusted proxy is for (--trusted-proxies): IP addresses and CIDR
+        // networks, the PROXY protocol header (v1, v2) of the line port, the HTTP port's
+        // Forwarded and X-Forwarded-For. Pure parsers, for the front ends.
+        .target(name: "ProxyHeaders"),
+
         // Pure-Swift domain: pins, users, moderation rules, validation, cells and distances. No SQL, no sockets.
         .target(name: "ScavengerCore", dependencies: ["OrderStatistics"]),
         // The in-memory pin index that serves NEARBY and REGION: unsafe storage inside, safe API outside.
@@ -111,7 +116,7 @@ let package = Package(
         ], swiftSettings: frontEndSettings),
         // NIO server: connections, framing, limits, graceful shutdown, TLS.
         .target(name: "ScavengerServer", dependencies: [
-            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol",
+            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol", "ProxyHeaders",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -142,7 +147,7 @@ let package = Package(
             .embedInCode("Pages/signin.mustache"),
         ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
-            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole",
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole", "ProxyHeaders",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -181,7 +186,7 @@ let package = Package(
         .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
             "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
-            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail",
+            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail", "ProxyHeaders",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -228,6 +233,7 @@ let package = Package(
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "OrderStatisticsTests", dependencies: ["OrderStatistics"]),
+        .testTarget(name: "ProxyHeadersTests", dependencies: ["ProxyHeaders"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerPinIndexTests", dependencies: ["ScavengerPinIndex", "ScavengerCore", "ScavengerTestSupport"]),
         .testTarget(name: "ScavengerGeographyTests", dependencies: ["ScavengerGeography", "GEOS", "ScavengerTestSupport"]),
@@ -250,7 +256,7 @@ let package = Package(
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
             "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",
-            "Mail", "ScavengerMail",
+            "Mail", "ScavengerMail", "ProxyHeaders",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -269,7 +275,7 @@ let package = Package(
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode",
+            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Prometheus", package: "swift-prometheus"),

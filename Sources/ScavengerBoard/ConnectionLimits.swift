@@ -63,6 +63,26 @@ public final class ConnectionLimits: Sendable {
         }
     }
 
+    /// Counts an admitted connection under another address from now on (a connection from a
+    /// trusted proxy, admitted with nil, once it has said whom it carries); refused when that
+    /// address is at its limit, in which case `admission` stands as it was.
+    public func readdress(_ admission: Admission, to address: String?) -> Result<Admission, Refusal> {
+        state.withLock { state in
+            guard address != admission.address else { return .success(admission) }
+            if let address {
+                guard state.perAddress[address, default: 0] < maximumPerAddress else {
+                    return .failure(.addressFull(limit: maximumPerAddress))
+                }
+                state.perAddress[address, default: 0] += 1
+            }
+            if let old = admission.address {
+                state.perAddress[old, default: 1] -= 1
+                if state.perAddress[old] == 0 { state.perAddress[old] = nil }
+            }
+            return .success(Admission(address: address))
+        }
+    }
+
     /// Frees an admitted connection's place. Call it once per admission.
     public func leave(_ admission: Admission) {
         state.withLock { state in

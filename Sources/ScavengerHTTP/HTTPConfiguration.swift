@@ -1,3 +1,4 @@
+import ProxyHeaders
 import ScavengerProtocol
 
 /// How the HTTP port listens and what it allows.
@@ -35,6 +36,11 @@ public struct HTTPConfiguration: Sendable {
     /// default where Debian's `libjs-leaflet` installs them.
     public var leafletDirectory: String
 
+    /// The proxies whose `Forwarded` or `X-Forwarded-For` is believed (`--trusted-proxies`): a
+    /// request from one counts under the client it names, for every per-address limit; from
+    /// anyone else both fields are ignored. Default: none.
+    public var trustedProxies: TrustedProxies
+
     /// Debian's `libjs-leaflet` puts Leaflet here.
     public static let debianLeafletDirectory = "/usr/share/javascript/leaflet"
 
@@ -43,8 +49,9 @@ public struct HTTPConfiguration: Sendable {
         limits: ProtocolLimits = ProtocolLimits(), healthCacheSeconds: Double = 2, databaseCheckTimeoutSeconds: Double = 2,
         maxEventBytes: Int = 1 << 20, head: HTTPHeadLimits = HTTPHeadLimits(), headTimeoutSeconds: Int = 30,
         idleTimeoutSeconds: Int = 300, allowedOrigins: Set<String>? = nil,
-        leafletDirectory: String = HTTPConfiguration.debianLeafletDirectory
+        leafletDirectory: String = HTTPConfiguration.debianLeafletDirectory, trustedProxies: TrustedProxies = .none
     ) {
+        self.trustedProxies = trustedProxies
         self.leafletDirectory = leafletDirectory
         self.maxEventBytes = maxEventBytes
         self.head = head

@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import ProxyHeaders
 import ScavengerBoard
 
 /// The HTTP port's limits on what a client sends before a request is handed on: how long a
@@ -74,6 +75,8 @@ struct HTTPGuardStateMachine {
     /// The origins a WebSocket may be opened from; nil: any.
     let allowedOrigins: Set<String>?
     private(set) var state: State = .head(headBytes: 0, lineBytes: 0, requestLineDone: false)
+    /// The header fields of the connection's first complete request head (names lower-cased).
+    private(set) var firstHeadFields: [(name: String, value: String)]?
     /// The current head's bytes, kept (at most `maxHeaderBytes`) to read its body's length.
     private var headText: [UInt8] = []
 
@@ -116,6 +119,7 @@ struct HTTPGuardStateMachine {
                         // The empty line: the head is complete.
                         headEnded = true
                         let fields = fields()
+                        if firstHeadFields == nil { firstHeadFields = fields }
                         if isForbiddenUpgrade(fields) {
                             state = .refused
                             return .refuse(.originNotAllowed)
@@ -158,6 +162,11 @@ struct HTTPGuardStateMachine {
     /// The server answered `101 Switching Protocols`: from now on the bytes are WebSocket frames.
     mutating func upgraded() {
         if state != .refused { state = .opaque }
+    }
+
+    /// The handler refused the connection for a reason of its own: nothing more is read.
+    mutating func refused() {
+        state = .refused
     }
 
     /// Whether a head is arriving now (its deadline should be armed).
@@ -230,11 +239,16 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var idleTimeoutSeconds: Int
         /// The origins a WebSocket may be opened from; nil: any.
         var allowedOrigins: Set<String>?
+        /// Peers whose `Forwarded`/`X-Forwarded-For` name the client (``ForwardedClient``).
+        var trustedProxies: TrustedProxies = .none
     }
 
     private let settings: Settings
     private var machine: HTTPGuardStateMachine
     private var admission: ConnectionLimits.Admission?
+    /// A trusted proxy's connection, counted in all but under no address until its first
+    /// request head names the client.
+    private var awaitsClient = false
     private var headDeadline: Scheduled<Void>?
     private var idleCheck: Scheduled<Void>?
     private var lastRead = NIODeadline.now()
@@ -246,7 +260,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let address = context.channel.remoteAddress?.ipAddress
-        switch settings.limits.admit(address: address) {
+        awaitsClient = settings.trustedProxies.contains(address)
+        switch settings.limits.admit(address: awaitsClient ? nil : address) {
         case .success(let admission):
             self.admission = admission
             lastRead = .now()
@@ -278,6 +293,20 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let status = refusal.status
             refuse(context, code: status.code, reason: status.reason, message: Self.message(for: refusal), retryAfter: false)
         case .forward(let headStarted, let headEnded):
+            if awaitsClient, let fields = machine.firstHeadFields, let admission {
+                // A trusted proxy's first request names whom the connection is for: it counts
+                // under that address from now on, or is refused if that address is full.
+                awaitsClient = false
+                let peer = context.channel.remoteAddress?.ipAddress
+                let client = ForwardedClient.address(peer: peer, fields: fields, trusted: settings.trustedProxies)
+                switch settings.limits.readdress(admission, to: client) {
+                case .success(let moved):
+                    self.admission = moved
+                case .failure(let refusal):
+                    machine.refused()
+                    return refuse(context, code: 503, reason: "Service Unavailable", message: refusal.message, retryAfter: true)
+                }
+            }
             if headEnded, !machine.isInsideHead {
                 headDeadline?.cancel()
                 headDeadline = nil

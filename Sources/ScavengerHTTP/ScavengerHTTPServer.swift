@@ -17,13 +17,17 @@ import ServiceLifecycle
 struct HTTPRequestContext: RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<Self>
-    /// The client's address as the connection limits and rate limits key it.
-    let clientAddress: String?
+    /// The connection's own peer address.
+    let peerAddress: String?
+    /// The client's address as the rate limits and throttles key it (``ClientAddress``): the
+    /// peer's, or from a trusted proxy the client it names (``ForwardedClientMiddleware``).
+    var clientAddress: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
-        clientAddress = source.channel.remoteAddress?.ipAddress.flatMap(ClientAddress.key)
+        peerAddress = source.channel.remoteAddress?.ipAddress
+        clientAddress = peerAddress.flatMap(ClientAddress.key)
     }
 }
 
@@ -74,6 +78,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
         let router = Router(context: HTTPRequestContext.self)
         // First, so that every route's response and every error passes through it.
         router.add(middleware: SecurityHeadersMiddleware())
+        // Before every route: the client's address behind a trusted proxy.
+        router.add(middleware: ForwardedClientMiddleware(trusted: configuration.trustedProxies))
         // What the daemon serves from memory: the demo page, the client module the pages import
         // (scavenger.js), the hunt pages with their scripts and style sheet, and the favicon.
         // Each is compressed once (gzip, for the browsers that accept it) and sent with an ETag
@@ -136,7 +142,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
         let webSocket = WebSocketServerConfiguration(maxFrameSize: 2 * maxLineBytes, closeTimeout: .seconds(2))
         let guardSettings = HTTPGuardHandler.Settings(
             limits: limits, head: configuration.head, headTimeoutSeconds: configuration.headTimeoutSeconds,
-            idleTimeoutSeconds: configuration.idleTimeoutSeconds, allowedOrigins: configuration.allowedOrigins)
+            idleTimeoutSeconds: configuration.idleTimeoutSeconds, allowedOrigins: configuration.allowedOrigins,
+            trustedProxies: configuration.trustedProxies)
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in

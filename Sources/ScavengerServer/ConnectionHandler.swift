@@ -80,7 +80,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// first, bounded by `maxEventBytes` (past it the watch at fault overflows).
     private var pendingEvents: PendingWatchEvents
 
-    init(table: CommandTable, board: Board, registry: ConnectionRegistry, configuration: ServerConfiguration, logger: Logger) {
+    /// Whether the connection comes from a trusted proxy and waits for ``ProxiedClient`` (sent by
+    /// the ``ProxyHeaderHandler`` in front) before it is counted under an address and served.
+    private var awaitsProxyHeader: Bool
+
+    init(
+        table: CommandTable, board: Board, registry: ConnectionRegistry, configuration: ServerConfiguration,
+        awaitsProxyHeader: Bool = false, logger: Logger
+    ) {
+        self.awaitsProxyHeader = awaitsProxyHeader
         self.table = table
         self.board = board
         self.registry = registry
@@ -113,25 +121,35 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         perform(stateMachine.activated(now: context.eventLoop.now))
-        let id = registry.register(
-            context.channel, limit: configuration.maxConnections, perAddressLimit: configuration.maxConnectionsPerAddress)
+        let peer = context.channel.remoteAddress?.ipAddress
+        // A trusted proxy's connection counts in all at once, under an address once it is known.
+        let id = registry.register(context.channel, address: awaitsProxyHeader ? nil : peer)
         connectionID = id
         logger[metadataKey: "connection.id"] = "\(id.number)"
-        let address = context.channel.remoteAddress?.ipAddress.flatMap(ClientAddress.key)
+        if awaitsProxyHeader, id.admitted {
+            context.fireChannelActive()
+            return
+        }
+        awaitsProxyHeader = false
+        begin(context, id: id, address: peer, refusal: id.refusal)
+        context.fireChannelActive()
+    }
+
+    /// The connection's session under its client's address; or its refusal.
+    private func begin(_ context: ChannelHandlerContext, id: ConnectionRegistry.ID, address: String?, refusal: ConnectionRegistry.Refusal?) {
         let sink = ConnectionEventSink(handler: self, eventLoop: context.eventLoop)
         commandContext = CommandContext(
-            session: Session(connectionID: id.number, address: address, eventSink: sink), board: board, logger: logger)
-        if let refusal = id.refusal {
+            session: Session(connectionID: id.number, address: address.flatMap(ClientAddress.key), eventSink: sink),
+            board: board, logger: logger)
+        if let refusal {
             let message = refusal.message
             if let refused = registry.noteRefusal() {
                 logger.warning("connections refused", metadata: ["count": "\(refused)", "reason": "\(message)"])
             }
             perform(stateMachine.refuse(message: message))
-            context.fireChannelActive()
             return
         }
         logger.debug("connection opened", metadata: ["peer": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")"])
-        context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -166,6 +184,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let client = event as? ProxiedClient {
+            // Before any of the connection's bytes: from now on it is the named client's.
+            guard awaitsProxyHeader, let connectionID else { return }
+            awaitsProxyHeader = false
+            // Its input ended before (a TLS connection's, on shutdown): nothing is served.
+            guard stateMachine.acceptsInput else { return }
+            if client.named { logger[metadataKey: "client"] = "\(client.address ?? "?")" }
+            begin(context, id: connectionID, address: client.address, refusal: registry.readdress(connectionID, to: client.address))
+            return
+        }
         if case .some(ChannelEvent.inputClosed) = event as? ChannelEvent {
             // A last line without `\n` is incomplete: the client went away before finishing it.
             framer.dropUnfinished()

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ProxyHeaders
 import ScavengerBoard
 import ScavengerProtocol
 import ServiceLifecycle
@@ -138,6 +139,11 @@ public final class ScavengerServer: Service, Sendable {
         board: Board, connections: ConnectionRegistry, logger: Logger
     ) throws {
         let pipeline = channel.pipeline.syncOperations
+        // A trusted proxy's PROXY header comes first, before TLS.
+        let proxied = configuration.trustedProxies.contains(channel.remoteAddress?.ipAddress)
+        if proxied {
+            try pipeline.addHandler(ProxyHeaderHandler(timeoutSeconds: configuration.lineTimeoutSeconds, logger: logger))
+        }
         if let tls {
             try pipeline.addHandler(NIOSSLServerHandler(context: tls.context))
             if tls.handshakeTimeoutSeconds > 0 {
@@ -146,8 +152,9 @@ public final class ScavengerServer: Service, Sendable {
             try pipeline.addHandler(TLSCloseAdapter())
         }
         // Framing, the idle timeout and the line deadline are the connection handler's own.
-        try pipeline.addHandler(
-            ConnectionHandler(table: table, board: board, registry: connections, configuration: configuration, logger: logger))
+        try pipeline.addHandler(ConnectionHandler(
+            table: table, board: board, registry: connections, configuration: configuration, awaitsProxyHeader: proxied,
+            logger: logger))
     }
 }
 
@@ -194,10 +201,9 @@ final class ConnectionRegistry: Sendable {
     /// Connections open now.
     var count: Int { state.withLock { $0.channels.count } }
 
-    /// Admits a connection unless the limits are reached (in all, or from its address). The
-    /// `limit` arguments are the configuration's, which the shared ``limits`` were made from.
-    func register(_ channel: any Channel, limit: Int, perAddressLimit: Int) -> ID {
-        let address = channel.remoteAddress?.ipAddress
+    /// Admits a connection unless the limits are reached (in all, or from `address`: nil counts
+    /// it in all only, as for a trusted proxy's connection until it has named its client).
+    func register(_ channel: any Channel, address: String?) -> ID {
         let (id, stopInput) = state.withLock { state -> (ID, Bool) in
             let number = state.nextNumber
             state.nextNumber += 1
@@ -221,6 +227,22 @@ final class ConnectionRegistry: Sendable {
     /// second (a storm of refusals must not become a storm of log lines), else nil.
     func noteRefusal(every interval: Duration = .seconds(1)) -> Int? {
         limits.noteRefusal(every: interval)
+    }
+
+    /// Counts an admitted connection under `address` from now on; the refusal when that address
+    /// is at its limit (the connection is then to be refused, and still leaves as it closes).
+    func readdress(_ id: ID, to address: String?) -> Refusal? {
+        guard id.admitted else { return id.refusal }
+        return state.withLock { state -> Refusal? in
+            guard let entry = state.channels[id.number] else { return nil }
+            switch limits.readdress(entry.admission, to: address) {
+            case .failure(let refusal):
+                return refusal
+            case .success(let admission):
+                state.channels[id.number] = (entry.channel, admission)
+                return nil
+            }
+        }
     }
 
     /// Forgets a connection and frees its place in the limits; calling it again changes nothing.

@@ -1,3 +1,4 @@
+import ProxyHeaders
 import ScavengerProtocol
 
 /// How the daemon listens and what it allows each client.
@@ -28,6 +29,10 @@ public struct ServerConfiguration: Sendable {
     public var maxEventBytes: Int
     /// Protocol limits (line length, …).
     public var limits: ProtocolLimits
+    /// The proxies whose connections may begin with a PROXY protocol header naming the client
+    /// (`--trusted-proxies`), on the plain and the TLS listener; that client's address is then the
+    /// connection's for every per-address limit and in the logs. Default: none.
+    public var trustedProxies: TrustedProxies
 
     public init(
         host: String = "127.0.0.1",
@@ -39,8 +44,10 @@ public struct ServerConfiguration: Sendable {
         outputHighWaterBytes: Int = 256 * 1024,
         maxEventBytes: Int = 1 << 20,
         limits: ProtocolLimits = ProtocolLimits(),
-        tls: TLSSettings? = nil
+        tls: TLSSettings? = nil,
+        trustedProxies: TrustedProxies = .none
     ) {
+        self.trustedProxies = trustedProxies
         self.outputHighWaterBytes = outputHighWaterBytes
         self.maxEventBytes = maxEventBytes
         self.lineTimeoutSeconds = lineTimeoutSeconds

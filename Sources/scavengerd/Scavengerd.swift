@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Postgres
+import ProxyHeaders
 import ScavengerCore
 import ScavengerFeed
 import ScavengerGeography
@@ -80,6 +81,8 @@ struct Serve: AsyncParsableCommand {
     var allowedOrigins: String?
     @Option(help: "Directory of Leaflet's leaflet.js, leaflet.css and images/, served at /vendor/leaflet/ for the hunt pages (default: Debian's libjs-leaflet).")
     var leafletDirectory = HTTPConfiguration.debianLeafletDirectory
+    @Option(help: "Proxies (IPv4/IPv6 CIDRs or addresses, comma-separated) whose word on the client's address is taken: a PROXY header (v1 or v2) on the line ports, Forwarded or X-Forwarded-For on the HTTP port; every per-address limit then uses that address (default: none).")
+    var trustedProxies: String?
     @Option(help: "Connections served at once.") var maxConnections = ServeDefaults.maxConnections
     @Option(help: "Connections served at once from one client address.") var maxConnectionsPerAddress = ServeDefaults.maxConnectionsPerAddress
     @Option(help: "Seconds of silence before a connection is closed (0: never).") var idleTimeout = ServeDefaults.idleTimeout
@@ -172,6 +175,7 @@ struct Serve: AsyncParsableCommand {
         if let origins = try parsedOrigins(), origins.isEmpty {
             throw ArgumentParser.ValidationError("--allowed-origins needs at least one origin")
         }
+        _ = try parsedTrustedProxies()
         guard maxConnections >= 1 else { throw ArgumentParser.ValidationError("--max-connections must be at least 1") }
         guard ioThreads.map({ (1 ... 256).contains($0) }) ?? true else {
             throw ArgumentParser.ValidationError("--io-threads must be within 1…256")
@@ -241,6 +245,16 @@ struct Serve: AsyncParsableCommand {
             origins.insert(origin)
         }
         return origins
+    }
+
+    /// `--trusted-proxies` as networks; none without it.
+    func parsedTrustedProxies() throws -> TrustedProxies {
+        guard let trustedProxies else { return .none }
+        do {
+            return try TrustedProxies(parsing: trustedProxies)
+        } catch {
+            throw ArgumentParser.ValidationError("\(error)")
+        }
     }
 
     func validateTLS() throws {
@@ -340,7 +354,8 @@ struct Serve: AsyncParsableCommand {
                 configuration: ServerConfiguration(
                     host: host, port: port, maxConnections: fitting.connections, maxConnectionsPerAddress: maxConnectionsPerAddress,
                     idleTimeoutSeconds: idleTimeout, lineTimeoutSeconds: lineTimeout,
-                    outputHighWaterBytes: outputBufferBytes, maxEventBytes: maxEventBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls),
+                    outputHighWaterBytes: outputBufferBytes, maxEventBytes: maxEventBytes, limits: ProtocolLimits(maxLineBytes: maxLineBytes), tls: tls,
+                    trustedProxies: try parsedTrustedProxies()),
                 board: board, table: table,
                 group: ioGroup ?? MultiThreadedEventLoopGroup.singleton,
                 limits: connectionLimits, logger: logger)
@@ -365,7 +380,7 @@ struct Serve: AsyncParsableCommand {
                         maxEventBytes: maxEventBytes,
                         head: HTTPHeadLimits(maxRequestLineBytes: maxHttpRequestLineBytes, maxHeaderBytes: maxHttpHeaderBytes),
                         headTimeoutSeconds: lineTimeout, idleTimeoutSeconds: idleTimeout, allowedOrigins: try parsedOrigins(),
-                        leafletDirectory: leafletDirectory),
+                        leafletDirectory: leafletDirectory, trustedProxies: try parsedTrustedProxies()),
                     board: board, table: table, metrics: metrics, limits: connectionLimits,
                     logger: logger)))
             }
