@@ -155,6 +155,16 @@ crowd_check() {
     # hunts the teams' points are their members' accepted check-ins' sum), every stop's found_by
     # its accepted check-ins, and the join hunt holds exactly the players who got OK.
     await_scav_writes "$CROWD_DB"
+    if [[ ${BENCH_PG_OPTIONS:-} == *pg_stat_statements* ]]; then
+        # A profile was asked for: the statements by total time, before the cluster goes.
+        pg_psql -d "$CROWD_DB" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+        pg_psql -d "$CROWD_DB" -c "
+            SELECT round(total_exec_time::numeric, 1) AS total_ms, calls, round(mean_exec_time::numeric, 3) AS mean_ms,
+                   round((100 * total_exec_time / sum(total_exec_time) OVER ())::numeric, 1) AS pct,
+                   toplevel, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+            FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 40" >"$RUN_DIR/pg_stat_statements.txt"
+        log "    the statements' profile: $RUN_DIR/pg_stat_statements.txt"
+    fi
     read -r C_POINTS P_POINTS BAD_STOPS JOINED PLAYER_COUNT TC_POINTS T_POINTS < <(pg_psql -d "$CROWD_DB" -At -F ' ' -c "
         SELECT (SELECT coalesce(sum(c.points), 0) FROM checkins c JOIN hunts h ON h.id = c.hunt_id
                 WHERE c.hunt_id LIKE 'hcrowd%' AND c.status = 'accepted' AND h.team_size IS NULL),
