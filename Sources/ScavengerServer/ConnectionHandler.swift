@@ -406,12 +406,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Closes once everything written so far has reached the socket (closing at once would drop
-    /// replies still queued in the channel). Writes complete in order, so an empty write's
-    /// completion marks the end of all before it.
+    /// replies still queued in the channel), then runs `afterwards`. Writes complete in order, so
+    /// an empty write's completion marks the end of all before it.
     /// A client that reads none of them gets ``closeGraceSeconds`` before the connection is closed anyway.
-    private func closeAfterPendingWrites(_ context: ChannelHandlerContext, mode: CloseMode = .all) {
+    private func closeAfterPendingWrites(
+        _ context: ChannelHandlerContext, mode: CloseMode = .all, afterwards: (() -> Void)? = nil
+    ) {
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
-            .assumeIsolated().whenComplete { _ in context.close(mode: mode, promise: nil) }
+            .assumeIsolated().whenComplete { _ in
+                context.close(mode: mode, promise: nil)
+                afterwards?()
+            }
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.closeGraceSeconds)) {
             context.close(promise: nil)
         }
@@ -420,14 +425,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Sends the reply and FIN but keeps reading (and discarding) for a moment, so the client's
     /// unread upload does not turn the close into a reset that destroys that reply; closes at once
-    /// when the client has already closed its side.
+    /// when the client has already closed its side. The moment starts when the reply has reached
+    /// the socket: on the TLS port a refusal waits for the handshake, which a slow network or a
+    /// busy machine may take longer than the linger over.
     private func lingeringClose(_ context: ChannelHandlerContext, after reply: Reply, closeNow: Bool) {
         context.write(wrapOutboundOut(buffer(reply)), promise: nil)
-        closeAfterPendingWrites(context, mode: .output)
-        let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.lingerSeconds)) {
-            context.close(promise: nil)
+        closeAfterPendingWrites(context, mode: .output) {
+            let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(Self.lingerSeconds)) {
+                context.close(promise: nil)
+            }
+            context.channel.closeFuture.whenComplete { _ in deadline.cancel() }
         }
-        context.channel.closeFuture.whenComplete { _ in deadline.cancel() }
         if closeNow { context.close(promise: nil) }
     }
 

@@ -225,6 +225,37 @@ struct TLSTests {
         }
     }
 
+    @Test("a refused TLS client slow to shake hands still gets the refusal: the linger starts once it is sent")
+    func slowHandshakeRefused() async throws {
+        let client = try TestCertificate.client()
+        try await withTLSServer(ServerConfiguration(maxConnections: 1)) { plain, tls, _ in
+            try await withTimeout {
+                try await TestConnection.talk(plain) { writer, reader in
+                    try await writer.send("PING\n")
+                    #expect(try await reader.next() == #"OK "PONG""#)
+                    // The ClientHello leaves after more than the linger (2 s): the server's refusal
+                    // waits in its TLS handler for the handshake all that time.
+                    let channel = try await ClientBootstrap(group: TestConnection.clientGroup)
+                        .channelOption(.allowRemoteHalfClosure, value: true)
+                        .connect(to: tls) { channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(HeldOutput(for: .seconds(3)))
+                                try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: client, serverHostname: "localhost"))
+                                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                                    wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                            }
+                        }
+                    let refused = try await channel.executeThenClose { inbound, _ in
+                        var reader = TestConnection.LineReader(iterator: inbound.makeAsyncIterator())
+                        return await linesUntilClosed(&reader)
+                    }
+                    #expect(refused.lines.count == 1, "\(refused)")
+                    #expect(refused.lines.first?.hasPrefix("ERR UNAVAILABLE the server is at its connection limit (1)") == true)
+                }
+            }
+        }
+    }
+
     @Test("a plain-text client on the TLS port gets no reply, and the connection ends")
     func plainTextOnTLSPort() async throws {
         try await withTLSServer { _, tls, _ in
@@ -361,5 +392,36 @@ struct TLSTests {
         let lines = bad.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(bad.stderr)")
         #expect(lines.first?.hasPrefix("scavengerd: cannot read a PEM certificate chain from \(missing)") == true)
+    }
+}
+
+/// Holds a connection's output back for a while after it opens, then sends it all in order: a
+/// client on a slow network, as its server sees it.
+final class HeldOutput: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let delay: TimeAmount
+    private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+    private var released = false
+
+    init(for delay: TimeAmount) { self.delay = delay }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            released = true
+            for (data, promise) in held { context.write(data, promise: promise) }
+            held.removeAll()
+            context.flush()
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard released else { return held.append((data, promise)) }
+        context.write(data, promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if released { context.flush() }
     }
 }
