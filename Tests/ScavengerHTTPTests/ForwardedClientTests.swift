@@ -22,20 +22,35 @@ struct ForwardedClientTests {
         _ address: SocketAddress, from source: String = "127.0.0.1", headers: [String], _ body: (String) async throws -> Void
     ) async throws {
         let channel = try await ClientBootstrap(group: clientGroup)
+            .channelOption(.allowRemoteHalfClosure, value: true)
             .bind(to: try SocketAddress(ipAddress: source, port: 0))
             .connect(host: "127.0.0.1", port: address.port!) { channel in
                 channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
             }
         try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: a\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"))
+            do {
+                try await outbound.write(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: a\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"))
+            } catch {
+                // A connection refused as it opens gets its 503 and the close before the request
+                // may even leave (a busy machine's scheduling): the response is still to be read.
+            }
             var data = ByteBuffer()
-            for try await var chunk in inbound {
-                data.writeBuffer(&chunk)
-                if String(buffer: data).contains("\r\n\r\n") { break }
+            do {
+                for try await var chunk in inbound {
+                    data.writeBuffer(&chunk)
+                    if String(buffer: data).contains("\r\n\r\n") { break }
+                }
+            } catch {
+                // A reset behind the response (the request reached a closed socket) ends the read.
             }
             // The status line ("\r\n" is one Character: split on it, not on "\r").
             try await body(String(String(buffer: data).split(separator: "\r\n", maxSplits: 1).first ?? ""))
         }
+    }
+
+    /// A status line of a response that was served, not refused.
+    static func served(_ status: String) -> Bool {
+        status.hasPrefix("HTTP/1.1 ") && !status.hasPrefix(refused)
     }
 
     static let refused = "HTTP/1.1 503 Service Unavailable"
@@ -51,12 +66,12 @@ struct ForwardedClientTests {
             $0.trustedProxies = Self.trusted
         }) { http, _, _ in
             try await holding(http, headers: first) { status in
-                #expect(!status.hasPrefix(Self.refused), "\(status)")
+                #expect(Self.served(status), "\(status)")
                 try await holding(http, headers: ["X-Forwarded-For: 198.51.100.2"]) { status in
-                    #expect(!status.hasPrefix(Self.refused), "\(status)")
+                    #expect(Self.served(status), "\(status)")
                     try await holding(http, headers: first) { status in #expect(status == Self.refused) }
                     // With no field at all, the proxy's own address: a place of its own.
-                    try await holding(http, headers: []) { status in #expect(!status.hasPrefix(Self.refused), "\(status)") }
+                    try await holding(http, headers: []) { status in #expect(Self.served(status), "\(status)") }
                 }
             }
         }
@@ -70,7 +85,7 @@ struct ForwardedClientTests {
             $0.trustedProxies = trusted
         }) { http, _, _ in
             try await holding(http, from: source, headers: ["X-Forwarded-For: 198.51.100.1"]) { status in
-                #expect(!status.hasPrefix(Self.refused), "\(status)")
+                #expect(Self.served(status), "\(status)")
                 try await holding(http, from: source, headers: ["X-Forwarded-For: 198.51.100.2"]) { status in
                     #expect(status == Self.refused)
                 }
