@@ -19,6 +19,9 @@ extension Board {
     /// password is hashed.
     public func register(name: String, email: String, password: String, on session: Session) async throws(BoardError) -> SignIn {
         try checks.registration(name: name, email: email, password: password)
+        if session.login?.user.isGuest == true {
+            return try await registerGuest(name: name, email: email, password: password, on: session)
+        }
         return try await guarded {
             try await takeAddressToken(session.address, action: "registrations")
             if let conflict = try await store.registrationConflict(name: name, email: email) {
@@ -54,7 +57,7 @@ extension Board {
         throw BoardError.rateLimited(retryAfter: seconds, "too many \(action) from your address; wait \(seconds) s")
     }
 
-    private static func refusal(_ conflict: RegistrationConflict) -> BoardError {
+    static func refusal(_ conflict: RegistrationConflict) -> BoardError {
         switch conflict {
         case .username: BoardError(.conflict, "that username is taken")
         case .email: BoardError(.conflict, "that email is already registered")
@@ -99,7 +102,7 @@ extension Board {
     public func resume(token: String, on session: Session) async throws(BoardError) -> User {
         return try await guarded {
             let tokenHash = Digest.sha256(token)
-            guard let account = try await store.account(sessionTokenHash: tokenHash) else {
+            guard let account = try await liveAccount(sessionTokenHash: tokenHash) else {
                 throw BoardError(.unauthorized, "unknown, expired or revoked token")
             }
             signIn(session, account: account, tokenHash: tokenHash)
@@ -137,7 +140,7 @@ extension Board {
     func account(of session: Session) async throws(BoardError) -> Account {
         return try await guarded {
             let tokenHash = try login(of: session).tokenHash
-            guard let account = try await store.account(sessionTokenHash: tokenHash) else {
+            guard let account = try await liveAccount(sessionTokenHash: tokenHash) else {
                 sessionEnded(session, tokenHash: tokenHash)
                 throw BoardError(.unauthorized, "the session has expired or was logged out; log in again")
             }
@@ -155,10 +158,12 @@ extension Board {
         return login
     }
 
-    /// The logged-in account, which must not be banned: what every write asks for.
+    /// The logged-in account, which must not be banned, nor a guest (``player(of:)`` lets a guest
+    /// play their hunt): what every write asks for.
     func writer(of session: Session) async throws(BoardError) -> Account {
         return try await guarded {
             let account = try await account(of: session)
+            try Self.refuseGuest(account.user, guestHunt: account.guestHunt)
             if let ban = account.ban {
                 throw BoardError(.banned, ban.text)
             }

@@ -23,7 +23,7 @@ extension Board {
                 if let code = draft.code { try Validation.stopCode(code) }
             }
             return try await guarded {
-                let account = try await writer(of: session)
+                let account = try await player(of: session)
                 guard Identifier.isStop(draft.stopID) else { throw Self.noSuchStop }
                 let hasCode = draft.code != nil
                 let hasPhoto = draft.photo != nil

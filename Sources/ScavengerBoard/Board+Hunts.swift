@@ -17,6 +17,8 @@ public struct HuntDraft: Sendable {
     public var trialSeconds: Int? = nil
     /// `BADGE name`: the hunt's own badge; nil for none.
     public var badgeName: String? = nil
+    /// `GUESTS [n]`: how many may join with just a name; nil: accounts only.
+    public var guests: Int? = nil
 
     public init(
         name: String, description: String = "", ordered: Bool = false, isPublic: Bool = false, starts: Timestamp? = nil,
@@ -198,6 +200,7 @@ extension Board {
                     new.teamSize = draft.teamSize
                     new.trialSeconds = draft.trialSeconds
                     new.badgeName = draft.badgeName
+                    new.guests = draft.guests
                     do {
                         let record = try await charging(.post, limit) { try await store.createHunt(new, request: keyed) }
                         return made.value { Self.hosted(record, at: clock.now) }
@@ -502,7 +505,7 @@ extension Board {
     /// REPLY on a hunt: a message in its chat, for its host and players.
     func huntReply(to huntID: String, text: String, by session: Session, request: RequestKey<PinReply>?) async throws(BoardError) -> PinReply {
         try await guarded {
-            let account = try await writer(of: session)
+            let account = try await player(of: session)
             let limit = rate(.reply, for: account.user.role)
             let keyed = try keyedWrite(request, userID: account.id) { (reply: PinReply?) in reply }
             guard let reply = try await charging(.reply, limit, {

@@ -10,7 +10,7 @@ extension Board {
         try await replaying(request, by: session) { () async throws(BoardError) -> FiledReport in
             try checks.note(note)
             return try await guarded {
-                let reporter = try await writer(of: session)
+                let reporter = try await player(of: session)
                 let limit = rate(.report, for: reporter.user.role)
                 let keyed = try keyedWrite(request, userID: reporter.id) { (receipt: ReportReceipt) in
                     FiledReport(id: receipt.reportID, item: receipt.item)

@@ -32,6 +32,7 @@ extension Board {
             try checks.pin(draft)
             return try await guarded {
                 let login = try login(of: session)
+                try Self.refuseGuest(login.user, guestHunt: nil)
                 // The pin's region comes from the feed's regions: none before they are loaded.
                 try requireLoadedFeed()
                 let draft = try draft.withPhotoMetadataRemoved()

@@ -28,22 +28,7 @@ extension Board {
                     }
                     record = found
                 } else {
-                    // Codes cannot be guessed: an address that typed too many that found nothing
-                    // waits. Each look-up holds a place in the address's limit until it is known to
-                    // have found a hunt (then it costs nothing) or not (a token), so guesses arriving
-                    // at once are judged no more than the tokens left, and a class typing the right
-                    // code at once all get in (see ``FailureLimiter``).
-                    try await joinFailures.begin(session.address, action: "JOINs by unknown codes")
-                    let found: HuntRecord?
-                    do {
-                        if let code = JoinCode(typed: codeOrID) { found = try await store.hunt(code: code) } else { found = nil }
-                    } catch {
-                        joinFailures.end(session.address, failed: false)
-                        throw error
-                    }
-                    joinFailures.end(session.address, failed: found == nil)
-                    guard let found else { throw BoardError(.notFound, "no hunt that has not ended has this code") }
-                    record = found
+                    record = try await hunt(byCode: codeOrID, from: session.address)
                 }
                 let playerName = name ?? account.user.name
                 let view: @Sendable (Database.JoinOutcome) -> HuntView = { [clock] outcome in
@@ -85,7 +70,7 @@ extension Board {
     public func leave(huntID: String, by session: Session, request: RequestKey<Void>? = nil) async throws(BoardError) {
         try await replaying(request, by: session) { () async throws(BoardError) in
             try await guarded {
-                let account = try await writer(of: session)
+                let account = try await player(of: session)
                 guard Identifier.isHunt(huntID) else { throw Self.noSuchHunt }
                 let keyed = try keyedWrite(request, userID: account.id) { (left: Bool) in left ? () : nil }
                 let joinRate = rate(.join, for: account.user.role)

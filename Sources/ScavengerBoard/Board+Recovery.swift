@@ -64,6 +64,7 @@ extension Board {
         try requireMail()
         try await guarded {
             let account = try await account(of: session)
+            try Self.refuseGuest(account.user, guestHunt: account.guestHunt)
             try await issue(.verify, for: .userID(account.id), template: .verify)
         }
     }
@@ -76,6 +77,7 @@ extension Board {
         return try await guarded {
             let account = try await account(of: session)
             let recovery = rules.recovery
+            try Self.refuseGuest(account.user, guestHunt: account.guestHunt)
             let outcome = try await store.redeemCode(.verify, for: .userID(account.id), effect: .verifyEmail) { facts in
                 RecoveryDecisions.verdict(on: facts.code, matches: Self.matches(code, facts.code), rules: recovery)
             }

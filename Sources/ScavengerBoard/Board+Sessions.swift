@@ -66,7 +66,7 @@ extension Board {
     /// answer depends on who asks.
     func checkedViewer(of session: Session) async throws -> Account? {
         guard let login = session.login else { return nil }
-        guard let account = try await store.account(sessionTokenHash: login.tokenHash) else {
+        guard let account = try await liveAccount(sessionTokenHash: login.tokenHash) else {
             sessionEnded(session, tokenHash: login.tokenHash)
             return nil
         }

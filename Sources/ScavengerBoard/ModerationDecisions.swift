@@ -12,6 +12,13 @@ enum ModerationDecisions {
     /// `REPORT`: anything there but one's own content, once per reporter.
     static func report(_ facts: ReportFacts?, by reporter: Account) throws(BoardError) {
         guard let facts else { throw noSuchContent }
+        if let guestHunt = reporter.guestHunt {
+            do throws(GameRefusal) {
+                try GameRules.guestMay(facts.hunt.map { .play(hunt: $0) } ?? .other, guestHunt: guestHunt)
+            } catch {
+                throw BoardError(error)
+            }
+        }
         if facts.authorID == reporter.id { throw BoardError(.forbidden, "you cannot report your own content") }
         if facts.alreadyReported { throw BoardError(.conflict, "you have already reported this") }
     }

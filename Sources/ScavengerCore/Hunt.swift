@@ -68,12 +68,16 @@ public struct Hunt: Sendable, Equatable, Codable {
     public var trial: Int? = nil
     /// The name of the hunt's own badge (`BADGE`), awarded to everyone who completes it; nil for none.
     public var badge: String? = nil
+    /// How many guests may join without an account (protocol 1.5's `guests`); nil: accounts only.
+    public var guests: Int? = nil
 
     /// A hunt from its fields.
     public init(
         id: String, name: String, description: String, host: String, state: HuntState, starts: Timestamp?, ends: Timestamp?,
-        ordered: Bool, isPublic: Bool, stops: Int, players: Int, teams: Int? = nil, trial: Int? = nil, badge: String? = nil
+        ordered: Bool, isPublic: Bool, stops: Int, players: Int, teams: Int? = nil, trial: Int? = nil, badge: String? = nil,
+        guests: Int? = nil
     ) {
+        self.guests = guests
         self.teams = teams
         self.trial = trial
         self.badge = badge
@@ -94,13 +98,14 @@ public struct Hunt: Sendable, Equatable, Codable {
     /// shows as `ends` only once the hunt has started).
     public init(
         id: String, name: String, description: String, host: String, schedule: HuntSchedule, at now: Timestamp,
-        ordered: Bool, isPublic: Bool, stops: Int, players: Int, teams: Int? = nil, trial: Int? = nil, badge: String? = nil
+        ordered: Bool, isPublic: Bool, stops: Int, players: Int, teams: Int? = nil, trial: Int? = nil, badge: String? = nil,
+        guests: Int? = nil
     ) {
         let settled = schedule.settled(at: now)
         self.init(
             id: id, name: name, description: description, host: host, state: settled.state(at: now), starts: settled.starts,
             ends: settled.ends, ordered: ordered, isPublic: isPublic, stops: stops, players: players, teams: teams, trial: trial,
-            badge: badge)
+            badge: badge, guests: guests)
     }
 }
 

@@ -30,6 +30,9 @@ public enum HuntLimits {
     public static let teamSize: ClosedRange<Int> = 2 ... 50
     /// A team hunt's largest team when `TEAMS` names no `SIZE`.
     public static let defaultTeamSize = 6
+    /// How many guests a hunt may take (`GUESTS n`), and how many when no n is given.
+    public static let guests: ClosedRange<Int> = 1 ... 1000
+    public static let defaultGuests = 100
     /// A time trial's `TRIAL` seconds: 60 s to 7 days.
     public static let trialSeconds: ClosedRange<Int> = 60 ... 7 * 24 * 3600
     /// A hunt's own `BADGE` name: 1–40 characters.

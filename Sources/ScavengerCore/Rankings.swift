@@ -177,7 +177,10 @@ public struct Rankings: Sendable {
 
     /// Applies a logged change of `totals`: the all-time board and the profile always, the week's
     /// board when the week is still kept at `now` (this week, the week before, or a later one).
+    /// A guest's totals change nothing: a guest is on their hunt's board only (their name is not
+    /// a username, and may be an account's).
     public mutating func apply(_ totals: UserTotals, now: Timestamp) {
+        guard totals.role != .guest else { return }
         setProfile(totals.profile)
         setAllTime(totals.user, totals.allTime)
         let oldest = ScoreWeek(containing: now).previous

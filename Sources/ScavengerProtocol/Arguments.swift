@@ -182,8 +182,10 @@ public struct Arguments: Sendable {
     }
 
     /// Reads trailing options in any order: `KEYWORD value` pairs for `valued`, lone keywords for
-    /// `flags`; each at most once, case-insensitive.
-    public mutating func options(_ valued: [String], flags: [String]) throws(CommandError) -> Options {
+    /// `flags`, and for `counted` a keyword with an optional count after it (`GUESTS [n]`: the
+    /// next token is its count when it is all digits; read it with ``Options/count(_:)``); each
+    /// at most once, case-insensitive.
+    public mutating func options(_ valued: [String], flags: [String], counted: [String] = []) throws(CommandError) -> Options {
         var found = Options()
         if optionsStart == nil { optionsStart = position }
         while let keyword = next() {
@@ -192,14 +194,20 @@ public struct Arguments: Sendable {
                 try readRequestKey()
                 continue
             }
-            if flags.contains(key) {
+            if flags.contains(key) || counted.contains(key) {
                 guard !found.flags.contains(key) else { throw .badArgument("option \(key) given twice") }
                 found.flags.append(key)
-                optionsRead.append([key])
+                if counted.contains(key), let count = peek(), !count.text.isEmpty, count.text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                    _ = next()
+                    found.entries.append((key, count))
+                    optionsRead.append([key, count.text])
+                } else {
+                    optionsRead.append([key])
+                }
                 continue
             }
             guard valued.contains(key) else {
-                let list = (valued + flags).sorted().joined(separator: ", ")
+                let list = (valued + flags + counted).sorted().joined(separator: ", ")
                 throw .badArgument("unknown option \(Reply.echo(keyword.text)) for \(command) (expected \(list))")
             }
             guard found[key] == nil else { throw .badArgument("option \(key) given twice") }

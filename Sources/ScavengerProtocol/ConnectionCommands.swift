@@ -2,17 +2,23 @@ import ScavengerBoard
 import ScavengerCore
 
 extension JSON {
-    /// `{"name": …, "role": …}`, or null.
+    /// `{"name": …, "role": …}`, or null. A guest's role reads `"user"` (the roles clients know),
+    /// and `"guest": true` says what it is.
     public static func user(_ user: User?) -> JSON {
         guard let user else { return .null }
-        return ["name": .string(user.name), "role": .string(user.role.rawValue)]
+        return .object(userFields(user))
     }
 
     /// The user object as shown to that user: with `"email_verified"` when it is known.
     public static func ownUser(_ user: User, emailVerified: Bool?) -> JSON {
-        var fields: [(String, JSON)] = [("name", .string(user.name)), ("role", .string(user.role.rawValue))]
+        var fields = userFields(user)
         if let emailVerified { fields.append(("email_verified", .bool(emailVerified))) }
         return .object(fields)
+    }
+
+    private static func userFields(_ user: User) -> [(String, JSON)] {
+        guard user.isGuest else { return [("name", .string(user.name)), ("role", .string(user.role.rawValue))] }
+        return [("name", .string(user.name)), ("role", .string(Role.user.rawValue)), ("guest", .bool(true))]
     }
 }
 

@@ -10,7 +10,7 @@ extension JSON {
             ("host", .string(hunt.host)), ("state", .string(hunt.state.rawValue)), ("starts", .optional(hunt.starts?.rfc3339)),
             ("ends", .optional(hunt.ends?.rfc3339)), ("ordered", .bool(hunt.ordered)), ("public", .bool(hunt.isPublic)),
             ("stops", .int(hunt.stops)), ("players", .int(hunt.players)), ("teams", hunt.teams.map(JSON.int) ?? .null),
-            ("trial", hunt.trial.map(JSON.int) ?? .null), ("badge", .optional(hunt.badge)),
+            ("trial", hunt.trial.map(JSON.int) ?? .null), ("badge", .optional(hunt.badge)), ("guests", hunt.guests.map(JSON.int) ?? .null),
         ]
         if let code = view.code { members.append(("code", .string(code.text))) }
         return .object(members)
@@ -93,6 +93,13 @@ enum HuntCommands {
         var cursor: String?
     }
 
+    struct Join: Sendable {
+        var target: String
+        var name: String?
+        var team: String?
+        var guest: Bool
+    }
+
     struct Leaderboard: Sendable {
         var hunt: String
         var limit: Int
@@ -103,12 +110,13 @@ enum HuntCommands {
     static let all: [CommandSpec] = [
         CommandSpec(
             "CREATEHUNT", arity: 1 ... 18,
-            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TEAMS [SIZE n]] [TRIAL seconds] [BADGE name]",
-            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TEAMS: played by teams of at most SIZE players, default 6; TRIAL: each player or team has that long from their first check-in; BADGE: a badge for everyone who completes it).",
+            syntax: "CREATEHUNT name [DESCRIPTION text] [ORDERED] [PUBLIC] [STARTS time] [ENDS time|DURATION seconds] [TEAMS [SIZE n]] [TRIAL seconds] [BADGE name] [GUESTS [n]]",
+            summary: "Creates a hunt you host, with a join code only you are shown; add stops before it starts (TEAMS: played by teams of at most SIZE players, default 6; TRIAL: each player or team has that long from their first check-in; BADGE: a badge for everyone who completes it; GUESTS: up to n players, default 100, may join with just a name).",
             parse: { arguments -> HuntDraft in
                 let name = try arguments.required("name").text
                 let options = try arguments.options(
-                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "SIZE", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC", "TEAMS"])
+                    ["DESCRIPTION", "STARTS", "ENDS", "DURATION", "SIZE", "TRIAL", "BADGE"], flags: ["ORDERED", "PUBLIC", "TEAMS"],
+                    counted: ["GUESTS"])
                 var draft = HuntDraft(name: name, ordered: options.has("ORDERED"), isPublic: options.has("PUBLIC"))
                 draft.description = options["DESCRIPTION"]?.text ?? ""
                 draft.starts = try options["STARTS"].map { token throws(CommandError) in try time(token, "STARTS") }
@@ -126,6 +134,11 @@ enum HuntCommands {
                     try Arguments.integer(token, "TRIAL", in: HuntLimits.trialSeconds)
                 }
                 draft.badgeName = options["BADGE"]?.text
+                if options.has("GUESTS") {
+                    draft.guests = try options["GUESTS"].map { token throws(CommandError) in
+                        try Arguments.integer(token, "GUESTS", in: HuntLimits.guests)
+                    } ?? HuntLimits.defaultGuests
+                }
                 return draft
             },
             execute: { draft, context in
@@ -167,15 +180,25 @@ enum HuntCommands {
                 return CommandOutcome(.ok(true))
             }),
         CommandSpec(
-            "JOIN", arity: 1 ... 5, syntax: "JOIN code-or-id [AS name] [TEAM team]",
-            summary: "Joins a hunt by its join code (or a public hunt by id), as your username or another name; a team hunt for a team (a new name makes it; another moves you).",
-            parse: { arguments -> (String, String?, String?) in
+            "JOIN", arity: 1 ... 6, syntax: "JOIN code-or-id [AS name] [TEAM team] [GUEST]",
+            summary: "Joins a hunt by its join code (or a public hunt by id), as your username or another name; a team hunt for a team (a new name makes it; another moves you). GUEST, with no login: join a hunt that takes guests by its code AS a name, without an account (answers a guest session's token).",
+            parse: { arguments -> Join in
                 let target = try arguments.required("code or hunt id").text
-                let options = try arguments.options(["AS", "TEAM"])
-                return (target, options["AS"]?.text, options["TEAM"]?.text)
+                let options = try arguments.options(["AS", "TEAM"], flags: ["GUEST"])
+                let join = Join(target: target, name: options["AS"]?.text, team: options["TEAM"]?.text, guest: options.has("GUEST"))
+                if join.guest, join.name == nil { throw CommandError.badArgument("a guest joins with a name: JOIN code AS name GUEST") }
+                return join
             },
-            execute: { request, context in
-                huntReply(try await context.board.join(request.0, as: request.1, team: request.2, by: context.session, request: context.keyed()))
+            execute: { join, context in
+                guard join.guest, let name = join.name else {
+                    return huntReply(try await context.board.join(
+                        join.target, as: join.name, team: join.team, by: context.session, request: context.keyed()))
+                }
+                if context.requestKey != nil {
+                    throw BoardError(.badArgument, "JOIN … GUEST takes no REQUEST key: it makes a new guest each time (a retry that finds the name taken may JOIN with another)")
+                }
+                let guest = try await context.board.joinAsGuest(join.target, as: name, team: join.team, on: context.session)
+                return CommandOutcome(.ok(["hunt": .hunt(guest.hunt), "token": .string(guest.token), "user": .user(guest.user)]))
             }),
         CommandSpec(
             "LEAVE", arity: 1 ... 1, syntax: "LEAVE hunt",

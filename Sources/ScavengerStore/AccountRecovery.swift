@@ -131,7 +131,7 @@ extension Database {
                 case .login(let login):
                     rows = try connection.query("""
                         SELECT \(unescaped: Self.accountColumns("users")), email FROM users
-                        WHERE lower(name) = lower(\(login)) OR lower(email) = lower(\(login))
+                        WHERE (role <> 'guest' AND lower(name) = lower(\(login))) OR lower(email) = lower(\(login))
                         ORDER BY lower(name) = lower(\(login)) DESC LIMIT 1
                         """)
                 case .userID(let id):
@@ -199,7 +199,7 @@ extension Database {
                 case .login(let name):
                     rows = try connection.query("""
                         SELECT \(unescaped: Self.accountColumns("users")), email FROM users
-                        WHERE lower(name) = lower(\(name)) FOR NO KEY UPDATE
+                        WHERE role <> 'guest' AND lower(name) = lower(\(name)) FOR NO KEY UPDATE
                         """)
                 case .userID(let id):
                     rows = try connection.query("""
@@ -271,7 +271,7 @@ extension Database {
         try await mappingErrors {
             var result: [String: Bool] = [:]
             for name in Set(usernames) {
-                let rows = try await pool.query("SELECT name, email_verified FROM users WHERE lower(name) = lower(\(name))")
+                let rows = try await pool.query("SELECT name, email_verified FROM users WHERE role <> 'guest' AND lower(name) = lower(\(name))")
                 if let row = rows.first {
                     let found: String = try row.string("name")
                     result[found] = try row.bool("email_verified") as Bool

@@ -7,11 +7,14 @@ public struct Account: Sendable, Equatable {
     public var user: User
     /// Set while the user is banned.
     public var ban: BanEnd?
+    /// A guest's hunt (the one hunt they play); nil for an account.
+    public var guestHunt: String?
 
-    public init(id: Int, user: User, ban: BanEnd? = nil) {
+    public init(id: Int, user: User, ban: BanEnd? = nil, guestHunt: String? = nil) {
         self.id = id
         self.user = user
         self.ban = ban
+        self.guestHunt = guestHunt
     }
 }
 
@@ -38,7 +41,8 @@ extension Database {
             try await pool.transaction { connection in
                 let rows = try connection.query("""
                     INSERT INTO users (name, email, password_hash) VALUES (\(name), \(email), \(passwordHash))
-                    RETURNING id AS account_id, name AS account_name, role AS account_role, NULL::bigint AS account_ban
+                    RETURNING id AS account_id, name AS account_name, role AS account_role, NULL::bigint AS account_ban,
+                        NULL::text AS account_guest_hunt
                     """)
                 let account = try AccountColumns(rows).account(rows[0])
                 try Self.insertSession(connection, userID: account.id, tokenHash: tokenHash, ttlSeconds: sessionTTLSeconds)
@@ -54,7 +58,7 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT bool_or(lower(name) = lower(\(name))) AS name_taken, bool_or(lower(email) = lower(\(email))) AS email_taken
-                FROM users WHERE lower(name) = lower(\(name)) OR lower(email) = lower(\(email))
+                FROM users WHERE role <> 'guest' AND (lower(name) = lower(\(name)) OR lower(email) = lower(\(email)))
                 """)
             let nameTaken: Bool? = try rows[0].bool("name_taken")
             let emailTaken: Bool? = try rows[0].bool("email_taken")
@@ -69,7 +73,7 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT \(unescaped: Self.accountColumns("users")), password_hash FROM users
-                WHERE lower(name) = lower(\(login)) OR lower(email) = lower(\(login))
+                WHERE role <> 'guest' AND (lower(name) = lower(\(login)) OR lower(email) = lower(\(login)))
                 LIMIT 1
                 """)
             guard let row = rows.first else { return nil }
@@ -116,7 +120,7 @@ extension Database {
         try await mappingErrors {
             try await pool.transaction { connection in
                 let rows = try connection.query("""
-                    UPDATE users SET role = \(role.rawValue) WHERE lower(name) = lower(\(username)) RETURNING id,
+                    UPDATE users SET role = \(role.rawValue) WHERE role <> 'guest' AND lower(name) = lower(\(username)) RETURNING id,
                         EXISTS (SELECT 1 FROM user_scores s WHERE s.user_id = users.id) AS has_totals
                     """)
                 guard let row = rows.first else { return false }
@@ -151,19 +155,20 @@ extension Database {
     static func accountColumns(_ table: String) -> String {
         """
         \(table).id AS account_id, \(table).name AS account_name, \(table).role AS account_role,
-        \(banColumn(table)) AS account_ban
+        \(banColumn(table)) AS account_ban, \(table).guest_hunt AS account_guest_hunt
         """
     }
 
     /// ``accountColumns(_:)`` found in one result, to read an account from each of its rows.
     struct AccountColumns {
-        let id, name, role, ban: PostgresColumn
+        let id, name, role, ban, guestHunt: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("account_id")
             name = try rows.column("account_name")
             role = try rows.column("account_role")
             ban = try rows.column("account_ban")
+            guestHunt = try rows.column("account_guest_hunt")
         }
 
         func account(_ row: PostgresRow) throws -> Account {
@@ -175,7 +180,7 @@ extension Database {
             if let end: Int = try row.int(self.ban) {
                 ban = end < 0 ? .permanent : .until(Timestamp(microseconds: Int64(end)))
             }
-            return Account(id: try row.int(id), user: User(name: try row.string(name), role: role), ban: ban)
+            return Account(id: try row.int(id), user: User(name: try row.string(name), role: role), ban: ban, guestHunt: try row.string(guestHunt))
         }
     }
 }

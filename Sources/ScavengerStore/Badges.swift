@@ -17,7 +17,7 @@ extension Database {
                        coalesce(h.host_id = \(viewer)::bigint, false) AS viewer_hosts,
                        EXISTS (SELECT 1 FROM hunt_players p WHERE p.hunt_id = b.hunt_id AND p.user_id = \(viewer)::bigint) AS viewer_plays
                 FROM users u LEFT JOIN user_badges b ON b.user_id = u.id LEFT JOIN hunts h ON h.id = b.hunt_id
-                WHERE lower(u.name) = lower(\(username))
+                WHERE u.role <> 'guest' AND lower(u.name) = lower(\(username))
                 ORDER BY b.at, b.badge
                 """)
             guard let first = rows.first else { return nil }
@@ -44,7 +44,7 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT (SELECT count(*) FROM user_badges b WHERE b.user_id = u.id) AS badges
-                FROM users u WHERE lower(u.name) = lower(\(username))
+                FROM users u WHERE u.role <> 'guest' AND lower(u.name) = lower(\(username))
                 """)
             return try rows.first.map { try $0.int("badges") }
         }
@@ -68,6 +68,9 @@ extension Database {
             FROM unnest(\(column { String($0.userID) })::bigint[], \(column { $0.award.id })::text[], \(column { $0.award.name })::text[],
                 \(column { $0.award.description })::text[], \(column { $0.award.hunt })::text[], \(column { $0.award.checkIn })::text[])
                 WITH ORDINALITY AS v(user_id, badge, name, description, hunt_id, checkin_id, n)
+            -- A guest holds no badges (protocol 1.5): the awards are the game's, the guest's row
+            -- is left out here, where the badges are written, rather than read apart beforehand.
+            JOIN users u ON u.id = v.user_id AND u.role <> 'guest'
             ORDER BY v.n
             ON CONFLICT (user_id, badge) DO NOTHING
             RETURNING user_id, badge, (extract(epoch FROM at) * 1000000)::bigint AS at_us

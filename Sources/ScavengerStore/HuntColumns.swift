@@ -13,7 +13,7 @@ extension Database {
         h.duration_s AS hunt_duration_s, h.stop_count AS hunt_stops, h.player_count AS hunt_players,
         (extract(epoch FROM h.created_at) * 1000000)::bigint AS hunt_created_us,
         h.moderation_hidden AS hunt_moderation_hidden, h.removed AS hunt_removed,
-        h.team_size AS hunt_team_size, h.trial_s AS hunt_trial_s, h.badge_name AS hunt_badge_name
+        h.team_size AS hunt_team_size, h.trial_s AS hunt_trial_s, h.badge_name AS hunt_badge_name, h.guests AS hunt_guests
         """
 
     static let huntFrom = "hunts h JOIN users hu ON hu.id = h.host_id"
@@ -27,7 +27,7 @@ extension Database {
 
     struct HuntColumns {
         let id, name, description, hostID, host, code, ordered, isPublic, starts, ends, duration, stops, players, created: PostgresColumn
-        let moderationHidden, removed, teamSize, trial, badge: PostgresColumn
+        let moderationHidden, removed, teamSize, trial, badge, guests: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("hunt_id")
@@ -49,6 +49,7 @@ extension Database {
             teamSize = try rows.column("hunt_team_size")
             trial = try rows.column("hunt_trial_s")
             badge = try rows.column("hunt_badge_name")
+            guests = try rows.column("hunt_guests")
         }
 
         func hunt(_ row: PostgresRow) throws -> HuntRecord {
@@ -69,6 +70,7 @@ extension Database {
             record.teamSize = try row.int(teamSize)
             record.trialSeconds = try row.int(trial)
             record.badgeName = try row.string(badge)
+            record.guests = try row.int(guests)
             return record
         }
     }

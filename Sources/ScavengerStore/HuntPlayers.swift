@@ -172,58 +172,67 @@ extension Database {
             let departed = try connection.query("SELECT 1 FROM hunt_departures WHERE hunt_id = \(huntID) AND user_id = \(userID)")
             try check(hunt, now, !departed.isEmpty)
             try Self.takeRateToken(connection, userID: userID, action: .join, rate: rate)
-            // The team asked for, then the player's row (HuntLog's order: teams before players).
-            var teamID: Int?
-            var oldTeamID: Int?
-            if let team {
-                let found = try connection.query("""
-                    SELECT t.id, t.name, (SELECT count(*) FROM hunt_players p WHERE p.team_id = t.id) AS members,
-                        EXISTS (SELECT 1 FROM hunt_players p WHERE p.team_id = t.id AND p.user_id = \(userID)) AS is_member
-                    FROM hunt_teams t WHERE t.hunt_id = \(huntID) AND lower(t.name) = lower(\(team))
-                    FOR NO KEY UPDATE OF t
-                    """)
-                let row = found.first
-                let current = try Self.team(connection, hunt: huntID, user: userID)
-                oldTeamID = current?.id
-                let teams: Int = row != nil ? 0 : try connection.query("SELECT count(*) AS n FROM hunt_teams WHERE hunt_id = \(huntID)")[0].int("n")
-                try checkTeam(TeamJoinFacts(
-                    team: try row?.string("name") ?? team, exists: row != nil, members: try row?.int("members") ?? 0,
-                    isMember: try row?.bool("is_member") ?? false, currentTeam: current?.name, state: hunt.schedule.state(at: now),
-                    teams: teams))
-                if let row {
-                    teamID = try row.int("id")
-                } else {
-                    teamID = try connection.query("INSERT INTO hunt_teams (hunt_id, name) VALUES (\(huntID), \(team)) RETURNING id")[0].int("id")
-                }
-            }
-            if let player = try Self.player(connection, hunt: huntID, user: userID, forUpdate: true) {
-                if player.name == name, oldTeamID == teamID { return .unchanged(hunt) }
-                try connection.query("""
-                    UPDATE hunt_players SET name = \(name), team_id = \(teamID)::bigint WHERE hunt_id = \(huntID) AND user_id = \(userID)
-                    """)
-                var standing = StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID)
-                if hunt.trialSeconds != nil {
-                    (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: huntID, userID: userID)
-                }
-                log.append(hunt: huntID, .standing(standing, renamedFrom: player.name == name ? nil : player.name))
-                try Self.refreshTeams(connection, log, Set([teamID, oldTeamID].compactMap { $0 }))
-                return .renamed(hunt)
-            }
-            try connection.query("""
-                INSERT INTO hunt_players (hunt_id, user_id, name, team_id) VALUES (\(huntID), \(userID), \(name), \(teamID)::bigint)
-                """)
-            try connection.query("""
-                INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
-                ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
-                """)
-            try Self.logCurrentTotals(connection, log, userID: userID)
-            try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(huntID)")
-            log.append(hunt: huntID, .standing(StandingChange(player: name, points: 0, found: 0, at: nil, userID: userID), renamedFrom: nil))
-            if let teamID { try Self.refreshTeams(connection, log, [teamID]) }
-            var joined = hunt
-            joined.players += 1
-            return .joined(joined)
+            return try Self.seat(connection, log, hunt: hunt, userID: userID, name: name, team: team, now: now, checkTeam: checkTeam)
         }
+    }
+
+    /// Seats `userID` in `hunt` (locked by the caller) as `name`, for `team` in a team hunt: a
+    /// new player, or a player renamed or moved. JOIN's body, and a guest's join's.
+    static func seat(
+        _ connection: PostgresConnection, _ log: HuntLog, hunt: HuntRecord, userID: Int, name: String, team: String?, now: Timestamp,
+        checkTeam: (TeamJoinFacts) throws -> Void
+    ) throws -> JoinOutcome {
+        // The team asked for, then the player's row (HuntLog's order: teams before players).
+        var teamID: Int?
+        var oldTeamID: Int?
+        if let team {
+            let found = try connection.query("""
+                SELECT t.id, t.name, (SELECT count(*) FROM hunt_players p WHERE p.team_id = t.id) AS members,
+                    EXISTS (SELECT 1 FROM hunt_players p WHERE p.team_id = t.id AND p.user_id = \(userID)) AS is_member
+                FROM hunt_teams t WHERE t.hunt_id = \(hunt.id) AND lower(t.name) = lower(\(team))
+                FOR NO KEY UPDATE OF t
+                """)
+            let row = found.first
+            let current = try Self.team(connection, hunt: hunt.id, user: userID)
+            oldTeamID = current?.id
+            let teams: Int = row != nil ? 0 : try connection.query("SELECT count(*) AS n FROM hunt_teams WHERE hunt_id = \(hunt.id)")[0].int("n")
+            try checkTeam(TeamJoinFacts(
+                team: try row?.string("name") ?? team, exists: row != nil, members: try row?.int("members") ?? 0,
+                isMember: try row?.bool("is_member") ?? false, currentTeam: current?.name, state: hunt.schedule.state(at: now),
+                teams: teams))
+            if let row {
+                teamID = try row.int("id")
+            } else {
+                teamID = try connection.query("INSERT INTO hunt_teams (hunt_id, name) VALUES (\(hunt.id), \(team)) RETURNING id")[0].int("id")
+            }
+        }
+        if let player = try Self.player(connection, hunt: hunt.id, user: userID, forUpdate: true) {
+            if player.name == name, oldTeamID == teamID { return .unchanged(hunt) }
+            try connection.query("""
+                UPDATE hunt_players SET name = \(name), team_id = \(teamID)::bigint WHERE hunt_id = \(hunt.id) AND user_id = \(userID)
+                """)
+            var standing = StandingChange(player: name, points: player.points, found: player.found, at: player.pointsAt, userID: userID)
+            if hunt.trialSeconds != nil {
+                (standing.trialFirst, standing.trialLast) = try Self.trialTimes(connection, hunt: hunt.id, userID: userID)
+            }
+            log.append(hunt: hunt.id, .standing(standing, renamedFrom: player.name == name ? nil : player.name))
+            try Self.refreshTeams(connection, log, Set([teamID, oldTeamID].compactMap { $0 }))
+            return .renamed(hunt)
+        }
+        try connection.query("""
+            INSERT INTO hunt_players (hunt_id, user_id, name, team_id) VALUES (\(hunt.id), \(userID), \(name), \(teamID)::bigint)
+            """)
+        try connection.query("""
+            INSERT INTO user_scores AS t (user_id, hunts_played) VALUES (\(userID), 1)
+            ON CONFLICT (user_id) DO UPDATE SET hunts_played = t.hunts_played + 1
+            """)
+        try Self.logCurrentTotals(connection, log, userID: userID)
+        try connection.query("UPDATE hunts SET player_count = player_count + 1 WHERE id = \(hunt.id)")
+        log.append(hunt: hunt.id, .standing(StandingChange(player: name, points: 0, found: 0, at: nil, userID: userID), renamedFrom: nil))
+        if let teamID { try Self.refreshTeams(connection, log, [teamID]) }
+        var joined = hunt
+        joined.players += 1
+        return .joined(joined)
     }
 
     /// Takes a player out of a hunt with their check-ins: `found_by` of the stops they had found

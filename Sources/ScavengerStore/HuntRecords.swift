@@ -35,6 +35,8 @@ public struct NewHunt: Sendable {
     public var trialSeconds: Int? = nil
     /// The hunt's own badge's name; nil for none.
     public var badgeName: String? = nil
+    /// How many guests may join; nil: accounts only.
+    public var guests: Int? = nil
 
     public init(
         id: String = Identifier.newHunt(), hostID: Int, name: String, description: String, code: JoinCode, ordered: Bool,

@@ -58,11 +58,12 @@ extension Database {
             if !taken.isEmpty { throw StoreError.conflict(constraint: "hunts_code") }
             try connection.query("""
                 INSERT INTO hunts (id, host_id, name, description, code, ordered, public, starts_at, ends_at, duration_s,
-                    team_size, trial_s, badge_name)
+                    team_size, trial_s, badge_name, guests)
                 VALUES (\(new.id), \(new.hostID), \(new.name), \(new.description), \(new.code.text), \(new.ordered), \(new.isPublic),
                     'epoch'::timestamptz + \(new.schedule.starts?.microseconds)::bigint * interval '1 microsecond',
                     'epoch'::timestamptz + \(new.schedule.ends?.microseconds)::bigint * interval '1 microsecond',
-                    \(new.schedule.durationSeconds)::integer, \(new.teamSize)::integer, \(new.trialSeconds)::integer, \(new.badgeName))
+                    \(new.schedule.durationSeconds)::integer, \(new.teamSize)::integer, \(new.trialSeconds)::integer, \(new.badgeName),
+                    \(new.guests)::integer)
                 """)
             guard let hunt = try Self.hunt(connection, id: new.id, lock: "") else { throw StoreError.unexpected("a new hunt vanished") }
             return hunt

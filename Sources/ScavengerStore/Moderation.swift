@@ -9,10 +9,14 @@ import ScavengerCore
 public struct ReportFacts: Sendable, Equatable {
     public var authorID: Int
     public var alreadyReported: Bool
+    /// The hunt the content belongs to (the hunt itself, a stop's, a chat reply's); nil for a pin
+    /// and a reply under a pin.
+    public var hunt: String?
 
-    public init(authorID: Int, alreadyReported: Bool) {
+    public init(authorID: Int, alreadyReported: Bool, hunt: String? = nil) {
         self.authorID = authorID
         self.alreadyReported = alreadyReported
+        self.hunt = hunt
     }
 }
 
@@ -102,7 +106,7 @@ extension Database {
             var facts: ReportFacts?
             if let content {
                 let earlier = try connection.query("SELECT 1 FROM reports WHERE item = \(item) AND reporter_id = \(reporter.id)")
-                facts = ReportFacts(authorID: content.authorID, alreadyReported: !earlier.isEmpty)
+                facts = ReportFacts(authorID: content.authorID, alreadyReported: !earlier.isEmpty, hunt: content.hunt)
             }
             try decide(facts)
             guard let content else { throw StoreError.unexpected("a report was decided on content that is not there") }
@@ -144,8 +148,8 @@ extension Database {
     struct LockedContent {
         var authorID: Int
         var hidden: Bool
-        /// For a reply, its pin.
-        var pin: String?
+        /// For a reply, its pin; the hunt it belongs to, if any.
+        var pin: String? = nil, hunt: String? = nil
     }
 
     /// Locks what can be reported: a live pin, a reply under a live pin or in a hunt's chat, a
@@ -160,25 +164,26 @@ extension Database {
         }
         if Identifier.isReply(item) {
             let rows = try connection.query("""
-                SELECT r.author_id, r.hidden, r.pin_id FROM replies r
+                SELECT r.author_id, r.hidden, r.pin_id, r.hunt_id FROM replies r
                 LEFT JOIN pins p ON p.id = r.pin_id LEFT JOIN hunts h ON h.id = r.hunt_id
                 WHERE r.id = \(item) AND (p.expires_at > now() OR NOT h.removed) FOR UPDATE OF r
                 """)
             guard let row = rows.first else { return nil }
-            return LockedContent(authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: try row.string("pin_id"))
+            return LockedContent(
+                authorID: try row.int("author_id"), hidden: try row.bool("hidden"), pin: try row.string("pin_id"), hunt: try row.string("hunt_id"))
         }
         if Identifier.isHunt(item) {
             let rows = try connection.query("SELECT host_id, moderation_hidden FROM hunts WHERE id = \(item) AND NOT removed FOR UPDATE")
             guard let row = rows.first else { return nil }
-            return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), pin: nil)
+            return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), hunt: item)
         }
         if Identifier.isStop(item) {
             let rows = try connection.query("""
-                SELECT h.host_id, s.moderation_hidden FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id
+                SELECT h.host_id, s.moderation_hidden, s.hunt_id FROM hunt_stops s JOIN hunts h ON h.id = s.hunt_id
                 WHERE s.id = \(item) AND NOT s.removed AND NOT h.removed FOR UPDATE OF s
                 """)
             guard let row = rows.first else { return nil }
-            return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), pin: nil)
+            return LockedContent(authorID: try row.int("host_id"), hidden: try row.bool("moderation_hidden"), hunt: try row.string("hunt_id"))
         }
         return nil
     }
@@ -504,7 +509,7 @@ extension Database {
         try await moderation(request: request) { connection in
             let facts = try Self.banTargetFacts(connection, rows: connection.query("""
                 SELECT id, role, coalesce(banned_until > now() AND banned_by_role = 'admin', false) AS admin_ban
-                FROM users WHERE lower(name) = lower(\(username)) FOR UPDATE
+                FROM users WHERE role <> 'guest' AND lower(name) = lower(\(username)) FOR UPDATE
                 """))
             try decide(facts)
             guard let userID = facts?.userID else { throw StoreError.unexpected("a ban was decided for no user") }

@@ -28,7 +28,7 @@ extension Database {
                 SELECT s.user_id, u.name, s.points, s.found, (extract(epoch FROM s.points_at) * 1000000)::bigint AS at_us,
                     s.hunts_played, s.hunts_completed, u.role
                 FROM user_scores s JOIN users u ON u.id = s.user_id
-                WHERE s.user_id > \(afterUserID) AND u.id > \(afterUserID)
+                WHERE s.user_id > \(afterUserID) AND u.id > \(afterUserID) AND u.role <> 'guest'
                 ORDER BY s.user_id LIMIT \(limit)
                 """)
             var totals = try Self.rankedTotals(rows)
@@ -50,7 +50,7 @@ extension Database {
                 SELECT w.user_id, u.name, w.points, w.found, (extract(epoch FROM w.points_at) * 1000000)::bigint AS at_us
                 FROM user_week_scores w JOIN users u ON u.id = w.user_id
                 WHERE w.week = date '1970-01-01' + \(week.mondayDay)::integer AND w.user_id > \(afterUserID) AND u.id > \(afterUserID)
-                  AND w.points > 0
+                  AND w.points > 0 AND u.role <> 'guest'
                 ORDER BY w.user_id LIMIT \(limit)
                 """)
             return try Self.rankedTotals(rows)
@@ -92,7 +92,7 @@ extension Database {
                     (extract(epoch FROM s.points_at) * 1000000)::bigint AS at_us,
                     coalesce(s.hunts_played, 0) AS hunts_played, coalesce(s.hunts_completed, 0) AS hunts_completed
                 FROM users u LEFT JOIN user_scores s ON s.user_id = u.id
-                WHERE lower(u.name) = lower(\(username))
+                WHERE u.role <> 'guest' AND lower(u.name) = lower(\(username))
                 """)
             guard let row = rows.first else { return nil }
             guard let role = Role(rawValue: try row.string("role")) else { throw StoreError.unexpected("a user with an unknown role") }

@@ -26,6 +26,8 @@ public struct HuntRecord: Sendable, Equatable {
     public var trialSeconds: Int? = nil
     /// The hunt's own badge's name; nil for none.
     public var badgeName: String? = nil
+    /// How many guests may join (`GUESTS n`); nil: accounts only.
+    public var guests: Int? = nil
 
     public init(
         id: String, name: String, description: String, hostID: Int, hostName: String, code: JoinCode, ordered: Bool,
@@ -55,7 +57,7 @@ public struct HuntRecord: Sendable, Equatable {
     public func hunt(at now: Timestamp) -> Hunt {
         Hunt(
             id: id, name: name, description: description, host: hostName, schedule: schedule, at: now, ordered: ordered,
-            isPublic: isPublic, stops: stops, players: players, teams: teamSize, trial: trialSeconds, badge: badgeName)
+            isPublic: isPublic, stops: stops, players: players, teams: teamSize, trial: trialSeconds, badge: badgeName, guests: guests)
     }
 }
 
