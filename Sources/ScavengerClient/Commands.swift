@@ -300,7 +300,7 @@ extension ScavengerClient {
     public func createHunt(
         name: String, description: String? = nil, ordered: Bool = false, isPublic: Bool = false, starts: Date? = nil,
         ends: Date? = nil, durationSeconds: Int? = nil, teams: Bool = false, teamSize: Int? = nil, trialSeconds: Int? = nil,
-        badge: String? = nil
+        badge: String? = nil, guests: Int? = nil
     ) async throws -> Hunt {
         var line = Line("CREATEHUNT")
         line.add(name)
@@ -315,6 +315,11 @@ extension ScavengerClient {
         line.option("SIZE", teamSize)
         line.option("TRIAL", trialSeconds)
         line.option("BADGE", badge)
+        // Protocol 1.5: up to `guests` players may join without an account.
+        if let guests {
+            line.flag("GUESTS", true)
+            line.add(guests)
+        }
         return try await write(line, as: HuntBody.self).hunt
     }
 
@@ -354,6 +359,18 @@ extension ScavengerClient {
         line.option("AS", name)
         line.option("TEAM", team)
         return try await write(line, as: HuntBody.self).hunt
+    }
+
+    /// `JOIN code AS name GUEST` (protocol 1.5): joins a hunt that takes guests, without an account,
+    /// on a client with no login; the client keeps the guest session's token for reconnects. Sent
+    /// once (a retry makes another guest).
+    public func joinAsGuest(_ code: String, as name: String, team: String? = nil) async throws -> GuestSession {
+        var line = Line("JOIN")
+        line.add(code)
+        line.option("AS", name)
+        line.option("TEAM", team)
+        line.flag("GUEST", true)
+        return try await once(line, as: GuestSession.self)
     }
 
     /// `LEAVE`: leaves a hunt before it ends.

@@ -13,12 +13,14 @@ public enum Role: String, Codable, Sendable, Hashable {
 public struct User: Codable, Sendable, Hashable {
     public var name: String
     public var role: Role
+    /// True for a guest (protocol 1.5: joined one hunt without an account); nil for an account.
+    public var guest: Bool?
     /// Whether the user's email is verified: only in the user's own object (`WHOAMI`, `RESET`,
     /// `VERIFY code`), nil elsewhere.
     public var emailVerified: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case name, role
+        case name, role, guest
         case emailVerified = "email_verified"
     }
 }
@@ -134,6 +136,13 @@ public struct Session: Codable, Sendable, Hashable {
     public var token: String
 }
 
+/// A guest's join (`JOIN code AS name GUEST`): the hunt, the guest session's token and the guest.
+public struct GuestSession: Codable, Sendable, Hashable {
+    public var hunt: Hunt
+    public var token: String
+    public var user: User
+}
+
 /// A named region and its number of live pins.
 public struct RegionSummary: Codable, Sendable, Hashable {
     public var name: String
@@ -229,6 +238,8 @@ public struct Hunt: Codable, Sendable, Hashable, Identifiable {
     public var trial: Int?
     /// The name of the hunt's own badge, awarded to everyone who completes it; nil for none.
     public var badge: String?
+    /// How many may join as guests, without an account; nil: accounts only (protocol 1.5).
+    public var guests: Int?
 }
 
 /// What proves a player was at a stop.

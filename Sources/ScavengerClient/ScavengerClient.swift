@@ -215,12 +215,14 @@ public actor ScavengerClient {
         }
     }
 
-    /// Keeps the session's token from LOGIN, REGISTER, RESET and AUTH; forgets it on LOGOUT.
+    /// Keeps the session's token from LOGIN, REGISTER, RESET, AUTH and a guest's JOIN; forgets it on LOGOUT.
     private func remember(line: String, payload: Substring) {
         let command = line.prefix { $0 != " " }.uppercased()
         switch command {
         case "LOGIN", "REGISTER", "RESET":
             if let session = try? Self.decode(Session.self, payload) { token = session.token }
+        case "JOIN":
+            if let guest = try? Self.decode(GuestSession.self, payload) { token = guest.token }
         case "AUTH":
             token = line.split(separator: " ", maxSplits: 1).last.map { Line.unquote(String($0)) }
         case "LOGOUT":

@@ -322,9 +322,9 @@ export class ScavengerClient {
     }, this._delay(request.retries));
   }
 
-  // LOGIN, REGISTER and RESET start a session (kept for AUTH after a reconnection), LOGOUT ends it.
+  // LOGIN, REGISTER, RESET and a guest's JOIN start a session (kept for AUTH after a reconnection), LOGOUT ends it.
   _noteSession(command, value) {
-    if ((command === "LOGIN" || command === "REGISTER" || command === "RESET") && value && value.token) {
+    if ((command === "LOGIN" || command === "REGISTER" || command === "RESET" || command === "JOIN") && value && value.token) {
       this.token = value.token;
       this.user = value.user;
       this._emit("session", { user: this.user, token: this.token, restored: false });
@@ -440,6 +440,12 @@ export class ScavengerClient {
    *  null in a hunt of single players. */
   join(codeOrID, { as, team, key } = {}) {
     return this.call(`JOIN ${word(codeOrID)}` + opt("AS", as, true) + opt("TEAM", team, true), { key });
+  }
+  /** JOIN code AS name GUEST (protocol 1.5): joins a hunt that takes guests, without an account,
+   *  on a client with no login. Resolves with {hunt, token, user}; the token is kept for AUTH after
+   *  a reconnection. Sent once, with no REQUEST key: a retry would make another guest. */
+  joinAsGuest(code, name, { team } = {}) {
+    return this.call(`JOIN ${word(code)} AS ${quote(name)}` + opt("TEAM", team, true) + " GUEST", { key: false });
   }
   leave(hunt, { key } = {}) { return this.call(`LEAVE ${word(hunt)}`, { key }); }
   startHunt(hunt, { key } = {}) { return this.call(`STARTHUNT ${word(hunt)}`, { key }); }
