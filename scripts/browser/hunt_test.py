@@ -358,8 +358,9 @@ def main():
 
         # The print layout: the QR sheet alone.
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
-        check(not driver.find_element(By.ID, "map").is_displayed(), "the map is printed")
-        check(driver.find_element(By.CSS_SELECTOR, "#sheet img.qr").is_displayed(), "the QR code is not printed")
+        # The emulated media applies with the next layout: wait for it rather than read the old one.
+        until(lambda: not driver.find_element(By.ID, "map").is_displayed(), "the map is printed")
+        until(lambda: driver.find_element(By.CSS_SELECTOR, "#sheet img.qr").is_displayed(), "the QR code is not printed")
         driver.save_screenshot(os.path.join(output, "hunt-qr-print.png"))
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
 
