@@ -8,6 +8,11 @@ public final class ConnectionLimits: Sendable {
     public let maximum: Int
     /// Connections served at once from one client address (`--max-connections-per-address`).
     public let maximumPerAddress: Int
+    /// Refused connections answered at once (each holds its descriptor while its refusal is
+    /// written and it lingers): past them, a refused connection is closed unanswered, so a storm
+    /// cannot use up the process's descriptors (the runtime itself needs some, and stops the
+    /// process when an open fails).
+    public let maximumRefusing: Int
 
     /// Why a connection was not admitted.
     public enum Refusal: Error, Sendable, Equatable {
@@ -33,16 +38,37 @@ public final class ConnectionLimits: Sendable {
     private struct State {
         var open = 0
         var perAddress: [String: Int] = [:]
+        var refusing = 0
         var refusedSinceLog = 0
         var lastRefusalLog: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
 
-    public init(maximum: Int, maximumPerAddress: Int) {
+    public init(maximum: Int, maximumPerAddress: Int, maximumRefusing: Int = 64) {
         self.maximum = maximum
         self.maximumPerAddress = maximumPerAddress
+        self.maximumRefusing = maximumRefusing
     }
+
+    /// Whether a refused connection may be answered (its refusal written, then its linger): then
+    /// call ``releaseRefusal()`` once when it closes. False when ``maximumRefusing`` are already
+    /// on their way out: close it at once, unanswered.
+    public func holdRefusal() -> Bool {
+        state.withLock { state in
+            guard state.refusing < maximumRefusing else { return false }
+            state.refusing += 1
+            return true
+        }
+    }
+
+    /// A refused connection that ``holdRefusal()`` let answer has closed.
+    public func releaseRefusal() {
+        state.withLock { $0.refusing -= 1 }
+    }
+
+    /// Refused connections being answered now.
+    public var refusing: Int { state.withLock { $0.refusing } }
 
     /// Connections open now, on every port.
     public var count: Int { state.withLock { $0.open } }

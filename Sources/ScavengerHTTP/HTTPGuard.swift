@@ -268,6 +268,10 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             scheduleIdleCheck(context, in: .seconds(Int64(settings.idleTimeoutSeconds)))
             context.fireChannelActive()
         case .failure(let refusal):
+            // Past the refusals being answered, closed unanswered (see ConnectionLimits.maximumRefusing).
+            guard settings.limits.holdRefusal() else { return context.close(promise: nil) }
+            let limits = settings.limits
+            context.channel.closeFuture.whenComplete { _ in limits.releaseRefusal() }
             context.fireChannelActive()
             refuse(context, code: 503, reason: "Service Unavailable", message: refusal.message, retryAfter: true)
         }

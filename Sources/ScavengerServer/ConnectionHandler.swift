@@ -143,6 +143,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
             board: board, logger: logger)
         if let refusal {
             let message = refusal.message
+            // A storm of refusals must not use up the descriptors: past those being answered,
+            // closed unanswered.
+            guard registry.limits.holdRefusal() else {
+                _ = registry.noteRefusal()
+                context.close(promise: nil)
+                return
+            }
+            let limits = registry.limits
+            context.channel.closeFuture.whenComplete { _ in limits.releaseRefusal() }
             if let refused = registry.noteRefusal() {
                 logger.warning("connections refused", metadata: ["count": "\(refused)", "reason": "\(message)"])
             }

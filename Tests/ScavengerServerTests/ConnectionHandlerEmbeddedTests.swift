@@ -301,6 +301,29 @@ struct ConnectionHandlerEmbeddedTests {
         try connection.end()
     }
 
+    @Test("past the refusals being answered, a refused connection is closed unanswered; each answered one frees its place as it closes")
+    func refusalsHoldDescriptors() throws {
+        let limits = ConnectionLimits(maximum: 0, maximumPerAddress: 1, maximumRefusing: 2)
+        let registry = ConnectionRegistry(limits: limits)
+        let configuration = ServerConfiguration(maxConnections: 0)
+        let first = try Connection(configuration, registry: registry)
+        let second = try Connection(configuration, registry: registry)
+        #expect(limits.refusing == 2)
+        let third = try Connection(configuration, registry: registry)
+        #expect(try third.lines() == [])
+        #expect(!third.isOpen)
+        #expect(limits.refusing == 2)
+        for refused in [first, second] {
+            #expect(try refused.lines() == ["ERR UNAVAILABLE the server is at its connection limit (0); retry later"])
+            refused.loop.advanceTime(by: .seconds(ConnectionHandler.lingerSeconds))
+            #expect(!refused.isOpen)
+        }
+        #expect(limits.refusing == 0)
+        let fourth = try Connection(configuration, registry: registry)
+        #expect(try fourth.lines() == ["ERR UNAVAILABLE the server is at its connection limit (0); retry later"])
+        for connection in [first, second, third, fourth] { try? connection.end() }
+    }
+
     /// A real board on an empty feed of its own, whose watch hub the test can reach.
     static func boardWithHub(pins: [IndexedPin] = [], place: Int64 = 0) -> (Board, WatchHub) {
         let configuration = PostgresConfiguration(connectionString: "postgresql://127.0.0.1:1/unreachable?connect_timeout=2")
