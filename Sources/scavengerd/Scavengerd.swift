@@ -13,6 +13,7 @@ import ScavengerHTTP
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
+import ScavengerTLS
 import ServiceLifecycle
 import Sodium
 import UnixSignals
