@@ -144,6 +144,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
             limits: limits, head: configuration.head, headTimeoutSeconds: configuration.headTimeoutSeconds,
             idleTimeoutSeconds: configuration.idleTimeoutSeconds, allowedOrigins: configuration.allowedOrigins,
             trustedProxies: configuration.trustedProxies)
+        // Each connection reads the certificate's context as it connects: a reload reaches new ones.
+        let (tlsCertificate, tlsHandshakeTimeoutSeconds) = (configuration.tlsCertificate, configuration.tlsHandshakeTimeoutSeconds)
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -151,12 +153,14 @@ public final class ScavengerHTTPServer: Service, Sendable {
                     inner: HTTP1WebSocketUpgradeChannel(
                         responder: responder, webSocketResponder: webSocketResponder,
                         configuration: .init(ws: webSocket)),
-                    settings: guardSettings)
+                    settings: guardSettings, tls: tlsCertificate, tlsHandshakeTimeoutSeconds: tlsHandshakeTimeoutSeconds)
             },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 if let address = channel.localAddress { self.bound.succeed(address) }
-                self.logger.info("HTTP port listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+                self.logger.info(self.configuration.tlsCertificate == nil ? "HTTP port listening" : "HTTP port listening with TLS (HTTPS)", metadata: [
+                    "address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
+                ])
             },
             logger: logger)
         do {
