@@ -177,6 +177,7 @@ let package = Package(
             .embedInCode("Pages/host.js"),
             .embedInCode("Pages/hunts.css"),
             .embedInCode("Pages/hunts.js"),
+            .embedInCode("Pages/location.js"),
             .embedInCode("Pages/play.html"),
             .embedInCode("Pages/play.js"),
         ], swiftSettings: frontEndSettings),

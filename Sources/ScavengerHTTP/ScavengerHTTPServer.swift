@@ -96,6 +96,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
             ("/hunts.js", StaticAsset(HuntPages.commonScript, contentType: "text/javascript; charset=utf-8")),
             ("/play.js", StaticAsset(HuntPages.playScript, contentType: "text/javascript; charset=utf-8")),
             ("/host.js", StaticAsset(HuntPages.hostScript, contentType: "text/javascript; charset=utf-8")),
+            ("/location.js", StaticAsset(HuntPages.locationScript, contentType: "text/javascript; charset=utf-8")),
             ("/hunts.css", StaticAsset(HuntPages.style, contentType: "text/css; charset=utf-8")),
             // It changes only with the daemon: a day before asking again.
             ("/favicon.ico", StaticAsset(Favicon.bytes, contentType: "image/x-icon", cacheControl: "public, max-age=86400")),
