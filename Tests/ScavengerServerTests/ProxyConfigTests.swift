@@ -37,7 +37,7 @@ struct ProxyConfigTests {
     @Test("nginx.conf in front of a daemon: HTTPS, /ws upgraded, the line port over TLS with its PROXY header read",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx")))
     func nginx() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scavenger-nginx-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scavenger-proxy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let files = try ReloadTests.certificate(in: directory)
         try await TestEnvironment.make().use { environment in
