@@ -114,13 +114,19 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ], swiftSettings: frontEndSettings),
+        // TLS for both front ends' listeners: the certificate each new connection is served
+        // with (read from PEM files, reloadable on SIGHUP), the handshake deadline.
+        .target(name: "ScavengerTLS", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+        ]),
         // NIO server: connections, framing, limits, graceful shutdown, TLS.
         .target(name: "ScavengerServer", dependencies: [
-            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol", "ProxyHeaders",
+            "ScavengerBoard", "ScavengerCore", "ScavengerProtocol", "ProxyHeaders", "ScavengerTLS",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: frontEndSettings),
@@ -147,7 +153,7 @@ let package = Package(
             .embedInCode("Pages/signin.mustache"),
         ], swiftSettings: frontEndSettings),
         .target(name: "ScavengerHTTP", dependencies: [
-            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole", "ProxyHeaders",
+            "ScavengerProtocol", "ScavengerBoard", "ScavengerCore", "ScavengerConsole", "ProxyHeaders", "ScavengerTLS",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -157,6 +163,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [
@@ -170,6 +177,7 @@ let package = Package(
             .embedInCode("Pages/host.js"),
             .embedInCode("Pages/hunts.css"),
             .embedInCode("Pages/hunts.js"),
+            .embedInCode("Pages/location.js"),
             .embedInCode("Pages/play.html"),
             .embedInCode("Pages/play.js"),
         ], swiftSettings: frontEndSettings),
@@ -186,7 +194,7 @@ let package = Package(
         .executableTarget(name: "ScavengerProtocolFuzzer", dependencies: ["ScavengerLineCheck", "ScavengerProtocol", "CLibFuzzer"]),
         .executableTarget(name: "scavengerd", dependencies: [
             "ScavengerServer", "ScavengerHTTP", "ScavengerProtocol", "ScavengerBoard", "ScavengerFeed", "ScavengerStore",
-            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail", "ProxyHeaders",
+            "ScavengerGeography", "ScavengerCore", "Postgres", "Sodium", "Mail", "ScavengerMail", "ProxyHeaders", "ScavengerTLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -256,7 +264,7 @@ let package = Package(
         .testTarget(name: "ScavengerServerTests", dependencies: [
             "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
             "ScavengerCore", "ScavengerFeed", "ScavengerGeography", "Sodium", "Postgres", "Base64", "ScavengerLineCheck",
-            "Mail", "ScavengerMail", "ProxyHeaders",
+            "Mail", "ScavengerMail", "ProxyHeaders", "ScavengerTLS",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -275,13 +283,14 @@ let package = Package(
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders",
+            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders", "ScavengerTLS",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
     ],

@@ -24,11 +24,13 @@ SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-d
 # is the terminal the command-line client's prompt is tested in (Tests/ScavengerClientTests);
 # systemd brings systemd-analyze, which checks scripts/scavengerd.service (SystemdUnitTests);
 # haproxy balances two daemons in scripts/chaos.sh's rolling restart (scenario 9; the driver runs
-# its own, in the foreground, not the system's service).
+# its own, in the foreground, not the system's service); nginx (with its stream module) runs
+# scripts/proxies/nginx.conf in front of a daemon and caddy validates scripts/proxies/Caddyfile
+# (ProxyConfigTests, again in the foreground, never the system's service).
 # SCAVENGER_FAILOVER_PACKAGES: pg_auto_failover (the monitor's extension for bookworm's
 # PostgreSQL 15, and pg_autoctl), which chaos scenarios 10 and 11 fail over with.
 SCAVENGER_FAILOVER_PACKAGES="postgresql-15-auto-failover pg-auto-failover-cli"
-SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd haproxy $SCAVENGER_FAILOVER_PACKAGES"
+SCAVENGER_TEST_PACKAGES="librsvg2-bin zbar-tools tmux systemd haproxy nginx libnginx-mod-stream caddy $SCAVENGER_FAILOVER_PACKAGES"
 
 # The ports a new cluster's is picked from: below the kernel's ephemeral range (32768-60999 by
 # default), where no client's outgoing connection (a test daemon's, say) can be holding it, and
@@ -359,22 +361,35 @@ http_url_host() {
     esac
 }
 
-# announce_http_urls HOST HTTP_PORT LINE_PORT PID [WAIT]: waits until the daemon's /healthz on
-# HOST:HTTP_PORT answers 200 (the database answers and the feed is loaded), then prints the URLs
-# of its pages on stdout. Gives up silently when process PID (the daemon) ends first; after WAIT
-# seconds (default 600) without a 200, prints them anyway with what /healthz said, so a daemon
-# still waiting for its database says where it is.
+# The status code of `GET PATH` on https://HOST:PORT, whatever its certificate (a self-signed
+# one is what a LAN hunt often has), or nothing when it does not answer. Needs curl.
+https_status() {
+    local code
+    code=$(curl -ks --max-time 5 -o /dev/null -w '%{http_code}' "https://$1:$2$3" 2>/dev/null) || true
+    if [[ $code =~ ^[1-5][0-9]{2}$ ]]; then printf '%s\n' "$code"; fi
+}
+
+# announce_http_urls HOST HTTP_PORT LINE_PORT PID [WAIT] [SCHEME]: waits until the daemon's
+# /healthz on HOST:HTTP_PORT answers 200 (the database answers and the feed is loaded), then
+# prints the URLs of its pages on stdout (SCHEME https when the HTTP port has --http-tls-cert),
+# and how to serve a group on the LAN. Gives up silently when process PID (the daemon) ends
+# first; after WAIT seconds (default 600) without a 200, prints them anyway with what /healthz
+# said, so a daemon still waiting for its database says where it is.
 announce_http_urls() {
-    local host port=$2 line_port=$3 pid=$4 wait=${5:-600} status="" started=$SECONDS
+    local host port=$2 line_port=$3 pid=$4 wait=${5:-600} scheme=${6:-http} status="" started=$SECONDS
     host=$(http_url_host "$1")
     while kill -0 "$pid" 2>/dev/null; do
-        status=$(http_status "$host" "$port" /healthz)
+        if [[ $scheme == https ]]; then
+            status=$(https_status "$host" "$port" /healthz)
+        else
+            status=$(http_status "$host" "$port" /healthz)
+        fi
         if [[ $status == 200 ]]; then break; fi
         if ((SECONDS - started >= wait)); then break; fi
         sleep 0.5
     done
     kill -0 "$pid" 2>/dev/null || return 0
-    local base="http://$host:$port"
+    local base="$scheme://$host:$port"
     printf '\n'
     if [[ $status == 200 ]]; then
         printf 'scavengerd is up. Open in a browser:\n'
@@ -390,5 +405,29 @@ announce_http_urls() {
         "$base/metrics" "Prometheus metrics" \
         "$base/healthz" "health check"
     local nc_host=${host#[}
-    printf '  The line protocol: nc %s %s (or the scavenger CLI)\n\n' "${nc_host%]}" "$line_port"
+    printf '  The line protocol: nc %s %s (or the scavenger CLI)\n' "${nc_host%]}" "$line_port"
+    announce_lan "$1" "$port" "$scheme"
+    printf '\n'
+}
+
+# announce_lan HOST HTTP_PORT SCHEME: how players on the LAN reach the pages. Phones give a page
+# their location only over HTTPS, so a LAN hunt needs --http-tls-cert and --http-tls-key (or a
+# reverse proxy in front: README, "Running a hunt for a group").
+announce_lan() {
+    local host=$1 port=$2 scheme=$3 address
+    case $host in
+        127.* | localhost | ::1 | "[::1]")
+            printf '  For a group on a LAN: SCAVENGER_HOST=0.0.0.0 scripts/run.sh --http-tls-cert CERT.pem --http-tls-key KEY.pem\n'
+            printf '  (phones share their location with https:// pages only; README: "Running a hunt for a group")\n'
+            return ;;
+    esac
+    if [[ $scheme != https ]]; then
+        printf '  Plain http:// on the LAN: phones will not share their location. Add --http-tls-cert and --http-tls-key.\n'
+    fi
+    if [[ $host == 0.0.0.0 || $host == :: || $host == "[::]" ]]; then
+        for address in $(hostname -I 2>/dev/null); do
+            [[ $address == *:* ]] && continue
+            printf '  Players on the LAN: %s://%s:%s/play\n' "$scheme" "$address" "$port"
+        done
+    fi
 }

@@ -11,6 +11,11 @@
 # Environment: DATABASE_URL, SCAVENGER_HOST (default 127.0.0.1), SCAVENGER_PORT (default 7467),
 # SCAVENGER_HTTP_PORT (default 7468; `off` serves no HTTP port). An `--http-port` among the extra
 # arguments takes the place of SCAVENGER_HTTP_PORT.
+#
+# A hunt for a group on a LAN: every address, and the HTTP port over HTTPS (phones give a page
+# their location only over HTTPS), e.g. with a self-signed certificate or mkcert's:
+#   SCAVENGER_HOST=0.0.0.0 scripts/run.sh --http-tls-cert cert.pem --http-tls-key key.pem
+# The URLs printed then start with https://, followed by the machine's LAN addresses.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,6 +47,7 @@ port=${SCAVENGER_PORT:-7467}
 http_port=${SCAVENGER_HTTP_PORT:-7468}
 # The extra arguments may name the addresses themselves: the last one given is the one served.
 given_http_port=""
+scheme=http
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
     case ${args[i]} in
@@ -51,6 +57,7 @@ for ((i = 0; i < ${#args[@]}; i++)); do
         --host=*) host=${args[i]#--host=} ;;
         --port) port=${args[i + 1]:-$port} ;;
         --port=*) port=${args[i]#--port=} ;;
+        --http-tls-cert | --http-tls-cert=*) scheme=https ;;
     esac
 done
 http_args=()
@@ -64,13 +71,13 @@ fi
 if [[ $http_port == off ]]; then
     log "scavengerd serve on $host:$port (no HTTP port: SCAVENGER_HTTP_PORT=off)"
 else
-    log "scavengerd serve on $host:$port, HTTP on $host:$http_port (its URLs follow once it is up)"
+    log "scavengerd serve on $host:$port, ${scheme^^} on $host:$http_port (its URLs follow once it is up)"
     # Printed by a process of its own, detached (its parent subshell ends at once), so that the
     # daemon keeps this script's process id (exec below) and gets Ctrl-C and SIGTERM itself;
     # it ends when the URLs are printed or the daemon is gone.
     daemon_pid=$$
     if [[ $http_port != 0 ]]; then
-        (announce_http_urls "$host" "$http_port" "$port" "$daemon_pid" &)
+        (announce_http_urls "$host" "$http_port" "$port" "$daemon_pid" 600 "$scheme" &)
     fi
 fi
 # glibc gives each allocating thread its own arena; with the feed's large index in memory, two

@@ -1,5 +1,6 @@
 import ProxyHeaders
 import ScavengerProtocol
+import ScavengerTLS
 
 /// How the HTTP port listens and what it allows.
 public struct HTTPConfiguration: Sendable {
@@ -41,6 +42,13 @@ public struct HTTPConfiguration: Sendable {
     /// anyone else both fields are ignored. Default: none.
     public var trustedProxies: TrustedProxies
 
+    /// With a certificate, the port speaks HTTPS only (`--http-tls-cert`, `--http-tls-key`): every
+    /// new connection is served with the certificate's context at the time it connects, so a
+    /// reload reaches new connections while open ones keep theirs. Nil (the default): plain HTTP.
+    public var tlsCertificate: ServerCertificate?
+    /// Seconds a client has to finish the TLS handshake once connected; 0 never. Default 10.
+    public var tlsHandshakeTimeoutSeconds: Int
+
     /// Debian's `libjs-leaflet` puts Leaflet here.
     public static let debianLeafletDirectory = "/usr/share/javascript/leaflet"
 
@@ -49,8 +57,11 @@ public struct HTTPConfiguration: Sendable {
         limits: ProtocolLimits = ProtocolLimits(), healthCacheSeconds: Double = 2, databaseCheckTimeoutSeconds: Double = 2,
         maxEventBytes: Int = 1 << 20, head: HTTPHeadLimits = HTTPHeadLimits(), headTimeoutSeconds: Int = 30,
         idleTimeoutSeconds: Int = 300, allowedOrigins: Set<String>? = nil,
-        leafletDirectory: String = HTTPConfiguration.debianLeafletDirectory, trustedProxies: TrustedProxies = .none
+        leafletDirectory: String = HTTPConfiguration.debianLeafletDirectory, trustedProxies: TrustedProxies = .none,
+        tlsCertificate: ServerCertificate? = nil, tlsHandshakeTimeoutSeconds: Int = 10
     ) {
+        self.tlsCertificate = tlsCertificate
+        self.tlsHandshakeTimeoutSeconds = tlsHandshakeTimeoutSeconds
         self.trustedProxies = trustedProxies
         self.leafletDirectory = leafletDirectory
         self.maxEventBytes = maxEventBytes

@@ -1,8 +1,10 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOSSL
 import ProxyHeaders
 import ScavengerBoard
+import ScavengerTLS
 
 /// The HTTP port's limits on what a client sends before a request is handed on: how long a
 /// request line and a whole request head may be, and how long a head may take to arrive.
@@ -384,16 +386,26 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 /// A Hummingbird child channel with the guard in front of it: every HTTP connection passes
-/// ``HTTPGuardHandler`` before the HTTP parser sees a byte.
+/// ``HTTPGuardHandler`` before the HTTP parser sees a byte. With a certificate, TLS (and its
+/// handshake deadline) comes first, so the guard counts the connection as it opens and reads the
+/// decrypted requests; each connection gets the certificate current when it connects.
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
     let inner: Inner
     let settings: HTTPGuardHandler.Settings
+    var tls: ServerCertificate? = nil
+    var tlsHandshakeTimeoutSeconds = 10
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(HTTPGuardHandler(settings: settings), position: .first)
+            var handlers: [any ChannelHandler] = []
+            if let tls {
+                handlers.append(NIOSSLServerHandler(context: tls.context))
+                if tlsHandshakeTimeoutSeconds > 0 { handlers.append(TLSHandshakeDeadline(seconds: tlsHandshakeTimeoutSeconds)) }
+            }
+            handlers.append(HTTPGuardHandler(settings: settings))
+            try channel.pipeline.syncOperations.addHandlers(handlers, position: .first)
         }.flatMap {
             inner.setup(channel: channel, logger: logger)
         }

@@ -27,6 +27,10 @@ enum HuntPages {
     /// `/play.js`: the player's page.
     static let playScript = PageFiles.text(PackageResources.play_js)
 
+    /// `/location.js`: why the location cannot be had when the page is not secure (plain http://
+    /// on a LAN address), for the player's page and the demo page.
+    static let locationScript = PageFiles.text(PackageResources.location_js)
+
     /// `/host.js`: the host's view.
     static let hostScript = PageFiles.text(PackageResources.host_js)
 }

@@ -96,6 +96,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
             ("/hunts.js", StaticAsset(HuntPages.commonScript, contentType: "text/javascript; charset=utf-8")),
             ("/play.js", StaticAsset(HuntPages.playScript, contentType: "text/javascript; charset=utf-8")),
             ("/host.js", StaticAsset(HuntPages.hostScript, contentType: "text/javascript; charset=utf-8")),
+            ("/location.js", StaticAsset(HuntPages.locationScript, contentType: "text/javascript; charset=utf-8")),
             ("/hunts.css", StaticAsset(HuntPages.style, contentType: "text/css; charset=utf-8")),
             // It changes only with the daemon: a day before asking again.
             ("/favicon.ico", StaticAsset(Favicon.bytes, contentType: "image/x-icon", cacheControl: "public, max-age=86400")),
@@ -144,6 +145,8 @@ public final class ScavengerHTTPServer: Service, Sendable {
             limits: limits, head: configuration.head, headTimeoutSeconds: configuration.headTimeoutSeconds,
             idleTimeoutSeconds: configuration.idleTimeoutSeconds, allowedOrigins: configuration.allowedOrigins,
             trustedProxies: configuration.trustedProxies)
+        // Each connection reads the certificate's context as it connects: a reload reaches new ones.
+        let (tlsCertificate, tlsHandshakeTimeoutSeconds) = (configuration.tlsCertificate, configuration.tlsHandshakeTimeoutSeconds)
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -151,12 +154,14 @@ public final class ScavengerHTTPServer: Service, Sendable {
                     inner: HTTP1WebSocketUpgradeChannel(
                         responder: responder, webSocketResponder: webSocketResponder,
                         configuration: .init(ws: webSocket)),
-                    settings: guardSettings)
+                    settings: guardSettings, tls: tlsCertificate, tlsHandshakeTimeoutSeconds: tlsHandshakeTimeoutSeconds)
             },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 if let address = channel.localAddress { self.bound.succeed(address) }
-                self.logger.info("HTTP port listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+                self.logger.info(self.configuration.tlsCertificate == nil ? "HTTP port listening" : "HTTP port listening with TLS (HTTPS)", metadata: [
+                    "address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
+                ])
             },
             logger: logger)
         do {

@@ -34,6 +34,14 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// Adds each header the response does not already have.
+    ///
+    /// No `Strict-Transport-Security`, not even over HTTPS: a hunt on a LAN is often served with a
+    /// self-signed certificate, which players accept once with the browser's "proceed anyway". On
+    /// a host that sent HSTS, browsers take that choice away (a certificate error can no longer
+    /// be clicked through) and remember it for `max-age`, so a new self-signed certificate, or the
+    /// same name on another laptop next week, would lock everyone out. Browsers ignore HSTS for a
+    /// bare IP address anyway. Whoever serves a real certificate for a name can add it at their
+    /// reverse proxy (scripts/proxies/).
     static func harden(_ headers: inout HTTPFields) {
         if headers[.contentSecurityPolicy] == nil {
             let isPage = headers[.contentType]?.hasPrefix("text/html") == true

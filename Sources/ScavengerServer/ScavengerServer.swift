@@ -5,6 +5,7 @@ import NIOSSL
 import ProxyHeaders
 import ScavengerBoard
 import ScavengerProtocol
+import ScavengerTLS
 import ServiceLifecycle
 import Synchronization
 

@@ -1,5 +1,6 @@
 import ProxyHeaders
 import ScavengerProtocol
+import ScavengerTLS
 
 /// How the daemon listens and what it allows each client.
 public struct ServerConfiguration: Sendable {

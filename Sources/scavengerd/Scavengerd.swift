@@ -13,6 +13,7 @@ import ScavengerHTTP
 import ScavengerProtocol
 import ScavengerServer
 import ScavengerStore
+import ScavengerTLS
 import ServiceLifecycle
 import Sodium
 import UnixSignals
@@ -71,6 +72,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on with TLS (default: --host).") var tlsHost: String?
     @Option(help: "Also serve HTTP on this port, same host as --host: GET /ws (the protocol over a WebSocket), /healthz, /metrics, the demo, hunt and console pages.")
     var httpPort: Int?
+    @Option(help: "PEM certificate chain that makes --http-port HTTPS (with --http-tls-key); phones give the pages their location only over HTTPS.")
+    var httpTlsCert: String?
+    @Option(help: "PEM private key of --http-tls-cert.") var httpTlsKey: String?
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Longest request line in bytes.") var maxLineBytes = ServeDefaults.maxLineBytes
     @Option(help: "Longest HTTP request line in bytes on the HTTP port (longer gets 414).")
@@ -150,6 +154,7 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0 ... 65535).contains(port) else { throw ArgumentParser.ValidationError("--port must be within 0…65535") }
         try validateTLS()
+        try validateHTTPTLS()
         guard httpPort.map({ (0 ... 65535).contains($0) && ($0 != port || $0 == 0) }) ?? true else {
             throw ArgumentParser.ValidationError("--http-port must be within 0…65535 and differ from --port")
         }
@@ -272,6 +277,27 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
+    /// HTTPS takes --http-tls-cert and --http-tls-key together, on an --http-port.
+    func validateHTTPTLS() throws {
+        guard (httpTlsCert == nil) == (httpTlsKey == nil) else {
+            throw ArgumentParser.ValidationError("--http-tls-cert and --http-tls-key go together: give both or neither")
+        }
+        guard httpTlsCert == nil || httpPort != nil else {
+            throw ArgumentParser.ValidationError("--http-tls-cert and --http-tls-key need --http-port (the port they make HTTPS)")
+        }
+    }
+
+    /// The HTTP port's certificate, read from the PEM files; nil without --http-tls-cert. An error
+    /// names the flag and the file at fault.
+    func httpCertificate() throws -> ServerCertificate? {
+        guard let httpTlsCert, let httpTlsKey else { return nil }
+        do {
+            return try ServerCertificate(certificateChainFile: httpTlsCert, privateKeyFile: httpTlsKey)
+        } catch {
+            throw CLIError("HTTPS (--http-tls-cert, --http-tls-key): \(error)")
+        }
+    }
+
     /// The TLS listener's settings, read from the PEM files; nil without --tls-port.
     func tlsSettings() throws -> TLSSettings? {
         guard let tlsPort, let tlsCert, let tlsKey else { return nil }
@@ -290,6 +316,7 @@ struct Serve: AsyncParsableCommand {
         try await reportingFailure {
             // Before anything waits on the database: a bad certificate or key fails at once.
             let tls = try tlsSettings()
+            let httpCertificate = try self.httpCertificate()
             let smtp = try mail.smtpConfiguration()
             let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
@@ -369,7 +396,11 @@ struct Serve: AsyncParsableCommand {
                 .init(service: server),
                 // It ends only on shutdown; should it end otherwise, the daemon serves on.
                 .init(
-                    service: ReloadOnHangup(hangups: hangups, tls: tls, certificateFile: tlsCert, keyFile: tlsKey, logger: logger),
+                    service: ReloadOnHangup(
+                        hangups: hangups,
+                        certificates: (tls.map { [(port: "--tls-port", certificate: $0.certificate)] } ?? [])
+                            + (httpCertificate.map { [(port: "--http-port", certificate: $0)] } ?? []),
+                        logger: logger),
                     successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore),
             ]
             if let httpPort, let metrics {
@@ -380,7 +411,8 @@ struct Serve: AsyncParsableCommand {
                         maxEventBytes: maxEventBytes,
                         head: HTTPHeadLimits(maxRequestLineBytes: maxHttpRequestLineBytes, maxHeaderBytes: maxHttpHeaderBytes),
                         headTimeoutSeconds: lineTimeout, idleTimeoutSeconds: idleTimeout, allowedOrigins: try parsedOrigins(),
-                        leafletDirectory: leafletDirectory, trustedProxies: try parsedTrustedProxies()),
+                        leafletDirectory: leafletDirectory, trustedProxies: try parsedTrustedProxies(),
+                        tlsCertificate: httpCertificate),
                     board: board, table: table, metrics: metrics, limits: connectionLimits,
                     logger: logger)))
             }
@@ -462,58 +494,4 @@ struct RateFlag: ExpressibleByArgument, CustomStringConvertible, Sendable {
 
     var description: String { limit?.description ?? "off" }
     var defaultValueDescription: String { description }
-}
-
-/// SIGHUP (`systemctl reload scavengerd`): reads `--tls-cert` and `--tls-key` again and serves
-/// the TLS connections accepted from then on with them, so that a renewed certificate takes
-/// effect without a restart (connections already open keep theirs). Files that cannot be read,
-/// or a key that does not fit, leave the certificate in use as it was, and say why in the log.
-/// Without TLS there is nothing to reload: it says so, and the daemon goes on (SIGHUP's default,
-/// ending the process, would make a `reload` a crash).
-/// `--drain-seconds`: on SIGTERM the daemon drains (its health is 503 "draining", it still serves)
-/// for that long, then this service ends, which stops the daemon as SIGINT does (a SIGINT during
-/// the drain stops it at once).
-struct DrainOnTerminate: Service {
-    let terminations: UnixSignalsSequence
-    let seconds: Int
-    let board: Board
-    let logger: Logger
-
-    func run() async throws {
-        for await _ in terminations.cancelOnGracefulShutdown() {
-            board.beginDraining()
-            logger.notice("SIGTERM: draining (health answers 503) before stopping", metadata: ["drain-seconds": "\(seconds)"])
-            // A SIGINT meanwhile stops the daemon at once.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(seconds)) }
-            logger.notice("drained: stopping")
-            return
-        }
-    }
-}
-
-struct ReloadOnHangup: Service {
-    let hangups: UnixSignalsSequence
-    let tls: TLSSettings?
-    let certificateFile: String?
-    let keyFile: String?
-    let logger: Logger
-
-    func run() async throws {
-        for await _ in hangups.cancelOnGracefulShutdown() {
-            guard let tls, let certificateFile, let keyFile else {
-                logger.notice("SIGHUP: nothing to reload (no TLS listener); the other settings take a restart")
-                continue
-            }
-            do {
-                let fresh = try TLSSettings(
-                    host: tls.host, port: tls.port, certificateChainFile: certificateFile, privateKeyFile: keyFile)
-                tls.replaceContext(fresh.context)
-                logger.notice("SIGHUP: reloaded the TLS certificate and key; new TLS connections use them", metadata: [
-                    "tls-cert": "\(certificateFile)", "tls-key": "\(keyFile)",
-                ])
-            } catch {
-                logger.error("SIGHUP: kept the TLS certificate in use, the files could not be loaded: \(error)")
-            }
-        }
-    }
 }

@@ -2,6 +2,7 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Postgres
 import Prometheus
 @testable import ScavengerBoard
@@ -136,14 +137,18 @@ func httpGet(_ address: SocketAddress, _ path: String, headers: [String] = []) a
 let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
 
 /// One HTTP/1.1 request on a connection of its own: the status, the header block (lower-cased
-/// names as sent) and the body.
+/// names as sent) and the body. With `tls`, over HTTPS (the server's name checked as localhost).
 func httpRequest(
-    _ address: SocketAddress, _ method: String, _ path: String, headers: [String] = [], body: String = ""
+    _ address: SocketAddress, _ method: String, _ path: String, headers: [String] = [], body: String = "",
+    tls: NIOSSLContext? = nil
 ) async throws -> (status: Int, head: String, body: String) {
     let channel = try await ClientBootstrap(group: clientGroup)
         .connect(host: "127.0.0.1", port: address.port!) { channel in
             channel.eventLoop.makeCompletedFuture {
-                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                if let tls {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: "localhost"))
+                }
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
     var lines = headers

@@ -49,6 +49,28 @@ struct RunScriptTests {
         }
     }
 
+    @Test("with --http-tls-cert the URLs are https:// and /healthz is asked over TLS; how to serve a LAN is said")
+    func announcesHTTPS() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scavenger-run-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = try ReloadTests.certificate(in: directory)
+        try await TestEnvironment.make().use { environment in
+            let daemon = try await DaemonProcess(
+                environment: environment, ["--http-port", "0", "--http-tls-cert", files.certificate.path, "--http-tls-key", files.key.path])
+            try await eventually("the HTTPS port listens") { daemon.httpPort != nil }
+            let http = try #require(daemon.httpPort), line = try #require(daemon.port)
+            let announced = try Self.bash("announce_http_urls 127.0.0.1 \(http) \(line) \(daemon.process.processIdentifier) 120 https")
+            #expect(announced.stdout.contains("scavengerd is up"), "\(announced.stdout)")
+            #expect(announced.stdout.contains("\n  https://127.0.0.1:\(http)/play "), "\(announced.stdout)")
+            #expect(announced.stdout.contains("SCAVENGER_HOST=0.0.0.0 scripts/run.sh --http-tls-cert"), "\(announced.stdout)")
+            #expect(try Self.bash("https_status 127.0.0.1 \(http) /play").stdout == "200\n")
+            #expect(try await daemon.terminate())
+        }
+        // Plain HTTP on every address: a warning that phones will not share their location.
+        let lan = try Self.bash("announce_lan 0.0.0.0 7468 http").stdout
+        #expect(lan.contains("phones will not share their location"), "\(lan)")
+    }
+
     @Test("nothing is printed when the daemon ends before it is up")
     func silentWhenGone() throws {
         // A process that has ended: the announcer stops waiting at once.

@@ -6,6 +6,7 @@ import NIOSSL
 import Postgres
 import ScavengerProtocol
 import ScavengerServer
+import ScavengerTLS
 import ScavengerTestSupport
 import ServiceLifecycle
 import Synchronization

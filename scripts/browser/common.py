@@ -78,11 +78,11 @@ def stop_daemon(daemon, log):
     log.close()
 
 
-def chromium(width=900, height=1000):
-    """Headless Chromium (Debian's), driven by its chromedriver."""
+def chromium(width=900, height=1000, *extra):
+    """Headless Chromium (Debian's), driven by its chromedriver; `extra` flags added."""
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}", *extra):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
 

@@ -2,6 +2,7 @@
 // answers each request with a promise, resumes the session and the watch after reconnecting,
 // and sends each write with a REQUEST key so that a retried one is done once.
 import { ScavengerClient } from "/client.js";
+import { locationNeedsHTTPS } from "/location.js";
 
 const statusLine = document.getElementById("status");
 const pinsList = document.getElementById("pins");
@@ -123,12 +124,12 @@ document.getElementById("login-form").addEventListener("submit", async (submit) 
 document.getElementById("place-form").addEventListener("submit", (submit) => { submit.preventDefault(); showNearby(); });
 
 document.getElementById("locate-button").addEventListener("click", () => {
-  if (!navigator.geolocation) { say("This browser cannot tell its location.", true); return; }
+  if (!navigator.geolocation) { say(locationNeedsHTTPS(null) || "This browser cannot tell its location.", true); return; }
   navigator.geolocation.getCurrentPosition((position) => {
     document.getElementById("lat").value = position.coords.latitude.toFixed(5);
     document.getElementById("lon").value = position.coords.longitude.toFixed(5);
     showNearby();
-  }, (error) => say("Location: " + error.message, true));
+  }, (error) => say(locationNeedsHTTPS(error) || "Location: " + error.message, true));
 });
 
 document.getElementById("post-form").addEventListener("submit", async (submit) => {

@@ -1,4 +1,5 @@
 import { Hunts } from "/hunts.js";
+import { locationNeedsHTTPS } from "/location.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
 // browser says you are, follow the leaderboard and the hints as they come. In a team hunt the
 // player joins a team by its name, and the page shows their team, its players and a board of
@@ -399,7 +400,7 @@ import { Hunts } from "/hunts.js";
       try {
         position = await where();
       } catch (error) {
-        show("error", "Your location is not available: " + error.message + ". Allow this page to use your location and try again.");
+        show("error", locationNeedsHTTPS(error) || "Your location is not available: " + error.message + ". Allow this page to use your location and try again.");
         return;
       }
       const { latitude, longitude, accuracy } = position.coords;
