@@ -90,7 +90,6 @@ public final class ScavengerHTTPServer: Service, Sendable {
             ("/", StaticAsset(DemoPage.html, contentType: "text/html; charset=utf-8")),
             ("/demo.js", StaticAsset(DemoPage.script, contentType: "text/javascript; charset=utf-8")),
             ("/demo.css", StaticAsset(DemoPage.style, contentType: "text/css; charset=utf-8")),
-            ("/client.js", StaticAsset(ClientModule.script, contentType: "text/javascript; charset=utf-8")),
             ("/play", StaticAsset(HuntPages.playHTML, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
             ("/host", StaticAsset(HuntPages.hostHTML, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
             ("/hunts.js", StaticAsset(HuntPages.commonScript, contentType: "text/javascript; charset=utf-8")),
@@ -102,6 +101,15 @@ public final class ScavengerHTTPServer: Service, Sendable {
         ]
         for (path, asset) in assets {
             router.get(RouterPath(path)) { request, _ -> Response in asset.response(to: request) }
+        }
+        // The client module, which other sites' pages may import: cross-origin reads allowed to
+        // the origins --allowed-origins lists (to any without it), as /ws upgrades are.
+        let clientModule = StaticAsset(ClientModule.script, contentType: "text/javascript; charset=utf-8")
+        let allowedOrigins = configuration.allowedOrigins
+        router.get("/client.js") { request, _ -> Response in
+            var response = clientModule.response(to: request)
+            CrossOrigin.allow(&response.headers, origin: request.headers[.origin], allowed: allowedOrigins)
+            return response
         }
         VendorFiles.leaflet(directory: configuration.leafletDirectory).addRoutes(to: router)
         QRCodeRoute.addRoutes(to: router)

@@ -50,6 +50,25 @@ struct ClientModuleTests {
         }
     }
 
+    @Test("cross-origin reads of /client.js follow --allowed-origins: any origin without it, only those listed with it")
+    func crossOrigin() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
+            let any = try await httpRequest(http, "GET", "/client.js", headers: ["Origin: https://school.example"])
+            #expect(header("access-control-allow-origin", in: any.head) == "*")
+            #expect(header("vary", in: any.head)?.contains("Origin") == true)
+        }
+        try await withHTTPServer(board: OfflineBoard.shared, configure: { $0.allowedOrigins = ["https://school.example"] }) { http, _, _ in
+            let listed = try await httpRequest(http, "GET", "/client.js", headers: ["Origin: https://school.example"])
+            #expect(listed.status == 200)
+            #expect(header("access-control-allow-origin", in: listed.head) == "https://school.example")
+            let other = try await httpRequest(http, "GET", "/client.js", headers: ["Origin: https://elsewhere.example"])
+            #expect(other.status == 200)
+            #expect(header("access-control-allow-origin", in: other.head) == nil)
+            let none = try await httpRequest(http, "GET", "/client.js")
+            #expect(header("access-control-allow-origin", in: none.head) == nil)
+        }
+    }
+
     @Test("the module's WRITE_COMMANDS are the commands that take a REQUEST key")
     func writeCommandsMatchTheDaemon() throws {
         let script = ClientModule.script
