@@ -69,6 +69,15 @@ struct ClientModuleTests {
         }
     }
 
+    @Test("the hunt pages say whether the daemon sends mail: without it the account section is marked data-mail=off")
+    func mailMarker() throws {
+        #expect(HuntPages.playHTML.contains(HuntPages.mailMarker))
+        #expect(HuntPages.hostHTML.contains(HuntPages.mailMarker))
+        #expect(HuntPages.page(HuntPages.playHTML, mail: true) == HuntPages.playHTML)
+        let off = HuntPages.page(HuntPages.playHTML, mail: false)
+        #expect(off.contains(#"data-mail="off""#) && !off.contains(HuntPages.mailMarker))
+    }
+
     @Test("the module's WRITE_COMMANDS are the commands that take a REQUEST key")
     func writeCommandsMatchTheDaemon() throws {
         let script = ClientModule.script
