@@ -27,6 +27,15 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from common import PageChecks, Line, chromium, start_daemon
 
+
+def click_button(driver, selector, label):
+    """Clicks the button under `selector` labelled `label`, found and clicked in one step inside
+    the page: the pages redraw their lists as events come, and a button found one call earlier may
+    be gone. False when there is none."""
+    return driver.execute_script(
+        "const b = [...document.querySelectorAll(arguments[0])].find((e) => e.textContent.trim() === arguments[1]);"
+        " if (b) b.click(); return !!b", selector, label)
+
 GATE = (48.8584, 2.2945)
 TREE = (48.8590, 2.2950)
 # A 2×2 PNG, red and blue.
@@ -67,7 +76,7 @@ def main():
         driver.find_element(By.ID, "login-button").click()
         wait.until(EC.text_to_be_present_in_element((By.ID, "who"), "Signed in as teacher"))
         until(lambda: "Schoolyard" in host_page.texts("#my-hunts button"), "the host's hunts are not listed")
-        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#my-hunts button") if b.text == "Schoolyard").click()
+        check(click_button(driver, "#my-hunts button", "Schoolyard"), "no button for the hunt Schoolyard")
         until(lambda: text("#hunt-name") == "Schoolyard", "the hunt did not open")
 
         # The join link, its QR code, the code on the printed sheet.
@@ -153,7 +162,7 @@ def main():
         until(lambda: text("#review-count") == "1 photo waits for review.", f"the review count: {text('#review-count')!r}")
         check("pupil at 2. The tree" in text("#reviews li"), f"the review item: {text('#reviews li')!r}")
         driver.save_screenshot(os.path.join(output, "live-host-review.png"))
-        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#reviews li button") if b.text == "Approve").click()
+        check(click_button(driver, "#reviews li button", "Approve"), "no Approve button")
         until(lambda: not driver.find_elements(By.CSS_SELECTOR, "#reviews li") and text("#review-count") == "Nothing waits for a review.",
               f"the approved check-in stays listed: {text('#review-count')!r}")
 
@@ -166,7 +175,7 @@ def main():
         pupil.save_screenshot(os.path.join(output, "live-play-phone.png"))
 
         # "Start now": a hunt with no stop is refused in the page; one with a stop asks first.
-        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#my-hunts button") if b.text == "Not ready").click()
+        check(click_button(driver, "#my-hunts button", "Not ready"), "no button for the hunt Not ready")
         until(lambda: text("#hunt-name") == "Not ready", "the second hunt did not open")
         until(lambda: not driver.find_element(By.ID, "start-button").get_property("disabled"), "Start now is disabled")
         driver.find_element(By.ID, "start-button").click()
@@ -174,7 +183,7 @@ def main():
               "a hunt with no stop is not refused next to the button")
         check(host.ok(f'HUNT {empty["id"]}')["hunt"]["state"] == "scheduled", "a hunt with no stop was started")
         host.ok(f'ADDSTOP {empty["id"]} {GATE[0]} {GATE[1]} 40 10 "The gate"')
-        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#my-hunts button") if b.text == "Not ready").click()
+        check(click_button(driver, "#my-hunts button", "Not ready"), "no button for the hunt Not ready")
         until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#stops li")) == 1, "the added stop is not listed")
         driver.find_element(By.ID, "start-button").click()
         alert = wait.until(EC.alert_is_present())
