@@ -143,7 +143,7 @@ def main():
         pupil_page.until(lambda: pupil_page.text("#hunt-name") == "Schoolyard", "joining did not show the hunt")
 
         # A photo check-in from the page: pending, and the stop says it waits.
-        photo_file = os.path.join(output, "tree.png")
+        photo_file = os.path.abspath(os.path.join(output, "tree.png"))  # a file input takes absolute paths only
         with open(photo_file, "wb") as out:
             out.write(base64.b64decode(PHOTO))
         pupil_page.until(lambda: pupil.find_element(By.ID, "checkin-button").is_enabled(), "the check-in button stays disabled")
