@@ -177,8 +177,11 @@ let package = Package(
             .embedInCode("Pages/host.js"),
             .embedInCode("Pages/hunts.css"),
             .embedInCode("Pages/hunts.js"),
+            .embedInCode("Pages/join-link.js"),
             .embedInCode("Pages/location.js"),
+            .embedInCode("Pages/notices.js"),
             .embedInCode("Pages/play.html"),
+            .embedInCode("Pages/play-scores.js"),
             .embedInCode("Pages/play.js"),
         ], swiftSettings: frontEndSettings),
         // The invariants of a request line whatever its bytes, and the board they are checked on:

@@ -41,6 +41,9 @@ public enum WatchEvent: Sendable, Equatable {
     case reply(watch: String, reply: PinReply)
     /// A player earned a badge in a watched hunt.
     case badge(watch: String, player: String, badge: Badge)
+    /// A check-in at a watched hunt now waits for a review (`pending`, `flagged`): told to the
+    /// host's watches only.
+    case review(watch: String, checkIn: String, status: String)
     /// A hunt watch ended by the game, with nothing after it: its player left the hunt
     /// (`left`), or moderators removed the hunt (`removed`).
     case closed(watch: String, reason: String)
@@ -50,7 +53,7 @@ public enum WatchEvent: Sendable, Equatable {
         switch self {
         case .pin(let watch, _, _, _), .gone(let watch, _, _), .ready(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
              .found(let watch, _, _, _), .score(let watch, _), .reply(let watch, _), .closed(let watch, _),
-             .badge(let watch, _, _):
+             .badge(let watch, _, _), .review(let watch, _, _):
             return watch
         }
     }

@@ -71,6 +71,9 @@ public final class HuntFeed: Sendable {
                 rankings.apply(totals, now: now)
             case .badge(let player, let badge):
                 watches.tell(hunt, into: &outbox) { .badge(watch: $0, player: player, badge: badge) }
+            case .review(let checkIn, let status):
+                // Only the host's watches (`player` nil): players do not see others' check-ins.
+                watches.tell(hunt, into: &outbox, only: { $0.player == nil }) { .review(watch: $0, checkIn: checkIn, status: status.rawValue) }
             case .team(let team):
                 for entry in boards.apply(team, of: hunt, seq: logged.seq) {
                     watches.tell(hunt, into: &outbox) { .score(watch: $0, entry: entry) }

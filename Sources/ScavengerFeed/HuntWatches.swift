@@ -62,10 +62,10 @@ struct HuntWatches {
     }
 
     /// Tells every watcher of `hunt` the event `event` makes for its watch id.
-    func tell(_ hunt: String, into outbox: inout WatchOutbox, _ event: (String) -> WatchEvent) {
+    func tell(_ hunt: String, into outbox: inout WatchOutbox, only which: (Watcher) -> Bool = { _ in true }, _ event: (String) -> WatchEvent) {
         guard let watchedHunt = watched[hunt] else { return }
         for id in watchedHunt.watchers.sorted() {
-            guard let watcher = watchers[id] else { continue }
+            guard let watcher = watchers[id], which(watcher) else { continue }
             outbox.add(event(id), for: watcher.sink)
         }
     }

@@ -33,4 +33,22 @@ enum HuntPages {
 
     /// `/host.js`: the host's view.
     static let hostScript = PageFiles.text(PackageResources.host_js)
+
+    /// `/notices.js`: messages next to the form that caused them, toasts, error texts (both pages).
+    static let noticesScript = PageFiles.text(PackageResources.notices_js)
+
+    /// `/play-scores.js`: the player's scores across hunts, their badges and the ranking around them.
+    static let playScoresScript = PageFiles.text(PackageResources.play_scores_js)
+
+    /// `/join-link.js`: the host's join link, its QR code and the projector view.
+    static let joinLinkScript = PageFiles.text(PackageResources.join_link_js)
+
+    /// The marker in the account section that tells the page whether this daemon sends mail.
+    static let mailMarker = #"data-mail="on""#
+
+    /// `html` as served by a daemon that sends mail (`mail`) or not: without it, the account
+    /// section says so (`data-mail="off"`) and the page hides its recovery forms.
+    static func page(_ html: String, mail: Bool) -> String {
+        mail ? html : html.replacing(mailMarker, with: #"data-mail="off""#)
+    }
 }

@@ -86,13 +86,17 @@ public final class ScavengerHTTPServer: Service, Sendable {
         // and `Cache-Control: no-cache`: a browser keeps it and revalidates it, `304` while it
         // holds this daemon's version.
         let mapPolicy = SecurityHeadersMiddleware<HTTPRequestContext>.mapPagePolicy
+        // The hunt pages say whether this daemon sends mail (its account recovery forms show only then).
+        let mail = board.rules.recovery.mailEnabled
         let assets: [(path: String, asset: StaticAsset)] = [
             ("/", StaticAsset(DemoPage.html, contentType: "text/html; charset=utf-8")),
             ("/demo.js", StaticAsset(DemoPage.script, contentType: "text/javascript; charset=utf-8")),
             ("/demo.css", StaticAsset(DemoPage.style, contentType: "text/css; charset=utf-8")),
-            ("/client.js", StaticAsset(ClientModule.script, contentType: "text/javascript; charset=utf-8")),
-            ("/play", StaticAsset(HuntPages.playHTML, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
-            ("/host", StaticAsset(HuntPages.hostHTML, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
+            ("/play", StaticAsset(HuntPages.page(HuntPages.playHTML, mail: mail), contentType: "text/html; charset=utf-8", policy: mapPolicy)),
+            ("/host", StaticAsset(HuntPages.page(HuntPages.hostHTML, mail: mail), contentType: "text/html; charset=utf-8", policy: mapPolicy)),
+            ("/notices.js", StaticAsset(HuntPages.noticesScript, contentType: "text/javascript; charset=utf-8")),
+            ("/play-scores.js", StaticAsset(HuntPages.playScoresScript, contentType: "text/javascript; charset=utf-8")),
+            ("/join-link.js", StaticAsset(HuntPages.joinLinkScript, contentType: "text/javascript; charset=utf-8")),
             ("/hunts.js", StaticAsset(HuntPages.commonScript, contentType: "text/javascript; charset=utf-8")),
             ("/play.js", StaticAsset(HuntPages.playScript, contentType: "text/javascript; charset=utf-8")),
             ("/host.js", StaticAsset(HuntPages.hostScript, contentType: "text/javascript; charset=utf-8")),
@@ -103,6 +107,15 @@ public final class ScavengerHTTPServer: Service, Sendable {
         ]
         for (path, asset) in assets {
             router.get(RouterPath(path)) { request, _ -> Response in asset.response(to: request) }
+        }
+        // The client module, which other sites' pages may import: cross-origin reads allowed to
+        // the origins --allowed-origins lists (to any without it), as /ws upgrades are.
+        let clientModule = StaticAsset(ClientModule.script, contentType: "text/javascript; charset=utf-8")
+        let allowedOrigins = configuration.allowedOrigins
+        router.get("/client.js") { request, _ -> Response in
+            var response = clientModule.response(to: request)
+            CrossOrigin.allow(&response.headers, origin: request.headers[.origin], allowed: allowedOrigins)
+            return response
         }
         VendorFiles.leaflet(directory: configuration.leafletDirectory).addRoutes(to: router)
         QRCodeRoute.addRoutes(to: router)

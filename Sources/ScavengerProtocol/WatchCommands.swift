@@ -137,6 +137,11 @@ public enum EventLine {
             JSON.encodeString(player, into: &bytes)
             bytes.append(contentsOf: ",\"badge\":".utf8)
             JSON.badge(badge).encode(into: &bytes)
+        case .review(_, let checkIn, let status):
+            bytes.append(contentsOf: ",\"type\":\"review\",\"checkin\":".utf8)
+            JSON.encodeString(checkIn, into: &bytes)
+            bytes.append(contentsOf: ",\"status\":".utf8)
+            JSON.encodeString(status, into: &bytes)
         }
         bytes.append(contentsOf: "}\n".utf8)
     }

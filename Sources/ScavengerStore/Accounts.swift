@@ -134,6 +134,23 @@ extension Database {
         }
     }
 
+    /// Sets a user's password hash (found by name, case-insensitively; never a guest's row, as the
+    /// guests branch keeps name look-ups) and ends every session of theirs, as `RESET` does, in one
+    /// transaction; the user's id, or nil when there is no such user.
+    public func setPassword(username: String, passwordHash: String) async throws(StoreError) -> Int? {
+        try await mappingErrors {
+            try await pool.transaction { connection in
+                let rows = try connection.query("""
+                    UPDATE users SET password_hash = \(passwordHash) WHERE role <> 'guest' AND lower(name) = lower(\(username)) RETURNING id
+                    """)
+                guard let row = rows.first else { return nil }
+                let id: Int = try row.int("id")
+                try connection.query("DELETE FROM sessions WHERE user_id = \(id)")
+                return id
+            }
+        }
+    }
+
     static func insertSession(_ connection: PostgresConnection, userID: Int, tokenHash: [UInt8], ttlSeconds: Int) throws {
         try connection.query("""
             INSERT INTO sessions (token_hash, user_id, expires_at)

@@ -69,6 +69,10 @@ enum HuntChangeCoding {
             object.string("description", badge.description)
             object.string("hunt", badge.hunt)
             object.int("at", badge.at.microseconds)
+        case .review(let checkIn, let status):
+            kind = "review"
+            object.string("checkin", checkIn)
+            object.string("status", status.rawValue)
         case .team(let team):
             kind = "team"
             object.string("team", team.team)
@@ -142,6 +146,9 @@ enum HuntChangeCoding {
             team.trialFirst = int("trial_first").map { Timestamp(microseconds: Int64($0)) }
             team.trialLast = int("trial_last").map { Timestamp(microseconds: Int64($0)) }
             return .team(team)
+        case "review":
+            guard let checkIn = string("checkin"), let status = string("status").flatMap(CheckInStatus.init(rawValue:)) else { return nil }
+            return .review(checkIn: checkIn, status: status)
         default:
             return nil
         }

@@ -269,6 +269,9 @@ extension Database {
                 log.append(hunt: facts.hunt.id, .standing(standing, renamedFrom: nil))
                 let sideFound = facts.teamID.flatMap { teams[$0]?.found } ?? standing.found
                 accepted.append((facts, player, new.id, sideFound, try row.int("t_found"), foundEver[index] ?? false))
+            } else {
+                // Pending (a photo) or flagged: the hunt's reviewers hear that it waits.
+                log.append(hunt: facts.hunt.id, .review(checkIn: new.id, status: verdict.status))
             }
             let checkIn = CheckIn(
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,

@@ -124,6 +124,8 @@ public enum HuntChange: Sendable, Equatable {
     /// A team's new standing in a team hunt (a check-in, a review, a member joining, moving,
     /// renamed or leaving).
     case team(TeamStandingChange)
+    /// A check-in now waits for a review (`pending` or `flagged`): its reviewers' watches hear it.
+    case review(checkIn: String, status: CheckInStatus)
 }
 
 /// One row of the hunts' change log.

@@ -76,7 +76,7 @@ struct Expire: AsyncParsableCommand {
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Manage users.", subcommands: [SetRole.self])
+        commandName: "user", abstract: "Manage users.", subcommands: [SetRole.self, SetPassword.self])
 
     struct SetRole: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "role", abstract: "Set a user's role.")

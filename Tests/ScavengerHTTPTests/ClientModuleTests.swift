@@ -50,6 +50,34 @@ struct ClientModuleTests {
         }
     }
 
+    @Test("cross-origin reads of /client.js follow --allowed-origins: any origin without it, only those listed with it")
+    func crossOrigin() async throws {
+        try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in
+            let any = try await httpRequest(http, "GET", "/client.js", headers: ["Origin: https://school.example"])
+            #expect(header("access-control-allow-origin", in: any.head) == "*")
+            #expect(header("vary", in: any.head)?.contains("Origin") == true)
+        }
+        try await withHTTPServer(board: OfflineBoard.shared, configure: { $0.allowedOrigins = ["https://school.example"] }) { http, _, _ in
+            let listed = try await httpRequest(http, "GET", "/client.js", headers: ["Origin: https://school.example"])
+            #expect(listed.status == 200)
+            #expect(header("access-control-allow-origin", in: listed.head) == "https://school.example")
+            let other = try await httpRequest(http, "GET", "/client.js", headers: ["Origin: https://elsewhere.example"])
+            #expect(other.status == 200)
+            #expect(header("access-control-allow-origin", in: other.head) == nil)
+            let none = try await httpRequest(http, "GET", "/client.js")
+            #expect(header("access-control-allow-origin", in: none.head) == nil)
+        }
+    }
+
+    @Test("the hunt pages say whether the daemon sends mail: without it the account section is marked data-mail=off")
+    func mailMarker() throws {
+        #expect(HuntPages.playHTML.contains(HuntPages.mailMarker))
+        #expect(HuntPages.hostHTML.contains(HuntPages.mailMarker))
+        #expect(HuntPages.page(HuntPages.playHTML, mail: true) == HuntPages.playHTML)
+        let off = HuntPages.page(HuntPages.playHTML, mail: false)
+        #expect(off.contains(#"data-mail="off""#) && !off.contains(HuntPages.mailMarker))
+    }
+
     @Test("the module's WRITE_COMMANDS are the commands that take a REQUEST key")
     func writeCommandsMatchTheDaemon() throws {
         let script = ClientModule.script

@@ -36,6 +36,8 @@ struct HuntPagesTests {
               ("/hunts.js", "text/javascript; charset=utf-8"), ("/play.js", "text/javascript; charset=utf-8"),
               ("/host.js", "text/javascript; charset=utf-8"), ("/hunts.css", "text/css; charset=utf-8"),
               ("/client.js", "text/javascript; charset=utf-8"), ("/demo.js", "text/javascript; charset=utf-8"),
+              ("/notices.js", "text/javascript; charset=utf-8"), ("/play-scores.js", "text/javascript; charset=utf-8"),
+              ("/join-link.js", "text/javascript; charset=utf-8"),
           ])
     func assets(path: String, contentType: String) async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in

@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import ScavengerTestSupport
+import Sodium
 import Testing
 
 /// Runs the built `scavengerd` executable.
@@ -33,8 +34,10 @@ struct Executable {
     }
 
     /// Runs `scavengerd arguments…` against the schema of `configuration`, with `extra` in its
-    /// environment.
-    static func run(_ arguments: [String], configuration: PostgresConfiguration, environment extra: [String: String] = [:]) throws -> Result {
+    /// environment and `input` on its standard input (a pipe; none when nil).
+    static func run(
+        _ arguments: [String], configuration: PostgresConfiguration, environment extra: [String: String] = [:], input: String? = nil
+    ) throws -> Result {
         let process = Process()
         process.executableURL = try url
         process.arguments = arguments
@@ -44,7 +47,13 @@ struct Executable {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let stdin = Pipe()
+        if input != nil { process.standardInput = stdin }
         try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -118,6 +127,32 @@ struct CommandLineTests {
             #expect(account?.account.user.role == .moderator)
             #expect(try Executable.run(["user", "role", "nobody", "admin"], configuration: environment.configuration).status != 0)
             #expect(try Executable.run(["user", "role", "mod", "king"], configuration: environment.configuration).status != 0)
+        }
+    }
+
+    @Test("user password: sets the password from a pipe with REGISTER's rules and ends the user's sessions")
+    func userPassword() async throws {
+        try await TestEnvironment.make().use { environment in
+            let token = [UInt8](repeating: 7, count: 32)
+            _ = try await environment.database.register(
+                name: "Forgetful", email: "f@example.org", passwordHash: "x", tokenHash: token, sessionTTLSeconds: 600)
+            #expect(try await environment.database.account(sessionTokenHash: token) != nil)
+
+            let short = try Executable.run(["user", "password", "forgetful"], configuration: environment.configuration, input: "short\n")
+            #expect(short.status != 0 && short.stderr.contains("password"), "\(short.stderr)")
+            #expect(try await environment.database.account(sessionTokenHash: token) != nil)
+
+            let ok = try Executable.run(
+                ["user", "password", "forgetful"], configuration: environment.configuration, input: "a new secret 42\n")
+            #expect(ok.status == 0, "\(ok.stderr)")
+            let credentials = try #require(try await environment.database.credentials(login: "Forgetful"))
+            #expect(PasswordHasher.verifySync("a new secret 42", against: credentials.passwordHash))
+            #expect(try await environment.database.account(sessionTokenHash: token) == nil)
+
+            let nobody = try Executable.run(["user", "password", "nobody"], configuration: environment.configuration, input: "long enough 1\n")
+            #expect(nobody.status != 0 && nobody.stderr == "scavengerd: no user named nobody\n", "\(nobody.stderr)")
+            let empty = try Executable.run(["user", "password", "forgetful"], configuration: environment.configuration, input: "")
+            #expect(empty.status != 0)
         }
     }
 

@@ -166,21 +166,25 @@ func withTwoDaemons(
     }
 }
 
-/// A watcher: a connection and its watch's id.
+/// A watcher: a connection and its watch's id, and whether it watches as the hunt's host (the
+/// host's watches also hear `review` events).
 struct HuntWatcher {
     let connection: Conversation
     let watch: String
+    var isHost = false
 }
 
 /// Runs `action` and checks what each of `watchers` hears of it, up to a marker the host sends
 /// after it: exactly the `found` events `found` ("player stop points", in order), then one `score`
 /// event for each entry whose points or rank changed (the leaderboard `reader` shows before and
 /// after; `changed` names them, as the test expects), each the entry as LEADERBOARD shows it
-/// after. Returns every event heard.
+/// after. `reviews`, when given: the statuses of the `review` events the host's watchers hear
+/// (others hear none). Returns every event heard.
 @discardableResult
 func expectHuntEvents(
     _ label: String, hunt: String, host: Conversation, reader: Conversation, watchers: [HuntWatcher],
-    found: [String], changed: Set<String>, sourceLocation: SourceLocation = #_sourceLocation, _ action: () async throws -> Void
+    found: [String], changed: Set<String>, reviews: [String]? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    _ action: () async throws -> Void
 ) async throws -> [JSONObject] {
     let before = try await reader.leaderboard(hunt)
     try await action()
@@ -191,8 +195,15 @@ func expectHuntEvents(
     var heard: [JSONObject] = []
     for watcher in watchers {
         // Badges (protocol 1.4) come with some finds; BadgeTests checks them.
-        let events = try await watcher.connection.huntEvents(before: marker).filter { eventType($0) != "badge" }
-        heard += events
+        let all = try await watcher.connection.huntEvents(before: marker).filter { eventType($0) != "badge" }
+        heard += all
+        // A check-in waiting for review is told to the host's watches only.
+        let reviewed = all.filter { eventType($0) == "review" }.map { (try? $0["status"].string) ?? "?" }
+        if let reviews {
+            #expect(reviewed == (watcher.isHost ? reviews : []), "\(label): review events heard by \(watcher.isHost ? "the host" : "a player")",
+                    sourceLocation: sourceLocation)
+        }
+        let events = all.filter { eventType($0) != "review" }
         #expect(events.allSatisfy { (try? $0["watch"].string) == watcher.watch }, "\(label): events of another watch", sourceLocation: sourceLocation)
         let types = events.map(eventType)
         #expect(
@@ -360,10 +371,14 @@ struct LiveHuntTests {
                 try await asLoggedIn(["host", "amy"], address) { (connections: [Conversation]) async throws in
                     var watchers: [HuntWatcher] = []
                     for connection in connections { watchers.append(HuntWatcher(connection: connection, watch: try await connection.watchHunt(hunt.id))) }
+                    watchers[0].isHost = true
                     var heard: [JSONObject] = []
-                    func step(_ label: String, found: [String], changed: Set<String>, _ action: () async throws -> Void) async throws {
+                    func step(
+                        _ label: String, found: [String], changed: Set<String>, reviews: [String] = [], _ action: () async throws -> Void
+                    ) async throws {
                         heard += try await expectHuntEvents(
-                            label, hunt: hunt.id, host: host, reader: host, watchers: watchers, found: found, changed: changed, action)
+                            label, hunt: hunt.id, host: host, reader: host, watchers: watchers, found: found, changed: changed,
+                            reviews: reviews, action)
                     }
 
                     // At 0 everyone shares rank 1: amy's 10 points move bob and cat to rank 2.
@@ -375,19 +390,23 @@ struct LiveHuntTests {
                     try await step("bob passes amy", found: ["bob \(s[1]) 20"], changed: ["amy", "bob", "cat"]) {
                         _ = try await bob.checkIn(s[1], at: p[1])
                     }
-                    // A pending check-in (a photo stop) and a flagged one (50 km at once) earn nothing: no events.
+                    // A pending check-in (a photo stop) and a flagged one (50 km at once) earn nothing: no
+                    // found or score; the host's watch alone hears that each waits for review.
                     var pending = ""
-                    try await step("cat's photo, pending", found: [], changed: []) {
+                    try await step("cat's photo, pending", found: [], changed: [], reviews: ["pending"]) {
                         let checkin = try await cat.checkIn(s[2], at: p[2], photoOption)["checkin"]
                         #expect(try checkin["status"].string == "pending")
                         pending = try checkin["id"].string
                     }
                     var flagged = ""
-                    try await step("amy 50 km away at once, flagged", found: [], changed: []) {
+                    try await step("amy 50 km away at once, flagged", found: [], changed: [], reviews: ["flagged"]) {
                         let checkin = try await amy.checkIn(s[3], at: p[3])["checkin"]
                         #expect(try checkin["status"].string == "flagged")
                         flagged = try checkin["id"].string
                     }
+                    let reviewEvents = heard.filter { eventType($0) == "review" }
+                    #expect(try reviewEvents.map { "\(try $0["watch"].string) \(try $0["checkin"].string) \(try $0["status"].string)" }
+                        == ["\(watchers[0].watch) \(pending) pending", "\(watchers[0].watch) \(flagged) flagged"])
                     // Approvals are accepted check-ins: found (with the points they earned) and scores.
                     try await step("cat's photo approved", found: ["cat \(s[2]) 30"], changed: ["amy", "bob", "cat"]) {
                         _ = try await host.ok("APPROVE \(pending)")

@@ -40,6 +40,8 @@ struct HuntChangeCodingTests {
             team.trialLast = Timestamp(microseconds: 9)
             return team
         }()),
+        .review(checkIn: "cabc", status: .pending),
+        .review(checkIn: "cdef", status: .flagged),
     ]
 
     @Test("every kind of change reads back as written", arguments: changes)

@@ -259,7 +259,8 @@ def main():
         # (and remembered for the next visit).
         driver.find_element(By.ID, "goto-place").send_keys("the old town")
         driver.find_element(By.ID, "goto-button").click()
-        until(lambda: "latitude, longitude" in text("#status"), f"a bad place is not refused plainly: {text('#status')!r}")
+        until(lambda: "latitude, longitude" in text("#goto-form + .form-message"),
+              f"a bad place is not refused plainly under its form: {text('#goto-form + .form-message')!r}")
         driver.find_element(By.ID, "goto-place").clear()
         driver.find_element(By.ID, "goto-place").send_keys("52.5300, 13.4200")
         driver.find_element(By.ID, "goto-button").click()
@@ -331,8 +332,9 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#sheet form.retype button").click()
         until(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sheet img.qr")) == 1, "the code typed again is not drawn")
 
-        # Start it, send a hint; the list of hunts says it runs.
+        # Start it (the page asks first), send a hint; the list of hunts says it runs.
         driver.find_element(By.ID, "start-button").click()
+        wait.until(EC.alert_is_present()).accept()
         until(lambda: "running" in text("#hunt-meta"), "the hunt did not start")
         until(lambda: any(t.startswith("Riverside loop") and "running" in t for t in texts("#my-hunts li")),
               f"the list of hunts still says: {texts('#my-hunts li')}")

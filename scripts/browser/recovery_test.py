@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -69,7 +70,8 @@ def main():
     try:
         Line(port).ok("REGISTER rita rita@example.org password1")
         driver = chromium()
-        wait = WebDriverWait(driver, HANG)
+        # Signing out reloads the page: an element found just before the reload is stale after it.
+        wait = WebDriverWait(driver, HANG, ignored_exceptions=[StaleElementReferenceException])
         driver.get(f"http://127.0.0.1:{http_port}/play")
         wait.until(lambda d: d.find_element(By.ID, "forgot-form").is_displayed())
 

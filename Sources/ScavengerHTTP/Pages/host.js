@@ -1,11 +1,12 @@
 import { Hunts } from "/hunts.js";
+import { joinCard, qrImage, showJoinPanel } from "/join-link.js";
 // The host's view: create a hunt, place its stops by clicking the map, start it, send hints,
 // review photo and flagged check-ins, and print the QR codes of its code stops.
 //
 // The daemon keeps a stop's code only hashed: this browser keeps the codes it typed (in
 // localStorage, by stop id) and has the daemon draw them (POST /qr, the code in the body).
 (() => {
-  const { say, quote, request, element, button, when, huntState, count } = Hunts;
+  const { say, quote, request, element, button, when, huntState, count, report, reportError, toast, errorText } = Hunts;
   const HUNT_KEY = "scavenger.host.hunt";
   const CODES_KEY = "scavenger.host.codes";
   const VIEW_KEY = "scavenger.host.view";
@@ -44,18 +45,24 @@ import { Hunts } from "/hunts.js";
     localStorage.setItem(CODES_KEY, JSON.stringify(all));
   }
 
-  // ---- the hunts this user hosts.
+  // ---- the hunts this user hosts; their states follow the clock (and the watched hunt's events).
+  let hosted = [];
   async function listMine() {
     try {
       const page = await request("HUNTS MINE LIMIT 50");
-      const hosted = page.hunts.filter((item) => item.code !== undefined);
-      field("my-hunts").replaceChildren(...hosted.map((item) => {
-        const row = element("li");
-        row.append(button(item.name, () => openHunt(item.id), "link"), element("span", "meta", " " + item.state));
-        return row;
-      }));
-      field("no-hunts").hidden = hosted.length > 0;
-    } catch (error) { say(error.detail || error.message, "error"); }
+      hosted = page.hunts.filter((item) => item.code !== undefined);
+      renderMine();
+    } catch (error) { say(errorText(error), "error"); }
+  }
+  function renderMine() {
+    field("my-hunts").replaceChildren(...hosted.map((item) => {
+      const row = element("li");
+      row.dataset.hunt = item.id;
+      row.append(button(item.name, (click) => openHunt(item.id, click.target), "link"), element("span", "meta state", " " + Hunts.liveState(item)));
+      return row;
+    }));
+    field("no-hunts").hidden = hosted.length > 0;
+    Hunts.rerenderAtNextChange("hosted", hosted, renderMine);
   }
 
   field("create-form").addEventListener("submit", async (submit) => {
@@ -76,12 +83,12 @@ import { Hunts } from "/hunts.js";
     if (badge) line += " BADGE " + quote(badge);
     try {
       const answer = await request(line);
-      say(`Created “${answer.hunt.name}”. Click the map to place its stops.`);
+      report("create-form", `Created “${answer.hunt.name}”. Click the map to place its stops.`);
       field("create-form").reset();
       field("create-team-size").disabled = true;
       await openHunt(answer.hunt.id);
       listMine();
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("create-form", error); }
   });
 
   // The largest team matters only for a team hunt: the field is off (and not validated) without it.
@@ -90,7 +97,7 @@ import { Hunts } from "/hunts.js";
   });
 
   // ---- one hunt.
-  async function openHunt(id) {
+  async function openHunt(id, anchor) {
     try {
       await readHunt(id);
       leaderboard.reset((await request(`LEADERBOARD ${id} LIMIT 100`)).entries);
@@ -102,12 +109,16 @@ import { Hunts } from "/hunts.js";
       await readReviews();
     } catch (error) {
       if (error.code === "NOT_FOUND") localStorage.removeItem(HUNT_KEY);
-      say(error.detail || error.message, "error");
+      if (anchor) reportError(anchor, error); else say(errorText(error), "error");
     }
   }
 
   async function readHunt(id) {
     const answer = await request(`HUNT ${id}`);
+    if (hunt && hunt.id !== answer.hunt.id) {
+      // Another hunt: the messages about the one shown before go.
+      for (const box of document.querySelectorAll("#hunt-section .form-message")) box.hidden = true;
+    }
     hunt = answer.hunt;
     stops = answer.stops.slice().sort((a, b) => a.n - b.n);
     field("hunt-name").textContent = hunt.name;
@@ -132,6 +143,7 @@ import { Hunts } from "/hunts.js";
     }));
     renderStops();
     renderSheet();
+    showJoinPanel(hunt);
   }
 
   function stopName(stop) { return `${stop.n}. ${stop.title}`; }
@@ -173,9 +185,9 @@ import { Hunts } from "/hunts.js";
   async function removeStop(stop) {
     try {
       await request(`REMOVESTOP ${stop.id}`);
-      say(`Removed ${stopName(stop)}.`);
+      report("stop-form", `Removed ${stopName(stop)}.`);
       await readHunt(hunt.id);
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("stop-form", error); }
   }
 
   // ---- going to a place typed as "latitude, longitude".
@@ -183,21 +195,23 @@ import { Hunts } from "/hunts.js";
     submit.preventDefault();
     const place = Hunts.parseCoordinates(field("goto-place").value);
     if (!place) {
-      say("Type a place as latitude, longitude in degrees, e.g. 52.5200, 13.4050 (latitude within ±90, longitude within ±180).", "error");
+      report("goto-form", "Type a place as latitude, longitude in degrees, e.g. 52.5200, 13.4050 (or with decimal commas 52,5200 13,4050), latitude within ±90, longitude within ±180.", "error");
       return;
     }
     map.setView(place, Math.max(map.getZoom(), 16));
-    say(`The map shows ${place[0]}, ${place[1]}.`);
+    report("goto-form", `The map shows ${place[0]}, ${place[1]}.`);
   });
 
   // ---- placing a stop: a click on the map gives its place, or it is typed in the fields.
   // The typed place, or null (with the fields marked) when they are not a latitude and longitude.
   function draftPlace() {
+    // Each field one number: "48.85", or with a decimal comma "48,85".
     const lat = field("stop-lat"), lon = field("stop-lon");
-    const place = Hunts.parseCoordinates(lat.value + "," + lon.value);
-    lat.setCustomValidity(place || !lat.value ? "" : "a latitude in degrees, within ±90");
-    lon.setCustomValidity(place || !lon.value ? "" : "a longitude in degrees, within ±180");
-    return place;
+    const latitude = Hunts.parseDegree(lat.value), longitude = Hunts.parseDegree(lon.value);
+    const latOK = Math.abs(latitude) <= 90, lonOK = Math.abs(longitude) <= 180;
+    lat.setCustomValidity(latOK || !lat.value ? "" : "a latitude in degrees, within ±90 (e.g. 48.8584)");
+    lon.setCustomValidity(lonOK || !lon.value ? "" : "a longitude in degrees, within ±180 (e.g. 2.2945)");
+    return latOK && lonOK ? [latitude, longitude] : null;
   }
 
   function drawDraft() {
@@ -235,8 +249,8 @@ import { Hunts } from "/hunts.js";
     submit.preventDefault();
     const place = draftPlace();
     if (!place) {
-      say(field("stop-lat").value || field("stop-lon").value
-        ? "The stop's place must be a latitude within ±90 and a longitude within ±180, in degrees."
+      report("stop-form", field("stop-lat").value || field("stop-lon").value
+        ? "The stop's place must be a latitude within ±90 and a longitude within ±180, in degrees (e.g. 48.8584 or 48,8584)."
         : "Click the map where the stop is, or type its latitude and longitude.", "error");
       return;
     }
@@ -252,32 +266,38 @@ import { Hunts } from "/hunts.js";
     try {
       const answer = await request(line);
       if (proof === "code") keepCode(answer.stop.id, code);
-      say(`Added ${stopName(answer.stop)}.`);
+      report("stop-form", `Added ${stopName(answer.stop)}.`);
       for (const id of ["stop-title", "stop-clue", "stop-code", "stop-lat", "stop-lon"]) field(id).value = "";
       field("stop-hidden").checked = false;
       draftLayer.clearLayers();
       await readHunt(hunt.id);
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("stop-form", error); }
   });
 
-  // ---- running it.
+  // ---- running it: a hunt with no stop is refused here, and starting asks first (its stops can
+  // no longer change once it runs).
   field("start-button").addEventListener("click", async () => {
+    if (stops.length === 0) {
+      report("start-button", "Add at least one stop (click the map) before starting the hunt.", "error");
+      return;
+    }
+    if (!confirm(`Start “${hunt.name}” now, for everyone? Its ${count(stops.length, "stop")} can no longer be changed.`)) return;
     try {
       await request(`STARTHUNT ${hunt.id}`);
-      say("The hunt has started.");
+      report("start-button", "The hunt has started.");
       await readHunt(hunt.id);
       await listMine();
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("start-button", error); }
   });
 
   field("end-button").addEventListener("click", async () => {
     if (!confirm("End this hunt for everyone now?")) return;
     try {
       await request(`ENDHUNT ${hunt.id}`);
-      say("The hunt has ended.");
+      report("end-button", "The hunt has ended.");
       await readHunt(hunt.id);
       await listMine();
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("end-button", error); }
   });
 
   field("hint-form").addEventListener("submit", async (submit) => {
@@ -285,19 +305,35 @@ import { Hunts } from "/hunts.js";
     try {
       await request(`HINT ${hunt.id} ${quote(field("hint-text").value.trim())}`);
       field("hint-text").value = "";
-      say("Hint sent.");
+      report("hint-form", "Hint sent.");
       await readHunt(hunt.id);
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("hint-form", error); }
   });
 
-  // ---- review: pending (photo) and flagged check-ins.
+  // ---- review: pending (photo) and flagged check-ins, read again when the hunt's watch says one
+  // waits (a `review` event, the host's only) or a review was decided (a find, a score).
   async function readReviews() {
     const list = field("reviews");
     try {
       const page = await request(`REVIEW ${hunt.id} LIMIT 50`);
       list.replaceChildren(...page.checkins.map(reviewItem));
-      field("no-reviews").hidden = page.checkins.length > 0;
-    } catch (error) { say(error.detail || error.message, "error"); }
+      field("review-count").textContent = reviewCount(page.checkins, page.next !== null);
+    } catch (error) { say(errorText(error), "error"); }
+  }
+  let reviewTimer = null;
+  function readReviewsSoon() {
+    clearTimeout(reviewTimer);
+    reviewTimer = setTimeout(readReviews, 300);
+  }
+  // "2 photos wait for review", "1 photo and 1 flagged check-in wait for review", "Nothing waits…".
+  function reviewCount(checkins, more) {
+    const photos = checkins.filter((checkin) => checkin.status === "pending").length;
+    const flagged = checkins.length - photos;
+    if (checkins.length === 0) return "Nothing waits for a review.";
+    const parts = [];
+    if (photos) parts.push(count(photos, "photo"));
+    if (flagged) parts.push(count(flagged, "flagged check-in"));
+    return `${more ? "At least " : ""}${parts.join(" and ")} ${checkins.length === 1 ? "waits" : "wait"} for review.`;
   }
 
   function reviewItem(checkin) {
@@ -331,7 +367,7 @@ import { Hunts } from "/hunts.js";
           image.alt = `Photo by ${checkin.player}`;
           image.src = `data:${photo.mime};base64,${photo.data}`;
           holder.replaceChildren(image);
-        } catch (error) { say(error.detail || error.message, "error"); }
+        } catch (error) { reportError(holder, error); }
       }));
       item.append(actions, holder);
     } else {
@@ -343,13 +379,11 @@ import { Hunts } from "/hunts.js";
   async function decide(line, done) {
     try {
       await request(line);
-      say(done);
+      report("review-count", done);
       await readReviews();
       await readHunt(hunt.id);
-    } catch (error) { say(error.detail || error.message, "error"); }
+    } catch (error) { reportError("review-count", error); }
   }
-
-  field("review-refresh").addEventListener("click", readReviews);
 
   // ---- the printable sheet: a QR code per code stop, drawn by the daemon.
   async function renderSheet() {
@@ -357,7 +391,7 @@ import { Hunts } from "/hunts.js";
     const kept = codes();
     const codeStops = stops.filter((stop) => stop.proof === "code");
     field("sheet-title").textContent = hunt.name;
-    field("no-codes").hidden = codeStops.length > 0;
+    field("no-codes").hidden = codeStops.length > 0 || (!!hunt.code && Hunts.liveState(hunt) !== "ended");
     const cards = [];
     for (const stop of codeStops) {
       const card = element("figure", "qr-card");
@@ -365,16 +399,8 @@ import { Hunts } from "/hunts.js";
       const code = kept[stop.id];
       if (code) {
         try {
-          const response = await fetch("/qr", {
-            method: "POST", headers: { "Content-Type": "application/json" },
-            body: JSON.stringify({ text: code, title: stopName(stop) }), cache: "no-store",
-          });
-          if (!response.ok) throw new Error(await response.text());
-          const svg = await response.text();
-          const image = element("img", "qr");
-          image.alt = `QR code of ${stopName(stop)}`;
-          image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
-          card.append(image);
+          // The code readable too, under its QR code, for a player whose phone cannot scan.
+          card.append(await qrImage(code, stopName(stop), `QR code of ${stopName(stop)}`), element("figcaption", "card-code code", code));
         } catch (error) {
           card.append(element("p", "error", "Could not draw this code: " + error.message));
         }
@@ -398,7 +424,8 @@ import { Hunts } from "/hunts.js";
       }
       cards.push(card);
     }
-    sheet.replaceChildren(...cards);
+    const join = await joinCard(hunt);
+    sheet.replaceChildren(...(join ? [join] : []), ...cards);
   }
 
   field("print-button").addEventListener("click", () => window.print());
@@ -416,9 +443,14 @@ import { Hunts } from "/hunts.js";
     } else if (event.type === "found") {
       const stop = stops.find((item) => item.id === event.stop);
       if (stop) { stop.found_by += 1; renderStops(); }
+      readReviewsSoon();   // an approval (here or by a moderator) leaves the queue
+    } else if (event.type === "review") {
+      // A check-in waits (a photo, or flagged by the travel check): the list and its count follow.
+      readReviewsSoon();
+      toast(event.status === "pending" ? "A photo waits for your review." : "A flagged check-in waits for your review.");
     } else if (event.type === "hunt" && event.hunt.state !== hunt.state) {
       // Started or ended (by its times, or elsewhere): the hunt and the list of hunts say so.
-      readHunt(hunt.id).then(listMine).catch((error) => say(error.message, "error"));
+      readHunt(hunt.id).then(listMine).catch((error) => say(errorText(error), "error"));
     }
     else if (event.type === "resync") openHunt(hunt.id);  // re-issued after a drop: read again
   }

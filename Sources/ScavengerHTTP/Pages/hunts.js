@@ -4,6 +4,7 @@
 // map, and small helpers that build elements. Every text that came from the server is put in the
 // page with textContent, never as markup.
 import { ScavengerClient, ScavengerError, quote } from "/client.js";
+import { errorText, report, reportError, reveal, toast } from "/notices.js";
 
 export const Hunts = (() => {
   const statusLine = document.getElementById("status");
@@ -63,28 +64,38 @@ export const Hunts = (() => {
     else localStorage.removeItem(TOKEN_KEY);
     // The token resumed on the first connection signs the page in; after a reconnection the
     // session simply goes on (the watches are re-issued by the client).
-    if (sessionUser && automatic && !restored && !user) signedIn({ user: sessionUser }).catch((error) => say(error.detail || error.message, "error"));
+    if (sessionUser && automatic && !restored && !user) signedIn({ user: sessionUser }).catch((error) => say(errorText(error), "error"));
     if (!sessionUser) { user = null; showUser(); }
   });
 
   function formValue(id) { return document.getElementById(id).value; }
 
+  // Whether this daemon sends mail: the page is served with `data-mail="off"` on the account
+  // section when it does not, and then the recovery forms (they would answer UNAVAILABLE) hide.
+  const mailOff = document.getElementById("account").dataset.mail === "off";
+
   function setUpAccountForms() {
+    if (mailOff) {
+      for (const id of ["forgot-form", "reset-form", "verify-form", "email-state"]) document.getElementById(id).remove();
+      document.getElementById("ask-host").hidden = false;
+    }
     document.getElementById("login-form").addEventListener("submit", async (submit) => {
       submit.preventDefault();
       try {
         await signedIn(await request(`LOGIN ${quote(formValue("login-name"))} ${quote(formValue("login-password"))}`));
         document.getElementById("login-password").value = "";
+        report("login-form", "");
         say("Signed in.");
-      } catch (error) { say(error.detail || error.message, "error"); }
+      } catch (error) { reportError("login-form", error); }
     });
     document.getElementById("register-form").addEventListener("submit", async (submit) => {
       submit.preventDefault();
       try {
         await signedIn(await request(`REGISTER ${quote(formValue("register-name"))} ${quote(formValue("register-email"))} ${quote(formValue("register-password"))}`));
         document.getElementById("register-password").value = "";
+        report("register-form", "");
         say("Account created; signed in.");
-      } catch (error) { say(error.detail || error.message, "error"); }
+      } catch (error) { reportError("register-form", error); }
     });
     const forgotForm = document.getElementById("forgot-form");
     if (forgotForm) {
@@ -95,8 +106,8 @@ export const Hunts = (() => {
           const name = formValue("forgot-name");
           if (!name.includes("@")) document.getElementById("reset-name").value = name;
           document.getElementById("reset-form").hidden = false;
-          say("If that account exists, a reset code is on its way to its email.");
-        } catch (error) { say(error.detail || error.message, "error"); }
+          report("forgot-form", "If that account exists, a reset code is on its way to its email.");
+        } catch (error) { reportError("forgot-form", error); }
       });
       document.getElementById("reset-form").addEventListener("submit", async (submit) => {
         submit.preventDefault();
@@ -104,22 +115,24 @@ export const Hunts = (() => {
           await signedIn(await request(`RESET ${quote(formValue("reset-name"))} ${quote(formValue("reset-code").trim())} ${quote(formValue("reset-password"))}`));
           document.getElementById("reset-password").value = "";
           document.getElementById("reset-form").hidden = true;
+          report("forgot-form", "");
           say("Password changed; signed in.");
-        } catch (error) { say(error.detail || error.message, "error"); }
+        } catch (error) { reportError("reset-form", error); }
       });
       document.getElementById("verify-send-button").addEventListener("click", async () => {
         try {
           await request("VERIFY");
-          say("A verification code is on its way to your email.");
-        } catch (error) { say(error.detail || error.message, "error"); }
+          report("verify-form", "A verification code is on its way to your email.");
+        } catch (error) { reportError("verify-form", error); }
       });
       document.getElementById("verify-form").addEventListener("submit", async (submit) => {
         submit.preventDefault();
         try {
           await request(`VERIFY ${quote(formValue("verify-code").trim())}`);
+          report("verify-form", "");
           say("Email verified.");
           showEmailState();
-        } catch (error) { say(error.detail || error.message, "error"); }
+        } catch (error) { reportError("verify-form", error); }
       });
     }
     document.getElementById("logout-button").addEventListener("click", async () => {
@@ -150,14 +163,23 @@ export const Hunts = (() => {
     return isNaN(date) ? String(time) : date.toLocaleString();
   }
 
-  // "52.52, 13.405", "52.52 13.405" or "52.52;13.405" as [lat, lon]; null when it is not two
-  // numbers within -90…90 and -180…180.
+  // One number of degrees, "48.85" or with a decimal comma "48,85"; NaN when it is not one.
+  function parseDegree(text) {
+    const part = String(text).trim().replace(/^([+-]?\d+),(\d+)$/, "$1.$2");
+    return /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(part) ? Number(part) : NaN;
+  }
+
+  // "52.52, 13.405", "52.52 13.405" or "52.52;13.405" as [lat, lon], and with decimal commas
+  // "48,85 2,35" or "48,85; 2,35"; null when it is not two numbers within -90…90 and -180…180.
   function parseCoordinates(text) {
-    const parts = String(text).trim().split(/\s*[,; ]\s*/).filter((part) => part !== "");
-    if (parts.length !== 2) return null;
-    const [lat, lon] = parts.map((part) => /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(part) ? Number(part) : NaN);
-    if (!(Math.abs(lat) <= 90) || !(Math.abs(lon) <= 180)) return null;
-    return [lat, lon];
+    const trimmed = String(text).trim();
+    for (const separator of [/\s*[,; ]\s*/, /\s*;\s*|\s+/]) {
+      const parts = trimmed.split(separator).filter((part) => part !== "");
+      if (parts.length !== 2) continue;
+      const [lat, lon] = parts.map(parseDegree);
+      if (Math.abs(lat) <= 90 && Math.abs(lon) <= 180) return [lat, lon];
+    }
+    return null;
   }
 
   // "1 point", "3 points".
@@ -171,10 +193,37 @@ export const Hunts = (() => {
     return `${Math.floor(s / 3600)} h` + (s % 3600 >= 60 ? ` ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min` : "");
   }
 
+  // A hunt's state as the page's clock says: the server's `state` was true when it was read, and a
+  // hunt starts and ends by its times with nobody writing (its watchers get a `hunt` event; a list
+  // read earlier does not).
+  function liveState(hunt, now = Date.now()) {
+    if (hunt.state === "ended") return "ended";
+    if (hunt.ends && Date.parse(hunt.ends) <= now) return "ended";
+    if (hunt.state === "scheduled" && hunt.starts && Date.parse(hunt.starts) <= now) return "running";
+    return hunt.state;
+  }
+
+  // Calls `render` again when the first of `hunts` changes state by its times (one timer per
+  // `key`, replaced at each call): a list of hunts follows their states.
+  const stateTimers = new Map();
+  function rerenderAtNextChange(key, hunts, render) {
+    clearTimeout(stateTimers.get(key));
+    const now = Date.now();
+    const times = [];
+    for (const hunt of hunts) {
+      const state = liveState(hunt, now);
+      if (state === "scheduled" && hunt.starts) times.push(Date.parse(hunt.starts));
+      if (state !== "ended" && hunt.ends) times.push(Date.parse(hunt.ends));
+    }
+    const next = Math.min(...times.filter((time) => time > now));
+    if (Number.isFinite(next)) stateTimers.set(key, setTimeout(render, Math.min(next - now + 250, 2 ** 31 - 1)));
+  }
+
   function huntState(hunt) {
-    const parts = [hunt.state];
-    if (hunt.state === "scheduled" && hunt.starts) parts.push("starts " + when(hunt.starts));
-    if (hunt.state !== "ended" && hunt.ends) parts.push("ends " + when(hunt.ends));
+    const state = liveState(hunt);
+    const parts = [state];
+    if (state === "scheduled" && hunt.starts) parts.push("starts " + when(hunt.starts));
+    if (state !== "ended" && hunt.ends) parts.push("ends " + when(hunt.ends));
     if (hunt.ordered) parts.push("stops in order");
     if (hunt.trial) parts.push("time trial: " + duration(hunt.trial) + " each");
     if (hunt.teams) parts.push("teams of up to " + hunt.teams);
@@ -255,7 +304,7 @@ export const Hunts = (() => {
         }
         row.append(element("td", "rank", entry.rank), who,
           element("td", "points", entry.points),
-          element("td", "found", entry.found + (entry.time_s === null || entry.time_s === undefined ? "" : ` in ${Hunts.duration(entry.time_s)}`)));
+          element("td", "found", entry.found + (entry.found > 0 && entry.time_s > 0 ? ` in ${Hunts.duration(entry.time_s)}` : "")));
         return row;
       }));
     }
@@ -354,7 +403,8 @@ export const Hunts = (() => {
   }
 
   return {
-    say, quote, request, start, watchHunt, element, button, when, huntState, duration, parseCoordinates, count, Leaderboard, makeMap, label,
+    say, quote, request, start, watchHunt, element, button, when, huntState, liveState, rerenderAtNextChange, duration, parseDegree,
+    parseCoordinates, count, Leaderboard, makeMap, label, report, reportError, reveal, toast, errorText,
     client, ProtocolError: ScavengerError, myName: null, myTeam: null,
     get user() { return user; },
   };

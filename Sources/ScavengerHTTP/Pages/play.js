@@ -1,11 +1,12 @@
 import { Hunts } from "/hunts.js";
 import { locationNeedsHTTPS } from "/location.js";
+import { readScores, readScoresSoon } from "/play-scores.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
 // browser says you are, follow the leaderboard and the hints as they come. In a team hunt the
 // player joins a team by its name, and the page shows their team, its players and a board of
 // teams; the standing shown is the team's (a stop counts once per team).
 (() => {
-  const { say, quote, request, element, button, when, huntState, count } = Hunts;
+  const { say, quote, request, element, button, when, huntState, count, report, reportError, toast, errorText } = Hunts;
   const HUNT_KEY = "scavenger.play.hunt";
   const map = Hunts.makeMap("map", "map-note");
   const stopLayer = L.layerGroup().addTo(map);
@@ -16,6 +17,7 @@ import { locationNeedsHTTPS } from "/location.js";
   let hunt = null;          // the hunt shown
   let stops = new Map();    // its stops the player may see, by id
   let found = new Set();    // the stops the player has found
+  let pending = new Set();  // the stops whose check-in from this browser waits for a review
   let watch = null;         // the hunt's WATCH HUNT (scavenger.js re-issues it after a drop)
   let watchedHunt = null;
   let fitted = false;
@@ -27,68 +29,29 @@ import { locationNeedsHTTPS } from "/location.js";
     result.textContent = text;
   }
 
-  // ---- the hunts the player plays (HUNTS MINE), to come back to one.
+  // ---- the hunts the player plays (HUNTS MINE), to come back to one; their states follow the
+  // clock (a hunt past its end is ended without reading the list again).
+  let playing = [];
   async function listMine() {
-    const list = document.getElementById("my-hunts");
     try {
       const page = await request("HUNTS MINE LIMIT 20");
-      const playing = page.hunts.filter((item) => item.code === undefined);
-      list.replaceChildren(...playing.map((item) => {
-        const row = element("li");
-        row.append(button(item.name, () => openHunt(item.id), "link"), element("span", "meta", " " + item.state));
-        return row;
-      }));
-      document.getElementById("my-hunts-section").hidden = playing.length === 0;
-    } catch (error) { say(error.detail || error.message, "error"); }
+      playing = page.hunts.filter((item) => item.code === undefined);
+      renderMine();
+    } catch (error) { say(errorText(error), "error"); }
   }
-
-  // ---- scores across hunts: PROFILE, and the ranking around the player (RANKING AROUND), all
-  // time or this week; read again after the player's own check-ins and, at most every few
-  // seconds, when someone finds a stop.
-  let rankingWeek = false;
-  let scoresTimer = null;
-  async function readScores() {
-    try {
-      const profile = await request("PROFILE");
-      const rank = profile.rank === null ? "not ranked yet" : `rank ${profile.rank}`;
-      // Before a first find there is nothing to count ("0 of 0 hunts" said nothing).
-      document.getElementById("profile").textContent = profile.hunts_played === 0 && profile.points === 0
-        ? "No points yet: find a stop to get on the ranking."
-        : `${count(profile.points, "point")}, ${count(profile.stops_found, "stop")} found, `
-          + `${profile.hunts_completed} of ${count(profile.hunts_played, "hunt")} completed: ${rank}.`;
-      const held = await request("BADGES");
-      document.getElementById("no-badges").hidden = held.badges.length > 0;
-      document.getElementById("badges").replaceChildren(...held.badges.map(badgeItem));
-      const page = await request(`RANKING${rankingWeek ? " WEEK" : ""} AROUND LIMIT 10`);
-      document.getElementById("ranking-note").textContent = page.entries.length === 0
-        ? (rankingWeek ? "Nobody has points this week yet (weeks start on Monday, 00:00 UTC)." : "Nobody has points yet.")
-        : (rankingWeek ? "This week, from Monday 00:00 UTC" : "All time");
-      document.getElementById("ranking-rows").replaceChildren(...page.entries.map((entry) => {
-        const row = element("tr");
-        row.dataset.player = entry.player;
-        if (Hunts.user && entry.player === Hunts.user.name) row.className = "me";
-        row.append(element("td", "rank", entry.rank), element("td", "player", entry.player),
-          element("td", "points", entry.points), element("td", "found", entry.found));
-        return row;
-      }));
-      document.getElementById("scores-section").hidden = false;
-    } catch (error) { say(error.detail || error.message, "error"); }
-  }
-  function readScoresSoon() {
-    if (scoresTimer !== null) return;
-    scoresTimer = setTimeout(() => { scoresTimer = null; readScores(); }, 3000);
-  }
-  for (const [id, week] of [["ranking-all", false], ["ranking-week", true]]) {
-    document.getElementById(id).addEventListener("click", () => {
-      rankingWeek = week;
-      document.getElementById("ranking-all").setAttribute("aria-pressed", String(!week));
-      document.getElementById("ranking-week").setAttribute("aria-pressed", String(week));
-      readScores();
-    });
+  function renderMine() {
+    document.getElementById("my-hunts").replaceChildren(...playing.map((item) => {
+      const row = element("li");
+      row.dataset.hunt = item.id;
+      row.append(button(item.name, (click) => openHunt(item.id, click.target), "link"), element("span", "meta state", " " + Hunts.liveState(item)));
+      return row;
+    }));
+    document.getElementById("my-hunts-section").hidden = playing.length === 0;
+    Hunts.rerenderAtNextChange("mine", playing, renderMine);
   }
 
   // ---- a hunt: HUNT, LEADERBOARD and WATCH HUNT.
-  async function openHunt(id) {
+  async function openHunt(id, anchor) {
     try {
       await readHunt(id);
       const board = await request(`LEADERBOARD ${id} LIMIT 100`);
@@ -101,7 +64,7 @@ import { locationNeedsHTTPS } from "/location.js";
       if (!fitted) fitMap();
     } catch (error) {
       if (error.code === "NOT_FOUND") localStorage.removeItem(HUNT_KEY);
-      say(error.detail || error.message, "error");
+      if (anchor) reportError(anchor, error); else say(errorText(error), "error");
     }
   }
 
@@ -111,7 +74,13 @@ import { locationNeedsHTTPS } from "/location.js";
     hunt = answer.hunt;
     stops = new Map(answer.stops.map((stop) => [stop.id, stop]));
     found = new Set(answer.me ? answer.me.found : []);
-    if (firstTime) fitted = false;
+    if (firstTime) {
+      fitted = false;
+      // Another hunt: what happened in the one shown before is not this one's.
+      document.getElementById("activity").replaceChildren();
+      document.getElementById("checkin-result").textContent = "";
+    }
+    readPending();
     // In a team hunt `me` is the player's team's standing, and names the team.
     Hunts.myTeam = answer.me && answer.me.team ? answer.me.team : null;
     leaderboard.setTeams(!!hunt.teams);
@@ -242,6 +211,21 @@ import { locationNeedsHTTPS } from "/location.js";
 
   function stopName(stop) { return `${stop.n}. ${stop.title}`; }
 
+  // The stops whose check-in from this browser waits for the host's review (a photo, or flagged):
+  // kept per hunt and player, as the server tells a player of their pending check-ins only in the
+  // reply to CHECKIN; a stop leaves the set once found.
+  function pendingKey() { return `scavenger.play.pending.${hunt.id}.${Hunts.myName || ""}`; }
+  function readPending() {
+    let kept = [];
+    try { kept = JSON.parse(localStorage.getItem(pendingKey()) || "[]"); } catch (error) { kept = []; }
+    pending = new Set(kept.filter((id) => stops.has(id) && !found.has(id)));
+    keepPending();
+  }
+  function keepPending() {
+    if (pending.size) localStorage.setItem(pendingKey(), JSON.stringify([...pending]));
+    else localStorage.removeItem(pendingKey());
+  }
+
   function renderStops() {
     const list = document.getElementById("stops");
     const previous = stopSelect.value;
@@ -251,7 +235,8 @@ import { locationNeedsHTTPS } from "/location.js";
     const ordered = [...stops.values()].sort((a, b) => a.n - b.n);
     for (const stop of ordered) {
       const isFound = found.has(stop.id);
-      const item = element("li", isFound ? "found" : "");
+      const isPending = !isFound && pending.has(stop.id);
+      const item = element("li", isFound ? "found" : isPending ? "pending" : "");
       item.dataset.stop = stop.id;
       item.append(element("strong", null, stopName(stop)));
       const facts = [`${stop.points} points`, `within ${stop.radius_m} m`];
@@ -259,12 +244,13 @@ import { locationNeedsHTTPS } from "/location.js";
       if (stop.proof === "photo") facts.push("needs a photo, reviewed by the host");
       facts.push(`found by ${stop.found_by}`);
       if (isFound) facts.unshift("found");
+      if (isPending) facts.unshift("waiting for the host's review");
       item.append(element("div", "meta", facts.join(" · ")));
       if (stop.clue) item.append(element("div", "clue", stop.clue));
       if (stop.lat === null) item.append(element("div", "meta", "Hidden: its place shows once you find it."));
       list.append(item);
 
-      const option = element("option", null, stopName(stop) + (isFound ? " (found)" : ""));
+      const option = element("option", null, stopName(stop) + (isFound ? " (found)" : isPending ? " (waiting for review)" : ""));
       option.value = stop.id;
       option.disabled = isFound;
       stopSelect.append(option);
@@ -333,11 +319,11 @@ import { locationNeedsHTTPS } from "/location.js";
       try {
         answer = await request(line());
       } catch (error) {
-        if (!(error.code === "BAD_ARGUMENT" && /team/i.test(error.detail || ""))) throw error;
+        if (!(error.code === "BAD_ARGUMENT" && /team/i.test(error.message || ""))) throw error;
         if (!team) {
           askForTeam(true);
           teamInput.focus();
-          say("This hunt is played in teams: type your team's name (a new name starts a team), then Join.", "error");
+          report("join-form", "This hunt is played in teams: type your team's name (a new name starts a team), then Join.", "error");
           return;
         }
         // A team for a hunt of single players: join it alone.
@@ -348,12 +334,12 @@ import { locationNeedsHTTPS } from "/location.js";
       Hunts.myTeam = answer.hunt.teams ? team : null;
       askForTeam(false);
       teamInput.value = "";
-      say(answer.hunt.teams ? `Joined “${answer.hunt.name}” in the team ${team}.` : `Joined “${answer.hunt.name}”.`);
+      report("join-form", answer.hunt.teams ? `Joined “${answer.hunt.name}” in the team ${team}.` : `Joined “${answer.hunt.name}”.`);
       await openHunt(answer.hunt.id);
       listMine();
     } catch (error) {
-      if (error.code === "CONFLICT" && team && /full/i.test(error.detail || "")) say(`The team ${team} is full: pick another team, or a new name to start one.`, "error");
-      else say(error.code === "NOT_FOUND" ? "No running or upcoming hunt has that code." : (error.detail || error.message), "error");
+      if (error.code === "CONFLICT" && team && /full/i.test(error.message || "")) report("join-form", `The team ${team} is full: pick another team, or a new name to start one.`, "error");
+      else report("join-form", error.code === "NOT_FOUND" ? "No running or upcoming hunt has that code." : errorText(error), "error");
     }
   });
 
@@ -427,6 +413,7 @@ import { locationNeedsHTTPS } from "/location.js";
       if (checkin.status === "accepted") show("ok", `Checked in at ${stopName(stop)}: +${checkin.points} points. ${after}`);
       else if (checkin.status === "pending") show("pending", `Checked in at ${stopName(stop)}: waiting for the host to review your photo. ${after}`);
       else show("pending", `Checked in at ${stopName(stop)}, but flagged for review (you moved faster than anyone walks). ${after}`);
+      if (checkin.status !== "accepted") { pending.add(stop.id); keepPending(); }
       document.getElementById("checkin-code").value = "";
       document.getElementById("checkin-photo").value = "";
       await readHunt(hunt.id);
@@ -439,31 +426,31 @@ import { locationNeedsHTTPS } from "/location.js";
   });
 
   function showRefusal(error, stop) {
-    if (!(error instanceof Hunts.ProtocolError)) { show("error", error.message); return; }
+    if (!(error instanceof Hunts.ProtocolError)) { show("error", errorText(error)); return; }
     switch (error.code) {
     case "TOO_FAR": {
-      const distance = Number(error.detail.split(" ")[0]);
+      const distance = error.distance;
       show("too-far", `Too far: you are ${distance} m from ${stopName(stop)}. Get within ${stop.radius_m} m of it and check in again.`);
       break;
     }
     case "FORBIDDEN":
-      show("error", stop.proof === "code" ? "That is not this stop's code." : error.detail);
+      show("error", stop.proof === "code" ? "That is not this stop's code." : errorText(error));
       break;
     case "RATE_LIMITED":
-      show("error", `Too many wrong codes: try again in ${error.detail.split(" ")[0]} s.`);
+      show("error", `Too many wrong codes: try again in ${error.retryAfter} s.`);
       break;
     case "CONFLICT":
-      if (hunt && hunt.trial && /time is up/.test(error.detail)) {
+      if (hunt && hunt.trial && /time is up/.test(error.message)) {
         show("error", "Your time is up: this time trial is over for you.");
         if (trialStart === null || Date.now() - trialStart < hunt.trial * 1000) noteTrialStart(Date.now() - hunt.trial * 1000);
         break;
       }
-      show("error", error.detail || error.message);
+      show("error", errorText(error));
       // A teammate was there first: the stops the team found are read again.
-      if (hunt && hunt.teams && /your team already/.test(error.detail || "")) readHunt(hunt.id).catch(() => {});
+      if (hunt && hunt.teams && /your team already/.test(error.message || "")) readHunt(hunt.id).catch(() => {});
       break;
     default:
-      show("error", error.detail || error.message);
+      show("error", errorText(error));
     }
   }
 
@@ -486,11 +473,10 @@ import { locationNeedsHTTPS } from "/location.js";
         document.getElementById("my-score").textContent = standing(event.entry.points, event.entry.found, event.entry.rank);
         // In a trial the entry tells when the clock started (a teammate's first find, say).
         noteTrialStartOf(event.entry);
-        if (Hunts.myTeam) {
-          showTeamEntry(event.entry);
-          // A teammate's find: the stops the team found are read again (they count once per team).
-          if (event.entry.found > found.size) readHunt(hunt.id).catch((error) => say(error.message, "error"));
-        }
+        if (Hunts.myTeam) showTeamEntry(event.entry);
+        // A find of the player's own (a review approved it) or a teammate's: the stops found are
+        // read again (in a team hunt they count once per team).
+        if (event.entry.found > found.size) readHunt(hunt.id).catch((error) => say(errorText(error), "error"));
       }
       break;
     }
@@ -499,7 +485,15 @@ import { locationNeedsHTTPS } from "/location.js";
       if (stop) stop.found_by += 1;
       // In a team hunt the finder is a member: their team, when the board knows it, follows.
       const team = hunt.teams ? leaderboard.teamOf(event.player) : null;
-      if (team && Hunts.myTeam && team.player.toLowerCase() === Hunts.myTeam.toLowerCase()) found.add(event.stop);
+      const own = !hunt.teams && [Hunts.myName, Hunts.user && Hunts.user.name].some((name) => name && name.toLowerCase() === event.player.toLowerCase());
+      if (own || (team && Hunts.myTeam && team.player.toLowerCase() === Hunts.myTeam.toLowerCase())) {
+        found.add(event.stop);
+        // A check-in that waited for a review was approved: the player hears it wherever they look.
+        if (pending.delete(event.stop)) {
+          keepPending();
+          if (stop) toast(`Approved: ${stopName(stop)} is found (+${event.points} points).`);
+        }
+      }
       if (stop) renderStops();
       activity(`${event.player}${team ? ` (${team.player})` : ""} found ${stop ? stopName(stop) : "a stop"} (+${event.points})`);
       readScoresSoon();
@@ -516,13 +510,15 @@ import { locationNeedsHTTPS } from "/location.js";
       document.getElementById("hints").prepend(hintItem(event));
       document.getElementById("no-hints").hidden = true;
       activity("New hint: " + event.text);
+      toast("Hint: " + event.text);
       break;
     case "hunt": {
       const changed = event.hunt.state !== hunt.state;
       hunt = Object.assign(hunt, event.hunt);
       if (changed) {
         activity(event.hunt.state === "running" ? "The hunt has started." : event.hunt.state === "ended" ? "The hunt has ended." : "The hunt changed.");
-        readHunt(hunt.id).then(() => { if (!fitted) fitMap(); }).catch((error) => say(error.message, "error"));
+        readHunt(hunt.id).then(() => { if (!fitted) fitMap(); }).catch((error) => say(errorText(error), "error"));
+        listMine();
       } else {
         document.getElementById("hunt-meta").textContent = "Hosted by " + hunt.host + " · " + huntState(hunt);
       }
@@ -534,27 +530,23 @@ import { locationNeedsHTTPS } from "/location.js";
     }
   }
 
-  // ---- badges: the player's own listed under their scores; a toast when they earn one.
-  function badgeItem(badge) {
-    const item = element("li");
-    item.dataset.badge = badge.id;
-    item.append(element("strong", null, badge.name), " " + badge.description);
-    return item;
-  }
-
-  let toastTimer = null;
-  function toast(text) {
-    const box = document.getElementById("toast");
-    box.textContent = text;
-    box.hidden = false;
-    clearTimeout(toastTimer);
-    toastTimer = setTimeout(() => { box.hidden = true; }, 8000);
-  }
-
   function activity(text) {
     const list = document.getElementById("activity");
     list.prepend(element("li", null, `${new Date().toLocaleTimeString()} ${text}`));
     while (list.children.length > 30) list.lastChild.remove();
+  }
+
+  // ---- a join link, /play?code=CODE: the join form opens with the code filled in, in view (after
+  // signing in: until then the sign-in form says what the code is for).
+  const linkCode = (new URLSearchParams(location.search).get("code") || "").trim().slice(0, 64);
+  if (linkCode) {
+    document.getElementById("join-code").value = linkCode;
+    if (!Hunts.client.token) report("login-form", `Sign in or create an account, then join the hunt with the code ${linkCode}.`, "pending");
+  }
+  function showJoinForm() {
+    const form = document.getElementById("join-form");
+    form.scrollIntoView({ block: "center" });
+    document.getElementById("join-button").focus({ preventScroll: true });
   }
 
   Hunts.start({
@@ -562,10 +554,13 @@ import { locationNeedsHTTPS } from "/location.js";
     onSignedIn: async (user) => {
       Hunts.myName = Hunts.myName || user.name;
       document.getElementById("join-section").hidden = false;
+      if (linkCode) { report("login-form", ""); showJoinForm(); }
       await readScores();
       await listMine();
       const id = localStorage.getItem(HUNT_KEY);
       if (id) await openHunt(id);
+      // The hunt opened above the form: the join link's form stays in view.
+      if (linkCode && document.getElementById("join-code").value) showJoinForm();
     },
   });
 })();
