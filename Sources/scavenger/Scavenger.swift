@@ -16,7 +16,9 @@ struct Scavenger: AsyncParsableCommand {
             Any protocol command works: `scavenger nearby 52.52 13.405 500`, `scavenger watch 52.52 13.405 500`, \
             `scavenger hunt h…`, `scavenger leaderboard h… LIMIT 10`, `scavenger join ABC234 TEAM "Red Foxes"` \
             (a word with spaces is sent quoted). Without one, opens a prompt \
-            (history, Tab completes command names). login and register keep the session's token in \
+            (history, Tab completes command names, events print above the line being typed). `login NAME` \
+            asks for the password (without echo at a terminal, else the next line of input). login and \
+            register keep the session's token in \
             $XDG_CONFIG_HOME/scavenger/token (or ~/.config/scavenger/token), used on later runs.
             """)
 
