@@ -51,7 +51,7 @@ struct PromptTests {
         }
     }
 
-    @Test("login NAME asks for the password without echo (an event meanwhile is printed above), and logs in; the password is in neither the screen nor the history; piped, it is the next line")
+    @Test("login NAME asks for the password without echo (an event meanwhile is printed above), and logs in; the password is in neither the screen nor the history; piped, it is the next line (register NAME EMAIL likewise)")
     func loginWithoutEcho() async throws {
         try await Daemon.with { daemon in
             let cli = try CLI(port: daemon.port), poster = try CLI(port: daemon.port)
@@ -89,6 +89,10 @@ struct PromptTests {
             let once = try piped.run(["--json", "login", "bob"], input: "sesame-42\n")
             #expect(once.status == 0 && once.stdout.contains("\"token\""), "\(once)")
             #expect(try piped.run(["login", "bob", "sesame-42"]).status == 0)
+            // register NAME EMAIL likewise.
+            let registered = try piped.run(["--json", "register", "carol", "carol@example.org"], input: "carols-pass7\n")
+            #expect(registered.status == 0 && registered.stdout.contains("\"token\""), "\(registered)")
+            #expect(try piped.run(["--json"], input: "logout\nlogin carol\ncarols-pass7\n").stdout.contains("carol"))
         }
     }
 
