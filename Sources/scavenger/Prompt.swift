@@ -5,10 +5,22 @@ import ScavengerClient
 /// The interactive prompt: a line of the protocol per request (`nearby 52.52 13.405 500`,
 /// `post 52.52 13.405 "Free coffee"`), its reply pretty-printed; events of watches as they come.
 /// A `watch` typed here runs beside the prompt and survives reconnects (`unwatch N` ends it).
+/// Everything is printed through the line editor: an event that comes while a line is being typed
+/// is printed above it, and the line is drawn again as it was. `login NAME` asks for the password
+/// without echo.
 struct Prompt {
     let client: ScavengerClient
     let printer: Printer
     let store: TokenStore
+    let editor = LineEditor.shared
+
+    init(client: ScavengerClient, printer: Printer, store: TokenStore) {
+        let editor = editor
+        self.client = client
+        self.printer = Printer(
+            json: printer.json, output: Output(line: { editor.print($0) }, error: { editor.print($0, to: .error) }))
+        self.store = store
+    }
 
     /// Runs until `quit`, `exit` or Ctrl-D; answers the exit status (1 when the server cannot be
     /// reached at all).
@@ -21,34 +33,36 @@ struct Prompt {
             printer.error(error)
             return 1
         }
-        LineEditor.completeFirstWord(from: names)
+        editor.completeFirstWord(from: names)
         try? FileManager.default.createDirectory(
             at: store.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let history = History(path: store.directory.appendingPathComponent("history").path)
         history.clean()
-        LineEditor.loadHistory(from: history.path)
-        let events = Task {
-            for await event in client.events {
-                print("EVENT \(event)")
-                LineEditor.flushOutput()
-            }
+        editor.loadHistory(from: history.path)
+        let events = Task { [client, editor] in
+            for await event in client.events { editor.print("EVENT \(event)") }
         }
         defer { events.cancel() }
         let watches = Watches(client: client, printer: printer)
         defer { watches.cancelAll() }
-        while let line = await LineEditor.readLine(prompt: "scavenger> ") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+        while let line = await editor.readLine(prompt: "scavenger> ") {
+            var trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty { continue }
             if !History.isSecret(trimmed) {
-                LineEditor.addToHistory(trimmed)
-                LineEditor.saveHistory(to: history.path)
-                try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: history.path)
+                editor.addToHistory(trimmed)
+                let path = history.path
+                editor.saveHistory(to: path) {
+                    try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+                }
             }
             if ["quit", "exit"].contains(trimmed.lowercased()) { break }
-            if !watches.handle(trimmed) {
-                _ = await Scavenger.send(trimmed, client: client, printer: printer, store: store)
+            if watches.handle(trimmed) { continue }
+            if let prompt = Scavenger.passwordPrompt(Scavenger.words(trimmed)) {
+                // Asked for without echo, and never in the history (the line without it is not either).
+                guard let password = await editor.readSecret(prompt: prompt) else { continue }
+                trimmed += " " + ScavengerClient.token(password)
             }
-            LineEditor.flushOutput()
+            _ = await Scavenger.send(trimmed, client: client, printer: printer, store: store)
         }
         return 0
     }
@@ -72,9 +86,14 @@ struct Script {
         defer { events.cancel() }
         var status: Int32 = 0
         while let line = await Self.readLine() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            var trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             if ["quit", "exit"].contains(trimmed.lowercased()) { break }
+            if Scavenger.passwordPrompt(Scavenger.words(trimmed)) != nil {
+                // `login NAME`: the password is the next line.
+                guard let password = await Self.readLine() else { return 1 }
+                trimmed += " " + ScavengerClient.token(password)
+            }
             if await Scavenger.send(trimmed, client: client, printer: printer, store: store) != 0 { status = 1 }
             LineEditor.flushOutput()
         }
@@ -114,7 +133,7 @@ final class Watches {
                 return true
             }
             task.cancel()
-            print("-- watch \(number) ended")
+            printer.output.line("-- watch \(number) ended")
             return true
         }
         guard command == "WATCH" else { return false }
@@ -129,7 +148,7 @@ final class Watches {
         running[number] = Task {
             _ = try? await Scavenger.watch(arguments, client: client, printer: printer)
         }
-        print("-- watch \(number) started; `unwatch \(number)` ends it")
+        printer.output.line("-- watch \(number) started; `unwatch \(number)` ends it")
         return true
     }
 

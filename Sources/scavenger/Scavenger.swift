@@ -16,7 +16,9 @@ struct Scavenger: AsyncParsableCommand {
             Any protocol command works: `scavenger nearby 52.52 13.405 500`, `scavenger watch 52.52 13.405 500`, \
             `scavenger hunt h…`, `scavenger leaderboard h… LIMIT 10`, `scavenger join ABC234 TEAM "Red Foxes"` \
             (a word with spaces is sent quoted). Without one, opens a prompt \
-            (history, Tab completes command names). login and register keep the session's token in \
+            (history, Tab completes command names, events print above the line being typed). `login NAME` \
+            asks for the password (without echo at a terminal, else the next line of input). login and \
+            register keep the session's token in \
             $XDG_CONFIG_HOME/scavenger/token (or ~/.config/scavenger/token), used on later runs.
             """)
 
@@ -53,7 +55,13 @@ struct Scavenger: AsyncParsableCommand {
             if status != 0 { throw ExitCode(status) }
             return
         }
-        let arguments = Array(words.dropFirst())
+        var arguments = Array(words.dropFirst())
+        if let prompt = Self.passwordPrompt([command] + arguments) {
+            // `login NAME`: the password is asked for (without echo at a terminal), not typed in the shell.
+            let password = isatty(STDIN_FILENO) == 1 ? await LineEditor.shared.readSecret(prompt: prompt) : await Script.readLine()
+            guard let password else { throw ExitCode(1) }
+            arguments.append(password)
+        }
         let status = try await Self.run(command: command, arguments: arguments, client: client, printer: printer, store: store)
         await client.close()
         if status != 0 { throw ExitCode(status) }
@@ -97,6 +105,16 @@ struct Scavenger: AsyncParsableCommand {
         case hunt(String)
     }
 
+    /// The prompt for the password that `login NAME` or `register NAME EMAIL` (given as
+    /// `words`) leaves out; nil when the line has one, or is another command.
+    static func passwordPrompt(_ words: [String]) -> String? {
+        switch (words.first?.uppercased(), words.count) {
+        case ("LOGIN", 2): return "password for \(words[1]): "
+        case ("REGISTER", 3): return "password for the new account \(words[1]): "
+        default: return nil
+        }
+    }
+
     static let watchUsage = "usage: watch lat lon radius_m [KIND text|photo] | watch hunt id"
 
     /// The target of `watch arguments…`; nil when they name none.
@@ -124,8 +142,9 @@ struct Scavenger: AsyncParsableCommand {
     static func watch(_ arguments: [String], client: ScavengerClient, printer: Printer) async throws -> Int32 {
         let encoder = ScavengerClient.makeEncoder()
         encoder.outputFormatting.insert(.sortedKeys)
+        let output = printer.output
         func emit(_ object: [String: JSONValue]) {
-            if let data = try? encoder.encode(object) { print(String(decoding: data, as: UTF8.self)) }
+            if let data = try? encoder.encode(object) { output.line(String(decoding: data, as: UTF8.self)) }
         }
         func value<T: Encodable>(_ item: T) -> JSONValue {
             (try? JSONDecoder().decode(JSONValue.self, from: encoder.encode(item))) ?? .null
@@ -136,9 +155,11 @@ struct Scavenger: AsyncParsableCommand {
         }
         do {
             if case let .hunt(id) = target {
+                // Stops are named by their titles in lines for people (their ids when unknown).
+                let titles = printer.json ? [:] : await stopTitles(id, client: client)
                 for try await event in client.watchHunt(id) {
                     if !printer.json {
-                        printHuntEvent(event)
+                        output.line(huntEventLine(event, titles: titles))
                         LineEditor.flushOutput()
                         continue
                     }
@@ -171,13 +192,13 @@ struct Scavenger: AsyncParsableCommand {
                     }
                 } else {
                     switch event {
-                    case .snapshot: print("-- the pins inside now:")
+                    case .snapshot: output.line("-- the pins inside now:")
                     case let .pin(pin, _):
-                        print("+ \(pin.id)  \(pin.distanceMeters.map { String(format: "%.0f m", $0.rounded()) } ?? "")  \(pin.author): \(pin.text)")
-                    case let .gone(id, _): print("- \(id)")
-                    case .ready: print("-- live:")
-                    case .disconnected: print("-- disconnected, resuming…")
-                    case .resumed: print("-- resumed")
+                        output.line("+ \(pin.id)  \(pin.distanceMeters.map { String(format: "%.0f m", $0.rounded()) } ?? "")  \(pin.author): \(pin.text)")
+                    case let .gone(id, _): output.line("- \(id)")
+                    case .ready: output.line("-- live:")
+                    case .disconnected: output.line("-- disconnected, resuming…")
+                    case .resumed: output.line("-- resumed")
                     }
                 }
                 LineEditor.flushOutput()
@@ -191,21 +212,28 @@ struct Scavenger: AsyncParsableCommand {
 }
 
 extension Scavenger {
-    /// A hunt's event as a line for people.
-    static func printHuntEvent(_ event: HuntEvent) {
+    /// The titles of a hunt's stops by id, read once with `HUNT` (none when it cannot be read).
+    static func stopTitles(_ hunt: String, client: ScavengerClient) async -> [String: String] {
+        guard let details = try? await client.hunt(hunt) else { return [:] }
+        return Dictionary(details.stops.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A hunt's event as a line for people, stops named by `titles` (by id when not there).
+    static func huntEventLine(_ event: HuntEvent, titles: [String: String]) -> String {
         switch event {
-        case .started: print("-- watching the hunt")
-        case let .hunt(hunt): print("-- the hunt is \(hunt.state.rawValue)")
-        case let .hint(hint): print("hint: \(hint.text)")
-        case let .found(player, stop, points): print("\(player) found \(stop) (\(points) \(points == 1 ? "point" : "points"))")
+        case .started: return "-- watching the hunt"
+        case let .hunt(hunt): return "-- the hunt is \(hunt.state.rawValue)"
+        case let .hint(hint): return "hint: \(hint.text)"
+        case let .found(player, stop, points):
+            return "\(player) found \(titles[stop] ?? stop) (\(points) \(points == 1 ? "point" : "points"))"
         case let .score(entry):
             // A team hunt's entry is a team's: its players follow its name.
             let who = entry.members.map { "\(entry.player) (\($0.joined(separator: ", ")))" } ?? entry.player
-            print("\(who): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)")
-        case let .reply(reply): print("\(reply.author): \(reply.text)")
-        case let .badge(player, badge): print("\(player) earned the badge \(badge.name): \(badge.description)")
-        case .reconnected: print("-- reconnected (read the hunt again for what changed meanwhile)")
-        case let .closed(reason): print(reason == "left" ? "-- you left the hunt; the watch ended" : "-- the watch ended (\(reason))")
+            return "\(who): \(entry.points) \(entry.points == 1 ? "point" : "points"), rank \(entry.rank)"
+        case let .reply(reply): return "\(reply.author): \(reply.text)"
+        case let .badge(player, badge): return "\(player) earned the badge \(badge.name): \(badge.description)"
+        case .reconnected: return "-- reconnected (read the hunt again for what changed meanwhile)"
+        case let .closed(reason): return reason == "left" ? "-- you left the hunt; the watch ended" : "-- the watch ended (\(reason))"
         }
     }
 }

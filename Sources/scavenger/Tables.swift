@@ -1,31 +1,41 @@
 import Foundation
 import ScavengerClient
 
+/// Where the client's lines go: standard output and standard error, or (at the prompt) through
+/// the line editor, above the line being typed.
+struct Output: Sendable {
+    var line: @Sendable (String) -> Void
+    var error: @Sendable (String) -> Void
+
+    static let standard = Output(line: { print($0) }, error: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+}
+
 /// How replies are printed: one JSON value per line (`--json`), or tables and indented JSON in
 /// the reply's own key order.
 struct Printer {
     var json: Bool
+    var output = Output.standard
 
     /// Prints the JSON of an `OK` reply: a table for lists (pins, hunts, leaderboard rows, the
     /// commands of `HELP`, and any list of flat objects), a hunt with its stops, clues and hints,
     /// else the JSON (compact with `--json`, indented otherwise). Distances are whole metres.
     func reply(_ text: String) {
         if json {
-            print(text)
+            output.line(text)
             return
         }
         guard let value = OrderedJSON.parse(text).map(Self.roundingDistances) else {
-            print(text)
+            output.line(text)
             return
         }
         if let commands = value.array, !commands.isEmpty, commands.allSatisfy({ $0["syntax"] != nil && $0["summary"] != nil }) {
             table(["COMMAND", "SUMMARY"], commands.map { [s($0["command"]), s($0["summary"])] }, widest: 100)
-            print("`help NAME` shows a command's arguments and options.")
+            output.line("`help NAME` shows a command's arguments and options.")
             return
         }
         if value["syntax"] != nil, let summary = value["summary"], value["command"] != nil {
-            print(s(value["syntax"]))
-            for line in Self.wrap(s(summary), width: 76) { print("  " + line) }
+            output.line(s(value["syntax"]))
+            for line in Self.wrap(s(summary), width: 76) { output.line("  " + line) }
             return
         }
         if let pins = value["pins"]?.array {
@@ -71,20 +81,20 @@ struct Printer {
             return
         }
         if printList(value) { return }
-        print(value.pretty())
+        output.line(value.pretty())
     }
 
     /// `HUNT`: the hunt, its stops with their clues, the hints sent so far, the caller's standing.
     func printHunt(_ hunt: OrderedJSON, stops: [OrderedJSON], reply: OrderedJSON) {
         let players = Self.count(hunt["players"], "player")
-        print("\(s(hunt["name"])) (\(s(hunt["id"]))): \(s(hunt["state"])), hosted by \(s(hunt["host"])), \(players)")
-        if case let .string(description)? = hunt["description"], !description.isEmpty { print(description) }
-        if let code = hunt["code"] { print("join code: \(s(code))") }
-        if let trial = hunt["trial"], trial != .null { print("time trial: \(s(trial)) s from each player's first check-in") }
-        if let teams = hunt["teams"], teams != .null { print("teams of up to \(s(teams))") }
-        if let badge = hunt["badge"], badge != .null { print("badge for completing it: \(s(badge))") }
+        output.line("\(s(hunt["name"])) (\(s(hunt["id"]))): \(s(hunt["state"])), hosted by \(s(hunt["host"])), \(players)")
+        if case let .string(description)? = hunt["description"], !description.isEmpty { output.line(description) }
+        if let code = hunt["code"] { output.line("join code: \(s(code))") }
+        if let trial = hunt["trial"], trial != .null { output.line("time trial: \(s(trial)) s from each player's first check-in") }
+        if let teams = hunt["teams"], teams != .null { output.line("teams of up to \(s(teams))") }
+        if let badge = hunt["badge"], badge != .null { output.line("badge for completing it: \(s(badge))") }
         if stops.isEmpty {
-            print(Self.count(hunt["stops"], "stop") + ", none of them shown to you yet")
+            output.line(Self.count(hunt["stops"], "stop") + ", none of them shown to you yet")
         } else {
             table(
                 ["N", "ID", "TITLE", "CLUE", "LAT", "LON", "RADIUS", "POINTS", "PROOF", "FOUND BY"],
@@ -94,21 +104,21 @@ struct Printer {
                 })
         }
         if let hints = reply["hints"]?.array, !hints.isEmpty {
-            print("hints:")
-            for hint in hints { print("  \(s(hint["at"]))  \(s(hint["text"]))") }
+            output.line("hints:")
+            for hint in hints { output.line("  \(s(hint["at"]))  \(s(hint["text"]))") }
         }
         if let me = reply["me"], me != .null {
             let found = me["found"]?.array?.count ?? 0
             let standing = "\(Self.count(me["points"], "point")), \(Self.count(.number("\(found)", Double(found)), "stop")) found, rank \(s(me["rank"]))"
             // In a team hunt the standing is the team's.
             if let team = me["team"], team != .null {
-                print("your team \(s(team)): \(standing)")
+                output.line("your team \(s(team)): \(standing)")
             } else {
-                print("you: \(standing)")
+                output.line("you: \(standing)")
             }
         }
         if let winners = reply["winners"]?.array, !winners.isEmpty {
-            print("winners: " + winners.map { $0.isScalar ? s($0) : s($0["player"] ?? $0["name"]) }.joined(separator: ", "))
+            output.line("winners: " + winners.map { $0.isScalar ? s($0) : s($0["player"] ?? $0["name"]) }.joined(separator: ", "))
         }
     }
 
@@ -141,7 +151,7 @@ struct Printer {
     }
 
     func more(_ next: OrderedJSON?) {
-        if case let .string(cursor)? = next { print("more: CURSOR \(cursor)") }
+        if case let .string(cursor)? = next { output.line("more: CURSOR \(cursor)") }
     }
 
     /// An `ERR`: one JSON object on standard output with `--json`, else the line on standard
@@ -152,12 +162,12 @@ struct Printer {
             if let seconds = error.retryAfterSeconds { object["retry_after"] = seconds }
             if let metres = error.distanceMeters { object["distance_m"] = metres }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                print(String(decoding: data, as: UTF8.self))
+                output.line(String(decoding: data, as: UTF8.self))
             }
         } else if error.code == .connectionLost {
-            FileHandle.standardError.write(Data("scavenger: \(error.message)\n".utf8))
+            output.error("scavenger: \(error.message)")
         } else {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+            output.error(error.description)
         }
     }
 
@@ -177,9 +187,9 @@ struct Printer {
                 index == cells.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
             }.joined(separator: "  ")
         }
-        print(render(header))
-        for row in rows { print(render(row)) }
-        if rows.isEmpty { print("(none)") }
+        output.line(render(header))
+        for row in rows { output.line(render(row)) }
+        if rows.isEmpty { output.line("(none)") }
     }
 
     /// A team's players, from its leaderboard entry's `members`: "ann, bob"; "-" when none.
