@@ -11,6 +11,9 @@ extension Board {
         if let username { try RequestChecks.username(username) }
         return try await guarded {
             let viewer = try await checkedViewer(of: session)
+            if username == nil, viewer?.user.isGuest == true {
+                throw BoardError(.notFound, "a guest has no badges; REGISTER to keep your points")
+            }
             guard let name = username ?? viewer?.user.name else {
                 throw BoardError(.unauthorized, "BADGES without a username needs a login")
             }

@@ -96,6 +96,8 @@ extension Board {
             return username
         }
         guard let user = session.user else { throw BoardError(.unauthorized, "\(command) without a username needs a login") }
+        // A guest has none: their name may be an account's.
+        guard !user.isGuest else { throw BoardError(.notFound, "a guest has no \(command == "PROFILE" ? "profile" : "badges"); REGISTER to keep your points") }
         return user.name
     }
 

@@ -75,6 +75,9 @@ struct GuestTests {
                     let ranking = try await pupil.ok("RANKING")["entries"].array
                     #expect(try ranking.map { try $0["player"].string }.isEmpty, "\(ranking.map(\.value))")
                     #expect(try await pupil.ok("PROFILE host")["points"].int == 0)
+                    // Their own: none (not the account "host"'s).
+                    expectError(try await pupil.call("PROFILE"), "NOT_FOUND")
+                    expectError(try await pupil.call("BADGES"), "NOT_FOUND")
                     // The host's own account is untouched: it still logs in.
                     try await converse(address) { (again: Conversation) async throws in
                         #expect(try await again.ok("LOGIN host password1")["user"]["guest"].isNull)
