@@ -174,6 +174,7 @@ let package = Package(
             .embedInCode("Pages/demo.html"),
             .embedInCode("Pages/demo.js"),
             .embedInCode("Pages/host.html"),
+            .embedInCode("Pages/guest-join.js"),
             .embedInCode("Pages/host.js"),
             .embedInCode("Pages/hunts.css"),
             .embedInCode("Pages/hunts.js"),

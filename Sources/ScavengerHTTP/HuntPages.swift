@@ -40,6 +40,9 @@ enum HuntPages {
     /// `/play-scores.js`: the player's scores across hunts, their badges and the ranking around them.
     static let playScoresScript = PageFiles.text(PackageResources.play_scores_js)
 
+    /// `/guest-join.js`: joining a hunt as a guest, with its code and a name (the player's page).
+    static let guestJoinScript = PageFiles.text(PackageResources.guest_join_js)
+
     /// `/join-link.js`: the host's join link, its QR code and the projector view.
     static let joinLinkScript = PageFiles.text(PackageResources.join_link_js)
 

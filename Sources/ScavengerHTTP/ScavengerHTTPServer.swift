@@ -97,6 +97,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
             ("/notices.js", StaticAsset(HuntPages.noticesScript, contentType: "text/javascript; charset=utf-8")),
             ("/play-scores.js", StaticAsset(HuntPages.playScoresScript, contentType: "text/javascript; charset=utf-8")),
             ("/join-link.js", StaticAsset(HuntPages.joinLinkScript, contentType: "text/javascript; charset=utf-8")),
+            ("/guest-join.js", StaticAsset(HuntPages.guestJoinScript, contentType: "text/javascript; charset=utf-8")),
             ("/hunts.js", StaticAsset(HuntPages.commonScript, contentType: "text/javascript; charset=utf-8")),
             ("/play.js", StaticAsset(HuntPages.playScript, contentType: "text/javascript; charset=utf-8")),
             ("/host.js", StaticAsset(HuntPages.hostScript, contentType: "text/javascript; charset=utf-8")),

@@ -37,7 +37,7 @@ struct HuntPagesTests {
               ("/host.js", "text/javascript; charset=utf-8"), ("/hunts.css", "text/css; charset=utf-8"),
               ("/client.js", "text/javascript; charset=utf-8"), ("/demo.js", "text/javascript; charset=utf-8"),
               ("/notices.js", "text/javascript; charset=utf-8"), ("/play-scores.js", "text/javascript; charset=utf-8"),
-              ("/join-link.js", "text/javascript; charset=utf-8"),
+              ("/join-link.js", "text/javascript; charset=utf-8"), ("/guest-join.js", "text/javascript; charset=utf-8"),
           ])
     func assets(path: String, contentType: String) async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in

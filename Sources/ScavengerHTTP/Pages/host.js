@@ -81,6 +81,8 @@ import { joinCard, qrImage, showJoinPanel } from "/join-link.js";
     if (trial) line += " TRIAL " + Math.round(Number(trial) * 60);
     const badge = field("create-badge").value.trim();
     if (badge) line += " BADGE " + quote(badge);
+    // Protocol 1.5: a class joins with the code and a name, no account (at most n guests).
+    if (field("create-guests").checked) line += " GUESTS " + Math.round(Number(field("create-guest-count").value || 100));
     try {
       const answer = await request(line);
       report("create-form", `Created “${answer.hunt.name}”. Click the map to place its stops.`);

@@ -28,8 +28,10 @@ export const Hunts = (() => {
 
   function showUser() {
     const who = document.getElementById("who");
-    who.textContent = user ? "Signed in as " + user.name : "Not signed in.";
+    who.textContent = !user ? "Not signed in." : user.guest ? `Playing as ${user.name} (a guest)` : "Signed in as " + user.name;
     document.getElementById("account-forms").hidden = !!user;
+    const guestSection = document.getElementById("guest-section");
+    if (guestSection) guestSection.hidden = !!user;
     document.getElementById("logout-button").hidden = !user;
     showEmailState();
   }
@@ -39,7 +41,7 @@ export const Hunts = (() => {
     const state = document.getElementById("email-state");
     const form = document.getElementById("verify-form");
     if (!state || !form) return;
-    if (!user) { state.textContent = ""; form.hidden = true; return; }
+    if (!user || user.guest) { state.textContent = ""; form.hidden = true; return; }
     try {
       const answer = await request("WHOAMI");
       const verified = answer.user && answer.user.email_verified;
@@ -403,7 +405,7 @@ export const Hunts = (() => {
   }
 
   return {
-    say, quote, request, start, watchHunt, element, button, when, huntState, liveState, rerenderAtNextChange, duration, parseDegree,
+    say, quote, request, start, watchHunt, signIn: signedIn, element, button, when, huntState, liveState, rerenderAtNextChange, duration, parseDegree,
     parseCoordinates, count, Leaderboard, makeMap, label, report, reportError, reveal, toast, errorText,
     client, ProtocolError: ScavengerError, myName: null, myTeam: null,
     get user() { return user; },

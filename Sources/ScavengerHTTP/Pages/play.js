@@ -1,6 +1,7 @@
 import { Hunts } from "/hunts.js";
 import { locationNeedsHTTPS } from "/location.js";
 import { readScores, readScoresSoon } from "/play-scores.js";
+import { setUpGuestJoin } from "/guest-join.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
 // browser says you are, follow the leaderboard and the hints as they come. In a team hunt the
 // player joins a team by its name, and the page shows their team, its players and a board of
@@ -543,6 +544,17 @@ import { readScores, readScoresSoon } from "/play-scores.js";
     document.getElementById("join-code").value = linkCode;
     if (!Hunts.client.token) report("login-form", `Sign in or create an account, then join the hunt with the code ${linkCode}.`, "pending");
   }
+  setUpGuestJoin({
+    code: linkCode,
+    onJoined: async (answer, name, team) => {
+      Hunts.myName = name;
+      Hunts.myTeam = answer.hunt.teams ? team : null;
+      // Signing in opens the hunt kept here (see onSignedIn below).
+      localStorage.setItem(HUNT_KEY, answer.hunt.id);
+      await Hunts.signIn(answer);
+    },
+  });
+  if (linkCode && !Hunts.client.token) document.getElementById("guest-name").focus({ preventScroll: false });
   function showJoinForm() {
     const form = document.getElementById("join-form");
     form.scrollIntoView({ block: "center" });
@@ -553,7 +565,13 @@ import { readScores, readScoresSoon } from "/play-scores.js";
     onEvent,
     onSignedIn: async (user) => {
       Hunts.myName = Hunts.myName || user.name;
-      document.getElementById("join-section").hidden = false;
+      // A guest plays the hunt they joined: no other hunt to join, no scores across hunts.
+      document.getElementById("join-section").hidden = !!user.guest;
+      if (user.guest) {
+        const id = localStorage.getItem(HUNT_KEY);
+        if (id) await openHunt(id);
+        return;
+      }
       if (linkCode) { report("login-form", ""); showJoinForm(); }
       await readScores();
       await listMine();
