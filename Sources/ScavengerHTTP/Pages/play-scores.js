@@ -9,6 +9,8 @@ const { say, request, element, count, errorText } = Hunts;
 let rankingWeek = false;
 let scoresTimer = null;
 export async function readScores() {
+  // A guest has no scores across hunts (PROFILE and BADGES are the account's).
+  if (Hunts.user && Hunts.user.guest) return;
   try {
     const profile = await request("PROFILE");
     const rank = profile.rank === null ? "not ranked yet" : `rank ${profile.rank}`;
