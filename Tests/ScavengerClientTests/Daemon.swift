@@ -177,6 +177,10 @@ final class Daemon: Sendable {
         output.state.withLock { $0 = (process, "") }
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            // At the end of the pipe the handler goes: left on, libdispatch keeps a source on a
+            // descriptor that is closed and reused, and has crashed the test process in its
+            // event loop (_dispatch_event_loop_drain).
+            if data.isEmpty { return handle.readabilityHandler = nil }
             output.state.withLock { state in
                 if state.process === process { state.stderr += String(decoding: data, as: UTF8.self) }
             }

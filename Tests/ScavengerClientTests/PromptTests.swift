@@ -120,7 +120,11 @@ struct PromptTests {
             process.standardOutput = out
             let lines = Collected<String>()
             out.fileHandleForReading.readabilityHandler = { handle in
-                let text = String(decoding: handle.availableData, as: UTF8.self)
+                let data = handle.availableData
+                // At the end of the pipe the handler goes (a source left on a closed descriptor
+                // has crashed libdispatch's event loop).
+                if data.isEmpty { return handle.readabilityHandler = nil }
+                let text = String(decoding: data, as: UTF8.self)
                 for line in text.split(separator: "\n") { lines.append(String(line)) }
             }
             try process.run()

@@ -55,6 +55,10 @@ final class DaemonProcess: Sendable {
         let errors = self.errors
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            // At the end of the pipe the handler goes: left on, libdispatch keeps a source on a
+            // descriptor that is closed and reused, and has crashed the test process in its event
+            // loop (_dispatch_event_loop_drain).
+            if data.isEmpty { return handle.readabilityHandler = nil }
             errors.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
