@@ -202,9 +202,11 @@ public final class Feed: Sendable {
         try await catchUps.take { () throws(StoreError) in try await self.applyNewChanges() }
     }
 
-    /// One pass over the log from the feed's place to its end.
+    /// One pass over the log from the feed's place to its end: what is committed and not
+    /// numbered yet is numbered first (writers number nothing themselves, `db/0037`).
     private func applyNewChanges() async throws(StoreError) {
         guard var place = appliedChange else { return }
+        try await database.numberFeedChanges()
         while true {
             let page = try await database.feedChanges(
                 after: place, stamp: position.withLock { $0?.stamp }, limit: Self.changesPerRead)

@@ -22,8 +22,11 @@ public final class FeedListener: Service, Sendable {
 
     /// How long one wait for a wake-up lasts before the listener looks around.
     static let waitMilliseconds = 500
-    /// Catch-ups without a wake-up, in case one was missed.
-    static let safetyCatchUpSeconds = 10.0
+    /// Catch-ups without a wake-up: in case one was missed, and to number what no daemon numbered
+    /// (a write of a daemon that died right after its commit, of the command line or of psql:
+    /// writers number nothing themselves, `db/0037`). Each catch-up numbers before it reads; with
+    /// nothing to number it takes no lock and writes nothing.
+    static let safetyCatchUpSeconds = 1.0
     /// How long the feed's place may trail this daemon's own new pins (already in the feed): a
     /// catch-up after each of their wake-ups would only read them again.
     static let ownPinsCatchUpMilliseconds = 250

@@ -234,8 +234,8 @@ public final class HuntFeed: Sendable {
     /// Applies every change committed since the last one applied: leaderboards change and
     /// watchers hear of it; returns once it has read the log at least once after this call
     /// began, so a write committed before the call is applied, and its watchers' events handed
-    /// to their sinks, when it returns. Calls at the same time share reads (one in flight: each
-    /// read of the log holds its writers back a moment, see `hunt_changes_after`).
+    /// to their sinks, when it returns (each read numbers what is committed first, see
+    /// `hunt_changes_after`). Calls at the same time share reads (one in flight).
     public func catchUp() async throws(StoreError) {
         try await catchUps.take { () throws(StoreError) in try await self.applyNewChanges() }
     }

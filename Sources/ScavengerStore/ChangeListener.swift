@@ -35,8 +35,9 @@ public final class ChangeListener: Sendable {
     public enum WakeUp: Sendable, Equatable {
         /// Nothing, within the timeout.
         case none
-        /// Only new pins written by the store whose ``Database/writerID`` was given: that
-        /// daemon has put them into its feed itself, so its catch-up can wait a little.
+        /// Only numberings of the store whose ``Database/writerID`` was given (`db/0037`): they
+        /// numbered that daemon's own writes, which it put into its feed itself (new pins) or
+        /// reads as it numbers them (its catch-ups), so its catch-up can wait a little.
         case ownNewPins
         /// Only the hunts' change log changed: the pins' feed need not catch up.
         case hunts

@@ -21,15 +21,18 @@ public final class Database: Sendable {
     /// Records the check-ins in each group written (`scavenger_group_commit_checkins`).
     let checkInGroupSizes: Recorder?
 
-    /// Wakes the listeners after hunt writes commit (see ``HuntWakeUps``).
-    let huntWakeUps: HuntWakeUps
+    /// Numbers the hunts' log after hunt writes commit (see ``LogNumbering``).
+    let huntNumbering: LogNumbering
+    /// Numbers the feed log after this daemon's new pins commit (see ``LogNumbering``).
+    let feedNumbering: LogNumbering
 
     /// Records the pins in each committed group (`scavenger_group_commit_pins`), when metrics are on.
     let groupSizes: Recorder?
 
-    /// Names this store's new-pin transactions in their change-log wake-up (the `NOTIFY`
-    /// payload), so that its own ``ChangeListener`` can sleep through them: the daemon puts
-    /// its own new pins into its feed itself. Random per instance, not a secret.
+    /// Names this store's numberings of the change logs in their wake-up (the `NOTIFY`
+    /// payload), so that its own ``ChangeListener`` can sleep through them: the daemon puts its
+    /// own new pins into its feed itself, and reads what it numbered. Random per instance, not a
+    /// secret.
     public let writerID = "w" + String(UInt64.random(in: 1 ... .max), radix: 36)
 
     /// - Parameters:
@@ -43,7 +46,8 @@ public final class Database: Sendable {
         precondition(checkInWriters >= 0, "no negative number of check-in writers")
         self.checkInWriters = checkInWriters
         self.pool = pool
-        huntWakeUps = HuntWakeUps(pool: pool, writerID: writerID)
+        huntNumbering = LogNumbering.hunts(pool: pool, writerID: writerID)
+        feedNumbering = LogNumbering.feed(pool: pool, writerID: writerID)
         self.pinWriters = pinWriters
         groupSizes = metrics.map { Recorder(label: Self.groupSizeLabel, aggregate: true, factory: $0) }
         checkInGroupSizes = metrics.map { Recorder(label: Self.checkInGroupSizeLabel, aggregate: true, factory: $0) }

@@ -33,12 +33,11 @@ extension Database {
     /// transaction. Rows another pass is deleting are skipped (`SKIP LOCKED`), so passes running
     /// at once never wait for each other nor count a row twice.
     public func expirePins(limit: Int) async throws(StoreError) -> ExpiryReport {
-        try await mappingErrors {
-            // The change log's lock first: the statement locks pin rows (below) before its delete
-            // would take it, and a transaction holding it may be waiting for one of those rows.
+        // Numbered soon after the commit (or a failure that may have committed): see LogNumbering.
+        defer { feedNumbering.number() }
+        return try await mappingErrors {
             let rows = try await pool.transaction { connection in
-                try Self.lockFeedChanges(connection)
-                return try connection.query("""
+                try connection.query("""
                 WITH doomed AS (
                     SELECT id FROM pins WHERE expires_at <= now()
                     ORDER BY expires_at LIMIT \(limit)

@@ -25,8 +25,8 @@ public struct LogPlace: Sendable, Equatable {
     }
 }
 
-/// One entry of the change log (`feed_changes`): a change that affects feeds, numbered in
-/// commit order, with what the feed must now hold.
+/// One entry of the change log (`feed_changes`): a change that affects feeds, numbered after
+/// its commit (see ``Database/numberFeedChanges()``), with what the feed must now hold.
 public struct FeedChange: Sendable {
     /// Its place in the log.
     public var sequence: Int64
@@ -67,8 +67,9 @@ extension Database {
     }
 
     /// Changes after `sequence`, oldest first, at most `limit`, each with the pin as it is now.
-    /// Gap-free: changes are numbered in commit order (see `db/0008_feed_changes.sql`), so every
-    /// change before the last one returned is either returned or was rolled back.
+    /// Gap-free: a reader sees the positions of a prefix of the numberings, so no position below
+    /// the last one returned can appear later (see `db/0037_logs_numbered_after_commit.sql`).
+    /// Changes committed and not yet numbered are not read: number them first.
     ///
     /// Planned once per connection: the place is hidden from the planner (`(SELECT $1)`) and the
     /// limit is written into the text, so a custom plan costs what the generic one does and PostgreSQL
@@ -194,12 +195,16 @@ extension Database {
         }
     }
 
-    /// Takes the lock that numbers the change log in commit order, for a transaction that locks
-    /// pin or region rows before it changes them (so that it never holds a row another
-    /// transaction, holding this lock, waits for). One lock per schema; see
-    /// `db/0008_feed_changes.sql` and `db/0009_feed_changes_lock_per_schema.sql`.
-    static func lockFeedChanges(_ connection: PostgresConnection) throws {
-        try connection.query("SELECT pg_advisory_xact_lock(7467, hashtext(current_schema()))")
+    /// Numbers every committed change of the feed log not numbered yet (in a transaction of its
+    /// own, which waits for a synchronous standby like any write), after the log's last
+    /// position; a numbering that gave out positions wakes every daemon's listener, naming this
+    /// store's ``writerID``. Writers take no lock and send no wake-up: their commits run side by
+    /// side, and what they logged is readable once numbered (`db/0037`). Answers how many.
+    @discardableResult
+    public func numberFeedChanges() async throws(StoreError) -> Int {
+        try await mappingErrors {
+            try await pool.query("SELECT feed_changes_number(\(writerID)) AS numbered")[0].int("numbered")
+        }
     }
 }
 

@@ -13,14 +13,22 @@ import Synchronization
 /// between two groups there is no trip to an event loop or a task: the callers' answers and the
 /// next group's statement leave from the same thread.
 ///
-/// A pin's NOTIFY takes a lock until its transaction's commit is flushed, so one transaction
-/// per POST serialized every POST behind every other's flush; grouping shares that cost.
+/// Grouping shares a commit's flush (and a synchronous standby's wait) among the pins that
+/// arrive together; groups from several writers (and daemons) commit side by side, since no
+/// writer holds a lock of the change log (`db/0037`).
+///
+/// A keyed pin (`REQUEST`, as every client sends its writes) is grouped too: the group is then
+/// written in a transaction that stores each key with its pin after the insert. A key another
+/// request holds fails the group, which is then written pin by pin, so that the one meets its key
+/// alone (its caller answers from the stored reply) and the others are written.
 final class GroupCommit: Sendable {
     typealias Waiter = CheckedContinuation<Result<Pin, StoreError>, Never>
-    private typealias Group = [(pin: NewPin, waiter: Waiter)]
+    /// A pin waiting for its group, with its key when it has one.
+    typealias Member = (pin: NewPin, request: KeyedWrite<Pin>?, waiter: Waiter)
+    private typealias Group = [Member]
 
     private let database: UnownedDatabase
-    private let queue: Mutex<GroupQueue<(pin: NewPin, waiter: Waiter)>>
+    private let queue: Mutex<GroupQueue<Member>>
 
     /// Breaks the reference cycle with the database that owns this.
     struct UnownedDatabase: @unchecked Sendable {
@@ -32,19 +40,26 @@ final class GroupCommit: Sendable {
         queue = Mutex(GroupQueue(maximumBatch: maximumBatch, maximumWriters: maximumWriters))
     }
 
-    /// Writes the pin in the next group; returns once that group has committed.
-    func write(_ pin: NewPin) async throws(StoreError) -> Pin {
+    /// Writes the pin in the next group (with its key, stored in the group's transaction);
+    /// returns once that group has committed.
+    func write(_ pin: NewPin, request: KeyedWrite<Pin>? = nil) async throws(StoreError) -> Pin {
         let outcome = await withCheckedContinuation { (waiter: Waiter) in
-            let group = queue.withLock { $0.arrive((pin, waiter)) }
+            let group = queue.withLock { $0.arrive((pin, request, waiter)) }
             if let group { start(group) }
         }
         return try outcome.get()
     }
 
-    /// Writes `group` from a pool thread; then answers its callers and goes on with the next.
+    /// Writes `group` from a pool thread (a keyed group from a task); then answers its callers
+    /// and goes on with the next.
     private func start(_ group: Group) {
         let database = self.database.value
         let pins = group.map(\.pin)
+        if group.contains(where: { $0.request != nil }) {
+            let members = group.map { (pin: $0.pin, request: $0.request) }
+            Task { [self] in finish(group, await database.writeKeyedPinGroup(members)) }
+            return
+        }
         database.submitPinGroup(pins) { [self] result in
             switch result {
             case .success(let outcomes):
@@ -76,7 +91,7 @@ extension Database {
     func submitPinGroup(
         _ pins: [NewPin], completion: @escaping @Sendable (Result<[Result<Pin, StoreError>], any Error>) -> Void
     ) {
-        let statement = Self.insertStatement(pins, writerID: writerID)
+        let statement = Self.insertStatement(pins)
         pool.submit({ connection in
             try Self.insertedPins(pins, rows: connection.query(statement))
         }, completion: completion)
@@ -125,7 +140,7 @@ extension Database {
     func insertPins(_ pins: [NewPin]) async throws(StoreError) -> [Result<Pin, StoreError>] {
         return try await mappingErrors {
             do {
-                return try Self.insertedPins(pins, rows: try await pool.query(Self.insertStatement(pins, writerID: writerID), idempotent: false))
+                return try Self.insertedPins(pins, rows: try await pool.query(Self.insertStatement(pins), idempotent: false))
             } catch let error as PostgresError where error.code == .connectionFailure {
                 return try await insertSettling(pins)
             }
@@ -136,18 +151,52 @@ extension Database {
     /// committed, and a pin of it been deleted since (by a moderator, or expiry). This run
     /// settles what happened first, from the change log, so such a pin stays deleted.
     private func insertSettling(_ pins: [NewPin]) async throws -> [Result<Pin, StoreError>] {
-        let rows = try await pool.query(Self.insertStatement(pins, writerID: writerID, settling: true), idempotent: true)
+        let rows = try await pool.query(Self.insertStatement(pins, settling: true), idempotent: true)
         return try Self.insertedPins(pins, rows: rows)
+    }
+
+    /// A group with keyed pins, in one transaction: the insert, then each key with its pin. When
+    /// it fails for another reason than the database being away (a key another request holds, a
+    /// connection broken mid-commit), each pin is written alone: a keyed one as
+    /// ``insertKeyedPin(_:request:)`` (its key then found, if the group committed, and answered
+    /// from), another as ``insertPins(_:)`` (a pin already stored is answered as written).
+    func writeKeyedPinGroup(_ members: [(pin: NewPin, request: KeyedWrite<Pin>?)]) async -> [Result<Pin, StoreError>] {
+        let pins = members.map(\.pin)
+        do {
+            return try await mappingErrors {
+                try await pool.transaction { connection in
+                    let outcomes = try Self.insertedPins(pins, rows: connection.query(Self.insertStatement(pins)))
+                    for (member, outcome) in zip(members, outcomes) {
+                        if case .success(let pin) = outcome { try member.request.record(pin, on: connection) }
+                    }
+                    return outcomes
+                }
+            }
+        } catch {
+            if case .unavailable = error { return members.map { _ in .failure(error) } }
+            var outcomes: [Result<Pin, StoreError>] = []
+            for member in members {
+                do {
+                    if let request = member.request {
+                        outcomes.append(.success(try await insertKeyedPin(member.pin, request: request)))
+                    } else {
+                        outcomes.append(try await insertPins([member.pin])[0])
+                    }
+                } catch {
+                    outcomes.append(.failure(error))
+                }
+            }
+            return outcomes
+        }
     }
 
     /// A keyed pin, written alone in a transaction with its `REQUEST` key (``KeyedWrite``). After a
     /// connection failure it is tried once more, settling as ``insertPins(_:)`` does: if the first
     /// attempt committed, its key is found taken and the caller answers from it.
     func insertKeyedPin(_ new: NewPin, request: KeyedWrite<Pin>) async throws(StoreError) -> Pin {
-        let writerID = self.writerID
         @Sendable func attempt(settling: Bool) async throws -> Pin {
             try await pool.transaction { connection in
-                let rows = try connection.query(Self.insertStatement([new], writerID: writerID, settling: settling))
+                let rows = try connection.query(Self.insertStatement([new], settling: settling))
                 let pin = try Self.insertedPins([new], rows: rows)[0].get()
                 try request.record(pin, on: connection)
                 return pin
@@ -222,15 +271,14 @@ extension Database {
     private static let insertTexts = Mutex<[InsertShape: String]>([:])
 
     /// The statement that inserts `pins`: its text from ``insertTexts``, its values bound in
-    /// order (each pin's row, the writer, then each photo's bytes and pin id). `settling`: the
+    /// order (each pin's row, then each photo's bytes and pin id). `settling`: the
     /// retry after an attempt whose outcome is unknown, which also takes as written (and answers
     /// as such) a pin that attempt wrote and something deleted since, found in the change log.
-    static func insertStatement(_ pins: [NewPin], writerID: String, settling: Bool = false) -> SQL {
+    static func insertStatement(_ pins: [NewPin], settling: Bool = false) -> SQL {
         let photos = pins.indices.filter { pins[$0].photo != nil }
         var binds: [PostgresValue] = []
-        binds.reserveCapacity(pins.count * batchColumns.count + 1 + photos.count * 2)
+        binds.reserveCapacity(pins.count * batchColumns.count + photos.count * 2)
         for (index, new) in pins.enumerated() { binds += insertRow(new, index: index) }
-        binds.append(writerID.postgresValue)
         for index in photos {
             binds.append(pins[index].photo!.data.postgresValue)
             binds.append(pins[index].id.postgresValue)
@@ -266,7 +314,6 @@ extension Database {
         let rows = (0 ..< shape.count).map { _ in
             "(" + batchColumns.map { "\(next())::\($0.type)" }.joined(separator: ", ") + ")"
         }
-        let writer = next()
         let photoInserts = shape.photos.enumerated().map { number, _ in
             let data = next()
             return ", photo\(number) AS (INSERT INTO photos (pin_id, data) SELECT id, \(data) FROM inserted WHERE id = \(next()))"
@@ -276,15 +323,12 @@ extension Database {
                 VALUES \(rows.joined(separator: ",\n       "))
             ), existing AS MATERIALIZED (
                 SELECT p.id, p.created_at, p.expires_at FROM pins p JOIN batch b ON b.id = p.id\(shape.settling ? settledDeletions : "")
-            ), writer AS MATERIALIZED (
-                -- Read by the change log's trigger: its wake-up names this writer.
-                SELECT set_config('scavenger.writer', \(writer)::text, true)
             ), checked AS MATERIALIZED (
                 -- Each pin's session looked up by its key (LATERAL … LIMIT 1): as EXISTS, the
                 -- planner may hash every live session and user for a handful of pins.
                 SELECT b.*, NOT EXISTS (SELECT 1 FROM existing e WHERE e.id = b.id)
                             AND (b.token_hash IS NULL OR coalesce(s.valid, false)) AS allowed
-                FROM batch b CROSS JOIN writer LEFT JOIN LATERAL (
+                FROM batch b LEFT JOIN LATERAL (
                     SELECT true AS valid FROM sessions s JOIN users u ON u.id = s.user_id
                     WHERE s.token_hash = b.token_hash AND s.user_id = b.author_id AND s.expires_at > now()
                       AND (u.banned_until IS NULL OR u.banned_until <= now())

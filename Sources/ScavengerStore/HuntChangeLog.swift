@@ -10,9 +10,10 @@ extension Database {
     /// out again), and the reader must load afresh. Place 0, or no stamp given, always holds.
     public func huntChanges(after seq: Int, stamp: Int64? = nil, limit: Int) async throws(StoreError) -> HuntChangePage {
         try await mappingErrors {
-            // A complete prefix (`hunt_changes_after` reads under the log's lock, exclusively),
-            // and one row with no change when there is none after `seq`.
-            let rows = try await pool.query("SELECT * FROM hunt_changes_after(\(seq)::bigint, \(limit)::integer)")
+            // Numbers what is committed and not numbered yet, then reads: a complete prefix (see
+            // `db/0037`), and one row with no change when there is none after `seq`.
+            let rows = try await pool.query(
+                "SELECT * FROM hunt_changes_after(\(seq)::bigint, \(limit)::integer, \(writerID))")
             var changes: [LoggedHuntChange] = []
             for row in rows {
                 guard let position: Int = try row.int("seq") else { continue }

@@ -25,10 +25,11 @@ import ScavengerCore
 ///    score rows, last and in user id order: a moderator's removal of a hunt (its players'), and
 ///    a team's completion of its hunt or a rejection undoing it (its members'); such a write and
 ///    another user's own may meet in a deadlock, which the pool runs again (below);
-/// 8. the change log's ordering lock (advisory 7468), taken *shared* by the entries this type
-///    writes as the last statement before `COMMIT` and held only for them and the commit (hunt
-///    writes commit side by side; a reader of the log takes it exclusively for the moment of
-///    its read, so it reads a complete prefix: see `db/0020_hunt_log_commits_in_parallel.sql`).
+/// The change-log rows this type writes come last, after every row lock, and take no lock of
+/// their own: hunt writes commit side by side. The rows are numbered after the commit by a
+/// numbering under the log's lock (advisory 7468, which no write takes), so a second write of
+/// the same rows logs after the first committed and is numbered after it (see
+/// `db/0037_logs_numbered_after_commit.sql`).
 ///
 /// A group of check-ins (``CheckInGroups``) takes each step's locks for all its check-ins at
 /// once, in key order within the step (`checkin_lock_all`: the players by user id, the hunts by
@@ -57,8 +58,9 @@ final class HuntLog {
     ///
     /// The log does not wake the daemons' listeners itself (a `NOTIFY` in the transaction would
     /// make every hunt write in the database commit one after the other): a write sent through
-    /// `Database.huntTransaction` is followed by a wake-up once it commits (``HuntWakeUps``),
-    /// and a rare write elsewhere passes `wakeListeners` to notify in its own transaction.
+    /// `Database.huntTransaction` is numbered once it commits (``LogNumbering``), which wakes
+    /// them, and a rare write elsewhere passes `wakeListeners` to notify in its own transaction
+    /// (the listeners then number it as they catch up).
     @discardableResult
     func write(on connection: PostgresConnection, wakeListeners: Bool = false) throws -> Bool {
         guard !entries.isEmpty else { return false }

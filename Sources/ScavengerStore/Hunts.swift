@@ -32,8 +32,9 @@ extension Database {
                 return (result, try log.write(on: connection))
             }
         }
-        // Committed: every daemon's listener hears of it (several commits to one wake-up).
-        if logged { huntWakeUps.wake() }
+        // Committed: numbered soon, which wakes every daemon's listener (several commits to one
+        // numbering).
+        if logged { huntNumbering.number() }
         return result
     }
 

@@ -97,7 +97,6 @@ extension Database {
     ) async throws(StoreError) -> ReportReceipt {
         let reportID = Identifier.newReport()
         return try await moderation(request: request) { connection in
-            try Self.lockFeedChanges(connection)
             // A token for this report, taken under the bucket's row lock: concurrent reports by
             // one user wait in turn, so the limit holds; a report refused below gives it back.
             try Self.takeRateToken(connection, userID: reporter.id, action: .report, rate: rate)
@@ -418,7 +417,6 @@ extension Database {
         decideBan: @escaping @Sendable (BanTargetFacts?) throws -> Void
     ) async throws(StoreError) -> ResolveOutcome {
         try await moderation(request: request) { connection in
-            try Self.lockFeedChanges(connection)
             let facts = try Self.queueItemFacts(connection, item: item)
             try decide(facts)
             let authorID = facts?.authorID

@@ -117,13 +117,16 @@ extension Database {
     }
 
     /// Writes a pin (and its photo) in one statement, so both or neither are stored. Text pins
-    /// are grouped with other writers' into one transaction; either way the answer comes after
-    /// the commit. A keyed write (`request`) is written alone, with its key in its transaction.
+    /// are grouped with other writers' into one transaction, keyed ones (`request`) with their
+    /// keys in it; either way the answer comes after the commit. A keyed photo pin is written
+    /// alone, with its key in its transaction.
     public func createPin(_ new: NewPin, request: KeyedWrite<Pin>? = nil) async throws(StoreError) -> Pin {
-        if let request { return try await insertKeyedPin(new, request: request) }
+        // Numbered soon after the commit (or a failure that may have committed): see LogNumbering.
+        defer { feedNumbering.number() }
         if new.photo == nil {
-            return try await textPinWriter.write(new)
+            return try await textPinWriter.write(new, request: request)
         }
+        if let request { return try await insertKeyedPin(new, request: request) }
         return try await insertPins([new])[0].get()
     }
 
@@ -158,9 +161,10 @@ extension Database {
         id: String, by userID: Int, request: KeyedWrite<Bool>? = nil,
         decide: @escaping @Sendable (PinDeleteFacts) throws -> PinDeletion
     ) async throws(StoreError) -> Bool {
-        try await mappingErrors {
+        // Numbered soon after the commit (or a failure that may have committed): see LogNumbering.
+        defer { feedNumbering.number() }
+        return try await mappingErrors {
             try await pool.transaction { connection in
-                try Self.lockFeedChanges(connection)
                 let rows = try connection.query("""
                     SELECT p.author_id FROM pins p WHERE p.id = \(id) AND \(unescaped: Self.livePin) FOR UPDATE
                     """)

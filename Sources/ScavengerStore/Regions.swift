@@ -47,10 +47,11 @@ extension Database {
     /// Defines or replaces a region and reassigns every pin it touches, existing ones included,
     /// in one transaction; running daemons learn of it through the change log.
     public func setRegion(_ region: RegionDefinition) async throws(StoreError) -> RegionUpdate {
-        try await mappingErrors {
+        // Numbered soon after the commit (or a failure that may have committed): see LogNumbering.
+        defer { feedNumbering.number() }
+        return try await mappingErrors {
             try await pool.transaction { connection in
                 try Self.lockRegions(connection)
-                try Self.lockFeedChanges(connection)
                 try connection.query("""
                     INSERT INTO regions (name, geojson, min_lat, min_lon, max_lat, max_lon, area)
                     VALUES (\(region.name), \(region.geoJSON), \(region.envelope.minY), \(region.envelope.minX),
@@ -69,10 +70,11 @@ extension Database {
     /// Deletes a region; its pins move to another region that contains them, or to none.
     /// Nil when there is no such region.
     public func deleteRegion(named name: String) async throws(StoreError) -> RegionUpdate? {
-        try await mappingErrors {
+        // Numbered soon after the commit (or a failure that may have committed): see LogNumbering.
+        defer { feedNumbering.number() }
+        return try await mappingErrors {
             try await pool.transaction { connection -> RegionUpdate? in
                 try Self.lockRegions(connection)
-                try Self.lockFeedChanges(connection)
                 let members = try connection.query("SELECT id, lat, lon FROM pins WHERE region = \(name) FOR UPDATE")
                 let deleted = try connection.query("DELETE FROM regions WHERE name = \(name)")
                 guard deleted.affectedRows > 0 else { return nil }

@@ -113,6 +113,7 @@ struct FeedLogTests {
             try await environment.feed.catchUp()
             let lostPlace = try #require(environment.feed.appliedChange)
             _ = try Self.failOver(environment, losing: lost, author: author)
+            try await other.numberFeedChanges()
             // The new primary numbered its change past every position the lost history can have used.
             let end = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
             #expect(end >= Self.block)
@@ -144,6 +145,7 @@ struct FeedLogTests {
             let other = environment.otherProcess()
             let author = try await registerAlice(in: other)
             _ = try await other.createPin(textPin("kept", by: author.id))
+            try await other.numberFeedChanges()
             let end = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
             #expect(try await other.pinChanges(after: end + 5, latitudes: -90 ... 90).lost == false, "the server's epoch: only past the end")
             let connection = try PostgresConnection.connect(environment.configuration)
@@ -153,6 +155,7 @@ struct FeedLogTests {
             }
             // The first change of the new epoch records it; the positions skipped stay lost.
             _ = try await other.createPin(textPin("first of the epoch", by: author.id, lon: 0.0001))
+            try await other.numberFeedChanges()
             let first = try await other.pinChanges(after: 0, latitudes: -90 ... 90).latest
             #expect(first == Self.block)
             for (since, lost) in [(end, false), (end + 1, true), (first - 1, true), (first, false), (first + 1, false)] {

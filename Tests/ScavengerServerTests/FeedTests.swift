@@ -235,6 +235,8 @@ struct FeedTests {
                 _ = try await other.deletePin(id: first, by: author.id) { _ in .byAuthor }
                 // Far away; the trim keeps the newest entry, so this one, and the delete is lost.
                 _ = try await post("three", lat: 2)
+                // Numbered (by the other process), not yet read by this feed.
+                try await other.numberFeedChanges()
                 try await environment.pool.query("UPDATE feed_changes SET at = now() - interval '2 days'", idempotent: false)
                 let report = try await other.expire(keepChangesSeconds: 3600)
                 #expect(report.changes >= 6)
@@ -254,7 +256,7 @@ struct FeedTests {
         }
     }
 
-    @Test("a store's new pins wake listeners naming it, which its own listener sleeps through; other changes wake everyone")
+    @Test("a numbering wakes listeners naming its store, which its own listener sleeps through; a store's writes are numbered soon after they commit")
     func wakeUpsNameTheirWriter() async throws {
         try await withDatabaseServer { _, environment in
             let own = environment.feed.database
@@ -281,12 +283,16 @@ struct FeedTests {
             #expect(try heard(own.writerID))
             _ = try await post("theirs", by: other)
             #expect(try heard(other.writerID))
-            // Any other change, even to this store's own pin, wakes with no name.
-            _ = try await own.deletePin(id: mine, by: author.id) { _ in .byAuthor }
-            #expect(try heard(""))
-            // What a listener slept through is still read from the log by the next catch-up.
+            _ = try await other.deletePin(id: mine, by: author.id) { _ in .byAuthor }
+            #expect(try heard(other.writerID))
+            // A change no store numbers (psql's) is numbered by the next catch-up, which names its store.
+            _ = try await post("kept", by: other)
+            #expect(try heard(other.writerID))
+            try await environment.pool.query("UPDATE pins SET body = 'edited by hand' WHERE body = 'kept'", idempotent: false)
             try await environment.feed.catchUp()
-            #expect(environment.feed.count == 1)
+            #expect(try heard(own.writerID))
+            // What a listener slept through is still read from the log by the next catch-up.
+            #expect(environment.feed.count == 2)
         }
     }
 
@@ -334,6 +340,7 @@ struct FeedTests {
             var place: Int64 = 0
             for index in 0 ..< 8 {
                 _ = try await store.createPin(textPin("pin \(index)", by: author.id))
+                try await store.numberFeedChanges()
                 let page = try await store.feedChanges(after: place, limit: 1000)
                 #expect(page.changes.count == 1)
                 place = page.changes.last?.sequence ?? place
