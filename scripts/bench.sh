@@ -8,7 +8,8 @@
 #                    [--hunt-players N] [--hunt-stops N] [--ranking-users N] [--ranking-checkin-conns N]
 #                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
 #                    [--fanout-posters N] [--crowd-players N] [--crowd-hunts N] [--crowd-teams N] [--crowd-joiners N]
-#                    [--crowd-conns "8 32"] [--crowd-mix MIX] [--only hunts|ranking|fanout|crowd] [--quick]
+#                    [--crowd-conns "8 32"] [--crowd-mix MIX] [--standby-wait-conns "1 8 32"]
+#                    [--only hunts|ranking|fanout|crowd|standby|standby-wait] [--quick]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -145,6 +146,12 @@
 # standby of the bench cluster, and POST and accepted CHECKIN at --standby-conns (8) with
 # `synchronous_commit = local` and `= on`, alternating, --standby-rounds (2) rounds each, the
 # check-ins in --standby-mix (checkin=80,leave=10,join=10: leaves let players check in again).
+# --only standby-wait runs step 4g alone (issue 54): the hunts' database and daemon (as --only
+# hunts), a synchronous standby applying each commit 2 ms late (`recovery_min_apply_delay`, the
+# primary's `synchronous_commit = remote_apply`), and plain INSERT + COMMIT, keyed POST and keyed
+# CHECKIN at --standby-wait-conns ("1 8 32"), --write-rounds rounds; then the same with
+# `synchronous_commit = local` (no wait); issue 54's targets printed met or MISSED
+# (steps/standby_wait.sh). --hunt-stops defaults to 4,000 a second of a run there.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -202,6 +209,7 @@ CROWD_MIX="checkin=70,leaderboard=12,reply=8,leave=5,join=5"
 STANDBY_CONNS=8
 STANDBY_ROUNDS=2
 STANDBY_MIX="checkin=80,leave=10,join=10"
+STANDBY_WAIT_CONNS="1 8 32"
 STANDBY_DATA=""
 MAX_CONNS_PER_ADDR=""
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
@@ -269,6 +277,7 @@ while (($# > 0)); do
         --standby-conns) STANDBY_CONNS=$2; shift 2 ;;
         --standby-rounds) STANDBY_ROUNDS=$2; shift 2 ;;
         --standby-mix) STANDBY_MIX=$2; shift 2 ;;
+        --standby-wait-conns) STANDBY_WAIT_CONNS=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -300,8 +309,8 @@ done
 PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; printf "%.2f", p }')
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
-[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout || $ONLY == crowd || $ONLY == standby ]] \
-    || die "--only takes one part: hunts, ranking, fanout, crowd or standby"
+[[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout || $ONLY == crowd || $ONLY == standby \
+    || $ONLY == standby-wait ]] || die "--only takes one part: hunts, ranking, fanout, crowd, standby or standby-wait"
 FULL=1
 [[ -z $ONLY ]] || FULL=0
 RUN_HUNTS=0
@@ -324,6 +333,14 @@ for c in $CROWD_CONNS; do
 done
 if ((FULL)) || [[ $ONLY == fanout ]]; then RUN_FANOUT=1; fi
 if ((FULL)) || [[ $ONLY == hunts ]]; then RUN_HUNTS=1; fi
+# The standby-wait step (4g) needs the hunts' database and daemon (RUN_HUNTS for the set-up), not
+# their step (HUNTS_STEP); full runs leave it out (it restarts the cluster's settings), as --only.
+RUN_STANDBY_WAIT=0
+HUNTS_STEP=$RUN_HUNTS
+if [[ $ONLY == standby-wait ]]; then RUN_STANDBY_WAIT=1; RUN_HUNTS=1; fi
+for c in $STANDBY_WAIT_CONNS; do
+    [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 256)) || die "--standby-wait-conns takes numbers 1..256"
+done
 if ((FULL)) || [[ $ONLY == ranking ]]; then RUN_RANKING=1; fi
 [[ -n $FANOUT_SECONDS ]] || FANOUT_SECONDS=$RUN_SECONDS
 [[ $FANOUT_WATCHERS =~ ^[0-9]+$ ]] && ((FANOUT_WATCHERS >= 10 && FANOUT_WATCHERS <= 100000)) || die "--fanout-watchers must be 10..100000"
@@ -338,7 +355,15 @@ if ((FULL)) || [[ $ONLY == ranking ]]; then RUN_RANKING=1; fi
 # none will check in 1,000 times a second. Hunts of 100 stops, as many as the daemon allows by
 # default: a check-in reads the player's earlier check-ins in its hunt, so a player walking
 # thousands of stops of one hunt would make each check-in dearer than any real one.
-[[ -n $HUNT_STOPS ]] || HUNT_STOPS=$(awk -v s="$RUN_SECONDS" -v w="$WARMUP" 'BEGIN { n = (s + w) * 1000; if (n < 1000) n = 1000; print n }')
+[[ -n $HUNT_STOPS ]] || HUNT_STOPS=$(awk -v s="$RUN_SECONDS" -v w="$WARMUP" -v k=$((RUN_STANDBY_WAIT ? 4000 : 1000)) \
+    'BEGIN { n = (s + w) * k; if (n < 1000) n = 1000; print n }')
+# The walkers the hunts' set-up writes: one per connection and round of step 4b's CHECKIN, or of
+# each of step 4g's CHECKIN runs.
+HUNT_WALKERS=$((WRITE_ROUNDS * HUNT_CONNS))
+if ((RUN_STANDBY_WAIT)); then
+    HUNT_WALKERS=0
+    for c in $STANDBY_WAIT_CONNS; do HUNT_WALKERS=$((HUNT_WALKERS + 2 * WRITE_ROUNDS * c)); done
+fi
 [[ $HUNT_STOPS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--hunt-stops must be a number"
 HUNT_WALK_HUNTS=$(awk -v n="$HUNT_STOPS" 'BEGIN { h = int((n + 99) / 100); print h }')
 ((HUNT_WALK_HUNTS >= 1 && HUNT_WALK_HUNTS <= 10000)) || die "--hunt-stops must be 1..1000000"
@@ -577,6 +602,8 @@ source scripts/bench/steps/crowd.sh
 source scripts/bench/steps/fanout.sh
 # shellcheck source=scripts/bench/steps/standby.sh
 source scripts/bench/steps/standby.sh
+# shellcheck source=scripts/bench/steps/standby_wait.sh
+source scripts/bench/steps/standby_wait.sh
 # shellcheck source=scripts/bench/steps/report.sh
 source scripts/bench/steps/report.sh
 
@@ -588,7 +615,7 @@ if ((FULL)); then
     ping_floor_step        #    PING against the SwiftNIO floor
     writes_step            #    POST against INSERT, INSERT + pg_notify, POSTPHOTO
 fi
-if ((RUN_HUNTS)); then
+if ((HUNTS_STEP)); then
     hunts_step             # 4b
 fi
 if ((FULL)); then
@@ -608,5 +635,8 @@ if ((RUN_STANDBY)); then
 fi
 if ((RUN_FANOUT)); then
     fanout_step            # 4d
+fi
+if ((RUN_STANDBY_WAIT)); then
+    standby_wait_step      # 4g
 fi
 report_step                # 6

@@ -180,6 +180,10 @@ static double since = 0, ready_timeout = 300;
 static int watch_pid = 0;
 static const char *cpu_pids = "";
 static const char *label = "";
+/* --keyed PREFIX: POST and CHECKIN lines end with ` REQUEST <PREFIX>-<n>` (n counts up), a key of
+ * their own each, as the clients send writes; PREFIX must differ between runs on one database. */
+static const char *keyed = NULL;
+static unsigned long keys_sent;
 static const char *mark_path = NULL;
 static const char *walk_path = NULL;
 static const char *hunt_id = NULL;
@@ -209,7 +213,7 @@ static void usage(void) {
             "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
             "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
             "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
-            "  [--label TEXT] [--watch-pid PID] [--mark FILE] [--walk FILE] [--hunt ID]\n"
+            "  [--label TEXT] [--keyed PREFIX] [--watch-pid PID] [--mark FILE] [--walk FILE] [--hunt ID]\n"
             "  [--setup LINE]... [--setup-values FILE] [--expect TEXT] [--members FILE]\n"
             "  [--users N] [--user-prefix P] [--user-digits D] [--hash-prefix H] [--ready-request LINE]\n"
             "SIGINT/SIGTERM: stop early and print the figures of the window measured so far.\n");
@@ -258,6 +262,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--watch-pid")) watch_pid = atoi(v);
         else if (!strcmp(a, "--cpu-pids")) cpu_pids = v;
         else if (!strcmp(a, "--label")) label = v;
+        else if (!strcmp(a, "--keyed")) keyed = v;
         else if (!strcmp(a, "--mark")) mark_path = v;
         else if (!strcmp(a, "--walk")) walk_path = v;
         else if (!strcmp(a, "--hunt")) hunt_id = v;
@@ -933,7 +938,9 @@ static void send_next(struct conn *c) {
     if (op == OP_CHECKIN) {
         if (c->walked == nwalk)
             die("connection %d has used all %zu lines of --walk: the run needs more stops", (int)(c - conns), nwalk);
-        int n = snprintf(c->line, sizeof c->line, "CHECKIN %s\n", walk[(c->walk_start + c->walked++) % nwalk]);
+        const char *stop = walk[(c->walk_start + c->walked++) % nwalk];
+        int n = keyed ? snprintf(c->line, sizeof c->line, "CHECKIN %s REQUEST %s-%lx\n", stop, keyed, keys_sent++)
+                      : snprintf(c->line, sizeof c->line, "CHECKIN %s\n", stop);
         if (n < 0 || (size_t)n >= sizeof c->line) die("a line of --walk is too long");
         c->out = c->line;
         c->outlen = (size_t)n;
@@ -960,6 +967,12 @@ static void send_next(struct conn *c) {
         struct req *r = &reqs[next_req++ % nreqs];
         c->out = r->data;
         c->outlen = r->len;
+        if (keyed && op == OP_POST) {
+            int n = snprintf(c->line, sizeof c->line, "%.*s REQUEST %s-%lx\n", (int)r->len - 1, r->data, keyed, keys_sent++);
+            if (n < 0 || (size_t)n >= sizeof c->line) die("a keyed POST line is too long");
+            c->out = c->line;
+            c->outlen = (size_t)n;
+        }
     }
     c->outoff = 0;
     c->t0 = now_ns();

@@ -201,14 +201,14 @@ SQL
     fi
 }
 
-# Inputs: RUN_HUNTS, HUNT_PLAYERS, WRITE_ROUNDS, HUNT_CONNS, HUNT_WALK_HUNTS. Sets HUNT_TAG.
+# Inputs: RUN_HUNTS, HUNT_PLAYERS, HUNT_WALKERS, HUNT_CONNS, HUNT_WALK_HUNTS. Sets HUNT_TAG.
 write_bench_hunts() {
     # The hunts (step 4b): written before the daemon starts; it reads them from the database.
     HUNT_TAG=$RANDOM$RANDOM
     if ((RUN_HUNTS)); then
         step "writing the hunts into scavengerd's database: a hunt of $HUNT_PLAYERS players, $HUNT_WALK_HUNTS of 100 stops to walk"
         T_SETUP=$EPOCHREALTIME
-        pg_psql -d bench_scav -v lb_players="$HUNT_PLAYERS" -v walkers="$((WRITE_ROUNDS * HUNT_CONNS))" -v around="$HUNT_CONNS" \
+        pg_psql -d bench_scav -v lb_players="$HUNT_PLAYERS" -v walkers="$HUNT_WALKERS" -v around="$HUNT_CONNS" \
             -v walk_hunts="$HUNT_WALK_HUNTS" -v tag="$HUNT_TAG" -f scripts/bench/hunts.sql >"$RUN_DIR/hunts-setup.log" \
             || die "writing the hunts failed (scripts/bench/hunts.sql)"
         log "hunts written in $(awk -v a="$T_SETUP" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s (not a result)"
