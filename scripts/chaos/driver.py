@@ -45,6 +45,7 @@ import uuid
 
 import rolling  # scenario 9: a rolling restart behind HAProxy (scripts/chaos/rolling.py)
 import standby_load  # scenario 12: a new daemon loading from a standby (scripts/chaos/standby_load.py)
+import log_order  # scenario 14: the change log's order under a standby that waits (scripts/chaos/log_order.py)
 # Scenarios 10 and 11 (pg_auto_failover) live in autofailover.py, which imports this module as
 # `driver`: when this file runs as the script, that is this very module, not a second copy.
 sys.modules.setdefault("driver", sys.modules[__name__])
@@ -256,10 +257,17 @@ class Cluster:
         return [line.split("\t") for line in result.stdout.splitlines() if line]
 
     def kill9(self):
-        """A crash of the whole server: SIGKILL to the postmaster and every process it started
-        (each of which is a process group of its own, so the postmaster's group is not enough).
-        The postmaster is stopped first (SIGSTOP), so that it forks no process while its
-        children are listed. Returns the number of processes killed."""
+        """A crash of the whole server, as a machine's death: every process at once. SIGKILL
+        to the postmaster and every process it started (each of which is a process group of its
+        own, so the postmaster's group is not enough). The postmaster is stopped first
+        (SIGSTOP), so that it forks no process while its children are listed, then every child,
+        and only then are they killed. Killed one after the other while running, a backend
+        waiting for the synchronous standby to confirm its commit sees the postmaster die first
+        and gives up the wait (PostgreSQL's SyncRepWaitForLSN bails out on postmaster death,
+        "we'll probably never get an acknowledgment"), so its commit, already in the local WAL,
+        becomes visible here; a backend still alive a moment later can hand that row to a
+        daemon: a change the standby never got, which scenario 7 then found as its change log
+        rewritten (issue 54). Returns the number of processes killed."""
         with open(os.path.join(self.data, "postmaster.pid")) as file:
             postmaster = int(file.readline())
         os.kill(postmaster, signal.SIGSTOP)
@@ -277,6 +285,11 @@ class Cluster:
             except OSError:
                 continue
         victims = [postmaster, *children]
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
         for pid in victims:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -2308,6 +2321,9 @@ class Chaos:
     def scenario12(self, result):
         standby_load.scenario12(self, result, sys.modules[__name__])
 
+    def scenario14(self, result):
+        log_order.scenario14(self, result, sys.modules[__name__])
+
     # helpers ------------------------------------------------------------------------------
     def sabotage(self, result, load):
         """Checks the checks (--sabotage): behind the daemon's back, deletes one acknowledged
@@ -2394,6 +2410,7 @@ class Chaos:
             8: "kill -9 the primary under load, promote its lagging asynchronous standby: daemons reload",
             9: "a rolling restart of two daemons behind HAProxy under load: nothing failed, lost or doubled",
             12: "a new daemon loads its pins and rankings from a standby while the primary takes writes",
+            14: "writes on two daemons under a standby that waits, one killed before numbering: the log in order, complete",
         }
         results = []
         titles.update(autofailover.TITLES)
@@ -2451,11 +2468,11 @@ def main():
                         help="corrupt the database behind the daemons' back in scenarios 1 and 2: they must FAIL")
     args = parser.parse_args()
     numbers = [int(n) for n in args.scenarios.split(",") if n]
-    if any(n not in range(1, 13) for n in numbers):
-        parser.error("--scenarios takes numbers 1 to 12")
+    if any(n not in (*range(1, 13), 14) for n in numbers):
+        parser.error("--scenarios takes numbers 1 to 12 and 14")
     args.failover_ports = [int(port) for port in args.failover_ports.split(",") if port]
-    if any(n in (7, 8, 12) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
-        parser.error("scenarios 7, 8 and 12 need --pair-root and four --failover-ports")
+    if any(n in (7, 8, 12, 14) for n in numbers) and (len(args.failover_ports) != 4 or not args.pair_root):
+        parser.error("scenarios 7, 8, 12 and 14 need --pair-root and four --failover-ports")
 
     def terminated(signum, frame):
         raise SystemExit(128 + signum)
