@@ -48,6 +48,8 @@ public final class Feed: Sendable {
     /// Expiries still to announce to watches, and the time up to which they have been: a pin
     /// counts as visible to watches until then, so every pin a watch saw gets exactly one `gone`.
     let expiries: Mutex<ExpiryQueue>
+    /// The watches of map boxes (`WATCH MAP`).
+    let mapWatches = MapWatches()
     /// Held from computing a batch of transitions to publishing it, so watches hear changes in
     /// the order they were applied even when catch-ups, direct writes and expiry announcements
     /// run on different threads.
