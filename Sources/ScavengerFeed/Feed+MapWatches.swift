@@ -2,18 +2,30 @@ import ScavengerCore
 import ScavengerPinIndex
 import Synchronization
 
-/// The watches of map boxes (`WATCH MAP`): each keeps the counts it last reported, and at most
-/// once a second of the feed's clock reports the cells whose counts changed since.
+/// The watches of map boxes (`WATCH MAP`): each keeps the cells it last reported, and at most
+/// once a second of the feed's clock reports the cells that changed since: their count, or the
+/// pin of a cell of one.
 final class MapWatches: Sendable {
     struct Watch {
         var request: MapRequest
         var sink: any WatchSink
-        /// Each cell's count as last reported (cells not here held no pin).
-        var counts: [MapGrid.Tile: Int]
+        /// Each cell as last reported (cells not here held no pin).
+        var cells: [MapGrid.Tile: Seen]
         /// When its last event went (microseconds of the feed's clock).
         var lastSent: Int64
         /// The index's ``PinIndex/mapVersion`` its counts were taken at.
         var version: UInt64
+    }
+
+    /// What a watch last reported of a cell: its count, and its pin when it held one.
+    struct Seen: Equatable {
+        var count: Int
+        var pinID: String?
+
+        init(_ cell: MapCell<Pin>) {
+            count = cell.count
+            pinID = cell.pin?.id
+        }
     }
 
     struct State {
@@ -29,8 +41,8 @@ final class MapWatches: Sendable {
 
 extension Feed {
     /// Starts a watch of a map box at a zoom (`WATCH MAP`): from now on, at most once a second
-    /// of the feed's clock, an event with the cells whose counts changed (a cell that emptied
-    /// with count 0). Its events wait until the caller's reply has gone out
+    /// of the feed's clock, an event with the cells whose count (or single pin) changed (a cell
+    /// that emptied with count 0). Its events wait until the caller's reply has gone out
     /// (``StartedWatch/release``). The request must be valid (``MapRequest/problem`` nil).
     public func startMapWatch(_ request: MapRequest, sink: any WatchSink) -> StartedWatch {
         drainExpiries()
@@ -38,12 +50,12 @@ extension Feed {
         var whole = request
         whole.limit = MapGrid.maximumCells
         let (version, answer) = index.read { ($0.mapVersion, $0.map(whole)) }
-        let counts = Dictionary(uniqueKeysWithValues: answer.cells.map { ($0.tile, $0.count) })
+        let cells = Dictionary(uniqueKeysWithValues: answer.cells.map { ($0.tile, MapWatches.Seen($0)) })
         let now = clock.now.microseconds
         let id = mapWatches.state.withLock { state -> String in
             state.counter += 1
             let id = "m\(state.counter)"
-            state.watches[id] = MapWatches.Watch(request: whole, sink: held, counts: counts, lastSent: now, version: version)
+            state.watches[id] = MapWatches.Watch(request: whole, sink: held, cells: cells, lastSent: now, version: version)
             return id
         }
         return StartedWatch(id: id, seq: appliedChange ?? 0, resumed: false, release: held.release)
@@ -80,13 +92,13 @@ extension Feed {
                 var seen = Set<MapGrid.Tile>()
                 for cell in answer.cells {
                     seen.insert(cell.tile)
-                    if watch.counts[cell.tile] != cell.count { changed.append(cell) }
+                    if watch.cells[cell.tile] != MapWatches.Seen(cell) { changed.append(cell) }
                 }
-                for tile in watch.counts.keys where !seen.contains(tile) {
+                for tile in watch.cells.keys where !seen.contains(tile) {
                     let box = tile.box
                     changed.append(MapCell(tile: tile, count: 0, lat: (box.south + box.north) / 2, lon: (box.west + box.east) / 2, pin: nil))
                 }
-                watch.counts = Dictionary(uniqueKeysWithValues: answer.cells.map { ($0.tile, $0.count) })
+                watch.cells = Dictionary(uniqueKeysWithValues: answer.cells.map { ($0.tile, MapWatches.Seen($0)) })
                 watch.version = newVersion
                 if !changed.isEmpty {
                     changed.sort(by: MapAnswer<Pin>.isListedBefore)

@@ -191,6 +191,54 @@ struct MapModelTests {
         #expect(feed.map(MapRequest(south: -80, west: -180, north: 80, east: 180, zoom: 2)).total == 0)
     }
 
+    @Test("WATCH MAP: changed cells at most once a second of the feed's clock; a new single pin is a change; an emptied cell has count 0")
+    func watchEvents() {
+        let clock = HeldClock(at: Timestamp(microseconds: 1_800_000_000_000_000))
+        var logger = Logger(label: "map-watch")
+        logger.logLevel = .critical
+        let feed = Feed(database: OfflineBoard.unreachableDatabase(), logger: logger, clock: clock)
+        feed.loadOffline([])
+        let sink = RecordingSink()
+        let started = feed.startMapWatch(MapRequest(south: 10, west: 20, north: 11, east: 21, zoom: 8), sink: sink)
+        started.release()
+        let expires = Timestamp(microseconds: clock.now.microseconds + 60_000_000)
+        func pin(_ number: Int, lat: Double = 10.5, lon: Double = 20.5, expires: Timestamp = expires) -> IndexedPin {
+            Self.indexed(ModelPin(id: Self.id(number), lat: lat, lon: lon, kind: .text, expires: expires, hidden: false))
+        }
+        func cells() -> [[(count: Int, pin: String?)]] {
+            sink.events.map { event in
+                guard case .cells(let watch, let cells) = event, watch == started.id else { return [] }
+                return cells.map { ($0.count, $0.pin?.id) }
+            }
+        }
+        feed.upsert(pin(1))
+        feed.upsert(pin(2, lat: 40, lon: 40))  // outside the box
+        feed.tickMapWatches()
+        #expect(sink.events.isEmpty)  // not a second yet
+        clock.advance(seconds: 1)
+        feed.tickMapWatches()
+        #expect(cells().map { $0.map(\.count) } == [[1]])
+        #expect(cells().last?.first?.pin == Self.id(1))
+        // Another pin takes its place within the second: one event, a second later.
+        feed.remove(id: Self.id(1))
+        feed.upsert(pin(3, lat: 10.51))
+        feed.tickMapWatches()
+        #expect(sink.events.count == 1)
+        clock.advance(seconds: 1)
+        feed.tickMapWatches()
+        #expect(cells().last?.first?.pin == Self.id(3))
+        // Nothing changed: no event.
+        clock.advance(seconds: 5)
+        feed.tickMapWatches()
+        #expect(sink.events.count == 2)
+        // It expires: the cell empties, count 0.
+        clock.advance(seconds: 60)
+        feed.tickMapWatches()
+        #expect(cells().last?.map(\.count) == [0])
+        #expect(feed.removeMapWatch(id: started.id))
+        #expect(feed.mapWatchCount == 0)
+    }
+
     static func indexed(_ pin: ModelPin) -> IndexedPin {
         IndexedPin(
             id: pin.id, lat: pin.lat, lon: pin.lon, kind: pin.kind, text: "t", author: "alice",
