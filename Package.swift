@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "ScavengerCore", dependencies: ["OrderStatistics"]),
         // The in-memory pin index that serves NEARBY and REGION: unsafe storage inside, safe API outside.
         .target(name: "ScavengerPinIndex", dependencies: [
-            "ScavengerCore", .product(name: "HeapModule", package: "swift-collections"),
+            "ScavengerCore", "OrderStatistics", .product(name: "HeapModule", package: "swift-collections"),
         ]),
         // Named regions over GEOS: GeoJSON rules, the most specific region of a point.
         .target(name: "ScavengerGeography", dependencies: ["ScavengerCore", "GEOS"]),

@@ -49,6 +49,21 @@ public struct CountedTree<Element: Comparable> {
     /// Whether it holds no element.
     @inlinable public var isEmpty: Bool { nodes.isEmpty }
 
+    /// Bytes its storage holds (room reserved included).
+    public var storageBytes: Int { nodes.capacity * MemoryLayout<Node>.stride }
+
+    /// Makes room for `count` elements, so a bulk load does not regrow the storage.
+    @inlinable
+    public mutating func reserveCapacity(_ count: Int) { nodes.reserveCapacity(count) }
+
+    /// Gives back the storage beyond its elements (after a bulk load that grew it by doubling).
+    public mutating func shrinkToFit() {
+        guard nodes.capacity > nodes.count else { return }
+        nodes = Array(unsafeUninitializedCapacity: nodes.count) { buffer, initialized in
+            initialized = buffer.initialize(from: nodes).1
+        }
+    }
+
     /// Whether `element` is in the set.
     @inlinable
     public func contains(_ element: Element) -> Bool { index(of: element) != nil }

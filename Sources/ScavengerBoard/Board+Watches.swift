@@ -55,7 +55,7 @@ extension Board {
         if !session.isConnected { endWatch(started.id, session: session) }
     }
 
-    private func checkRoomForWatch(_ session: Session) throws(BoardError) {
+    func checkRoomForWatch(_ session: Session) throws(BoardError) {
         let limit = rules.feed.maximumWatchesPerConnection
         guard session.hasRoomForWatch(limit: limit) else {
             throw BoardError(.badArgument, "at most \(limit) watches per connection; UNWATCH one first")
@@ -100,6 +100,8 @@ extension Board {
     private func removeWatch(_ id: String) {
         if HuntFeed.isHuntWatch(id) {
             feed.hunts.removeWatch(id: id)
+        } else if Feed.isMapWatch(id) {
+            feed.removeMapWatch(id: id)
         } else {
             feed.watches.remove(id: id)
         }

@@ -261,7 +261,7 @@ public actor ScavengerClient {
     /// The commands that neither write nor change the connection's state, sent again freely:
     /// those the daemon's `HELP` flags `readonly` (a test holds the two equal).
     public static let readOnlyCommands: Set<String> = [
-        "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
+        "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "MAP", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
         "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE", "BADGES",
     ]
 

@@ -47,13 +47,16 @@ public enum WatchEvent: Sendable, Equatable {
     /// A hunt watch ended by the game, with nothing after it: its player left the hunt
     /// (`left`), or moderators removed the hunt (`removed`).
     case closed(watch: String, reason: String)
+    /// The cells of a watched map box whose counts changed (`WATCH MAP`): each as MAP shows it,
+    /// a cell that emptied with a count of 0.
+    case cells(watch: String, cells: [MapCell<Pin>])
 
     /// The watch the event belongs to.
     public var watch: String {
         switch self {
         case .pin(let watch, _, _, _), .gone(let watch, _, _), .ready(let watch, _), .overflow(let watch), .hunt(let watch, _), .hint(let watch, _, _),
              .found(let watch, _, _, _), .score(let watch, _), .reply(let watch, _), .closed(let watch, _),
-             .badge(let watch, _, _), .review(let watch, _, _):
+             .badge(let watch, _, _), .review(let watch, _, _), .cells(let watch, _):
             return watch
         }
     }

@@ -48,6 +48,8 @@ public final class Feed: Sendable {
     /// Expiries still to announce to watches, and the time up to which they have been: a pin
     /// counts as visible to watches until then, so every pin a watch saw gets exactly one `gone`.
     let expiries: Mutex<ExpiryQueue>
+    /// The watches of map boxes (`WATCH MAP`).
+    let mapWatches = MapWatches()
     /// Held from computing a batch of transitions to publishing it, so watches hear changes in
     /// the order they were applied even when catch-ups, direct writes and expiry announcements
     /// run on different threads.
@@ -462,10 +464,14 @@ public final class Feed: Sendable {
 
     private func announceExpiries(through now: Int64) -> Int {
         let seq = appliedChange ?? 0
-        let transitions = index.read { index in
+        // Under the write lock: MAP's counts lose the expired pins in the same step as the queue
+        // hands them out, so a MAP that finds nothing due finds them gone from its counts.
+        let transitions = index.write { index in
+            var dueKeys: [PinKey] = []
             let due = expiries.withLock { queue -> [PinTransition] in
                 var transitions: [PinTransition] = []
                 while let due = queue.popDue(through: now) {
+                    dueKeys.append(due.key)
                     guard let pin = index.pin(id: due.key.string), pin.pin.expires.microseconds == due.expires,
                           let seen = queue.visible(pin) else { continue }
                     transitions.append(PinTransition(before: seen, after: nil, seq: seq))
@@ -473,6 +479,7 @@ public final class Feed: Sendable {
                 queue.announcedThrough = max(queue.announcedThrough, now)
                 return transitions
             }
+            index.expireMapped(dueKeys, through: Timestamp(microseconds: now))
             // Own new pins not yet announced were never seen: no `gone` for them.
             return ownPins.withLock { own in
                 own.unannounced.isEmpty ? due : due.filter { !own.unannounced.contains($0.before!.id) }
@@ -534,6 +541,9 @@ struct ExpiryQueue {
     }
 
     /// The earliest entry when it is due by `time`, taken out.
+    /// The earliest expiry queued, or nil when none is.
+    var nextDue: Int64? { heap.min?.expires }
+
     mutating func popDue(through time: Int64) -> (expires: Int64, key: PinKey)? {
         guard let first = heap.min, first.expires <= time else { return nil }
         _ = heap.removeMin()

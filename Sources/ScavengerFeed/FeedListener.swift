@@ -161,7 +161,10 @@ final class ExpiryAnnouncer: Sendable {
             while !stopped.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: intervalSeconds)
                 if stopped.load(ordering: .relaxed) { return }
-                if feed.isLoaded { feed.announceExpiries() }
+                if feed.isLoaded {
+                    feed.announceExpiries()
+                    feed.tickMapWatches()
+                }
             }
         }
         thread.name = "expiry-announcer"

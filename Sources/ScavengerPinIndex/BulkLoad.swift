@@ -37,6 +37,8 @@ extension PinIndex {
             pairs.sort { $0.cell < $1.cell }
             pairs.withUnsafeBufferPointer { buckets[level].insertSorted($0) }
         }
+        // MAP's sets grew by doubling during the load: keep exactly their elements.
+        for tree in mapTrees.indices { mapTrees[tree].shrinkToFit() }
     }
 
     /// During a bulk load, records the cells of a slot just added (the next one in order);

@@ -1,3 +1,4 @@
+import OrderStatistics
 import ScavengerCore
 
 /// The daemon's in-memory index of pins: NEARBY and REGION feeds without touching the database.
@@ -38,6 +39,13 @@ public final class PinIndex {
 
     /// Per indexed level, cell → slots of the pins in it.
     var buckets: [CellBuckets] = PinIndex.levels.map { CellBuckets(level: $0) }
+    /// MAP's sets of position keys, one per kind (text, photo): the pins everyone may see.
+    var mapTrees = [CountedTree<MapEntry>(), CountedTree<MapEntry>()]
+    /// Pins with `expires` up to this (microseconds) are kept out of MAP's sets.
+    var mapExpiredThrough = Int64.min
+    /// Changes with every pin that enters or leaves MAP's sets (a watch of a map box skips its
+    /// recount while it stays the same).
+    public internal(set) var mapVersion: UInt64 = 0
     /// During a bulk load, the cells of the pins added since it began (see ``beginBulkLoad()``).
     var pendingCells: PendingCells?
 
@@ -83,6 +91,8 @@ public final class PinIndex {
         public var approximateBytes: Int
         /// Of which the cell buckets (tables and lists), roughly.
         public var cellBytes: Int
+        /// Of which MAP's sets of position keys.
+        public var mapBytes: Int
     }
 
     /// Sizes, for monitoring.
@@ -91,10 +101,11 @@ public final class PinIndex {
         let records = hot.count * MemoryLayout<HotRecord>.stride + cold.count * MemoryLayout<ColdRecord>.stride
         let names = names.approximateBytes + regionStates.reduce(0) { $0 + $1.members.capacity * 4 + 48 }
         let cellBytes = buckets.reduce(0) { $0 + $1.approximateBytes }
-        let total = records + texts.count + ids.approximateBytes + freeSlots.capacity * 4 + names + cellBytes
+        let total = records + texts.count + ids.approximateBytes + freeSlots.capacity * 4 + names + cellBytes + mapBytes
         return Statistics(
             pins: ids.count, slots: hot.count, textBytes: texts.count, garbageBytes: texts.garbage,
-            cells: buckets.map(\.count), approximateBytes: total, cellBytes: cellBytes
+            cells: buckets.map(\.count), approximateBytes: total, cellBytes: cellBytes,
+            mapBytes: mapBytes
         )
     }
 

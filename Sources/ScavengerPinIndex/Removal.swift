@@ -41,6 +41,7 @@ extension PinIndex {
 
     /// Frees a slot already taken out of its buckets and region list.
     func release(_ slot: UInt32) {
+        unmap(slot)
         let record = cold[Int(slot)]
         ids.remove(record.key, cold: cold)
         texts.discard(at: record.textOffset)

@@ -15,6 +15,8 @@ struct HotRecord: BitwiseCopyable {
     static let photoKind: UInt8 = 4
     /// The true expiry is in `farExpiries`; `expires` holds it clamped.
     static let farExpiry: UInt8 = 8
+    /// Counted in MAP's sets.
+    static let mapped: UInt8 = 0x10
     /// Marked for removal (within `removeSlots` only).
     static let dying: UInt8 = 0x80
 

@@ -19,6 +19,7 @@ extension PinIndex {
         let slot: UInt32
         if let existing = ids.find(key, in: cold) {
             slot = existing
+            unmap(slot)
             let old = cold[Int(slot)]
             if old.lat != pin.lat || old.lon != pin.lon, !movePending(slot, lat: pin.lat, lon: pin.lon) {
                 for level in Self.levels {
@@ -76,6 +77,7 @@ extension PinIndex {
             if region != 0 { addMember(slot, region: region) }
         }
         if flags & HotRecord.farExpiry != 0 { farExpiries[slot] = expires } else { farExpiries[slot] = nil }
+        mapIfVisible(slot)
         compactArenaIfWasteful()
     }
 
@@ -83,12 +85,14 @@ extension PinIndex {
     @discardableResult
     func setHidden(id: String, _ hidden: Bool) -> Bool {
         guard let slot = slot(of: id) else { return false }
+        if hidden { unmap(UInt32(slot)) }
         var record = hot[slot]
         let wasHidden = record.flags & HotRecord.hidden != 0
         record.setFlag(HotRecord.hidden, hidden)
         hot[slot] = record
         let region = cold[slot].region
         if region != 0, wasHidden != hidden { regionStates[Int(region)].unhidden += hidden ? -1 : 1 }
+        if !hidden { mapIfVisible(UInt32(slot)) }
         return true
     }
 

@@ -95,7 +95,7 @@ public struct CommandSpec: Sendable {
     /// The commands that change nothing, neither data nor the connection's state. The rest
     /// (neither these nor writes) change the connection's state: `AUTH`, `LOGIN`, `WATCH`, ….
     public static let readOnlyCommands: Set<String> = [
-        "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
+        "PING", "HELLO", "HELP", "WHOAMI", "GET", "PHOTO", "NEARBY", "MAP", "REGIONS", "REGION", "REPLIES", "MODQUEUE", "MODLOG",
         "HUNT", "HUNTS", "REVIEW", "LEADERBOARD", "RANKING", "PROFILE", "BADGES",
     ]
 

@@ -66,6 +66,6 @@ extension CommandTable {
     /// Every command the daemon speaks.
     public static let standard: CommandTable = CommandTable(
         ConnectionCommands.all(helpSource: { CommandTable.standard })
-            + AccountCommands.all + PinCommands.all + FeedCommands.all + WatchCommands.all + ReplyCommands.all + ModerationCommands.all
+            + AccountCommands.all + PinCommands.all + FeedCommands.all + MapCommands.all + WatchCommands.all + ReplyCommands.all + ModerationCommands.all
             + HuntCommands.all + ScoreCommands.all)
 }

@@ -3,12 +3,13 @@ import ScavengerCore
 
 /// WATCH and UNWATCH, and the `EVENT` lines watches produce.
 enum WatchCommands {
-    static let watchSyntax = "WATCH lat lon radius_m [KIND text|photo] [SNAPSHOT] [SINCE seq] | WATCH HUNT id"
+    static let watchSyntax = "WATCH lat lon radius_m [KIND text|photo] [SNAPSHOT] [SINCE seq] | WATCH HUNT id | WATCH MAP south west north east ZOOM z"
 
     /// What a WATCH asks for.
     enum Watched: Sendable, Equatable {
         case area(WatchArea, Start)
         case hunt(String)
+        case map(MapRequest)
     }
 
     /// How an area watch begins: live only, with the pins inside first, or after a place in
@@ -29,11 +30,19 @@ enum WatchCommands {
     static let all: [CommandSpec] = [
         CommandSpec(
             "WATCH", arity: 2 ... 8, syntax: watchSyntax,
-            summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle, each with its `seq` in the change log, or for a hunt you host or play; returns the watch id and the log's `seq`. SNAPSHOT sends the pins inside first, then `ready`; SINCE seq first replays the changes inside since then (`resumed`: false when the log no longer reaches back).",
+            summary: "Live EVENT lines for pins that appear in (`pin`) or leave (`gone`) the circle, each with its `seq` in the change log, or for a hunt you host or play, or (`WATCH MAP`) the cells of a map box whose counts changed, at most one event a second; returns the watch id and the log's `seq`. SNAPSHOT sends the pins inside first, then `ready`; SINCE seq first replays the changes inside since then (`resumed`: false when the log no longer reaches back).",
             parse: { arguments -> Watched in
                 if let first = arguments.peek(), first.text.asciiUppercased == "HUNT" {
                     _ = arguments.next()
                     return .hunt(try arguments.required("hunt id").text)
+                }
+                if let first = arguments.peek(), first.text.asciiUppercased == "MAP" {
+                    _ = arguments.next()
+                    let request = try MapCommands.box(&arguments)
+                    if let extra = arguments.next() {
+                        throw CommandError.badArgument("unexpected \(Reply.echo(extra.text)) after WATCH MAP's zoom")
+                    }
+                    return .map(try MapCommands.checked(request))
                 }
                 guard arguments.remaining >= 3 else {
                     throw CommandError.badArgument("wrong number of arguments for WATCH; usage: \(watchSyntax)")
@@ -69,6 +78,8 @@ enum WatchCommands {
                     return .deferred {
                         outcome(try await context.board.resumeWatch(area, since: seq, session: context.session))
                     }
+                case .map(let request):
+                    return .done(outcome(try context.board.startMapWatch(request, session: context.session)))
                 case .hunt(let hunt):
                     return .deferred {
                         let id = try await context.board.watchHunt(id: hunt, session: context.session)
@@ -142,6 +153,10 @@ public enum EventLine {
             JSON.encodeString(checkIn, into: &bytes)
             bytes.append(contentsOf: ",\"status\":".utf8)
             JSON.encodeString(status, into: &bytes)
+        case .cells(_, let cells):
+            bytes.append(contentsOf: ",\"type\":\"cells\",\"cells\":[".utf8)
+            MapCommands.appendCells(cells, to: &bytes)
+            bytes.append(UInt8(ascii: "]"))
         }
         bytes.append(contentsOf: "}\n".utf8)
     }

@@ -42,6 +42,14 @@ struct Printer {
             printPins(pins, next: value["next"])
             return
         }
+        if let cells = value["cells"]?.array, value["total"] != nil {
+            // MAP: a row per cell, fullest first; a cell of one pin shows its id and text.
+            table(["COUNT", "LAT", "LON", "PIN", "TEXT"], cells.map { cell in
+                [s(cell["count"]), s(cell["lat"]), s(cell["lon"]), s(cell["pin"]?["id"]), s(cell["pin"]?["text"])]
+            })
+            output.line("\(s(value["total"])) pins in the box")
+            return
+        }
         if let hunts = value["hunts"]?.array {
             table(
                 ["ID", "NAME", "STATE", "HOST", "STOPS", "PLAYERS", "STARTS"],

@@ -64,6 +64,11 @@ struct RoundTripTests {
             let secondPage = try await bob.nearby(lat: 52.52, lon: 13.405, radiusMeters: 500, limit: 1, cursor: firstPage.next)
             #expect(secondPage.items.map(\.id) == [photoPin.id])
             #expect(try await bob.nearby(lat: 52.52, lon: 13.405, radiusMeters: 500, kind: .photo).items.map(\.id) == [photoPin.id])
+            // MAP: both pins in one cell zoomed out; each alone, with its pin, zoomed in.
+            let map = try await bob.map(south: 52, west: 13, north: 53, east: 14, zoom: 5)
+            #expect(map.total == 2 && map.cells.map(\.count) == [2] && map.cells[0].pin == nil && map.cells[0].box.count == 4)
+            let close = try await bob.map(south: 52.519, west: 13.404, north: 52.521, east: 13.406, zoom: 20, kind: .photo, limit: 5)
+            #expect(close.total == 1 && close.cells.first?.pin?.id == photoPin.id)
             #expect(try await bob.regions() == [])
             let noRegion = await #expect(throws: ScavengerError.self) { try await bob.region("berlin") }
             #expect(noRegion?.code == .notFound)

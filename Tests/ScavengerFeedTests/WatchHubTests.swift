@@ -53,7 +53,7 @@ struct WatchHubTests {
             case .pin(let watch, let pin, _, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") pin \(pin.id)"
             case .gone(let watch, let id, _): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") gone \(id)"
             case .overflow(let watch): return "\(watch == near ? "near" : watch == wide ? "wide" : "?") overflow"
-            case .ready, .hunt, .hint, .found, .score, .reply, .closed, .badge, .review: return "another event"
+            case .ready, .hunt, .hint, .found, .score, .reply, .closed, .badge, .review, .cells: return "another event"
             }
         }
         #expect(summary.sorted() == ["near gone a", "near pin a", "wide gone a", "wide pin a", "wide pin a"].sorted())

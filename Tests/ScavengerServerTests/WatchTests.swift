@@ -192,7 +192,7 @@ struct WatchTests {
         ("WATCH 95 13.4 10", "ERR BAD_ARGUMENT latitude must be within [-90, 90]"),
         ("WATCH 52.5 13.4 10 KIND video", "ERR BAD_ARGUMENT KIND must be text or photo"),
         ("WATCH 52.5 13.4 10 LIMIT 5", nil),
-        ("WATCH 52.5 13.4", "ERR BAD_ARGUMENT wrong number of arguments for WATCH; usage: WATCH lat lon radius_m [KIND text|photo] [SNAPSHOT] [SINCE seq] | WATCH HUNT id"),
+        ("WATCH 52.5 13.4", "ERR BAD_ARGUMENT wrong number of arguments for WATCH; usage: WATCH lat lon radius_m [KIND text|photo] [SNAPSHOT] [SINCE seq] | WATCH HUNT id | WATCH MAP south west north east ZOOM z"),
     ])
     func watchRejects(line: String, expected: String?) async throws {
         try await withDatabaseServer { address, _ in

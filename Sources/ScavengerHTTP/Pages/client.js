@@ -399,6 +399,12 @@ export class ScavengerClient {
     return this.call(`NEARBY ${number(lat, "lat")} ${number(lon, "lon")} ${number(radius, "radius")}`
       + opt("LIMIT", limit) + opt("CURSOR", cursor, true) + opt("KIND", kind));
   }
+  /** MAP: {cells: [{lat, lon, count, box: [s, w, n, e], pin}], total}: the live pins in a box
+   *  (west > east crosses the antimeridian) counted per map cell at `zoom` (0-22). */
+  map(south, west, north, east, zoom, { kind, limit } = {}) {
+    return this.call(`MAP ${number(south, "south")} ${number(west, "west")} ${number(north, "north")} ${number(east, "east")}`
+      + opt("ZOOM", zoom) + opt("KIND", kind) + opt("LIMIT", limit));
+  }
   get(id) { return this.call(`GET ${word(id)}`); }
   photo(id) { return this.call(`PHOTO ${word(id)}`); }
   post(lat, lon, text, { ttl, key } = {}) {
