@@ -59,7 +59,7 @@ extension Database {
         try await mappingErrors {
             let rows = try await pool.query("""
                 SELECT coalesce(max(seq), 0) AS latest,
-                       coalesce((SELECT l.stamp FROM feed_changes l ORDER BY l.seq DESC LIMIT 1), 0) AS stamp
+                       coalesce((SELECT l.stamp FROM feed_changes l WHERE l.seq IS NOT NULL ORDER BY l.seq DESC LIMIT 1), 0) AS stamp
                 FROM feed_changes
                 """)
             return LogPlace(seq: Int64(try rows[0].int("latest") as Int), stamp: Int64(try rows[0].int("stamp") as Int))
