@@ -105,7 +105,7 @@ let package = Package(
         ]),
         // The application layer: one call per use case, writing the store and updating the feed.
         .target(name: "ScavengerBoard", dependencies: [
-            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64", "QRCode",
+            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64", "QRCode", "Vips",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ], resources: [
@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders", "ScavengerTLS",
+            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders", "ScavengerTLS", "Vips",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -76,6 +76,7 @@ extension PinIndex {
             if region != 0 { addMember(slot, region: region) }
         }
         if flags & HotRecord.farExpiry != 0 { farExpiries[slot] = expires } else { farExpiries[slot] = nil }
+        photoDimensions[slot] = pin.photo.flatMap(PhotoPixels.init)
         compactArenaIfWasteful()
     }
 
