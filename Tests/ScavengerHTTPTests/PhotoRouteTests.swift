@@ -129,6 +129,47 @@ struct PhotoRouteTests {
         }
     }
 
+    @Test("sizes left unmade (by a restart, or a photo stored before 1.5) are made when the daemon resumes them, with width and height filled in; the original answers meanwhile")
+    func resumesUnmadeSizes() async throws {
+        try await TestEnvironment.make(prefix: "photos").use { environment in
+            try await withHTTPServer(board: environment.board) { http, _, _ in
+                let png = TestImages.png(width: 600, height: 300)
+                let reply = Mutex<String?>(nil)
+                try await withWebSocket(http) { alice in
+                    #expect(try await alice.call("REGISTER alice alice@example.org password1")?.hasPrefix("OK ") == true)
+                    let posted = try await alice.call("POSTPHOTO 48.85 2.35 \(Data(png).base64EncodedString())")
+                    reply.withLock { $0 = posted }
+                }
+                let pin = try #require(okObject(reply.withLock { $0 })["pin"] as? [String: Any])
+                let id = try #require(pin["id"] as? String)
+                func state() async throws -> (sizes: String, width: Int?) {
+                    let rows = try await environment.pool.query("""
+                        SELECT ph.sizes, p.photo_width FROM photos ph JOIN pins p ON p.id = ph.pin_id WHERE ph.pin_id = \(id)
+                        """)
+                    let row = try #require(rows.first)
+                    return (try row.string("sizes"), try row.int("photo_width"))
+                }
+                while try await state().sizes != "made" { try await Task.sleep(for: .milliseconds(50)) }
+                // As a photo stored before 1.5 is, or one a daemon stopped before sizing.
+                _ = try await environment.pool.query("""
+                    UPDATE photos SET sizes = 'pending', thumb_jpeg = NULL, display_jpeg = NULL, thumb_webp = NULL,
+                        display_webp = NULL WHERE pin_id = \(id)
+                    """)
+                _ = try await environment.pool.query("UPDATE pins SET photo_width = NULL, photo_height = NULL WHERE id = \(id)")
+                let meanwhile = try await getBytes(http, "/photos/\(id)?size=thumb")
+                #expect(meanwhile.status == 200)
+                #expect(meanwhile.fields["content-type"] == "image/png")
+                #expect(meanwhile.fields["cache-control"] == "no-cache")
+                environment.board.resumePhotoSizes()
+                while try await state().sizes != "made" { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(try await state().width == 600)
+                let thumb = try await getBytes(http, "/photos/\(id)?size=thumb")
+                #expect(thumb.fields["content-type"] == "image/jpeg")
+                #expect(try Vips.header(of: thumb.body).width == 256)
+            }
+        }
+    }
+
     @Test("a bomb (tiny file, huge dimensions), a truncated file and a non-image are refused with a clear ERR")
     func bombsRefused() async throws {
         try await TestEnvironment.make(prefix: "photos").use { environment in
