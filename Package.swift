@@ -43,6 +43,10 @@ let package = Package(
         .systemLibrary(name: "CReadline", providers: [.apt(["libreadline-dev"])]),
         // libcurl, for its SMTP client (STARTTLS, smtps://, authentication).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libvips, for photos' headers and sizes; its shim wraps the variadic calls. Found through
+        // GLib's gobject-2.0.pc, whose flags are vips.pc's include paths less the `-pthread` that
+        // SwiftPM refuses with a warning on every build; the module map links vips itself.
+        .systemLibrary(name: "CVips", pkgConfig: "gobject-2.0", providers: [.apt(["libvips-dev"])]),
 
         // Thin safe wrappers: the only importers of their C module.
         .target(name: "Postgres", dependencies: [
@@ -55,6 +59,8 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"]),
         // Mail over SMTP with libcurl, each send on a thread of its own: the only importer of CCurl.
         .target(name: "Mail", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")]),
+        // Photos' headers and sizes with libvips, for untrusted input: the only importer of CVips.
+        .target(name: "Vips", dependencies: ["CVips", .product(name: "NIOPosix", package: "swift-nio")]),
 
         // A reader-writer lock over pthread_rwlock, for the in-memory feed.
         .target(name: "ReadWriteLock"),
@@ -99,7 +105,7 @@ let package = Package(
         ]),
         // The application layer: one call per use case, writing the store and updating the feed.
         .target(name: "ScavengerBoard", dependencies: [
-            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64", "QRCode",
+            "ScavengerCore", "ScavengerPinIndex", "ScavengerStore", "ScavengerFeed", "Sodium", "Base64", "QRCode", "Vips",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ], resources: [
@@ -244,6 +250,7 @@ let package = Package(
         .testTarget(name: "ReadWriteLockTests", dependencies: ["ReadWriteLock"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "VipsTests", dependencies: ["Vips", "ScavengerTestSupport"]),
         .testTarget(name: "OrderStatisticsTests", dependencies: ["OrderStatistics"]),
         .testTarget(name: "ProxyHeadersTests", dependencies: ["ProxyHeaders"]),
         .testTarget(name: "ScavengerCoreTests", dependencies: ["ScavengerCore", "ScavengerTestSupport"]),
@@ -287,7 +294,7 @@ let package = Package(
         .testTarget(name: "ScavengerConsoleTests", dependencies: ["ScavengerConsole", "ScavengerCore"]),
         .testTarget(name: "ScavengerHTTPTests", dependencies: [
             "ScavengerHTTP", "ScavengerServer", "ScavengerProtocol", "ScavengerBoard", "ScavengerTestSupport", "ScavengerStore",
-            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders", "ScavengerTLS",
+            "ScavengerCore", "ScavengerFeed", "Postgres", "QRCode", "ProxyHeaders", "ScavengerTLS", "Vips",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -17,7 +17,7 @@ PROJECT_ROOT=${PROJECT_ROOT:-$(pwd -P)}
 # Debian packages the build, the daemon and the tests need. libjs-leaflet: the map library the
 # hunt pages load from the daemon (/vendor/leaflet/, read from /usr/share/javascript/leaflet).
 # libreadline-dev: the command-line client's prompt (Sources/CReadline).
-SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev libjs-leaflet postgresql postgresql-contrib netcat-openbsd libreadline-dev libcurl4-openssl-dev pkg-config"
+SCAVENGER_PACKAGES="libpq-dev libgeos-dev libb64-dev libsodium-dev libqrencode-dev libjs-leaflet postgresql postgresql-contrib netcat-openbsd libreadline-dev libcurl4-openssl-dev libvips-dev pkg-config"
 
 # Debian packages only the tests need (scripts/test.sh installs them): rsvg-convert renders the
 # QR codes' SVG to PNG and zbarimg reads them back (Tests/QRCodeTests fail without them); tmux

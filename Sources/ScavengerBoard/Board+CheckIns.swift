@@ -16,7 +16,9 @@ extension Board {
     public func checkIn(
         _ draft: CheckInDraft, by session: Session, request: RequestKey<CheckInResult>? = nil
     ) async throws(BoardError) -> CheckInResult {
-        try await replaying(request, by: session) { () async throws(BoardError) -> CheckInResult in
+        // A photo's sizes are made in the background once it is written.
+        defer { if draft.photo != nil { photoSizes.wake() } }
+        return try await replaying(request, by: session) { () async throws(BoardError) -> CheckInResult in
             try guardedNow {
                 try Validation.coordinates(lat: draft.fix.lat, lon: draft.fix.lon)
                 try Validation.accuracy(draft.fix.accuracyMeters)
@@ -42,11 +44,7 @@ extension Board {
                     huntID = stop.hunt
                     try HuntDecisions.proofOptions(stop.proof, code: hasCode, photo: hasPhoto)
                     if let given = photo {
-                        do throws(PhotoScrubError) {
-                            photo = Photo(mime: given.mime, data: try PhotoScrubber.scrub(given.data))
-                        } catch {
-                            throw BoardError(.badArgument, error.description)
-                        }
+                        photo = try given.checkedForStorage(limits: self.rules.pins.pixelLimits)
                     }
                     if stop.proof == .code, let code = draft.code, let hash = stopRecord.codeHash {
                         try await checkCode(code, hash: hash, stop: stop, account: account)
@@ -298,6 +296,15 @@ extension Board {
 
     /// PHOTO of a check-in: for its player, the hunt's host and moderators.
     public func checkInPhoto(id: String, viewer session: Session) async throws(BoardError) -> Photo {
+        try await checkInPhotoViewer(id: id, session: session)
+        return try await guarded {
+            guard let photo = try await store.checkInPhoto(id: id) else { throw BoardError(.notFound, "this check-in has no photo") }
+            return photo
+        }
+    }
+
+    /// Refuses (`NOT_FOUND`) anyone but the check-in's player, its hunt's host and moderators.
+    func checkInPhotoViewer(id: String, session: Session) async throws(BoardError) {
         try await guarded {
             guard Identifier.isCheckIn(id), let viewer = Self.viewerID(session), let record = try await store.checkIn(id: id) else {
                 throw Self.noSuchCheckIn
@@ -311,8 +318,6 @@ extension Board {
                     throw Self.noSuchCheckIn
                 }
             }
-            guard let photo = try await store.checkInPhoto(id: id) else { throw BoardError(.notFound, "this check-in has no photo") }
-            return photo
         }
     }
 }

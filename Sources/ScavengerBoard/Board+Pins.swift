@@ -28,14 +28,16 @@ extension Board {
     /// why.
     /// With a `request` key, the pin is written alone with its key and reply in its transaction.
     public func post(_ draft: PinDraft, by session: Session, request: RequestKey<Pin>? = nil) async throws(BoardError) -> Pin {
-        try await replaying(request, by: session) { () async throws(BoardError) -> Pin in
+        // A photo's sizes are made in the background once it is written.
+        defer { if draft.photo != nil { photoSizes.wake() } }
+        return try await replaying(request, by: session) { () async throws(BoardError) -> Pin in
             try checks.pin(draft)
             return try await guarded {
                 let login = try login(of: session)
                 try Self.refuseGuest(login.user, guestHunt: nil)
                 // The pin's region comes from the feed's regions: none before they are loaded.
                 try requireLoadedFeed()
-                let draft = try draft.withPhotoMetadataRemoved()
+                let draft = try draft.withPhotoMetadataRemoved(limits: rules.pins.pixelLimits)
                 let action: RateLimitedAction = draft.photo == nil ? .post : .photo
                 var new = NewPin(
                     authorID: login.userID, authorName: login.user.name, lat: draft.lat, lon: draft.lon, text: draft.text,

@@ -3,6 +3,7 @@ import Logging
 import ScavengerCore
 import ScavengerFeed
 import ScavengerStore
+import Vips
 import Sodium
 
 /// The rules operators can configure, in one place.
@@ -96,6 +97,11 @@ public final class Board: Sendable {
     /// own clock.)
     let clock: any WallClock
 
+    /// Makes photos' sizes in the background (two at a time, off the event loops).
+    let photoSizes: PhotoSizeMaker
+    /// The photo bytes served most recently over HTTP (64 MiB at most).
+    let photoFiles = PhotoFileCache(budgetBytes: 64 << 20)
+
     /// The PostgreSQL store behind the feed.
     var store: Database { feed.database }
 
@@ -113,6 +119,7 @@ public final class Board: Sendable {
         passwordQueue = PasswordQueue(hasher: passwords, maximumWaiting: rules.passwordQueueLength)
         loginThrottle = LoginThrottle(rules: rules.loginThrottle)
         joinFailures = FailureLimiter(rate: rules.joinFailureRate)
+        photoSizes = PhotoSizeMaker(store: feed.database, workers: ImageWorkers(threads: 2), limits: rules.pins.pixelLimits, logger: logger)
         feed.database.sessionEndings.onEnded { [weak self] ended in
             guard let self else { return }
             Task { await self.endSessions(ended) }

@@ -1,18 +1,40 @@
 import Base64
 import ScavengerCore
+import Vips
 
 extension PinDraft {
-    /// The draft with its photo's metadata removed (EXIF with GPS, XMP, comments…: see
-    /// ``PhotoScrubber``); a photo that is not a well-formed file of its type is a bad argument.
-    func withPhotoMetadataRemoved() throws(BoardError) -> PinDraft {
+    /// The draft with its photo's metadata removed and its dimensions read (see
+    /// ``Photo/checkedForStorage(limits:)``).
+    func withPhotoMetadataRemoved(limits: PhotoPixelLimits) throws(BoardError) -> PinDraft {
         guard let photo else { return self }
         var draft = self
+        draft.photo = try photo.checkedForStorage(limits: limits)
+        return draft
+    }
+}
+
+extension Photo {
+    /// The photo as it is stored: its metadata removed (EXIF with GPS, XMP, comments…: see
+    /// ``PhotoScrubber``) and its width and height read from its header, nothing decoded. A file
+    /// that is not well formed (a truncated one), or that libvips may not open, is a bad
+    /// argument; one whose header claims more pixels than `limits` allow (a decompression bomb)
+    /// is too large.
+    func checkedForStorage(limits: PhotoPixelLimits) throws(BoardError) -> Photo {
+        let scrubbed: [UInt8]
         do {
-            draft.photo = Photo(mime: photo.mime, data: try PhotoScrubber.scrub(photo.data))
+            scrubbed = try PhotoScrubber.scrub(data)
         } catch {
             throw BoardError(.badArgument, error.description)
         }
-        return draft
+        let header: ImageHeader
+        do {
+            header = try Vips.header(of: scrubbed)
+        } catch {
+            throw BoardError(.badArgument, "photo: unsupported or broken image")
+        }
+        let dimensions = PhotoDimensions(width: header.width, height: header.height, interlaced: header.interlaced)
+        if let refusal = limits.refusal(of: dimensions) { throw BoardError(.tooLarge, refusal) }
+        return Photo(mime: mime, data: scrubbed, dimensions: dimensions)
     }
 }
 

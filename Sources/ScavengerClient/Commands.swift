@@ -161,6 +161,13 @@ extension ScavengerClient {
         return try await read(line, as: Photo.self)
     }
 
+    /// A photo's path as a pin or check-in gives it (`url`, `thumb`) made absolute on the
+    /// daemon's HTTP port, e.g. `https://example.org:8080`; nil when the path is not one.
+    public nonisolated static func photoURL(_ path: String, base: URL) -> URL? {
+        guard path.hasPrefix("/photos/") else { return nil }
+        return URL(string: path, relativeTo: base)?.absoluteURL
+    }
+
     /// `DELETE`: deletes a pin (its author or a moderator).
     public func delete(_ id: String) async throws {
         var line = Line("DELETE")

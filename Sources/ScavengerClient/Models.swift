@@ -31,6 +31,12 @@ public struct PhotoInfo: Codable, Sendable, Hashable {
     public var bytes: Int
     /// In a moderation snapshot only: whether a copy of the photo is still held.
     public var kept: Bool?
+    /// A check-in's photo: its size as shown (0 while unknown) and its paths on the HTTP port
+    /// (``ScavengerClient/photoURL(_:base:)`` makes them absolute).
+    public var width: Int?
+    public var height: Int?
+    public var url: String?
+    public var thumb: String?
 }
 
 /// The kind of a pin.
@@ -55,9 +61,15 @@ public struct Pin: Codable, Sendable, Hashable, Identifiable {
     public var replies: Int
     /// From `NEARBY` and watches only: the distance from the query's centre.
     public var distanceMeters: Double?
+    /// A photo pin's size as shown (0 while unknown), and where the HTTP port serves it: the
+    /// original and the 256 px thumbnail, as paths (``ScavengerClient/photoURL(_:base:)``).
+    public var width: Int?
+    public var height: Int?
+    public var url: String?
+    public var thumb: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, lat, lon, kind, text, author, created, expires, region, photo, replies
+        case id, lat, lon, kind, text, author, created, expires, region, photo, replies, width, height, url, thumb
         case distanceMeters = "distance_m"
     }
 }

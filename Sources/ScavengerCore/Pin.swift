@@ -8,10 +8,34 @@ public enum PinKind: String, Sendable, CaseIterable, Codable {
 public struct PhotoInfo: Sendable, Equatable, Codable {
     public var mime: String
     public var bytes: Int
+    /// Pixels as shown (read from the header at the write); 0 for a photo stored before sizes
+    /// were read, until the background sizes fill them in.
+    public var width: Int
+    public var height: Int
 
-    public init(mime: String, bytes: Int) {
+    public init(mime: String, bytes: Int, width: Int = 0, height: Int = 0) {
         self.mime = mime
         self.bytes = bytes
+        self.width = width
+        self.height = height
+    }
+
+    /// The facts of a photo about to be stored.
+    public init(storing photo: Photo) {
+        self.init(
+            mime: photo.mime, bytes: photo.data.count, width: photo.dimensions?.width ?? 0,
+            height: photo.dimensions?.height ?? 0)
+    }
+
+    private enum CodingKeys: String, CodingKey { case mime, bytes, width, height }
+
+    /// Replies stored before width and height existed decode with 0 for both.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        mime = try container.decode(String.self, forKey: .mime)
+        bytes = try container.decode(Int.self, forKey: .bytes)
+        width = try container.decodeIfPresent(Int.self, forKey: .width) ?? 0
+        height = try container.decodeIfPresent(Int.self, forKey: .height) ?? 0
     }
 }
 
@@ -69,10 +93,13 @@ public struct PinReply: Sendable, Equatable, Codable {
 public struct Photo: Sendable, Equatable {
     public var mime: String
     public var data: [UInt8]
+    /// Pixels as read from the header at the write; nil before it was read.
+    public var dimensions: PhotoDimensions?
 
-    public init(mime: String, data: [UInt8]) {
+    public init(mime: String, data: [UInt8], dimensions: PhotoDimensions? = nil) {
         self.mime = mime
         self.data = data
+        self.dimensions = dimensions
     }
 
     /// The type by magic bytes: JPEG, PNG, GIF or WebP; nil for anything else.
@@ -89,11 +116,17 @@ public struct PinRules: Sendable {
     public var maximumTTLSeconds: Int
     /// Largest photo, decoded; default 5 MiB.
     public var maximumPhotoBytes: Int
+    /// The most pixels a photo may claim (decompression bombs).
+    public var pixelLimits: PhotoPixelLimits
 
-    public init(defaultTTLSeconds: Int = 48 * 3600, maximumTTLSeconds: Int = 30 * 24 * 3600, maximumPhotoBytes: Int = 5 * 1024 * 1024) {
+    public init(
+        defaultTTLSeconds: Int = 48 * 3600, maximumTTLSeconds: Int = 30 * 24 * 3600, maximumPhotoBytes: Int = 5 * 1024 * 1024,
+        pixelLimits: PhotoPixelLimits = PhotoPixelLimits()
+    ) {
         self.defaultTTLSeconds = defaultTTLSeconds
         self.maximumTTLSeconds = maximumTTLSeconds
         self.maximumPhotoBytes = maximumPhotoBytes
+        self.pixelLimits = pixelLimits
     }
 }
 

@@ -121,6 +121,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
         VendorFiles.leaflet(directory: configuration.leafletDirectory).addRoutes(to: router)
         MapGeoJSON.addRoutes(to: router, board: board, allowed: allowedOrigins)
         QRCodeRoute.addRoutes(to: router)
+        PhotoRoutes.addRoutes(to: router, board: board)
         // The moderators' console, /mod/…; sign-ins throttled by the client's address like LOGIN.
         try ModeratorConsole(board: board, logger: logger).addRoutes(to: router) { $0.clientAddress }
         router.get("/healthz") { _, _ -> Response in

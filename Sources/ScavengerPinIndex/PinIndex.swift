@@ -28,6 +28,9 @@ public final class PinIndex {
     var freeSlots: [UInt32] = []
     /// Expiry times too far from 1970 for a hot record (±1,142 years), by slot.
     var farExpiries: [UInt32: Int64] = [:]
+    /// Photos' width and height (each at most 65,535), by slot: only for photos that have them,
+    /// so text pins cost nothing and the cold record stays one cache line.
+    var photoDimensions: [UInt32: PhotoPixels] = [:]
     /// Pin id → slot.
     var ids = IdTable()
     /// The pins' texts.

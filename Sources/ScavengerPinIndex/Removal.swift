@@ -47,6 +47,7 @@ extension PinIndex {
         texts.discard(at: record.textOffset)
         names.releaseAuthor(record.author)
         if hot[Int(slot)].flags & HotRecord.farExpiry != 0 { farExpiries[slot] = nil }
+        if hot[Int(slot)].flags & HotRecord.photoKind != 0 { photoDimensions[slot] = nil }
         hot[Int(slot)] = HotRecord(vector: Geodesy.UnitVector(x: 0, y: 0, z: 0), expires: 0, flags: 0)
         cold[Int(slot)].region = 0
         freeSlots.append(slot)

@@ -96,11 +96,32 @@ extension PinIndex {
                 author: names.authors[Int(record.author)], created: Timestamp(microseconds: record.created),
                 expires: Timestamp(microseconds: expires),
                 region: record.region == 0 ? nil : names.regions[Int(record.region)],
-                photo: record.mime == 0 ? nil : PhotoInfo(mime: names.mimes[Int(record.mime)], bytes: Int(record.photoBytes)),
+                photo: record.mime == 0 ? nil : photoInfo(record, slot: slot),
                 replies: Int(record.replies))
             return make(pinRecord, position)
         }
     }
 
     func makePin(_ slot: Int) -> Pin { Pin(makeRecords([slot])[0]) }
+
+    private func photoInfo(_ record: ColdRecord, slot: Int) -> PhotoInfo {
+        let pixels = photoDimensions[UInt32(slot)]
+        return PhotoInfo(
+            mime: names.mimes[Int(record.mime)], bytes: Int(record.photoBytes), width: Int(pixels?.width ?? 0),
+            height: Int(pixels?.height ?? 0))
+    }
+}
+
+/// A photo's width and height in the index.
+struct PhotoPixels: Equatable {
+    var width: UInt16
+    var height: UInt16
+
+    init?(_ photo: PhotoInfo) {
+        guard photo.width > 0, photo.height > 0, let width = UInt16(exactly: photo.width),
+              let height = UInt16(exactly: photo.height)
+        else { return nil }
+        self.width = width
+        self.height = height
+    }
 }

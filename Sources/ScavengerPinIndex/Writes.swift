@@ -78,6 +78,7 @@ extension PinIndex {
         }
         if flags & HotRecord.farExpiry != 0 { farExpiries[slot] = expires } else { farExpiries[slot] = nil }
         mapIfVisible(slot)
+        photoDimensions[slot] = pin.photo.flatMap(PhotoPixels.init)
         compactArenaIfWasteful()
     }
 

@@ -34,7 +34,13 @@ extension JSON {
             ("id", .string(checkIn.id)), ("hunt", .string(checkIn.hunt)), ("stop", .string(checkIn.stop)),
             ("player", .string(checkIn.player)), ("status", .string(checkIn.status.rawValue)), ("points", .int(checkIn.points)),
             ("at", .string(checkIn.at.rfc3339)), ("distance_m", .double(checkIn.distanceMeters)),
-            ("photo", checkIn.photo.map { .object([("mime", .string($0.mime)), ("bytes", .int($0.bytes))]) } ?? .null),
+            ("photo", checkIn.photo.map { photo in
+                .object([
+                    ("mime", .string(photo.mime)), ("bytes", .int(photo.bytes)), ("width", .int(photo.width)),
+                    ("height", .int(photo.height)), ("url", .string(PhotoPaths.original(checkIn.id))),
+                    ("thumb", .string(PhotoPaths.thumb(checkIn.id))),
+                ])
+            } ?? .null),
         ]
         if forReviewer {
             fields.append(("travel", checkIn.travel.map { travel in

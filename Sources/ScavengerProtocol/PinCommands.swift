@@ -18,6 +18,10 @@ private enum PinFragments {
     static var region: StaticString { #"","region":"# }
     static var photo: StaticString { #","photo":"# }
     static var replies: StaticString { #","replies":"# }
+    static var width: StaticString { #","width":"# }
+    static var height: StaticString { #","height":"# }
+    static var url: StaticString { #","url":"# }
+    static var thumb: StaticString { #","thumb":"# }
     static var distance: StaticString { #","distance_m":"# }
     static var null: StaticString { "null" }
 }
@@ -88,6 +92,20 @@ extension JSON {
         }
         bytes.append(fragment: PinFragments.replies)
         bytes.append(contentsOf: String(pin.replies).utf8)
+        if let photo = pin.photo {
+            // A photo pin's size as shown and where the HTTP port serves it (1.5).
+            var id: [UInt8] = []
+            pin.appendID(to: &id)
+            let path = String(decoding: id, as: UTF8.self)
+            bytes.append(fragment: PinFragments.width)
+            bytes.append(contentsOf: String(photo.width).utf8)
+            bytes.append(fragment: PinFragments.height)
+            bytes.append(contentsOf: String(photo.height).utf8)
+            bytes.append(fragment: PinFragments.url)
+            encodeString(PhotoPaths.original(path), into: &bytes)
+            bytes.append(fragment: PinFragments.thumb)
+            encodeString(PhotoPaths.thumb(path), into: &bytes)
+        }
         if let distance {
             bytes.append(fragment: PinFragments.distance)
             appendNumber(distance, to: &bytes)

@@ -233,7 +233,7 @@ extension Database {
                 id: ids[index], lat: new.lat, lon: new.lon, kind: new.photo == nil ? .text : .photo, text: new.text,
                 author: new.authorName, created: Timestamp(microseconds: Int64(created)),
                 expires: Timestamp(microseconds: Int64(expires)), region: new.region,
-                photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, replies: 0))
+                photo: new.photo.map(PhotoInfo.init(storing:)), replies: 0))
         }
     }
 }
@@ -244,7 +244,7 @@ extension Database {
     private static let batchColumns: [(name: String, type: String)] = [
         ("n", "int"), ("id", "text"), ("author_id", "bigint"), ("token_hash", "bytea"), ("lat", "float8"),
         ("lon", "float8"), ("kind", "text"), ("body", "text"), ("ttl", "float8"), ("photo_mime", "text"),
-        ("photo_bytes", "int"), ("cell", "bigint"), ("region", "text"), ("rate_action", "text"),
+        ("photo_bytes", "int"), ("photo_width", "int"), ("photo_height", "int"), ("cell", "bigint"), ("region", "text"), ("rate_action", "text"),
         ("rate_capacity", "float8"), ("rate_per_second", "float8"),
     ]
 
@@ -253,7 +253,8 @@ extension Database {
             index.postgresValue, new.id.postgresValue, new.authorID.postgresValue, new.sessionTokenHash.postgresValue,
             new.lat.postgresValue, new.lon.postgresValue, (new.photo == nil ? PinKind.text : .photo).rawValue.postgresValue,
             new.text.postgresValue, new.ttlSeconds.postgresValue, new.photo?.mime.postgresValue ?? .null,
-            new.photo?.data.count.postgresValue ?? .null, new.cell.postgresValue, new.region.postgresValue,
+            new.photo?.data.count.postgresValue ?? .null, new.photo?.dimensions?.width.postgresValue ?? .null,
+            new.photo?.dimensions?.height.postgresValue ?? .null, new.cell.postgresValue, new.region.postgresValue,
             new.rateAction.rawValue.postgresValue, new.rate.map { Double($0.count) }.postgresValue,
             new.rate?.perSecond.postgresValue ?? .null,
         ]
@@ -340,9 +341,9 @@ extension Database {
                                  ELSE 0 END AS wait
                 FROM (SELECT * FROM checked ORDER BY n) c
             ), inserted AS (
-                INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, cell, region)
+                INSERT INTO pins (id, author_id, lat, lon, kind, body, expires_at, photo_mime, photo_bytes, photo_width, photo_height, cell, region)
                 SELECT b.id, b.author_id, b.lat, b.lon, b.kind, b.body, now() + make_interval(secs => b.ttl),
-                       b.photo_mime, b.photo_bytes, b.cell, b.region
+                       b.photo_mime, b.photo_bytes, b.photo_width, b.photo_height, b.cell, b.region
                 FROM charged b
                 WHERE b.allowed AND b.wait = 0
                 ON CONFLICT (id) DO NOTHING

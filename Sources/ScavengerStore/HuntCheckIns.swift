@@ -228,7 +228,14 @@ extension Database {
         // The photos' bytes, each bound as it is (not in an array's text).
         for (index, _, _, _) in verdicts {
             guard let photo = group[index].new.photo else { continue }
-            try connection.query("INSERT INTO checkin_photos (checkin_id, data) VALUES (\(group[index].new.id), \(photo.data)::bytea)")
+            // The dimensions read at the write go on the check-in's row in the same statement.
+            try connection.query("""
+                WITH sized AS (
+                    UPDATE checkins SET photo_width = \(photo.dimensions?.width)::integer, photo_height = \(photo.dimensions?.height)::integer
+                    WHERE id = \(group[index].new.id)
+                )
+                INSERT INTO checkin_photos (checkin_id, data) VALUES (\(group[index].new.id), \(photo.data)::bytea)
+                """)
         }
         guard written.count == verdicts.count else { throw StoreError.unexpected("check-ins written and judged differ in number") }
         // A team trial's clock starts at its first live check-in and stays on the team's row (the
@@ -276,7 +283,7 @@ extension Database {
             let checkIn = CheckIn(
                 id: new.id, hunt: facts.hunt.id, stop: facts.stop.id, player: player.name, status: verdict.status,
                 points: verdict.points, at: at, distanceMeters: verdict.distanceMeters,
-                photo: new.photo.map { PhotoInfo(mime: $0.mime, bytes: $0.data.count) }, travel: verdict.travel)
+                photo: new.photo.map(PhotoInfo.init(storing:)), travel: verdict.travel)
             // The rank: the hunt's board as the daemon holds it now, with what the group wrote.
             let board = boards[facts.hunt.id] ?? group[index].board()
             boards[facts.hunt.id] = board

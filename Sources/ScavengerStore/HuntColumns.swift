@@ -117,6 +117,7 @@ extension Database {
         c.id AS checkin_id, c.hunt_id AS checkin_hunt, c.stop_id AS checkin_stop, hp.name AS checkin_player,
         c.status AS checkin_status, c.points AS checkin_points, (extract(epoch FROM c.created_at) * 1000000)::bigint AS checkin_at_us,
         c.distance_m AS checkin_distance, c.photo_mime AS checkin_photo_mime, c.photo_bytes AS checkin_photo_bytes,
+        c.photo_width AS checkin_photo_width, c.photo_height AS checkin_photo_height,
         c.user_id AS checkin_user, h.host_id AS checkin_host, s.points AS checkin_stop_points,
         c.travel_from_m AS checkin_travel_m, c.travel_seconds AS checkin_travel_s
         """
@@ -129,7 +130,7 @@ extension Database {
 
     struct CheckInColumns {
         let id, hunt, stop, player, status, points, at, distance, photoMime, photoBytes, user, host, stopPoints: PostgresColumn
-        let travelMeters, travelSeconds: PostgresColumn
+        let travelMeters, travelSeconds, photoWidth, photoHeight: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("checkin_id")
@@ -142,6 +143,8 @@ extension Database {
             distance = try rows.column("checkin_distance")
             photoMime = try rows.column("checkin_photo_mime")
             photoBytes = try rows.column("checkin_photo_bytes")
+            photoWidth = try rows.column("checkin_photo_width")
+            photoHeight = try rows.column("checkin_photo_height")
             user = try rows.column("checkin_user")
             host = try rows.column("checkin_host")
             stopPoints = try rows.column("checkin_stop_points")
@@ -159,7 +162,8 @@ extension Database {
             guard let status = CheckInStatus(rawValue: statusName) else { throw StoreError.unexpected("unknown status \(statusName)") }
             var photo: PhotoInfo?
             if let mime: String = try row.string(photoMime), let bytes: Int = try row.int(photoBytes) {
-                photo = PhotoInfo(mime: mime, bytes: bytes)
+                photo = PhotoInfo(
+                    mime: mime, bytes: bytes, width: try row.int(photoWidth) ?? 0, height: try row.int(photoHeight) ?? 0)
             }
             return CheckInRecord(
                 checkIn: CheckIn(

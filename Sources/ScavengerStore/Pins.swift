@@ -72,6 +72,7 @@ extension Database {
         (extract(epoch FROM p.created_at) * 1000000)::bigint AS pin_created_us,
         (extract(epoch FROM p.expires_at) * 1000000)::bigint AS pin_expires_us,
         p.region AS pin_region, p.photo_mime AS pin_photo_mime, p.photo_bytes AS pin_photo_bytes,
+        p.photo_width AS pin_photo_width, p.photo_height AS pin_photo_height,
         p.reply_count AS pin_replies, p.hidden AS pin_hidden
         """
 
@@ -82,7 +83,8 @@ extension Database {
 
     /// ``pinColumns`` found in one result, to read a pin from each of its rows.
     struct PinColumns {
-        let id, lat, lon, kind, body, author, created, expires, region, photoMime, photoBytes, replies, hidden: PostgresColumn
+        let id, lat, lon, kind, body, author, created, expires, region, photoMime, photoBytes, photoWidth, photoHeight, replies,
+            hidden: PostgresColumn
 
         init(_ rows: PostgresRows) throws(PostgresError) {
             id = try rows.column("pin_id")
@@ -96,6 +98,8 @@ extension Database {
             region = try rows.column("pin_region")
             photoMime = try rows.column("pin_photo_mime")
             photoBytes = try rows.column("pin_photo_bytes")
+            photoWidth = try rows.column("pin_photo_width")
+            photoHeight = try rows.column("pin_photo_height")
             replies = try rows.column("pin_replies")
             hidden = try rows.column("pin_hidden")
         }
@@ -105,7 +109,8 @@ extension Database {
             guard let kind = PinKind(rawValue: kindName) else { throw StoreError.unexpected("unknown pin kind \(kindName)") }
             var photo: PhotoInfo?
             if let mime: String = try row.string(photoMime), let bytes: Int = try row.int(photoBytes) {
-                photo = PhotoInfo(mime: mime, bytes: bytes)
+                photo = PhotoInfo(
+                    mime: mime, bytes: bytes, width: try row.int(photoWidth) ?? 0, height: try row.int(photoHeight) ?? 0)
             }
             return IndexedPin(
                 id: try row.string(id), lat: try row.double(lat), lon: try row.double(lon), kind: kind,

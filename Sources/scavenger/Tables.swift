@@ -132,10 +132,10 @@ struct Printer {
 
     func printPins(_ pins: [OrderedJSON], next: OrderedJSON?) {
         table(
-            ["ID", "DISTANCE", "KIND", "AUTHOR", "REPLIES", "EXPIRES", "TEXT"],
+            ["ID", "DISTANCE", "KIND", "AUTHOR", "REPLIES", "EXPIRES", "PHOTO", "TEXT"],
             pins.map { pin in
                 [s(pin["id"]), pin["distance_m"].map { s($0) + " m" } ?? "", s(pin["kind"]), s(pin["author"]), s(pin["replies"]),
-                 s(pin["expires"]), s(pin["text"])]
+                 s(pin["expires"]), Self.photo(pin), s(pin["text"])]
             })
         more(next)
     }
@@ -201,6 +201,19 @@ struct Printer {
     }
 
     /// A team's players, from its leaderboard entry's `members`: "ann, bob"; "-" when none.
+    /// A photo pin's size and paths on the HTTP port: `640×480 /photos/ID (thumb: …)`.
+    static func photo(_ pin: OrderedJSON) -> String {
+        func text(_ value: OrderedJSON?) -> String {
+            switch value {
+            case let .string(text)?: text
+            case let .number(text, _)?: text
+            default: "?"
+            }
+        }
+        guard case .string(let url)? = pin["url"] else { return "" }
+        return "\(text(pin["width"]))×\(text(pin["height"])) \(url) (thumb: \(text(pin["thumb"])))"
+    }
+
     static func members(_ entry: OrderedJSON) -> String {
         guard let names = entry["members"]?.array, !names.isEmpty else { return "-" }
         return names.map { name in

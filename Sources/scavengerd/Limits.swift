@@ -85,6 +85,9 @@ enum LimitsTable {
             Row(what: "text, caption, reply, note",
                 value: "1–\(Validation.maximumTextLength) characters (a caption may be empty)", flags: []),
             Row(what: "photo, decoded", value: bytes(D.maxPhotoBytes), flags: ["--max-photo-bytes"]),
+            Row(what: "photo pixels (read from its header)",
+                value: "\(number(PhotoPixelLimits().maximumSide)) a side, \(number(PhotoPixelLimits().maximumPixels)) in all, "
+                    + "\(number(PhotoPixelLimits().maximumInterlacedPixels)) progressive or interlaced", flags: []),
             Row(what: "pin TTL", value: "\(duration(D.defaultTtl)) by default, \(duration(D.maxTtl)) at most",
                 flags: ["--default-ttl", "--max-ttl"]),
             Row(what: "session", value: duration(D.sessionTtl), flags: ["--session-ttl"]),

@@ -370,6 +370,8 @@ struct Serve: AsyncParsableCommand {
                 // From the environment, so that the secret sits in no process list.
                 requestKeySecret: ProcessInfo.processInfo.environment["SCAVENGER_REQUEST_KEY_SECRET"],
                 recovery: mail.recoveryRules(smtp)), logger: logger)
+            // Photos whose sizes a restart (or another daemon) left unmade get them in the background.
+            board.resumePhotoSizes()
             let table = metrics.map { CommandTable.standard.measured(by: $0.requestMetrics(for: .standard)) } ?? .standard
             // One count of connections for every port: a client cannot get round the limits by
             // opening its connections on the HTTP port.

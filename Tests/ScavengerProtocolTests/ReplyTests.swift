@@ -80,14 +80,14 @@ import ScavengerCore
 
 @Suite("Pin encoding")
 struct PinEncodingTests {
-    @Test("the pin object has the contract's fields in order, with distance_m for NEARBY")
+    @Test("the pin object has the contract's fields in order, a photo pin's size and paths (1.5), and distance_m for NEARBY")
     func pinObject() {
         let pin = Pin(
             id: "pabcdefghijklmnopqrstuvwx", lat: 52.5, lon: -13.25, kind: .photo, text: "say \"hi\"\n",
             author: "alice", created: Timestamp(microseconds: 1_795_288_203_887_234),
             expires: Timestamp(microseconds: 1_795_460_000_000_000), region: "berlin",
-            photo: PhotoInfo(mime: "image/png", bytes: 12), replies: 3)
-        #expect(JSON.pin(pin).encoded == #"{"id":"pabcdefghijklmnopqrstuvwx","lat":52.5,"lon":-13.25,"kind":"photo","text":"say \"hi\"\n","author":"alice","created":"2026-11-21T19:10:03Z","expires":"2026-11-23T18:53:20Z","region":"berlin","photo":{"mime":"image/png","bytes":12},"replies":3}"#)
+            photo: PhotoInfo(mime: "image/png", bytes: 12, width: 640, height: 480), replies: 3)
+        #expect(JSON.pin(pin).encoded == #"{"id":"pabcdefghijklmnopqrstuvwx","lat":52.5,"lon":-13.25,"kind":"photo","text":"say \"hi\"\n","author":"alice","created":"2026-11-21T19:10:03Z","expires":"2026-11-23T18:53:20Z","region":"berlin","photo":{"mime":"image/png","bytes":12},"replies":3,"width":640,"height":480,"url":"/photos/pabcdefghijklmnopqrstuvwx","thumb":"/photos/pabcdefghijklmnopqrstuvwx?size=thumb"}"#)
         var plain = pin
         plain.photo = nil
         plain.region = nil

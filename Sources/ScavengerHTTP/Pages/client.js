@@ -407,6 +407,8 @@ export class ScavengerClient {
   }
   get(id) { return this.call(`GET ${word(id)}`); }
   photo(id) { return this.call(`PHOTO ${word(id)}`); }
+  /** A photo's `url` or `thumb` (a path on the HTTP port) as an absolute URL, from this client's /ws address. */
+  photoURL(path) { const base = new URL(this.url); base.protocol = base.protocol === "wss:" ? "https:" : "http:"; return new URL(path, base).href; }
   post(lat, lon, text, { ttl, key } = {}) {
     return this.call(`POST ${number(lat, "lat")} ${number(lon, "lon")} ${quote(text)}` + opt("TTL", ttl), { key });
   }
