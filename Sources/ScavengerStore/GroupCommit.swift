@@ -156,8 +156,9 @@ extension Database {
     }
 
     /// A group with keyed pins, in one transaction: the insert, then each key with its pin. When
-    /// it fails for another reason than the database being away (a key another request holds, a
-    /// connection broken mid-commit), each pin is written alone: a keyed one as
+    /// it fails for another reason than the database being away or a commit a synchronous
+    /// standby did not confirm (a key another request holds, a connection broken mid-commit),
+    /// each pin is written alone: a keyed one as
     /// ``insertKeyedPin(_:request:)`` (its key then found, if the group committed, and answered
     /// from), another as ``insertPins(_:)`` (a pin already stored is answered as written).
     func writeKeyedPinGroup(_ members: [(pin: NewPin, request: KeyedWrite<Pin>?)]) async -> [Result<Pin, StoreError>] {
@@ -173,7 +174,14 @@ extension Database {
                 }
             }
         } catch {
-            if case .unavailable = error { return members.map { _ in .failure(error) } }
+            switch error {
+            case .unavailable, .commitUnconfirmed:
+                // Away, or committed on the primary alone (a synchronous standby's wait was
+                // cancelled): never answered as written, not even by a retry finding its own key.
+                return members.map { _ in .failure(error) }
+            default:
+                break
+            }
             var outcomes: [Result<Pin, StoreError>] = []
             for member in members {
                 do {
