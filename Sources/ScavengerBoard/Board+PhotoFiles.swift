@@ -82,7 +82,13 @@ extension Board {
             let reply = PhotoFileReply(
                 mime: file.mime, data: file.data, etag: Self.etag(of: file.data),
                 cacheControl: file.isAsked ? "public, max-age=31536000, immutable" : "no-cache")
-            if file.isAsked { photoFiles.keep(reply, key: key) }
+            if file.isAsked {
+                photoFiles.keep(reply, key: key)
+            } else if size != nil {
+                // The original stands in: the size is not made yet (its drain may have stopped
+                // on a failed store read).
+                photoSizes.wake()
+            }
             return reply
         }
     }

@@ -6,8 +6,10 @@ import Vips
 
 /// Makes each photo's sizes (``PhotoSize``: thumb and display, JPEG and WebP) once, in the
 /// background after its write, and keeps them beside it in the store. Woken by each photo
-/// written here and once at start (so a restart resumes what was left pending); it drains what
-/// the store says is pending, then stops until woken again. At most ``ImageWorkers/threads``
+/// written here, once at start (so a restart resumes what was left pending), and by each request
+/// for a size not made yet (so sizes left when the store failed are made once it answers); it
+/// drains what the store says is pending, then stops until woken again. It never sleeps: a
+/// failed read of the store ends the drain until the next wake. At most ``ImageWorkers/threads``
 /// images decode at once, on the workers' own threads.
 final class PhotoSizeMaker: Sendable {
     private let store: Database
@@ -18,7 +20,7 @@ final class PhotoSizeMaker: Sendable {
     private let state = Mutex<(running: Bool, woken: Bool)>((false, false))
     /// Photos taken from the store per round.
     private static let batch = 8
-    /// Failed reads of the store in a row before a drain gives up until the next wake.
+    /// Failed writes of sizes in a round before a drain gives up until the next wake.
     private static let storeFailures = 3
 
     init(store: Database, workers: ImageWorkers, limits: PhotoPixelLimits, logger: Logger) {
@@ -55,14 +57,9 @@ final class PhotoSizeMaker: Sendable {
                 owners = try await store.photosWithoutSizes(limit: Self.batch)
                 failures = 0
             } catch {
-                failures += 1
-                logger.warning("could not read the photos without sizes", metadata: ["error": "\(error)"])
-                if failures >= Self.storeFailures {
-                    state.withLock { $0 = (false, false) }
-                    return
-                }
-                try? await Task.sleep(for: .seconds(2))
-                continue
+                logger.warning("could not read the photos without sizes; waiting for the next wake", metadata: ["error": "\(error)"])
+                state.withLock { $0 = (false, false) }
+                return
             }
             if owners.isEmpty {
                 let stop = state.withLock { state -> Bool in
