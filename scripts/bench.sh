@@ -9,7 +9,8 @@
 #                    [--fanout-watchers N] [--fanout-rate R] [--fanout-seconds S] [--fanout-radius M]
 #                    [--fanout-posters N] [--crowd-players N] [--crowd-hunts N] [--crowd-teams N] [--crowd-joiners N]
 #                    [--crowd-conns "8 32"] [--crowd-mix MIX] [--standby-wait-conns "1 8 32"]
-#                    [--only hunts|ranking|fanout|crowd|standby|standby-wait] [--quick]
+#                    [--map-conns "8 32"] [--map-zooms "3 8 12 16"] [--map-photos N]
+#                    [--only hunts|ranking|fanout|crowd|standby|standby-wait|map] [--quick]
 #
 # Defaults: 1,000,000 pins, 10 s per run, 3 rounds, seed 42 (the dense data set); then NEARBY
 # against Redis again on a sparse set: a fifth as many pins (200,000), seed 7, as many rounds
@@ -152,6 +153,17 @@
 # CHECKIN at --standby-wait-conns ("1 8 32"), --write-rounds rounds; then the same with
 # `synchronous_commit = local` (no wait); issue 54's targets printed met or MISSED
 # (steps/standby_wait.sh). --hunt-stops defaults to 4,000 a second of a run there.
+# --only map runs step 4h alone (issue 55; full runs leave it out: its daemon serves an HTTP port):
+# the dense pins loaded into scavengerd's database and PostGIS's as in steps 2-3 (no Redis, hunts
+# or sweep), the daemon started with --http-port; then MAP at --map-zooms (3 8 12 16) against
+# PostGIS's grid query (ST_SnapToGrid over the pins in EPSG:3857) on the same 1280 x 800 px boxes
+# around the data's query centres, at --map-conns ("8 32") connections, alternating scavengerd →
+# PostGIS, --rounds rounds; the memory of MAP's sets against the pin index's; then GET
+# /photos/ID?size=thumb of --map-photos (200) photo pins (real JPEGs made with libvips's `vips`,
+# POSTPHOTOed, their thumbnails made by the daemon) against nginx serving the same thumbnails as
+# files (scripts/bench/nginx.conf), driven by wrk (scripts/bench/thumbs.lua), alternating per
+# round; each run's server CPU per request; issue 55's targets met or MISSED in the report
+# (steps/map.sh). `--only map --pins 20000 --seconds 2 --rounds 1` is its quick mode.
 # Every server it starts is stopped on exit, failure or Ctrl-C included, and its data removed.
 # The scavengerd processes run with MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=131072 (unless
 # set), as scripts/run.sh runs them.
@@ -211,6 +223,12 @@ STANDBY_ROUNDS=2
 STANDBY_MIX="checkin=80,leave=10,join=10"
 STANDBY_WAIT_CONNS="1 8 32"
 STANDBY_DATA=""
+MAP_CONNS="8 32"
+MAP_ZOOMS="3 8 12 16"
+MAP_PHOTOS=200
+MAP_BOXES=1000
+NGINX_PID=""
+THUMB_ROOT=""
 MAX_CONNS_PER_ADDR=""
 # As scripts/run.sh: fewer glibc malloc arenas, so RSS figures match how the daemon is run
 # (given to the scavengerd processes only, not to the other servers nor the client).
@@ -278,6 +296,9 @@ while (($# > 0)); do
         --standby-rounds) STANDBY_ROUNDS=$2; shift 2 ;;
         --standby-mix) STANDBY_MIX=$2; shift 2 ;;
         --standby-wait-conns) STANDBY_WAIT_CONNS=$2; shift 2 ;;
+        --map-conns) MAP_CONNS=$2; shift 2 ;;
+        --map-zooms) MAP_ZOOMS=$2; shift 2 ;;
+        --map-photos) MAP_PHOTOS=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) usage 0 ;;
         *) printf 'unknown argument: %s\n' "$1" >&2; usage 2 ;;
@@ -310,9 +331,21 @@ PING_SECONDS=$(awk -v s="$RUN_SECONDS" 'BEGIN { p = s / 3; if (p < 1) p = 1; pri
 # POSTPHOTO: a full run, but as short as PING in quick runs (a 1 MiB photo takes ~10 ms anyway).
 PHOTO_SECONDS=$(awk -v s="$RUN_SECONDS" -v p="$PING_SECONDS" 'BEGIN { print (s < 5) ? p : s }')
 [[ -z $ONLY || $ONLY == hunts || $ONLY == ranking || $ONLY == fanout || $ONLY == crowd || $ONLY == standby \
-    || $ONLY == standby-wait ]] || die "--only takes one part: hunts, ranking, fanout, crowd, standby or standby-wait"
+    || $ONLY == standby-wait || $ONLY == map ]] || die "--only takes one part: hunts, ranking, fanout, crowd, standby, standby-wait or map"
 FULL=1
 [[ -z $ONLY ]] || FULL=0
+# The maps' step (4h) needs the dense pins in scavengerd's database and PostGIS's, as the full run
+# loads them (PINS_LOADED), but none of the full run's other steps; full runs leave it out.
+RUN_MAP=0
+if [[ $ONLY == map ]]; then RUN_MAP=1; fi
+PINS_LOADED=$((FULL || RUN_MAP))
+for c in $MAP_CONNS; do
+    [[ $c =~ ^[0-9]+$ ]] && ((c >= 1 && c <= 512)) || die "--map-conns takes numbers 1..512"
+done
+for z in $MAP_ZOOMS; do
+    [[ $z =~ ^[0-9]+$ ]] && ((z >= 0 && z <= 22)) || die "--map-zooms takes zooms 0..22"
+done
+[[ $MAP_PHOTOS =~ ^[0-9]+$ ]] && ((MAP_PHOTOS >= 1 && MAP_PHOTOS <= 10000)) || die "--map-photos must be 1..10000"
 RUN_HUNTS=0
 RUN_RANKING=0
 RUN_FANOUT=0
@@ -427,6 +460,9 @@ cleanup() {
     CHECKIN_LOAD_PID=""
     stop_pid "$DAEMON_PID" 30
     DAEMON_PID=""
+    stop_pid "$NGINX_PID" 10
+    NGINX_PID=""
+    [[ $THUMB_ROOT == /tmp/scavenger-bench-thumbs.* ]] && rm -rf "$THUMB_ROOT"
     stop_pid "$REDIS_PID" 10
     REDIS_PID=""
     stop_pid "$SCAV1_PID" 30
@@ -604,11 +640,18 @@ source scripts/bench/steps/fanout.sh
 source scripts/bench/steps/standby.sh
 # shellcheck source=scripts/bench/steps/standby_wait.sh
 source scripts/bench/steps/standby_wait.sh
+# shellcheck source=scripts/bench/steps/map.sh
+source scripts/bench/steps/map.sh
 # shellcheck source=scripts/bench/steps/report.sh
 source scripts/bench/steps/report.sh
 
 packages_and_builds_step   # 1
 data_step                  # 2
+if ((RUN_MAP)); then
+    # The maps' step reads the daemon's HTTP port (GET /photos/ID?size=thumb).
+    pick_free_port SCAV_HTTP_PORT
+    SCAV_EXTRA_FLAGS+=(--http-port "$SCAV_HTTP_PORT")
+fi
 servers_step               # 3
 if ((FULL)); then
     nearby_step            # 4: NEARBY against Redis and PostGIS
@@ -638,5 +681,8 @@ if ((RUN_FANOUT)); then
 fi
 if ((RUN_STANDBY_WAIT)); then
     standby_wait_step      # 4g
+fi
+if ((RUN_MAP)); then
+    map_step               # 4h
 fi
 report_step                # 6

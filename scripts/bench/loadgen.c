@@ -46,6 +46,16 @@
  *                   insert: INSERT INTO <table> (...) VALUES (...)   (autocommit, one row)
  *                   insert-notify: the same INSERT with a pg_notify of the row in the same
  *                           statement, as scavengerd's POST does
+ *   --op map        every request is the next line of --lines FILE (cycled across the connections in
+ *                   file order): scav sends the line as it is (e.g. MAP s w n e ZOOM z), its results
+ *                   are the cells of the reply (occurrences of "count":); pg runs --sql SQL, prepared,
+ *                   with the line's comma-separated fields as its parameters ($1, $2, …), its results
+ *                   the rows (issue 55: MAP against PostGIS's grid query on the same boxes).
+ *                   A reply counts when it comes inside the measured window, whenever its request
+ *                   went out (a low zoom's grid query takes seconds: requests sent in the warm-up
+ *                   are most of a short window's). --min-requests N: the window goes on past
+ *                   --seconds, half a second at a time, until N replies have counted, for at most
+ *                   --max-seconds (default 60) in all; seconds= is then the window measured.
  *   --op ready      (scav) poll until a PING and a NEARBY answer; print seconds since --since.
  *                   --ready-request LINE: that line instead of NEARBY (e.g. RANKING LIMIT 1); an
  *                   ERR UNAVAILABLE reply is polled again, as NEARBY's.
@@ -81,9 +91,9 @@
 
 enum target { T_SCAV, T_REDIS, T_PG };
 enum op { OP_NEARBY, OP_POST, OP_PHOTO, OP_INSERT, OP_PING, OP_READY, OP_INSERT_NOTIFY, OP_CHECKIN, OP_LEADERBOARD,
-          OP_LEADERBOARD_AROUND, OP_RANKING, OP_RANKING_AROUND, OP_PROFILE };
+          OP_LEADERBOARD_AROUND, OP_RANKING, OP_RANKING_AROUND, OP_PROFILE, OP_MAP };
 static const char *op_names[] = {"nearby", "post", "photo", "insert", "ping", "ready", "insert-notify", "checkin",
-                                 "leaderboard", "leaderboard-around", "ranking", "ranking-around", "profile"};
+                                 "leaderboard", "leaderboard-around", "ranking", "ranking-around", "profile", "map"};
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -198,6 +208,11 @@ static const char *user_prefix = "rk";
 static int user_digits = 7;
 static const char *hash_prefix = "rkp:";
 static const char *ready_request = NULL;
+static const char *lines_path = NULL;
+static const char *map_sql = NULL;
+static long min_requests = 0;
+static double max_seconds = 60;
+static int extended = 0;
 static volatile sig_atomic_t stop_requested = 0;
 
 static void on_stop_signal(int sig) {
@@ -209,13 +224,14 @@ static void usage(void) {
     fprintf(stderr,
             "usage: loadgen --target scav|redis|pg\n"
             "  --op nearby|post|photo|insert|insert-notify|ping|ready|checkin|leaderboard|leaderboard-around|\n"
-            "       ranking|ranking-around|profile\n"
+            "       ranking|ranking-around|profile|map\n"
             "  [--host 127.0.0.1] [--port P] [--pg CONNINFO] [--centres FILE] [--conns N]\n"
             "  [--seconds S] [--warmup S] [--radius M] [--limit N] [--redis-key K]\n"
             "  [--table T] [--photo-bytes B] [--since EPOCH] [--timeout S] [--cpu-pids P,P]\n"
             "  [--label TEXT] [--keyed PREFIX] [--watch-pid PID] [--mark FILE] [--walk FILE] [--hunt ID]\n"
             "  [--setup LINE]... [--setup-values FILE] [--expect TEXT] [--members FILE]\n"
             "  [--users N] [--user-prefix P] [--user-digits D] [--hash-prefix H] [--ready-request LINE]\n"
+            "  [--lines FILE] [--sql SQL] [--min-requests N] [--max-seconds S]\n"
             "SIGINT/SIGTERM: stop early and print the figures of the window measured so far.\n");
     exit(2);
 }
@@ -244,6 +260,7 @@ static void parse_args(int argc, char **argv) {
             else if (!strcmp(v, "ranking")) op = OP_RANKING;
             else if (!strcmp(v, "ranking-around")) op = OP_RANKING_AROUND;
             else if (!strcmp(v, "profile")) op = OP_PROFILE;
+            else if (!strcmp(v, "map")) op = OP_MAP;
             else usage();
         } else if (!strcmp(a, "--host")) host = v;
         else if (!strcmp(a, "--port")) port = atoi(v);
@@ -274,6 +291,10 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--user-digits")) user_digits = atoi(v);
         else if (!strcmp(a, "--hash-prefix")) hash_prefix = v;
         else if (!strcmp(a, "--ready-request")) ready_request = v;
+        else if (!strcmp(a, "--lines")) lines_path = v;
+        else if (!strcmp(a, "--sql")) map_sql = v;
+        else if (!strcmp(a, "--min-requests")) min_requests = atol(v);
+        else if (!strcmp(a, "--max-seconds")) max_seconds = atof(v);
         else if (!strcmp(a, "--setup")) {
             if (nsetup == MAX_SETUP) die("at most %d --setup lines", MAX_SETUP);
             setup_lines[nsetup++] = v;
@@ -295,6 +316,10 @@ static void parse_args(int argc, char **argv) {
     if (op == OP_PROFILE && users < 1) die("--op profile needs --users N");
     if (user_digits < 1 || user_digits > 12 || strlen(user_prefix) > 32) die("bad --user-prefix or --user-digits");
     if (limit < 1 || limit > 10000) die("--limit must be 1..10000");
+    if (op == OP_MAP && !lines_path) die("--op map needs --lines FILE");
+    if (op == OP_MAP && target == T_REDIS) die("--op map is for --target scav or pg");
+    if (op == OP_MAP && target == T_PG && !map_sql) die("--op map --target pg needs --sql SQL");
+    if (min_requests && op != OP_MAP) die("--min-requests is for --op map");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -325,6 +350,26 @@ static char **setup_values;
 static size_t nsetup_values;
 static char **members;
 static size_t nmembers;
+/* --op map: the lines of --lines; for pg each split at its commas into the statement's parameters. */
+static char **map_lines;
+static size_t nmap_lines;
+static char ***map_params;
+static int map_nparams;
+
+static void split_map_params(void) {
+    map_params = xmalloc(nmap_lines * sizeof *map_params);
+    for (size_t i = 0; i < nmap_lines; i++) {
+        int n = 1;
+        for (const char *p = map_lines[i]; *p; p++) n += *p == ',';
+        if (i == 0) map_nparams = n;
+        else if (n != map_nparams) die("line %zu of --lines has %d fields, the first %d", i + 1, n, map_nparams);
+        map_params[i] = xmalloc((size_t)n * sizeof(char *));
+        char *copy = strdup(map_lines[i]), *save = NULL;
+        int k = 0;
+        for (char *t = strtok_r(copy, ",", &save); t && k < n; t = strtok_r(NULL, ",", &save)) map_params[i][k++] = t;
+        if (k != n) die("line %zu of --lines has an empty field", i + 1);
+    }
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Query centres                                                                            */
@@ -456,6 +501,18 @@ static void build_requests(void) {
             add_req(line, len);
         }
         free(raw);
+        return;
+    }
+    if (op == OP_MAP) {
+        if (target == T_PG) return; /* the parameters of each line, split once (split_map_params) */
+        for (size_t i = 0; i < nmap_lines; i++) {
+            size_t n = strlen(map_lines[i]);
+            char *line = xmalloc(n + 2);
+            memcpy(line, map_lines[i], n);
+            line[n] = '\n';
+            line[n + 1] = 0;
+            add_req(line, n + 1);
+        }
         return;
     }
     if (target == T_PG) return; /* parameters are formatted per request (cheap) */
@@ -842,6 +899,8 @@ static void setup_connections(void) {
                 r = PQprepare(c->pg, "q", sql, 6, NULL);
             } else if (op == OP_PING) {
                 r = PQprepare(c->pg, "q", "SELECT 1", 0, NULL);
+            } else if (op == OP_MAP) {
+                r = PQprepare(c->pg, "q", map_sql, map_nparams, NULL);
             } else {
                 die("--op not supported for pg");
             }
@@ -881,9 +940,11 @@ static void setup_connections(void) {
 static const char *b32 = "abcdefghijklmnopqrstuvwxyz234567";
 
 static void pg_send(struct conn *c) {
-    size_t i = next_req++ % ncentres;
+    size_t i = next_req++ % (op == OP_MAP ? nmap_lines : ncentres);
     int ok;
-    if (op == OP_NEARBY) {
+    if (op == OP_MAP) {
+        ok = PQsendQueryPrepared(c->pg, "q", map_nparams, (const char *const *)map_params[i], NULL, NULL, 0);
+    } else if (op == OP_NEARBY) {
         char p1[96];
         snprintf(p1, sizeof p1, "SRID=4326;POINT(%.6f %.6f)", c_lon[i], c_lat[i]);
         const char *vals[1] = {p1};
@@ -980,10 +1041,21 @@ static void send_next(struct conn *c) {
     sock_flush(c);
 }
 
+/* --min-requests: past the window's end with too few replies counted, it goes on half a second
+ * (up to --max-seconds in all). Returns whether the run goes on at time t. */
+static int run_goes_on(uint64_t t) {
+    if (t < run_end) return 1;
+    if (done_requests >= (uint64_t)min_requests || t >= warm_end + (uint64_t)(max_seconds * 1e9)) return 0;
+    run_end = t + 500000000ull;
+    extended = 1;
+    return 1;
+}
+
 static void completed(struct conn *c, long results, int is_err, const char *err, size_t errlen) {
     uint64_t t = now_ns();
     c->busy = 0;
-    if (c->t0 >= warm_end && t <= run_end) {
+    if (op == OP_MAP && t >= run_end) run_goes_on(t);
+    if ((c->t0 >= warm_end || (op == OP_MAP && t >= warm_end)) && t <= run_end) {
         record(t - c->t0);
         done_requests++;
         if (results > 0) results_total += (uint64_t)results;
@@ -1038,6 +1110,8 @@ static void on_readable_sock(struct conn *c) {
                 memcpy(errbuf, c->in, errlen);
             } else if (op == OP_NEARBY) {
                 results = count_distance(c->in, used);
+            } else if (op == OP_MAP) {
+                results = count_of(c->in, used, "\"count\":");
             } else if (op == OP_LEADERBOARD || op == OP_LEADERBOARD_AROUND || op == OP_RANKING ||
                        op == OP_RANKING_AROUND) {
                 results = count_entries(c->in, used);
@@ -1212,6 +1286,8 @@ int main(int argc, char **argv) {
     if (walk_path) walk = read_lines(walk_path, &nwalk);
     if (setup_values_path) setup_values = read_lines(setup_values_path, &nsetup_values);
     if (members_path) members = read_lines(members_path, &nmembers);
+    if (lines_path) map_lines = read_lines(lines_path, &nmap_lines);
+    if (op == OP_MAP && target == T_PG) split_map_params();
     /* No SA_RESTART: epoll_wait returns EINTR at once and the loop sees the flag. */
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);
@@ -1251,7 +1327,7 @@ int main(int argc, char **argv) {
             t_stop = t;
             break;
         }
-        if (t >= run_end) break;
+        if (!run_goes_on(t)) break;
         uint64_t until = measuring ? run_end : warm_end;
         int timeout_ms = (int)((until - t) / 1000000) + 1;
         if (timeout_ms > 100) timeout_ms = 100;
@@ -1279,6 +1355,7 @@ int main(int argc, char **argv) {
     srv1 = servers_cpu();
     double window = (double)(now_ns() - t_meas0) / 1e9;
     if (window < seconds) window = seconds;
+    if (extended && !t_stop) seconds = (double)(run_end - warm_end) / 1e9;
     if (t_stop) { /* stopped by a signal: the figures are for the window measured until then */
         seconds = measuring && t_stop > t_meas0 ? (double)(t_stop - t_meas0) / 1e9 : 0;
         window = seconds;

