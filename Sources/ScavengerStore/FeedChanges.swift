@@ -168,15 +168,21 @@ extension Database {
     /// Deletes log entries older than `keepSeconds`, keeping the newest entry always (a feed's
     /// place must stay findable); returns how many went.
     public func trimFeedChanges(keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
-        try await trimChangeLog("feed_changes", mark: "feed_changes_trimmed", keepSeconds: keepSeconds, limit: limit)
+        try await trimChangeLog("feed_changes", mark: "feed_changes_trimmed", numbering: "feed_changes_number",
+                                keepSeconds: keepSeconds, limit: limit)
     }
 
     /// Deletes up to `limit` entries older than `keepSeconds` from a change log (`feed_changes` or
     /// `hunt_changes`), never its newest, and moves its trim mark (`…_trimmed.through`) past them,
     /// so a reader whose place is before the mark knows it cannot replay; returns how many went.
-    /// The table names are constants of the store, never input.
-    func trimChangeLog(_ log: StaticString, mark: StaticString, keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
+    /// It numbers the log's committed rows first (`numbering`, as a reader does before reading):
+    /// a row still unnumbered has no position to compare, and would otherwise outlive its age
+    /// and be numbered after the mark, past where a reader was told the log reaches.
+    /// The table and function names are constants of the store, never input.
+    func trimChangeLog(_ log: StaticString, mark: StaticString, numbering: StaticString,
+                       keepSeconds: Int, limit: Int) async throws(StoreError) -> Int {
         try await mappingErrors {
+            try await pool.query("SELECT \(unescaped: "\(numbering)")(\(writerID))", idempotent: true)
             let rows = try await pool.query("""
                 WITH doomed AS (
                     SELECT seq FROM \(unescaped: "\(log)")

@@ -45,7 +45,8 @@ extension Database {
                 DELETE FROM checkin_tries WHERE ctid IN (
                     SELECT ctid FROM checkin_tries WHERE at < now() - make_interval(secs => \(keepSeconds)) LIMIT \(limit))
                 """, idempotent: false)
-            return try await trimChangeLog("hunt_changes", mark: "hunt_changes_trimmed", keepSeconds: keepSeconds, limit: limit)
+            return try await trimChangeLog("hunt_changes", mark: "hunt_changes_trimmed", numbering: "hunt_changes_number",
+                                           keepSeconds: keepSeconds, limit: limit)
         }
     }
 

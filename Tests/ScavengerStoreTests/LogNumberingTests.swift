@@ -201,6 +201,45 @@ struct LogNumberingTests {
         await writerPool.shutdown()
         for pool in daemonPools { await pool.shutdown() }
     }
+    @Test("a trim numbers committed rows first: old rows no daemon numbered yet are trimmed by age like any, and a reader before them is told so", arguments: [false, true])
+    func trimNumbersFirst(feed: Bool) async throws {
+        let configuration = try TestDatabase.isolatedConfiguration()
+        try await TestDatabase.migrate(configuration)
+        let writerPool = PostgresPool(configuration: configuration, maxConnections: 2)
+        let daemonPool = PostgresPool(configuration: configuration, maxConnections: 2)
+        let daemon = Database(pool: daemonPool)
+        let start = Int(try await daemon.lastHuntChange().seq)
+        let feedStart = try await daemonPool.query("SELECT coalesce(max(seq), 0) AS n FROM feed_changes")[0].int("n") as Int
+        // Rows committed by a writer whose daemon has not numbered them (it died, or its
+        // numbering is still on its way): no position yet.
+        for row in 0 ..< 5 {
+            if feed {
+                _ = try await writerPool.query(
+                    "INSERT INTO feed_changes (kind, subject, lat, lon) VALUES ('pin', \("p\(row)"), 1.0, 2.0)")
+            } else {
+                let entry = #"[{"hunt":"t\#(row)","kind":"hunt","payload":{}}]"#
+                _ = try await writerPool.query("SELECT log_hunt_changes(\(entry)::jsonb)")
+            }
+        }
+        let table = feed ? "feed_changes" : "hunt_changes"
+        #expect(try await writerPool.query("SELECT count(*) AS n FROM \(unescaped: table) WHERE seq IS NULL")[0].int("n") as Int == 5)
+        let trimmed = feed
+            ? try await daemon.trimFeedChanges(keepSeconds: 0, limit: 1000)
+            : try await daemon.trimHuntChanges(keepSeconds: 0, limit: 1000)
+        // Everything but the newest row goes, the five among them numbered first.
+        #expect(try await writerPool.query("SELECT count(*) AS n FROM \(unescaped: table) WHERE seq IS NULL")[0].int("n") as Int == 0)
+        #expect(try await writerPool.query("SELECT count(*) AS n FROM \(unescaped: table)")[0].int("n") as Int == 1)
+        #expect(trimmed >= 4)
+        if feed {
+            let page = try await daemon.feedChanges(after: Int64(feedStart), limit: 100)
+            #expect(!page.isContinuous, "a reader before the trimmed rows must be told they are gone")
+        } else {
+            let page = try await daemon.huntChanges(after: start, limit: 100)
+            #expect(page.trimmedThrough >= start + 4, "a reader before the trimmed rows must be told they are gone")
+        }
+        await writerPool.shutdown()
+        await daemonPool.shutdown()
+    }
 }
 
 /// How many writers have finished, for the readers to see.
