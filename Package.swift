@@ -175,6 +175,7 @@ let package = Package(
         ], resources: [
             // The pages, styles and scripts the HTTP port serves, built into the binary (PageFiles).
             .embedInCode("Pages/account.html"),
+            .embedInCode("Pages/basemap.js"),
             .embedInCode("Pages/client.js"),
             .embedInCode("Pages/demo.css"),
             .embedInCode("Pages/demo.html"),
@@ -187,6 +188,8 @@ let package = Package(
             .embedInCode("Pages/join-link.js"),
             .embedInCode("Pages/location.js"),
             .embedInCode("Pages/notices.js"),
+            .embedInCode("Pages/pin-map.css"),
+            .embedInCode("Pages/pin-map.js"),
             .embedInCode("Pages/play.html"),
             .embedInCode("Pages/play-scores.js"),
             .embedInCode("Pages/play.js"),

@@ -25,7 +25,7 @@
 # cluster of its own; SCAVENGER_SKIP_CHAOS=1 skips it); then the demo page, the moderators'
 # console, the hunt pages and the client module (scavenger.js across a daemon restart and a lost
 # reply), the pages staying live and /play over HTTPS in headless Chromium
-# (scripts/browser/{demo,console,hunt,trial,team,client,recovery,live,https,class}_test.py,
+# (scripts/browser/{demo,console,hunt,trial,team,client,recovery,live,https,class,map}_test.py,
 # after installing chromium, chromium-driver and selenium into .data/venv;
 # SCAVENGER_SKIP_BROWSER=1 skips them).
 # Each phase is logged with `==>` and its wall time. The exit code is swift test's when it
@@ -149,7 +149,7 @@ else
     browser_phase_status=0
     ensure_browser
     daemon="$(swift build --show-bin-path)/scavengerd"
-    for browser_test in demo console hunt trial team client recovery live https class; do
+    for browser_test in demo console hunt trial team client recovery live https class map; do
         browser_status=0
         pg_recreate_database "scavenger_browser_$browser_test"
         browser_url=$(pg_database_url "scavenger_browser_$browser_test")

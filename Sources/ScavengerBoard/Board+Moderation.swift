@@ -62,12 +62,17 @@ extension Board {
         }
     }
 
-    /// Moderators: the evidence photo kept for an item (nil when none is kept).
-    public func evidencePhoto(_ item: String, by session: Session) async throws(BoardError) -> Photo? {
-        return try await guarded {
+    /// Moderators: the evidence photo kept for an item (nil when none is kept), or a JPEG of it
+    /// at `size` (the console's queue shows thumbnails).
+    public func evidencePhoto(_ item: String, by session: Session, size: PhotoSize? = nil) async throws(BoardError) -> Photo? {
+        let photo = try await guarded {
             _ = try await moderator(of: session)
             return try await store.evidencePhoto(item: item)
         }
+        // A size is made on the spot: the copy is kept for a few moderators, not for a feed. One
+        // that cannot be made is answered with the copy itself.
+        guard let photo, let size, let resized = await photoSizes.resized(photo.data, to: size) else { return photo }
+        return Photo(mime: "image/jpeg", data: resized)
     }
 
     /// Moderators: hands back a claim they hold (`conflict` when they hold none on it).

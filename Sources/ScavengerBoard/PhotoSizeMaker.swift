@@ -96,6 +96,21 @@ final class PhotoSizeMaker: Sendable {
         }
     }
 
+    /// A JPEG of `photo` at `size`, made now on the workers, for a photo the store keeps no sizes
+    /// of (a moderation item's copy of a reported photo); nil when it cannot be decoded or claims
+    /// more pixels than the limits allow.
+    func resized(_ photo: [UInt8], to size: PhotoSize) async -> [UInt8]? {
+        do throws(VipsError) {
+            let header = try Vips.header(of: photo)
+            let dimensions = PhotoDimensions(width: header.width, height: header.height, interlaced: header.interlaced)
+            if limits.refusal(of: dimensions) != nil { return nil }
+            return try await workers.thumbnail(of: photo, longestEdge: size.longestEdge, as: .jpeg)
+        } catch {
+            logger.warning("libvips could not resize a photo", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
     /// A made WebP without its EXIF chunk.
     private static func scrubbed(_ webp: [UInt8]) throws(VipsError) -> [UInt8] {
         do {

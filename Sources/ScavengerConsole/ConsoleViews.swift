@@ -51,7 +51,12 @@ enum ConsoleViews {
         if let expires = content.expires { view["expires"] = time(expires) }
         if let parent = content.pin { view[Identifier.isHunt(parent) ? "hunt" : "pin"] = parent }
         if content.photo != nil {
-            if content.photoKept { view["photoURL"] = "/mod/photo/\(item.item)" } else { view["photoGone"] = true }
+            if content.photoKept {
+                view["photoURL"] = "/mod/photo/\(item.item)"
+                view["thumbURL"] = "/mod/photo/\(item.item)?size=thumb"
+            } else {
+                view["photoGone"] = true
+            }
         }
         return view
     }

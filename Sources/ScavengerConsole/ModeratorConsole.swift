@@ -68,7 +68,9 @@ public struct ModeratorConsole: Sendable {
         router.get("/mod/photo/:item") { request, context in
             let item = context.parameters.get("item") ?? ""
             return await signedIn(request, address: clientAddress(context)) { moderator in
-                guard let photo = try await board.evidencePhoto(item, by: moderator.session) else {
+                // `?size=thumb` (the queue's cards) or `?size=display`; the kept copy otherwise.
+                let size = request.uri.queryParameters.get("size").flatMap(PhotoSize.init(rawValue:))
+                guard let photo = try await board.evidencePhoto(item, by: moderator.session, size: size) else {
                     return Self.body("no photo is kept for that item\n", type: "text/plain; charset=utf-8", status: .notFound)
                 }
                 var response = Response(

@@ -27,6 +27,14 @@ enum HuntPages {
     /// `/play.js`: the player's page.
     static let playScript = PageFiles.text(PackageResources.play_js)
 
+    /// `/basemap.js`: the map the pages draw on (Leaflet over OpenStreetMap's tiles, or a grid).
+    static let basemapScript = PageFiles.text(PackageResources.basemap_js)
+
+    /// `/pin-map.js`: the pins on a map at any zoom (MAP cells, photos as thumbnails), for the
+    /// player's page and the demo page; `/pin-map.css` its style.
+    static let pinMapScript = PageFiles.text(PackageResources.pin_map_js)
+    static let pinMapStyle = PageFiles.text(PackageResources.pin_map_css)
+
     /// `/location.js`: why the location cannot be had when the page is not secure (plain http://
     /// on a LAN address), for the player's page and the demo page.
     static let locationScript = PageFiles.text(PackageResources.location_js)

@@ -89,7 +89,7 @@ public final class ScavengerHTTPServer: Service, Sendable {
         // The hunt pages say whether this daemon sends mail (its account recovery forms show only then).
         let mail = board.rules.recovery.mailEnabled
         let assets: [(path: String, asset: StaticAsset)] = [
-            ("/", StaticAsset(DemoPage.html, contentType: "text/html; charset=utf-8")),
+            ("/", StaticAsset(DemoPage.html, contentType: "text/html; charset=utf-8", policy: mapPolicy)),
             ("/demo.js", StaticAsset(DemoPage.script, contentType: "text/javascript; charset=utf-8")),
             ("/demo.css", StaticAsset(DemoPage.style, contentType: "text/css; charset=utf-8")),
             ("/play", StaticAsset(HuntPages.page(HuntPages.playHTML, mail: mail), contentType: "text/html; charset=utf-8", policy: mapPolicy)),
@@ -102,6 +102,9 @@ public final class ScavengerHTTPServer: Service, Sendable {
             ("/play.js", StaticAsset(HuntPages.playScript, contentType: "text/javascript; charset=utf-8")),
             ("/host.js", StaticAsset(HuntPages.hostScript, contentType: "text/javascript; charset=utf-8")),
             ("/location.js", StaticAsset(HuntPages.locationScript, contentType: "text/javascript; charset=utf-8")),
+            ("/basemap.js", StaticAsset(HuntPages.basemapScript, contentType: "text/javascript; charset=utf-8")),
+            ("/pin-map.js", StaticAsset(HuntPages.pinMapScript, contentType: "text/javascript; charset=utf-8")),
+            ("/pin-map.css", StaticAsset(HuntPages.pinMapStyle, contentType: "text/css; charset=utf-8")),
             ("/hunts.css", StaticAsset(HuntPages.style, contentType: "text/css; charset=utf-8")),
             // It changes only with the daemon: a day before asking again.
             ("/favicon.ico", StaticAsset(Favicon.bytes, contentType: "image/x-icon", cacheControl: "public, max-age=86400")),

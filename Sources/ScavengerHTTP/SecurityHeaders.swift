@@ -12,7 +12,7 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
             + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }
 
-    /// For the hunt pages, whose map may show OpenStreetMap's tiles: the page policy, with images
+    /// For the pages with a map (the demo, /play, /host), which may show OpenStreetMap's tiles: the page policy, with images
     /// from OpenStreetMap's tile server too (images only: scripts and styles stay this origin's).
     static var mapPagePolicy: String {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https://tile.openstreetmap.org; "

@@ -193,6 +193,10 @@ struct HTTPGuardTests {
             let page = try await httpGet(http, "/")
             #expect(page.body.contains("<script type=\"module\" src=\"/demo.js\"></script>"))
             #expect(!page.body.contains("<script>"))
+            // Its map: Leaflet from the daemon, images from OpenStreetMap's tiles only besides its own.
+            #expect(page.body.contains("<script src=\"/vendor/leaflet/leaflet.min.js\"></script>\n<script type=\"module\" src=\"/demo.js\"></script>"))
+            let headers = try await httpRequest(http, "GET", "/")
+            #expect(header("content-security-policy", in: headers.head)?.contains("img-src 'self' data: https://tile.openstreetmap.org;") == true)
             let script = try await httpRequest(http, "GET", "/demo.js")
             #expect(script.status == 200)
             #expect(script.head.lowercased().contains("content-type: text/javascript"))

@@ -38,6 +38,8 @@ struct HuntPagesTests {
               ("/client.js", "text/javascript; charset=utf-8"), ("/demo.js", "text/javascript; charset=utf-8"),
               ("/notices.js", "text/javascript; charset=utf-8"), ("/play-scores.js", "text/javascript; charset=utf-8"),
               ("/join-link.js", "text/javascript; charset=utf-8"), ("/guest-join.js", "text/javascript; charset=utf-8"),
+              ("/basemap.js", "text/javascript; charset=utf-8"), ("/pin-map.js", "text/javascript; charset=utf-8"),
+              ("/pin-map.css", "text/css; charset=utf-8"),
           ])
     func assets(path: String, contentType: String) async throws {
         try await withHTTPServer(board: OfflineBoard.shared) { http, _, _ in

@@ -241,4 +241,44 @@ struct PhotoRouteTests {
             }
         }
     }
+
+    @Test("the console shows a reported photo as a 256 px thumbnail made on the spot, the item page the kept copy; a stranger gets neither")
+    func consoleThumbnail() async throws {
+        try await TestEnvironment.make(prefix: "photos").use { environment in
+            try await withHTTPServer(board: environment.board) { http, _, _ in
+                let png = TestImages.png(width: 600, height: 300)
+                let posted = Mutex<String?>(nil)
+                try await withWebSocket(http) { mallory async throws in
+                    #expect(try await mallory.call("REGISTER mallory mallory@example.org password1")?.hasPrefix("OK ") == true)
+                    let reply = try await mallory.call("POSTPHOTO 48.85 2.35 \(Data(png).base64EncodedString())")
+                    posted.withLock { $0 = reply }
+                }
+                let pin = try #require((okObject(posted.withLock { $0 })["pin"] as? [String: Any])?["id"] as? String)
+                try await withWebSocket(http) { reporter async throws in
+                    #expect(try await reporter.call("REGISTER reporter reporter@example.org password1")?.hasPrefix("OK ") == true)
+                    #expect(try await reporter.call("REPORT \(pin) spam")?.hasPrefix("OK ") == true)
+                }
+                try await withWebSocket(http) { moderna async throws in
+                    #expect(try await moderna.call("REGISTER moderna moderna@example.org password1")?.hasPrefix("OK ") == true)
+                }
+                #expect(try await environment.board.store.setRole(username: "moderna", role: .moderator))
+
+                let stranger = try await getBytes(http, "/mod/photo/\(pin)?size=thumb")
+                #expect(stranger.fields["content-type"]?.hasPrefix("text/html") == true, "the sign-in form, never the photo")
+                let signedIn = try await ConsoleTests.signIn(http, "moderna", "password1")
+                let session = try #require(ConsoleTests.setCookie("scavenger_mod", in: signedIn.head))
+                let cookie = "Cookie: scavenger_mod=\(ConsoleTests.value(of: session))"
+                let queue = try await httpRequest(http, "GET", "/mod/", headers: [cookie])
+                #expect(queue.body.contains("src=\"/mod/photo/\(pin)?size=thumb\""))
+                let thumb = try await getBytes(http, "/mod/photo/\(pin)?size=thumb", headers: [cookie])
+                #expect(thumb.status == 200 && thumb.fields["content-type"] == "image/jpeg")
+                #expect(thumb.fields["cache-control"] == "private, no-store")
+                let thumbHeader = try Vips.header(of: thumb.body)
+                #expect(thumbHeader.width == 256 && thumbHeader.height == 128)
+                let copy = try await getBytes(http, "/mod/photo/\(pin)", headers: [cookie])
+                #expect(copy.status == 200 && copy.fields["content-type"] == "image/png")
+                #expect(try Vips.header(of: copy.body).width == 600)
+            }
+        }
+    }
 }

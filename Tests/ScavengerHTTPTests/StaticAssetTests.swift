@@ -54,7 +54,7 @@ func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
 struct StaticAssetTests {
     static let paths = [
         "/", "/demo.js", "/demo.css", "/client.js", "/play", "/host", "/hunts.js", "/play.js", "/host.js", "/hunts.css", "/notices.js",
-        "/play-scores.js", "/join-link.js", "/guest-join.js",
+        "/play-scores.js", "/join-link.js", "/guest-join.js", "/basemap.js", "/pin-map.js", "/pin-map.css",
     ]
 
     @Test("each page, script and style sheet: gzip when accepted (the same bytes once decompressed), an ETag per form, 304 to a client that holds it", arguments: paths)

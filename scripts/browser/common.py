@@ -1,14 +1,31 @@
 """Helpers shared by the browser tests: free ports, a line-protocol client, the daemon, Chromium."""
+import base64
 import json
 import os
 import socket
+import struct
 import subprocess
 import time
+import zlib
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+
+def png(width, height):
+    """A WIDTH×HEIGHT PNG (a colour gradient) as base64: a photo large enough to be made smaller."""
+    rows = b"".join(
+        b"\x00" + bytes(v for x in range(width) for v in (x * 255 // width, y * 255 // height, 160))
+        for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
+    return base64.b64encode(data).decode()
 
 
 def free_port():

@@ -23,10 +23,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from common import Line, chromium, start_daemon, stop_daemon
+from common import Line, chromium, png, start_daemon, stop_daemon
 
-# A 2×2 PNG, red and blue: enough for the browser to decode and show.
-PHOTO = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4zwAEIOI/kAAAG/ID/VxhF44AAAAASUVORK5CYII="
+# A 600×400 PNG: the queue shows it as a 256-pixel thumbnail, the item page as it is.
+PHOTO = png(600, 400)
 
 
 def post_form(url, fields, cookie):
@@ -51,6 +51,13 @@ def main():
 
     def check(condition, message):
         if not condition:
+            failures.append(message)
+
+    def until_true(condition, message):
+        """Waits for a state (60 s only guards against a hang); a failure when it never comes."""
+        try:
+            WebDriverWait(driver, 60, poll_frequency=0.05).until(lambda d: condition())
+        except Exception:  # noqa: BLE001 - a wait that never ends is a failure of the check
             failures.append(message)
 
     try:
@@ -93,8 +100,8 @@ def main():
         check("spam × 2" in card.text and "harassment × 1" in card.text, f"reasons with counts missing: {card.text!r}")
         check("3 under a day old" in card.text, f"the fresh reporters are not flagged: {card.text!r}")
         image = card.find_element(By.CSS_SELECTOR, "img.thumb")
-        check(driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) == 2,
-              "the reported photo is not shown as an image")
+        until_true(lambda: driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) == 256,
+                   "the reported photo is not shown as a 256-pixel thumbnail on the queue")
         cookie = driver.get_cookie("scavenger_mod")
         check(cookie is not None and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict",
               f"the session cookie is not HttpOnly and SameSite=Strict: {cookie}")
@@ -115,6 +122,9 @@ def main():
         card.find_element(By.CSS_SELECTOR, "h2 a").click()
         wait.until(EC.presence_of_element_located((By.ID, "evidence")))
         check("Buy followers now, cheap" in driver.find_element(By.TAG_NAME, "blockquote").text, "the evidence text is missing")
+        until_true(lambda: driver.execute_script(
+            "const i = document.querySelector('img.photo'); return !!i && i.complete && i.naturalWidth") == 600,
+            "the item page does not show the reported photo at its size")
         check(len(driver.find_elements(By.CSS_SELECTOR, "svg.map circle")) >= 3, "the map does not show the place and the nearby pin")
         check("An older pin of the same author" in driver.page_source, "the author's recent pins are missing")
         check("Author's email" in driver.page_source and "not verified" in driver.page_source,

@@ -498,6 +498,13 @@ export class ScavengerClient {
    *  time followed by `{type: "resync", reason}`: events may have been missed, read again. */
   watchHunt(id, { onEvent } = {}) { return this._watch({ area: false, line: `WATCH HUNT ${word(id)}` }, onEvent); }
 
+  /** Watches a box at a zoom (`WATCH MAP`): `{type: "cells", cells}` with the cells that changed,
+   *  at most one a second; re-issued after a reconnection, then `{type: "resync"}`: ask MAP again. */
+  watchMap(south, west, north, east, zoom, { onEvent } = {}) {
+    return this._watch({ area: false, line: `WATCH MAP ${number(south, "south")} ${number(west, "west")} ${number(north, "north")}`
+      + ` ${number(east, "east")} ZOOM ${number(zoom, "zoom")}` }, onEvent);
+  }
+
   _watch(spec, onEvent) {
     const watch = new Watch(this, spec);
     if (onEvent) watch.on(onEvent);

@@ -3,6 +3,8 @@
 // and sends each write with a REQUEST key so that a retried one is done once.
 import { ScavengerClient } from "/client.js";
 import { locationNeedsHTTPS } from "/location.js";
+import { makeMap } from "/basemap.js";
+import { PinLayer } from "/pin-map.js";
 
 const statusLine = document.getElementById("status");
 const pinsList = document.getElementById("pins");
@@ -16,6 +18,13 @@ client.on("session", ({ user, token, automatic }) => {
   // The page opened with a session: list what is near, as after a login.
   if (automatic && user && !watch) showNearby();
 });
+// The map: every pin in view at any zoom (MAP), counted in cells when they are many.
+const map = makeMap("map", "map-note");
+const pinLayer = new PinLayer(map, client, {
+  onError: (error) => say("Map: " + error.message, true),
+  describe: (total) => { document.getElementById("map-count").textContent = `(${total.toLocaleString("en")} in view)`; },
+});
+map.setView([Number(document.getElementById("lat").value), Number(document.getElementById("lon").value)], 14);
 let watch = null;
 let live = false;          // the watch's snapshot is in: new pins go on top
 const shown = new Map();   // pin id → its list item
@@ -46,6 +55,15 @@ function renderPin(pin, isNew) {
   meta.className = "meta";
   const distance = pin.distance_m === undefined ? "" : Math.round(pin.distance_m) + " m away · ";
   meta.textContent = distance + "by " + pin.author + " · " + pin.created;
+  if (pin.kind === "photo" && pin.thumb) {
+    const thumb = document.createElement("img");
+    thumb.className = "thumb";
+    thumb.src = client.photoURL(pin.thumb);
+    thumb.alt = "Photo by " + pin.author;
+    thumb.width = 48;
+    thumb.height = 48;
+    item.append(thumb);
+  }
   item.append(text, meta);
   return item;
 }
@@ -76,6 +94,7 @@ function clearPins() {
 // between the listing and the watch is missed or shown twice.
 async function showNearby() {
   const [lat, lon, radius] = place();
+  map.panTo([Number(lat), Number(lon)]);
   if (watch) watch.close();
   clearPins();
   live = false;
@@ -145,4 +164,4 @@ document.getElementById("post-form").addEventListener("submit", async (submit) =
 });
 
 // For scripts and tests driving the page: its client and its current watch.
-window.scavengerDemo = { client, get watch() { return watch; } };
+window.scavengerDemo = { client, map, pinLayer, get watch() { return watch; } };

@@ -2,6 +2,7 @@ import { Hunts } from "/hunts.js";
 import { locationNeedsHTTPS } from "/location.js";
 import { readScores, readScoresSoon } from "/play-scores.js";
 import { setUpGuestJoin } from "/guest-join.js";
+import { PinLayer } from "/pin-map.js";
 // The player's page: join a hunt by its code, see its stops on the map, check in where the
 // browser says you are, follow the leaderboard and the hints as they come. In a team hunt the
 // player joins a team by its name, and the page shows their team, its players and a board of
@@ -10,6 +11,9 @@ import { setUpGuestJoin } from "/guest-join.js";
   const { say, quote, request, element, button, when, huntState, count, report, reportError, toast, errorText } = Hunts;
   const HUNT_KEY = "scavenger.play.hunt";
   const map = Hunts.makeMap("map", "map-note");
+  // The pins around, at any zoom (MAP): cells with counts when zoomed out, photos as thumbnails.
+  const pinLayer = new PinLayer(map, Hunts.client, { onError: (error) => console.warn("map: " + error.message) });
+  window.scavengerPlay = { map, pinLayer };   // for scripts and tests driving the page
   const stopLayer = L.layerGroup().addTo(map);
   const positionLayer = L.layerGroup().addTo(map);
   const leaderboard = new Hunts.Leaderboard(document.getElementById("leaderboard-rows"));
