@@ -59,15 +59,27 @@ struct ClientModuleNodeTests {
         try { await player.checkin(stop.id, 52.53, 13.4019); out.tooFar = "no error"; }
         catch (error) { out.tooFar = { code: error.code, distance: error.distance, message: error.message }; }
         await watch.close();
+        // MAP and WATCH MAP: a pin posted in the watched box is a changed cell, then in MAP.
+        const mapWatch = host.watchMap(52.4, 13.2, 52.6, 13.6, 12);
+        await mapWatch.ready;
+        const changed = new Promise((resolve) => mapWatch.on((event) => { if (event.type === "cells") resolve(event.cells); }));
+        await player.post(52.52, 13.405, "on the map");
+        out.mapCells = (await changed).map((cell) => cell.count);
+        out.mapTotal = (await host.map(52.4, 13.2, 52.6, 13.6, 12)).total;
+        await mapWatch.close();
         host.close();
         player.close();
         console.log(JSON.stringify(out));
         process.exit(0);
         """#
 
-    @Test("no WebSocket: the constructor says so at once; one passed in works; TOO_FAR has distance; seq is set at ready")
+    @Test("no WebSocket: the constructor says so at once; one passed in works; TOO_FAR has distance; seq is set at ready; MAP and watchMap")
     func node() async throws {
         try await TestEnvironment.make(prefix: "node").use { environment in
+            // The listener's announcer sends WATCH MAP's events (every second of the feed's clock).
+            let listener = try await environment.listener()
+            let listening = Task { try await listener.run() }
+            defer { listening.cancel() }
             try await withHTTPServer(board: environment.board) { http, _, _ in
                 let directory = try Self.files(Self.script)
                 defer { try? FileManager.default.removeItem(at: directory) }
@@ -94,6 +106,8 @@ struct ClientModuleNodeTests {
                 #expect(tooFar?["code"] as? String == "TOO_FAR", "\(out)")
                 // 52.53 is about 1.4 km north of the stop.
                 #expect(((tooFar?["distance"] as? Int) ?? 0) > 1000, "\(out)")
+                #expect(out["mapCells"] as? [Int] == [1], "\(out)")
+                #expect(out["mapTotal"] as? Int == 1, "\(out)")
             }
         }
     }
