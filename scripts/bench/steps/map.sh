@@ -196,18 +196,21 @@ thumbs_setup() {
 }
 
 # tree_cpu_s PID,PID…: utime + stime of the processes and of their direct children, in seconds
-# (as loadgen's --cpu-pids: the postmaster's covers its backends, nginx's master its workers).
+# (as loadgen's --cpu-pids: the postmaster's covers its backends, nginx's master its workers), and
+# the listed processes' cutime + cstime: a child that exits inside a run (a backend the daemon's
+# pool lets go, an autovacuum worker) takes its CPU out of the children's sum and into its
+# parent's cutime, so the total does not drop. (Read through cat, which goes on past a process
+# that exits meanwhile; awk may stop there.)
 tree_cpu_s() {
-    awk -v pids="$1" -v hz="$(getconf CLK_TCK)" '
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pids="$1" -v hz="$(getconf CLK_TCK)" '
         BEGIN { n = split(pids, p, ","); for (i = 1; i <= n; i++) want[p[i]] = 1 }
         {
-            pid = FILENAME; sub("/proc/", "", pid); sub("/stat", "", pid)
-            line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
-            # f[1] state, f[2] ppid, f[12] utime, f[13] stime
-            if (pid in want || f[2] in want) total += f[12] + f[13]
-            nextfile
+            pid = $1; line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
+            # f[1] state, f[2] ppid, f[12] utime, f[13] stime, f[14] cutime, f[15] cstime
+            if (pid in want) total += f[12] + f[13] + f[14] + f[15]
+            else if (f[2] in want) total += f[12] + f[13]
         }
-        END { printf "%.3f\n", total / hz }' /proc/[0-9]*/stat 2>/dev/null
+        END { printf "%.3f\n", total / hz }'
 }
 
 # The CPU of this shell's children reaped so far (wrk's, once it has exited), in seconds.
@@ -242,8 +245,8 @@ thumbs_run() {
     seconds=$(kv seconds "$out")
     server_cpu=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.3f", b - a }')
     client_cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.3f", b - a }')
-    # own_cpu_s: the server process's alone (the daemon without its PostgreSQL backends; nginx's
-    # master, without its workers).
+    # own_cpu_s: the first of the server's processes with its children (the daemon without its
+    # PostgreSQL backends; for nginx, the same as the whole).
     out="thumbs=1 label=r$round target=$target conns=$conns $out server_cpu_s=$server_cpu \
 own_cpu_s=$(awk -v a="$own0" -v b="$own1" 'BEGIN { printf "%.3f", b - a }') \
 server_cpu_pct=$(awk -v c="$server_cpu" -v s="$seconds" 'BEGIN { printf "%.1f", (s > 0) ? 100 * c / s : 0 }') \
