@@ -79,81 +79,141 @@ extension PinIndex {
     /// of one pin, the pin. The request must be valid (``MapRequest/problem`` nil).
     public func map(_ request: MapRequest) -> MapAnswer<Pin> {
         let span = request.span
-        var parts: [MapGrid.Tile: [(tree: Int, first: Int, count: Int)]] = [:]
-        for tree in request.kind.map({ [Self.mapTree($0)] }) ?? [0, 1] where !mapTrees[tree].isEmpty {
-            let root = MapGrid.Tile(level: 0, x: 0, y: 0)
-            descend(mapTrees[tree], root, ranks: 0 ..< mapTrees[tree].count, span: span) { tile, ranks in
-                parts[tile, default: []].append((tree, ranks.lowerBound, ranks.count))
+        let start = Self.startingTile(of: span)
+        var runs: [CellRun] = []
+        let trees = request.kind.map { [Self.mapTree($0)] } ?? [0, 1]
+        for tree in trees where !mapTrees[tree].isEmpty {
+            let set = mapTrees[tree]
+            let keys = start.keys
+            let first = start.level == 0 ? 0 : set.prefixCount { $0.key < keys.lower }
+            let last = keys.upper.map { upper in set.prefixCount { $0.key < upper } } ?? set.count
+            descend(set, tree: tree, start, ranks: first ..< last, span: span, into: &runs)
+        }
+        // Each kind's runs come in key order: with both kinds, a cell's two runs side by side.
+        if trees.count > 1 { runs.sort { $0.key != $1.key ? $0.key < $1.key : $0.tree < $1.tree } }
+        var cells: [CountedCell] = []
+        cells.reserveCapacity(runs.count)
+        var index = 0
+        var total = 0
+        while index < runs.count {
+            var end = index + 1
+            var count = runs[index].count
+            while end < runs.count, runs[end].key == runs[index].key {
+                count += runs[end].count
+                end += 1
             }
+            cells.append(CountedCell(tile: runs[index].tile, count: count, runs: index ..< end))
+            total += count
+            index = end
         }
-        var cells = parts.map { tile, parts in
-            MapCell<Pin>(tile: tile, count: parts.reduce(0) { $0 + $1.count }, lat: 0, lon: 0, pin: nil)
-        }
-        let total = cells.reduce(0) { $0 + $1.count }
-        cells.sort(by: MapAnswer<Pin>.isListedBefore)
+        // The fullest first, then north to south, west to east (MapAnswer.isListedBefore), sorted
+        // as small records: the pins and positions are made only for the cells kept.
+        cells.sort { $0.count != $1.count ? $0.count > $1.count : $0.tile < $1.tile }
         if cells.count > request.limit { cells.removeLast(cells.count - request.limit) }
-        for index in cells.indices {
-            let cellParts = parts[cells[index].tile] ?? []
-            (cells[index].lat, cells[index].lon) = meanPosition(cellParts, total: cells[index].count)
-            if cells[index].count == 1, let part = cellParts.first {
-                cells[index].pin = makePin(Int(mapTrees[part.tree][part.first].slot))
-            }
+        let answer = cells.map { cell -> MapCell<Pin> in
+            let parts = runs[cell.runs]
+            let (lat, lon) = meanPosition(parts, total: cell.count)
+            var pin: Pin?
+            if cell.count == 1, let part = parts.first { pin = makePin(Int(mapTrees[part.tree][part.first].slot)) }
+            return MapCell(tile: cell.tile, count: cell.count, lat: lat, lon: lon, pin: pin)
         }
-        return MapAnswer(cells: cells, total: total)
+        return MapAnswer(cells: answer, total: total)
     }
 
-    /// Visits the tiles of the span's level inside `tile` that hold pins, with their ranks in
-    /// `tree` (`ranks`: the ranks of `tile`'s keys).
+    /// One kind's pins in one cell: ranks `first ..< first + count` of that kind's set.
+    struct CellRun {
+        var tile: MapGrid.Tile
+        /// The tile's first key: the runs' order.
+        var key: UInt64
+        var tree: Int
+        var first: Int
+        var count: Int
+    }
+
+    /// A cell with its count, and its runs (indices into the runs).
+    struct CountedCell {
+        var tile: MapGrid.Tile
+        var count: Int
+        var runs: Range<Int>
+    }
+
+    /// The smallest tile holding every tile of the span (the whole world for a span across the
+    /// antimeridian): the walk starts there rather than at the top, two ranks instead of three
+    /// per level above it.
+    static func startingTile(of span: MapGrid.Span) -> MapGrid.Tile {
+        guard span.columns.count == 1 else { return MapGrid.Tile(level: 0, x: 0, y: 0) }
+        var level = span.level
+        var (west, east) = (span.columns[0].lowerBound, span.columns[0].upperBound)
+        var (north, south) = (span.rows.lowerBound, span.rows.upperBound)
+        while level > 0, west != east || north != south {
+            west >>= 1
+            east >>= 1
+            north >>= 1
+            south >>= 1
+            level -= 1
+        }
+        return MapGrid.Tile(level: level, x: west, y: north)
+    }
+
+    /// Appends the runs of the span's level inside `tile` that hold pins of `set` (`ranks`:
+    /// the ranks of `tile`'s keys), in key order. A child's ranks are found only when it
+    /// touches the span, and a child that follows one found starts where that one ended.
     private func descend(
-        _ tree: CountedTree<MapEntry>, _ tile: MapGrid.Tile, ranks: Range<Int>, span: MapGrid.Span,
-        _ visit: (MapGrid.Tile, Range<Int>) -> Void
+        _ set: CountedTree<MapEntry>, tree: Int, _ tile: MapGrid.Tile, ranks: Range<Int>, span: MapGrid.Span,
+        into runs: inout [CellRun]
     ) {
         guard !ranks.isEmpty, span.overlaps(tile) else { return }
-        guard tile.level < span.level else { return visit(tile, ranks) }
-        let children = tile.children
-        var start = ranks.lowerBound
-        for (number, child) in children.enumerated() {
-            let end: Int
-            if number == children.count - 1 {
-                end = ranks.upperBound
-            } else if let upper = child.keys.upper {
-                end = tree.prefixCount { $0.key < upper }
-            } else {
-                end = ranks.upperBound
+        guard tile.level < span.level else {
+            runs.append(CellRun(tile: tile, key: tile.keys.lower, tree: tree, first: ranks.lowerBound, count: ranks.count))
+            return
+        }
+        var ended: Int? = ranks.lowerBound   // where the previous child ended, when known
+        for number in 0 ..< 4 {
+            let child = MapGrid.Tile(level: tile.level + 1, x: tile.x * 2 + UInt32(number & 1), y: tile.y * 2 + UInt32(number >> 1))
+            guard span.overlaps(child) else {
+                ended = nil
+                continue
             }
-            descend(tree, child, ranks: start ..< end, span: span, visit)
-            start = end
+            let keys = child.keys
+            let first = ended ?? set.prefixCount { $0.key < keys.lower }
+            if first == ranks.upperBound { return }
+            let last = number == 3 ? ranks.upperBound : keys.upper.map { upper in set.prefixCount { $0.key < upper } } ?? ranks.upperBound
+            descend(set, tree: tree, child, ranks: first ..< last, span: span, into: &runs)
+            ended = last
         }
     }
 
     /// The mean position of a cell's pins: of every pin when few, else of an even sample.
-    private func meanPosition(_ parts: [(tree: Int, first: Int, count: Int)], total: Int) -> (lat: Double, lon: Double) {
+    private func meanPosition(_ parts: ArraySlice<CellRun>, total: Int) -> (lat: Double, lon: Double) {
         guard total > 0 else { return (0, 0) }
         let cold = cold.buffer
         var lat = 0.0
         var lon = 0.0
-        if total <= Self.meanSample {
-            for part in parts {
-                for entry in mapTrees[part.tree].elements(from: part.first).prefix(part.count) {
+        // Each part weighs as its share of the cell; its sample (every pin when the cell is
+        // small) is spread evenly over its ranks and read in one walk of the set.
+        for part in parts where part.count > 0 {
+            let ranks: [Int]
+            if total <= Self.meanSample {
+                ranks = Array(part.first ..< part.first + part.count)
+            } else {
+                let samples = max(1, min(part.count, Self.meanSample * part.count / total))
+                ranks = (0 ..< samples).map { part.first + (2 * $0 + 1) * part.count / (2 * samples) }
+            }
+            if total <= Self.meanSample {
+                mapTrees[part.tree].forEach(atAscendingRanks: ranks) { entry in
                     lat += cold[Int(entry.slot)].lat
                     lon += cold[Int(entry.slot)].lon
                 }
+                continue
             }
-            return (lat / Double(total), lon / Double(total))
-        }
-        // Each part weighs as its share of the cell; its sample is spread evenly over its ranks.
-        for part in parts where part.count > 0 {
-            let samples = max(1, min(part.count, Self.meanSample * part.count / total))
             var partLat = 0.0
             var partLon = 0.0
-            for sample in 0 ..< samples {
-                let rank = part.first + (2 * sample + 1) * part.count / (2 * samples)
-                let slot = Int(mapTrees[part.tree][rank].slot)
-                partLat += cold[slot].lat
-                partLon += cold[slot].lon
+            mapTrees[part.tree].forEach(atAscendingRanks: ranks) { entry in
+                partLat += cold[Int(entry.slot)].lat
+                partLon += cold[Int(entry.slot)].lon
             }
-            lat += partLat / Double(samples) * Double(part.count)
-            lon += partLon / Double(samples) * Double(part.count)
+            lat += partLat / Double(ranks.count) * Double(part.count)
+            lon += partLon / Double(ranks.count) * Double(part.count)
         }
         return (lat / Double(total), lon / Double(total))
     }
