@@ -130,6 +130,24 @@ public enum MapGrid {
         return interleave(x: x, y: y)
     }
 
+    /// The tile of level `level` (0…32) whose key range holds `key`.
+    public static func tile(ofKey key: UInt64, level: Int) -> Tile {
+        guard level > 0 else { return Tile(level: 0, x: 0, y: 0) }
+        let prefix = key >> UInt64(64 - 2 * level)
+        return Tile(level: level, x: UInt32(compact(prefix)), y: UInt32(compact(prefix >> 1)))
+    }
+
+    /// The bits at even positions, packed together (the inverse of `spread`).
+    private static func compact(_ value: UInt64) -> UInt64 {
+        var bits = value & 0x5555_5555_5555_5555
+        bits = (bits | bits >> 1) & 0x3333_3333_3333_3333
+        bits = (bits | bits >> 2) & 0x0F0F_0F0F_0F0F_0F0F
+        bits = (bits | bits >> 4) & 0x00FF_00FF_00FF_00FF
+        bits = (bits | bits >> 8) & 0x0000_FFFF_0000_FFFF
+        bits = (bits | bits >> 16) & 0x0000_0000_FFFF_FFFF
+        return bits
+    }
+
     /// The bits of x (below 2^32) at even positions, y's at odd ones.
     public static func interleave(x: UInt64, y: UInt64) -> UInt64 {
         spread(x) | spread(y) << 1

@@ -167,6 +167,8 @@ extension PinIndex {
             runs.append(CellRun(tile: tile, key: tile.keys.lower, tree: tree, first: ranks.lowerBound, count: ranks.count))
             return
         }
+        // Few pins: stepping through them costs less than the ranks of the tiles below.
+        if ranks.count <= Self.walkBelow { return walk(set, tree: tree, ranks: ranks, span: span, into: &runs) }
         var ended: Int? = ranks.lowerBound   // where the previous child ended, when known
         for number in 0 ..< 4 {
             let child = MapGrid.Tile(level: tile.level + 1, x: tile.x * 2 + UInt32(number & 1), y: tile.y * 2 + UInt32(number >> 1))
@@ -180,6 +182,30 @@ extension PinIndex {
             let last = number == 3 ? ranks.upperBound : keys.upper.map { upper in set.prefixCount { $0.key < upper } } ?? ranks.upperBound
             descend(set, tree: tree, child, ranks: first ..< last, span: span, into: &runs)
             ended = last
+        }
+    }
+
+    /// A tile holding at most this many pins is cut into cells by stepping through its pins in
+    /// key order (each step a neighbour in the tree) rather than by the ranks of its children
+    /// (each a walk from the root of a set of a million).
+    static let walkBelow = 64
+
+    /// Appends the runs of the span's cells among the pins at `ranks` of `set`, stepping
+    /// through them in key order.
+    private func walk(_ set: CountedTree<MapEntry>, tree: Int, ranks: Range<Int>, span: MapGrid.Span, into runs: inout [CellRun]) {
+        var entries = set.elements(from: ranks.lowerBound)
+        var run: (tile: MapGrid.Tile, first: Int)?
+        for rank in ranks {
+            guard let entry = entries.next() else { break }
+            let tile = MapGrid.tile(ofKey: entry.key, level: span.level)
+            if let open = run, open.tile == tile { continue }
+            if let open = run, span.overlaps(open.tile) {
+                runs.append(CellRun(tile: open.tile, key: open.tile.keys.lower, tree: tree, first: open.first, count: rank - open.first))
+            }
+            run = (tile, rank)
+        }
+        if let open = run, span.overlaps(open.tile) {
+            runs.append(CellRun(tile: open.tile, key: open.tile.keys.lower, tree: tree, first: open.first, count: ranks.upperBound - open.first))
         }
     }
 

@@ -19,7 +19,7 @@ struct MapGridTests {
         #expect(MapGrid.row(latitude: lat, level: level) == y)
     }
 
-    @Test("a tile's keys hold exactly the keys of the positions inside it")
+    @Test("a tile's keys hold exactly the keys of the positions inside it, and a key names its tile")
     func tileKeys() {
         var generator = SplitMix64(seed: 7)
         for _ in 0 ..< 2_000 {
@@ -32,6 +32,7 @@ struct MapGridTests {
             let keys = tile.keys
             #expect(key >= keys.lower)
             if let upper = keys.upper { #expect(key < upper) }
+            #expect(MapGrid.tile(ofKey: key, level: level) == tile, "tile(ofKey:) at level \(level)")
         }
         #expect(MapGrid.Tile(level: 0, x: 0, y: 0).keys.upper == nil)
         #expect(MapGrid.Tile(level: 1, x: 1, y: 1).keys.upper == nil)
