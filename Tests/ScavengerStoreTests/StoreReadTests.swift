@@ -57,7 +57,9 @@ struct StoreReadTests {
         try await db.fillMissingCells([(id: text.id, cell: 1)])
         #expect(try await db.pinsWithoutCell(limit: 10).isEmpty)
 
-        // The change log.
+        // The change log. Writes are numbered in the background after their commits
+        // (`db/0037`); the feed numbers before it reads, and so does this test.
+        try await db.numberFeedChanges()
         let latest = try await db.latestFeedPlace().seq
         #expect(latest > 0)
         let changes = try await db.feedChanges(after: 0, limit: 100)
@@ -76,6 +78,7 @@ struct StoreReadTests {
         #expect(try await db.regions().map(\.name) == ["square"])
         let deleted = try await db.deleteRegion(named: "square")
         #expect(deleted?.pinsReassigned == 2 && deleted?.pinsInRegion == 0)
+        try await db.numberFeedChanges()
         let regionChanges = try await db.feedChanges(after: latest, limit: 100).changes
         #expect(regionChanges.contains { if case .region("square") = $0.subject { true } else { false } })
 
