@@ -87,11 +87,13 @@ extension Feed {
 
     /// The replay of `changes` in (`since`, `place`] for watch `id` (under the publishing lock).
     private func replay(_ changes: [LoggedPinChange], after since: Int64, through place: Int64, into id: String, area: WatchArea) -> [WatchEvent] {
-        // Each pin once, at its last change; where it was, from any entry that logged it.
-        var last: [String: (seq: Int64, change: LoggedPinChange)] = [:]
+        // Each pin once, at its last change; where it was, from any entry that logged it; whether
+        // it was shown at `since`, from its first change after it.
+        var last: [String: (seq: Int64, change: LoggedPinChange, shownAtSince: Bool)] = [:]
         for change in changes where change.sequence > since && change.sequence <= place {
-            let known = change.lat != nil ? change : last[change.id]?.change ?? change
-            last[change.id] = (change.sequence, known)
+            let earlier = last[change.id]
+            let known = change.lat != nil ? change : earlier?.change ?? change
+            last[change.id] = (change.sequence, known, earlier?.shownAtSince ?? change.shownBefore)
         }
         let ordered = last.sorted { $0.value.seq < $1.value.seq }
         return index.read { index -> [WatchEvent] in
@@ -103,6 +105,9 @@ extension Feed {
                         events.append(.pin(watch: id, pin: pin, distance: distance, seq: entry.seq))
                         continue
                     }
+                    // Not shown at `since` (hidden by moderation then, or not yet written): the
+                    // watch had nothing of it to take away, as a watch that stayed would not.
+                    guard entry.shownAtSince else { continue }
                     // Was it inside? By where the log says it was (or the index, for old entries
                     // that did not log it; unknown: say `gone`, which a client that never saw it skips).
                     let logged = entry.change

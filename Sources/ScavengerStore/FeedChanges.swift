@@ -137,14 +137,14 @@ extension Database {
     public func pinChanges(after sequence: Int64, latitudes: ClosedRange<Double>) async throws(StoreError) -> LoggedPinChanges {
         try await mappingErrors {
             let rows = try await pool.query("""
-                SELECT m.through, m.latest, m.lost, c.seq, c.subject, c.lat, c.lon, c.pin_kind
+                SELECT m.through, m.latest, m.lost, c.seq, c.subject, c.lat, c.lon, c.pin_kind, c.shown_before
                 FROM (
                     SELECT (SELECT through FROM feed_changes_trimmed) AS through,
                            (SELECT coalesce(max(seq), 0) FROM feed_changes) AS latest,
                            feed_position_lost(\(sequence)::bigint) AS lost
                 ) m
                 LEFT JOIN LATERAL (
-                    SELECT seq, subject, lat, lon, pin_kind FROM feed_changes
+                    SELECT seq, subject, lat, lon, pin_kind, shown_before FROM feed_changes
                     WHERE seq > \(sequence)::bigint AND kind = 'pin' AND m.through <= \(sequence)::bigint AND NOT m.lost
                       AND (lat IS NULL OR lat BETWEEN \(latitudes.lowerBound) AND \(latitudes.upperBound))
                 ) c ON true
@@ -159,7 +159,7 @@ extension Database {
                 let kind: String? = try row.string("pin_kind")
                 log.changes.append(LoggedPinChange(
                     sequence: Int64(seq), id: try row.string("subject"), lat: try row.double("lat"), lon: try row.double("lon"),
-                    kind: kind.flatMap(PinKind.init(rawValue:))))
+                    kind: kind.flatMap(PinKind.init(rawValue:)), shownBefore: (try row.bool("shown_before") as Bool?) ?? true))
             }
             return log
         }
@@ -215,20 +215,24 @@ extension Database {
 }
 
 /// One pin change as the log recorded it: where the pin was and its kind (nil for entries
-/// written before the log recorded them).
+/// written before the log recorded them), and whether the pin was shown before it.
 public struct LoggedPinChange: Sendable, Equatable {
     public var sequence: Int64
     public var id: String
     public var lat: Double?
     public var lon: Double?
     public var kind: PinKind?
+    /// Whether the pin existed and was not hidden by moderation just before this change (false
+    /// for its creation; true for entries logged before `db/0039`, which did not record it).
+    public var shownBefore: Bool
 
-    public init(sequence: Int64, id: String, lat: Double?, lon: Double?, kind: PinKind?) {
+    public init(sequence: Int64, id: String, lat: Double?, lon: Double?, kind: PinKind?, shownBefore: Bool = true) {
         self.sequence = sequence
         self.id = id
         self.lat = lat
         self.lon = lon
         self.kind = kind
+        self.shownBefore = shownBefore
     }
 }
 

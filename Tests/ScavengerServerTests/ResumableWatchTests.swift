@@ -163,6 +163,62 @@ struct ResumableWatchTests {
         }
     }
 
+    @Test("SINCE after a hide: a pin hidden before the place and deleted after it is not gone again; the watcher that stayed saw the same")
+    func sinceAfterHideMatchesSteadyWatcher() async throws {
+        try await withDatabaseServer(
+            moderationRules: ModerationRules(hideThreshold: 1, minimumReporterAgeSeconds: 0), listening: true
+        ) { address, _ in
+            try await converse(address) { writer in
+                try await writer.register("alice")
+                let doomed = try await writer.ok("POST 10 20 doomed")["pin"]["id"].string
+                let shown = try await writer.ok("POST 10 20 shown")["pin"]["id"].string
+                /// Starts a snapshot watch and reads until `ready` and both pins have come (in the
+                /// snapshot, or live when the feed had not announced them yet): the watch holds them.
+                func watchHolding(_ conversation: Conversation) async throws {
+                    _ = try await conversation.startWatch("10 20 1000 SNAPSHOT")
+                    var held: Set<String> = []
+                    var ready = false
+                    while !ready || !held.isSuperset(of: [doomed, shown]) {
+                        let event = try await conversation.event()
+                        switch try event["type"].string {
+                        case "pin": held.insert(try event["pin"]["id"].string)
+                        case "ready": ready = true
+                        case let other: Issue.record("unexpected \(other) before the hide")
+                        }
+                    }
+                }
+                try await converse(address) { steady in
+                    try await watchHolding(steady)
+                    // A watcher that sees the hide, then drops.
+                    let seq = try await converseReturning(address) { watcher in
+                        try await watchHolding(watcher)
+                        try await converse(address) { reporter in
+                            try await reporter.register("bob")
+                            _ = try await reporter.ok("REPORT \(doomed) spam")
+                        }
+                        let events = try await watcher.events { try summary($0) == "gone \(doomed)" }
+                        #expect(try events.map(summary) == ["gone \(doomed)"])
+                        return try #require(events.last?["seq"].int)
+                    }
+                    // Missed while away: the hidden pin deleted, the shown one too, one added.
+                    #expect(try await writer.call("DELETE \(doomed)") == "OK true")
+                    #expect(try await writer.call("DELETE \(shown)") == "OK true")
+                    let added = try await writer.ok("POST 10 20 added")["pin"]["id"].string
+                    try await converse(address) { watcher in
+                        let watch = try await watcher.startWatch("10 20 1000 SINCE \(seq)")
+                        #expect(watch.resumed)
+                        let sentinel = try await writer.ok("POST 10 20 sentinel")["pin"]["id"].string
+                        let events = try await watcher.events(through: isPin(sentinel))
+                        #expect(try events.map(summary) == ["gone \(shown)", "pin \(added)", "pin \(sentinel)"])
+                        // The watcher that stayed: the hide's gone, then the same as the resumed one.
+                        let seen = try await steady.events(through: isPin(sentinel))
+                        #expect(try seen.map(summary) == ["gone \(doomed)", "gone \(shown)", "pin \(added)", "pin \(sentinel)"])
+                    }
+                }
+            }
+        }
+    }
+
     @Test("SINCE with KIND: changes of the other kind are not replayed, deleted ones included")
     func sinceWithKind() async throws {
         try await withDatabaseServer(listening: true) { address, _ in
