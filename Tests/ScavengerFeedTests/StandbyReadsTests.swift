@@ -11,9 +11,9 @@ import Testing
 /// Here the "standby" is a second pool on the test database (a primary shows its own commits, so
 /// it counts as caught up) or a server that cannot be reached; the streaming standby itself is
 /// the fault-injection suite's (`scripts/chaos.sh`).
-// The limit guards against a hang and counts the wait for a TestEnvironment's place (TestEnvironment.Slot:
-// it must be long, as every suite's that makes one is).
-@Suite("Loads from a standby: the bulk there, the place and the log on the primary", .timeLimit(.minutes(10)))
+// The limit guards against a hang. The suite takes its TestEnvironment place before its tests start
+// (`.environmentPlaces()`), so the limit does not count a full run's queue for one.
+@Suite("Loads from a standby: the bulk there, the place and the log on the primary", .timeLimit(.minutes(5)), .environmentPlaces())
 struct StandbyReadsTests {
     static let logger = Logger(label: "test-standby-reads")
 

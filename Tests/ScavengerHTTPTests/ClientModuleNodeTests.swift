@@ -7,9 +7,9 @@ import Testing
 /// `--experimental-websocket`, against the HTTP port of a real board. Needs Node 20.10 or later
 /// on PATH, whose WebSocket class it passes in (skipped without one; the browser's side is
 /// scripts/browser/client_test.py).
-// The limit guards against a hang and counts the wait for a TestEnvironment's place (TestEnvironment.Slot:
-// it must be long, as every suite's that makes one is).
-@Suite("scavenger.js in Node", .timeLimit(.minutes(10)), .enabled(if: Node.hasWebSocket, "no node 20.10 or later on PATH"))
+// The limit guards against a hang. The suite takes its TestEnvironment place before its tests start
+// (`.environmentPlaces()`), so the limit does not count a full run's queue for one.
+@Suite("scavenger.js in Node", .timeLimit(.minutes(5)), .environmentPlaces(), .enabled(if: Node.hasWebSocket, "no node 20.10 or later on PATH"))
 struct ClientModuleNodeTests {
     /// The module and a script importing it, in a directory of their own.
     static func files(_ script: String) throws -> URL {

@@ -8,9 +8,9 @@ import Testing
 /// The reverse proxy configurations of `scripts/proxies/`, run for real: nginx.conf in front of a
 /// daemon (HTTPS, a WebSocket upgrade, the line port over TLS with a PROXY header), the Caddyfile
 /// validated by caddy. Each runs only where its program is installed (scripts/test.sh installs them).
-// The limit guards against a hang and counts the wait for a TestEnvironment's place (TestEnvironment.Slot:
-// it must be long, as every suite's that makes one is).
-@Suite("scripts/proxies/", .timeLimit(.minutes(10)))
+// The limit guards against a hang. The suite takes its TestEnvironment place before its tests start
+// (`.environmentPlaces()`), so the limit does not count a full run's queue for one.
+@Suite("scripts/proxies/", .timeLimit(.minutes(5)), .environmentPlaces())
 struct ProxyConfigTests {
     static let proxies = RunScriptTests.root.appendingPathComponent("scripts/proxies")
 

@@ -6,9 +6,9 @@ import ScavengerTestSupport
 import Testing
 
 /// `systemctl reload scavengerd`: SIGHUP reads the TLS certificate and key again.
-// The limit guards against a hang and counts the wait for a TestEnvironment's place (TestEnvironment.Slot:
-// it must be long, as every suite's that makes one is).
-@Suite("SIGHUP reloads the TLS certificate", .timeLimit(.minutes(10)))
+// The limit guards against a hang. The suite takes its TestEnvironment place before its tests start
+// (`.environmentPlaces()`), so the limit does not count a full run's queue for one.
+@Suite("SIGHUP reloads the TLS certificate", .timeLimit(.minutes(5)), .environmentPlaces())
 struct ReloadTests {
     /// A new self-signed certificate for localhost, and its key, in `directory`.
     static func certificate(in directory: URL) throws -> (certificate: URL, key: URL) {

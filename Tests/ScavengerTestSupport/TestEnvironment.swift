@@ -114,18 +114,51 @@ public struct TestEnvironment: Sendable {
     /// they would otherwise all be open at the same moment, with the connections each pool has
     /// used (a run saw 200, the test cluster's limit, scripts/lib.sh; with 32 places runs here
     /// peaked at about 80). A test waits here for a place; the wait ends as other tests end, so it has no
-    /// deadline of its own, and a suite's time limit, which counts it, must be long.
+    /// deadline of its own. A test's time limit counts that wait, unless its suite takes its places
+    /// before its tests start (``EnvironmentPlaces``): then the wait is the suite's own tests'.
     final class Slot: Sendable {
         static let places = 32
-        private static let state = Mutex(Places(free: places))
+        /// The places every test shares.
+        static let shared = PlacePool(places: places)
+        /// The places the running suite took for its tests (``EnvironmentPlaces``), if it did.
+        @TaskLocal static var suitePlaces: PlacePool?
+
+        private let pool: PlacePool
         private let given = Atomic<Bool>(false)
 
+        private init(pool: PlacePool) {
+            self.pool = pool
+        }
+
+        /// A place from the suite's own places when it took some, else from the shared ones.
+        static func take() async -> Slot {
+            let pool = suitePlaces ?? shared
+            await pool.take()
+            return Slot(pool: pool)
+        }
+
+        /// Gives the place to the next waiting environment (once; later calls do nothing).
+        func give() {
+            guard !given.exchange(true, ordering: .sequentiallyConsistent) else { return }
+            pool.give()
+        }
+    }
+
+    /// A number of places handed out first come, first served; a taker waits for one without a
+    /// deadline (places come back as tests end).
+    final class PlacePool: Sendable {
         private struct Places: ~Copyable {
             var free: Int
             var waiting: [CheckedContinuation<Void, Never>] = []
         }
 
-        static func take() async -> Slot {
+        private let state: Mutex<Places>
+
+        init(places: Int) {
+            state = Mutex(Places(free: places))
+        }
+
+        func take() async {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { places -> Bool in
                     guard places.free > 0 else {
@@ -137,13 +170,10 @@ public struct TestEnvironment: Sendable {
                 }
                 if now { continuation.resume() }
             }
-            return Slot()
         }
 
-        /// Gives the place to the next waiting environment (once; later calls do nothing).
         func give() {
-            guard !given.exchange(true, ordering: .sequentiallyConsistent) else { return }
-            let next = Self.state.withLock { places -> CheckedContinuation<Void, Never>? in
+            let next = state.withLock { places -> CheckedContinuation<Void, Never>? in
                 guard !places.waiting.isEmpty else {
                     places.free += 1
                     return nil
