@@ -37,7 +37,7 @@ extension PinIndex {
             pairs.sort { $0.cell < $1.cell }
             pairs.withUnsafeBufferPointer { buckets[level].insertSorted($0) }
         }
-        // MAP's sets grew by doubling during the load: keep exactly their elements.
+        // MAP's sets grew leaf by leaf during the load: pack them (every node full, as a fresh sorted load).
         for tree in mapTrees.indices { mapTrees[tree].shrinkToFit() }
     }
 

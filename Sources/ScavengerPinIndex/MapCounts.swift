@@ -159,7 +159,7 @@ extension PinIndex {
     /// the ranks of `tile`'s keys), in key order. A child's ranks are found only when it
     /// touches the span, and a child that follows one found starts where that one ended.
     private func descend(
-        _ set: CountedTree<MapEntry>, tree: Int, _ tile: MapGrid.Tile, ranks: Range<Int>, span: MapGrid.Span,
+        _ set: CountedBTree<MapEntry>, tree: Int, _ tile: MapGrid.Tile, ranks: Range<Int>, span: MapGrid.Span,
         into runs: inout [CellRun]
     ) {
         guard !ranks.isEmpty, span.overlaps(tile) else { return }
@@ -192,7 +192,7 @@ extension PinIndex {
 
     /// Appends the runs of the span's cells among the pins at `ranks` of `set`, stepping
     /// through them in key order.
-    private func walk(_ set: CountedTree<MapEntry>, tree: Int, ranks: Range<Int>, span: MapGrid.Span, into runs: inout [CellRun]) {
+    private func walk(_ set: CountedBTree<MapEntry>, tree: Int, ranks: Range<Int>, span: MapGrid.Span, into runs: inout [CellRun]) {
         var entries = set.elements(from: ranks.lowerBound)
         var run: (tile: MapGrid.Tile, first: Int)?
         for rank in ranks {

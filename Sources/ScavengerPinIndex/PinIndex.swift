@@ -43,7 +43,7 @@ public final class PinIndex {
     /// Per indexed level, cell → slots of the pins in it.
     var buckets: [CellBuckets] = PinIndex.levels.map { CellBuckets(level: $0) }
     /// MAP's sets of position keys, one per kind (text, photo): the pins everyone may see.
-    var mapTrees = [CountedTree<MapEntry>(), CountedTree<MapEntry>()]
+    var mapTrees = [CountedBTree<MapEntry>(), CountedBTree<MapEntry>()]
     /// Pins with `expires` up to this (microseconds) are kept out of MAP's sets.
     var mapExpiredThrough = Int64.min
     /// Changes with every pin that enters or leaves MAP's sets (a watch of a map box skips its
