@@ -74,7 +74,7 @@ public final class FeedListener: Service, Sendable {
                         self.logger.info("feed loaded", metadata: [
                             "pins": "\(pins)", "regions": "\(self.feed.regionNames.count)",
                             "index_mb": "\(sizes.approximateBytes / 1_000_000)", "cells_mb": "\(sizes.cellBytes / 1_000_000)",
-                            "cells": "\(sizes.cells)",
+                            "cells": "\(sizes.cells)", "map_mb": "\((Double(sizes.mapBytes) / 100_000).rounded() / 10)",
                             "seconds": "\(ContinuousClock.now - started)",
                         ])
                     }
