@@ -2,45 +2,11 @@ import Foundation
 import OrderStatistics
 import Testing
 
-/// A small seeded generator (SplitMix64), so every run sees the same operations.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// Compared by `key` only, so two values can be equal and still be told apart by `tag`.
-private struct Keyed: Comparable {
-    var key: Int
-    var tag: String
-
-    static func < (lhs: Keyed, rhs: Keyed) -> Bool { lhs.key < rhs.key }
-    static func == (lhs: Keyed, rhs: Keyed) -> Bool { lhs.key == rhs.key }
-}
-
 /// A tree holding `values`, inserted in that order.
 private func makeTree(_ values: some Sequence<Int>) -> CountedTree<Int> {
     var tree = CountedTree<Int>()
     for value in values { tree.insert(value) }
     return tree
-}
-
-/// Every order of `values`.
-private func permutations(of values: [Int]) -> [[Int]] {
-    guard values.count > 1 else { return [values] }
-    return values.indices.flatMap { index in
-        var rest = values
-        let first = rest.remove(at: index)
-        return permutations(of: rest).map { [first] + $0 }
-    }
 }
 
 /// Checks everything `tree` answers against `sorted`, its elements in ascending order.
