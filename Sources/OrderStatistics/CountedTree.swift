@@ -126,29 +126,6 @@ public struct CountedTree<Element: Comparable> {
         }
     }
 
-    /// Calls `body` with the element at each of `ranks` (ascending, each in 0 ..< count), in
-    /// one walk down the tree: the paths to nearby ranks share their top, so a sample of a range
-    /// visits far fewer nodes than a subscript per rank.
-    @inlinable
-    public func forEach(atAscendingRanks ranks: [Int], _ body: (Element) -> Void) {
-        visit(root, ranks: ranks[...], offset: 0, body)
-    }
-
-    @inlinable
-    func visit(_ node: Int32, ranks: ArraySlice<Int>, offset: Int, _ body: (Element) -> Void) {
-        guard node != Self.none, !ranks.isEmpty else { return }
-        let current = nodes[Int(node)]
-        let here = offset + size(current.left)
-        var split = ranks.startIndex
-        while split < ranks.endIndex, ranks[split] < here { split += 1 }
-        visit(current.left, ranks: ranks[..<split], offset: offset, body)
-        while split < ranks.endIndex, ranks[split] == here {
-            body(current.element)
-            split += 1
-        }
-        visit(current.right, ranks: ranks[split...], offset: here + 1, body)
-    }
-
     /// Adds `element`; false (and nothing changes) when an equal one is there already.
     @inlinable @discardableResult
     public mutating func insert(_ element: Element) -> Bool {

@@ -130,18 +130,6 @@ struct CountedTreeTests {
         #expect(Array(elements.prefix(3)) == Array(sorted[11 ..< 14]))
     }
 
-    @Test("forEach(atAscendingRanks:) gives the elements a subscript per rank gives, in order, repeats included", arguments: 0 ..< 20 as Range<UInt64>)
-    func elementsAtRanks(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
-        let count = Int.random(in: 0 ... 500, using: &random)
-        let sorted = (0 ..< count).map { $0 * 2 + 1 }
-        let tree = makeTree(sorted.shuffled(using: &random))
-        let ranks = count == 0 ? [] : (0 ..< Int.random(in: 0 ... 40, using: &random)).map { _ in Int.random(in: 0 ..< count, using: &random) }.sorted()
-        var seen: [Int] = []
-        tree.forEach(atAscendingRanks: ranks) { seen.append($0) }
-        #expect(seen == ranks.map { sorted[$0] }, "ranks \(ranks)")
-    }
-
     @Test("removeAll empties the set, which then works as a new one")
     func removeAll() {
         var random = SplitMix64(seed: 1)
