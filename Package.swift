@@ -252,7 +252,7 @@ let package = Package(
         .testTarget(name: "Base64Tests", dependencies: ["Base64", "ScavengerTestSupport"]),
         .testTarget(name: "ReadWriteLockTests", dependencies: ["ReadWriteLock"]),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
-        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "ScavengerTestSupport"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "ScavengerTestSupport"]),
         .testTarget(name: "OrderStatisticsTests", dependencies: ["OrderStatistics"]),
         .testTarget(name: "ProxyHeadersTests", dependencies: ["ProxyHeaders"]),

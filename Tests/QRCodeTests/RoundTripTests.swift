@@ -1,5 +1,6 @@
 import Foundation
 import QRCode
+import ScavengerTestSupport
 import Testing
 
 /// External tools the round trip needs. scripts/test.sh installs their Debian packages
@@ -26,8 +27,8 @@ private enum Tool {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Both tools write little to standard error: reading it second cannot block the first.
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        let outputData = readToEnd(output.fileHandleForReading)
+        let errorData = readToEnd(errors.fileHandleForReading)
         process.waitUntilExit()
         return (process.terminationStatus, outputData, String(decoding: errorData, as: UTF8.self))
     }

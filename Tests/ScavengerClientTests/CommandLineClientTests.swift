@@ -38,8 +38,8 @@ struct CLI {
             inputPipe.fileHandleForWriting.write(Data(input.utf8))
             try inputPipe.fileHandleForWriting.close()
         }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = readToEnd(out.fileHandleForReading)
+        let stderr = readToEnd(err.fileHandleForReading)
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }

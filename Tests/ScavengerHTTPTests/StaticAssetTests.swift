@@ -44,7 +44,7 @@ func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
         try? input.fileHandleForWriting.close()
     }
     writer.start()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let data = readToEnd(output.fileHandleForReading)
     process.waitUntilExit()
     try #require(process.terminationStatus == 0, "gzip -dc failed")
     return Array(data)

@@ -54,8 +54,8 @@ struct Executable {
             stdin.fileHandleForWriting.write(Data(input.utf8))
             try stdin.fileHandleForWriting.close()
         }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = readToEnd(out.fileHandleForReading)
+        let stderr = readToEnd(err.fileHandleForReading)
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),

@@ -115,7 +115,7 @@ final class DaemonProcess: Sendable {
         } catch {
             return "a core at \(workingDirectory.appendingPathComponent(core).path); gdb: \(error)"
         }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: readToEnd(output.fileHandleForReading), as: UTF8.self)
         gdb.waitUntilExit()
         // The crashing thread's frames name the fault; keep the report to a readable size.
         return String(text.suffix(12_000))

@@ -1,4 +1,5 @@
 import Foundation
+import ScavengerTestSupport
 import Testing
 
 /// The README's table of limits is the one `scavengerd limits` prints from the same values
@@ -13,7 +14,7 @@ struct LimitsTableTests {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = readToEnd(out.fileHandleForReading)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         return String(decoding: data, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import ScavengerTestSupport
 import Testing
 
 /// `scripts/scavengerd.service`, the unit for operators: systemd's own checker accepts it, and it
@@ -34,8 +35,8 @@ struct SystemdUnitTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: readToEnd(out.fileHandleForReading), as: UTF8.self)
+        let stderr = String(decoding: readToEnd(err.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(stdout)\(stderr)")
         #expect(stdout.isEmpty && stderr.isEmpty, "\(stdout)\(stderr)")

@@ -40,7 +40,7 @@ enum TestCertificate {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        let message = readToEnd(errors.fileHandleForReading)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw OpenSSLFailed(description: "openssl req failed: \(String(decoding: message, as: UTF8.self))")
